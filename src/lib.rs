@@ -1,0 +1,24 @@
+//! peridot: peridynamic fracture simulation.
+//!
+//! Data flows one way through the modules:
+//! `model` (parse and validate the TOML model file) -> `geometry` (points, volumes, regions,
+//! pre-cracks) -> `neighbors` (cell list, CSR families) -> `material` (PMB and LPS constants,
+//! critical stretch, lattice sums) -> `backend` (force evaluation and damage, one trait, several
+//! executions) -> `solver` (explicit leapfrog, adaptive dynamic relaxation) -> `output` (VTK,
+//! CSV probes, summary JSON, PNG damage map, progress).
+//!
+//! Units are SI throughout: metres, kilograms, seconds, pascals, newtons.
+
+pub mod backend;
+pub mod error;
+pub mod geometry;
+pub mod material;
+pub mod model;
+pub mod neighbors;
+pub mod output;
+pub mod real;
+pub mod setup;
+pub mod solver;
+
+pub use error::{Error, Result};
+pub use real::Real;

@@ -1,0 +1,55 @@
+//! The model file: schema (`schema.rs`), `--set` overrides applied to the parsed TOML tree
+//! (`overrides.rs`), and range and consistency checks (`validate.rs`).
+//!
+//! `load` is the one entry point: read, override, deserialize, validate. Every error names the
+//! dotted field path, the value and the allowed range.
+
+pub mod overrides;
+pub mod schema;
+pub mod validate;
+
+pub use schema::*;
+
+use crate::{Error, Result};
+use std::path::Path;
+
+/// Read a model file, apply `--set KEY=VALUE` overrides, deserialize and validate it.
+pub fn load(path: &Path, overrides: &[String]) -> Result<Model> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut model = parse(&text, &path.display().to_string(), overrides)?;
+    if model.name.is_none() {
+        model.name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned());
+    }
+    Ok(model)
+}
+
+/// Parse model text (`origin` names it in messages), apply overrides, validate.
+pub fn parse(text: &str, origin: &str, overrides: &[String]) -> Result<Model> {
+    let mut tree: toml::Table = text.parse().map_err(|e: toml::de::Error| Error::Parse {
+        path: origin.to_string(),
+        message: e.message().to_string() + &location(text, e.span()),
+    })?;
+    for o in overrides {
+        overrides::apply(&mut tree, o)?;
+    }
+    let model: Model = toml::Value::Table(tree)
+        .try_into()
+        .map_err(|e: toml::de::Error| Error::Parse {
+            path: origin.to_string(),
+            message: e.message().to_string(),
+        })?;
+    validate::validate(&model)?;
+    Ok(model)
+}
+
+fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    match span {
+        Some(r) => {
+            let line = text[..r.start.min(text.len())].matches('\n').count() + 1;
+            format!(" (line {line})")
+        }
+        None => String::new(),
+    }
+}

@@ -1,0 +1,346 @@
+//! The model file schema: plain serde structs, one per TOML table, with unknown keys refused.
+//! Values are SI. Checks of ranges and cross-field rules live in `validate.rs`.
+
+use serde::{Deserialize, Serialize};
+
+/// A whole model file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    /// Name used for the default output folder; defaults to the file stem.
+    #[serde(default)]
+    pub name: Option<String>,
+    pub material: Material,
+    pub discretization: Discretization,
+    pub geometry: Geometry,
+    #[serde(default)]
+    pub precrack: Vec<Precrack>,
+    #[serde(default)]
+    pub region: Vec<Region>,
+    #[serde(default)]
+    pub boundary: Vec<Boundary>,
+    pub solver: Solver,
+    #[serde(default)]
+    pub output: Output,
+}
+
+/// Constitutive model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MaterialModel {
+    /// Bond-based prototype micro-elastic brittle, nonlinear stretch `(|y| - x) / x`.
+    Pmb,
+    /// PMB with the linearized stretch `n . eta / x`.
+    PmbLinear,
+    /// Linearized ordinary state-based (LPS), any admissible Poisson ratio.
+    Lps,
+}
+
+/// Influence function `omega(x)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Influence {
+    /// `omega = 1`.
+    One,
+    /// `omega = delta / x` (default).
+    #[default]
+    DeltaOverX,
+}
+
+/// `[material]`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Material {
+    pub model: MaterialModel,
+    /// Young's modulus `E`, Pa.
+    pub youngs_modulus: f64,
+    /// Poisson ratio. Required for LPS; for PMB it is fixed by the dimension and may be
+    /// given only with that value.
+    #[serde(default)]
+    pub poisson_ratio: Option<f64>,
+    /// Mass density, kg/m^3.
+    pub density: f64,
+    /// Critical energy release rate `G0`, J/m^2. Gives the critical stretch.
+    #[serde(default)]
+    pub fracture_energy: Option<f64>,
+    /// Critical stretch `s0`, given directly (exclusive with `fracture_energy`).
+    #[serde(default)]
+    pub critical_stretch: Option<f64>,
+    /// Influence function (LPS only; PMB uses the constant micromodulus).
+    #[serde(default)]
+    pub influence: Influence,
+    /// Volume-method surface correction of the micromodulus (PMB only).
+    #[serde(default)]
+    pub surface_correction: bool,
+}
+
+/// Spatial setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dimension {
+    PlaneStress,
+    PlaneStrain,
+    #[serde(rename = "3d")]
+    ThreeD,
+}
+
+impl Dimension {
+    /// Number of spatial dimensions `d`.
+    pub fn d(self) -> usize {
+        match self {
+            Dimension::ThreeD => 3,
+            _ => 2,
+        }
+    }
+}
+
+/// Partial-volume treatment of bonds near the horizon edge (`theory.md` section 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartialVolume {
+    #[default]
+    None,
+    Linear,
+    LinearTruncated,
+}
+
+/// `[discretization]`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Discretization {
+    pub dimension: Dimension,
+    /// Out-of-plane thickness `h` in 2D, m.
+    #[serde(default)]
+    pub thickness: Option<f64>,
+    /// Lattice spacing, m. For point clouds it is the nominal spacing used for partial volumes
+    /// and the cell size.
+    pub dx: f64,
+    /// Horizon as a multiple of `dx` (exclusive with `delta`).
+    #[serde(default)]
+    pub horizon_factor: Option<f64>,
+    /// Horizon in metres (exclusive with `horizon_factor`).
+    #[serde(default)]
+    pub delta: Option<f64>,
+    #[serde(default)]
+    pub partial_volume: PartialVolume,
+}
+
+/// `[geometry]`: either a union of boxes minus holes, filled by a regular lattice, or a point
+/// cloud from CSV.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Geometry {
+    /// Axis-aligned boxes whose union is the body.
+    #[serde(default, rename = "box")]
+    pub boxes: Vec<BoxShape>,
+    /// Shapes removed from the body.
+    #[serde(default)]
+    pub remove: Vec<Shape>,
+    /// CSV point cloud with columns `x,y[,z],volume` (header line optional), relative to the
+    /// model file.
+    #[serde(default)]
+    pub points_csv: Option<String>,
+}
+
+/// An axis-aligned box `[min, max]` (2 or 3 components each).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoxShape {
+    pub min: Vec<f64>,
+    pub max: Vec<f64>,
+}
+
+/// A shape used to remove material or to select a region.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "shape", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Shape {
+    /// Axis-aligned box.
+    Box { min: Vec<f64>, max: Vec<f64> },
+    /// Disc (2D) or sphere (3D).
+    Circle { center: Vec<f64>, radius: f64 },
+    /// Cylinder around `axis` through `center`, half length `half_length` along the axis
+    /// (unbounded if absent).
+    Cylinder {
+        center: Vec<f64>,
+        axis: Vec<f64>,
+        radius: f64,
+        #[serde(default)]
+        half_length: Option<f64>,
+    },
+    /// Slot of width `width` around the segment `start -> end` (2D), or around it extruded
+    /// through the thickness (3D: `start`, `end` 3D points; all z kept).
+    Notch {
+        start: Vec<f64>,
+        end: Vec<f64>,
+        width: f64,
+    },
+    /// Layer of nodes at a face of the body's bounding box: `side` is `-x`, `+x`, `-y`, `+y`,
+    /// `-z`, `+z`; depth in metres, or in multiples of `dx` or of `delta` (exactly one).
+    Edge {
+        side: String,
+        #[serde(default)]
+        depth: Option<f64>,
+        #[serde(default)]
+        depth_dx: Option<f64>,
+        #[serde(default)]
+        depth_delta: Option<f64>,
+    },
+    /// Every node.
+    All,
+}
+
+/// `[[precrack]]`: bonds crossing it start broken. 2D: segment `start -> end`.
+/// 3D: planar rectangle `origin + s * edge1 + t * edge2`, `s, t in [0, 1]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Precrack {
+    #[serde(default)]
+    pub start: Option<Vec<f64>>,
+    #[serde(default)]
+    pub end: Option<Vec<f64>>,
+    #[serde(default)]
+    pub origin: Option<Vec<f64>>,
+    #[serde(default)]
+    pub edge1: Option<Vec<f64>>,
+    #[serde(default)]
+    pub edge2: Option<Vec<f64>>,
+}
+
+/// `[[region]]`: a named node set.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Region {
+    pub name: String,
+    #[serde(flatten)]
+    pub shape: Shape,
+}
+
+/// What a boundary condition does to the nodes of its region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BoundaryKind {
+    /// Body force density, N/m^3, on the given components.
+    BodyForce,
+    /// Prescribed displacement, m, on the given components.
+    Displacement,
+    /// Prescribed velocity, m/s, on the given components (displacement integrates it).
+    Velocity,
+    /// All components held at zero displacement.
+    Fixed,
+    /// Initial velocity, m/s (t = 0 only).
+    InitialVelocity,
+    /// Bonds with an end in the region never break.
+    NoFail,
+}
+
+/// Time profile of a boundary value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ramp {
+    /// Full value from the start.
+    #[default]
+    None,
+    /// Linear from 0 to the value over the ramp duration, then held.
+    Linear,
+    /// Smooth 5th-order `10 r^3 - 15 r^4 + 6 r^5`, zero slope and curvature at both ends.
+    Smooth,
+}
+
+/// `[[boundary]]`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Boundary {
+    pub region: String,
+    pub kind: BoundaryKind,
+    #[serde(default)]
+    pub x: Option<f64>,
+    #[serde(default)]
+    pub y: Option<f64>,
+    #[serde(default)]
+    pub z: Option<f64>,
+    #[serde(default)]
+    pub ramp: Ramp,
+    /// Ramp duration in seconds (explicit) ...
+    #[serde(default)]
+    pub ramp_time: Option<f64>,
+    /// ... or in steps (explicit or ADR iterations).
+    #[serde(default)]
+    pub ramp_steps: Option<usize>,
+}
+
+/// Time integration scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SolverKind {
+    /// Explicit leapfrog (velocity-Verlet form).
+    Explicit,
+    /// Adaptive dynamic relaxation (quasi-static).
+    Adr,
+}
+
+/// `[solver]`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Solver {
+    pub kind: SolverKind,
+    /// Number of steps (explicit) or iterations (ADR, total over all load steps).
+    pub steps: usize,
+    /// Time step, s (explicit). Automatic (stable dt x safety factor) if absent.
+    #[serde(default)]
+    pub dt: Option<f64>,
+    /// Factor on the stable time step, in (0, 1]. Default 0.8.
+    #[serde(default)]
+    pub safety_factor: Option<f64>,
+    /// Accept a `dt` above the stable one (a warning instead of an error).
+    #[serde(default)]
+    pub force_dt: bool,
+    /// Viscous damping coefficient `eta_d`, N s/m^4 (force density per velocity).
+    #[serde(default)]
+    pub damping: Option<f64>,
+    /// ADR: relative residual tolerance for each load step. Default 1e-8.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+    /// ADR: number of load steps, each relaxed to the tolerance. With `load_steps` absent, ADR
+    /// runs the seeds' mode: one iteration per increment of a slow ramp for `steps` iterations.
+    #[serde(default)]
+    pub load_steps: Option<usize>,
+    /// Whether bonds break (default true).
+    #[serde(default = "yes")]
+    pub damage: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[output]`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    /// Write a VTK snapshot every this many steps (0: only the last). Default 0.
+    #[serde(default)]
+    pub vtk_every: usize,
+    /// Write VTK files at all. Default true.
+    #[serde(default = "yes")]
+    pub vtk: bool,
+    /// Probe rows every this many steps. Default: steps / 100, at least 1.
+    #[serde(default)]
+    pub probe_every: Option<usize>,
+    /// Regions whose mean displacement and summed force are written to `probes.csv`.
+    #[serde(default)]
+    pub probes: Vec<String>,
+    /// Write `damage.png`. Default true.
+    #[serde(default = "yes")]
+    pub image: bool,
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Output {
+            vtk_every: 0,
+            vtk: true,
+            probe_every: None,
+            probes: Vec::new(),
+            image: true,
+        }
+    }
+}

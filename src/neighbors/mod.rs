@@ -1,0 +1,68 @@
+//! Neighbour search: families `H_i = { j != i : |X_j - X_i| <= r }` as exact-size CSR lists,
+//! each sorted by `j`, built by a cell-linked list (`cell_list.rs`); a brute-force O(n^2)
+//! search (`brute.rs`) is the reference it is tested against.
+
+pub mod brute;
+pub mod cell_list;
+
+pub use brute::brute_force_families;
+pub use cell_list::cell_list_families;
+
+/// Families in compressed sparse row form: the neighbours of node `i` are
+/// `neighbors[offsets[i]..offsets[i + 1]]`, sorted ascending. Bond `b` is the directed bond
+/// `(i -> neighbors[b])` for the `i` whose range holds `b`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Families {
+    pub offsets: Vec<usize>,
+    pub neighbors: Vec<u32>,
+}
+
+impl Families {
+    /// Number of nodes.
+    pub fn nodes(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+    /// Number of directed bonds (sum of family sizes).
+    pub fn bonds(&self) -> usize {
+        self.neighbors.len()
+    }
+    /// Neighbours of node `i`.
+    #[inline]
+    pub fn family(&self, i: usize) -> &[u32] {
+        &self.neighbors[self.offsets[i]..self.offsets[i + 1]]
+    }
+    /// Bond index range of node `i`.
+    #[inline]
+    pub fn range(&self, i: usize) -> std::ops::Range<usize> {
+        self.offsets[i]..self.offsets[i + 1]
+    }
+    /// Smallest, mean and largest family size.
+    pub fn size_stats(&self) -> (usize, f64, usize) {
+        let n = self.nodes();
+        if n == 0 {
+            return (0, 0.0, 0);
+        }
+        let sizes = (0..n).map(|i| self.offsets[i + 1] - self.offsets[i]);
+        let min = sizes.clone().min().unwrap_or(0);
+        let max = sizes.max().unwrap_or(0);
+        (min, self.bonds() as f64 / n as f64, max)
+    }
+    /// For every bond `b = (i -> j)`, the index of the reverse bond `(j -> i)`.
+    /// Families are symmetric, so it always exists.
+    pub fn reverse_bonds(&self) -> Vec<usize> {
+        use rayon::prelude::*;
+        (0..self.nodes())
+            .into_par_iter()
+            .flat_map_iter(|i| {
+                self.family(i).iter().map(move |&j| {
+                    let j = j as usize;
+                    let fam = self.family(j);
+                    let k = fam
+                        .binary_search(&(i as u32))
+                        .expect("families are symmetric");
+                    self.offsets[j] + k
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,1 @@
+//! Output: VTK XML series, CSV probes, summary JSON, PNG damage map, progress reporting.

@@ -1,0 +1,51 @@
+//! The floating-point type of a simulation: `f32` or `f64` through one generic code path.
+
+use std::fmt::{Debug, Display};
+use std::iter::Sum;
+
+/// A floating-point scalar the engine computes in. Geometry is always built in `f64`; the
+/// state (displacement, velocity, force) and the bond kernels run in `T`.
+pub trait Real:
+    num_traits::Float
+    + num_traits::FromPrimitive
+    + num_traits::NumAssign
+    + Sum
+    + Send
+    + Sync
+    + Copy
+    + Default
+    + Debug
+    + Display
+    + 'static
+{
+    /// `"f32"` or `"f64"`, as the CLI and `summary.json` name the precision.
+    const NAME: &'static str;
+    /// Convert from `f64` (rounding to nearest for `f32`).
+    fn of(x: f64) -> Self;
+    /// Widen to `f64`.
+    fn f64(self) -> f64;
+}
+
+impl Real for f32 {
+    const NAME: &'static str = "f32";
+    #[inline(always)]
+    fn of(x: f64) -> Self {
+        x as f32
+    }
+    #[inline(always)]
+    fn f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Real for f64 {
+    const NAME: &'static str = "f64";
+    #[inline(always)]
+    fn of(x: f64) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn f64(self) -> f64 {
+        self
+    }
+}
