@@ -21,4 +21,4 @@ pub mod setup;
 pub mod solver;
 
 pub use error::{Error, Result};
-pub use real::Real;
+pub use real::{Precision, Real};

@@ -49,3 +49,21 @@ impl Real for f64 {
         self
     }
 }
+
+/// The precision a run computes in (`--precision`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum Precision {
+    F32,
+    #[default]
+    F64,
+}
+
+impl Precision {
+    /// `"f32"` or `"f64"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! `peridot info`: size of a model and memory per backend, without running it.
+
+use super::{load_problem, ModelArgs};
+use peridot::solver::run::choose_dt;
+
+/// Bytes the CPU loop backend holds per node and per directed bond, for precision bytes `p`.
+fn cpu_loop_bytes(dim: usize, p: usize, correction: bool) -> (usize, usize) {
+    // positions 24, volume 8, offsets 8, horizon and weighted volume 16, no-fail 1,
+    // state u v a f b (5 d p), LPS alpha, p, d/m, theta (4 p)
+    let node = 24 + 8 + 8 + 16 + 1 + 5 * dim * p + 4 * p;
+    // neighbour 4, beta 8, initial and current status 2, weight p, correction 8
+    let bond = 4 + 8 + 2 + p + if correction { 8 } else { 0 };
+    (node, bond)
+}
+
+pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
+    let problem = load_problem(args)?;
+    let (n, nb) = (problem.body.len(), problem.families.bonds());
+    let (fmin, fmean, fmax) = problem.families.size_stats();
+    println!("model        {}", problem.name);
+    println!(
+        "dimension    {:?}, dx {:.4e} m, delta {:.4e} m ({:.3} dx)",
+        problem.model.discretization.dimension,
+        problem.body.dx,
+        problem.body.delta,
+        problem.body.delta / problem.body.dx
+    );
+    println!("material     {}", problem.material.name());
+    println!("nodes        {n}");
+    println!("bonds        {nb} (directed)");
+    println!("family size  min {fmin}, mean {fmean:.2}, max {fmax}");
+    println!("pre-cracked  {} bonds", problem.precracked_bonds());
+    match choose_dt(&problem) {
+        Ok((dt, stable, _)) => println!("time step    {dt:.4e} s (stable {stable:.4e} s)"),
+        Err(e) => println!("time step    error: {e}"),
+    }
+    if let Some(s0) = problem.material.critical_stretch {
+        println!("crit. stretch {s0:.4e}");
+    }
+    println!("memory (estimates of what each backend holds):");
+    let corr = problem.bonds.correction.is_some();
+    for (name, p) in [("f32", 4), ("f64", 8)] {
+        let (bn, bb) = cpu_loop_bytes(problem.dim(), p, corr);
+        let total = bn * n + bb * nb;
+        println!(
+            "  cpu-loop {name}: {bn} B/node + {bb} B/bond = {:.1} B/node, total {:.3} MiB",
+            total as f64 / n.max(1) as f64,
+            total as f64 / (1 << 20) as f64
+        );
+    }
+    println!("  cpu-matrix, gpu-loop, gpu-matrix: not available in this version");
+    Ok(())
+}

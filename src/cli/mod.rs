@@ -1,0 +1,92 @@
+//! Command-line parsing (clap) and dispatch to the subcommands (`contract.md`).
+
+mod info;
+mod run;
+
+use clap::{Parser, Subcommand};
+use peridot::backend::BackendKind;
+use peridot::Precision;
+use std::path::PathBuf;
+
+/// Peridynamic fracture simulation.
+#[derive(Debug, Parser)]
+#[command(name = "peridot", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Arguments shared by every command that reads a model.
+#[derive(Debug, clap::Args)]
+pub struct ModelArgs {
+    /// Model file (TOML).
+    pub model: PathBuf,
+    /// Override a model value: dotted path = TOML value (`discretization.dx=0.5e-3`,
+    /// `boundary.0.y=20`). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Simulate a model and write VTK, probes, summary.json and damage.png.
+    Run {
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Output folder (default `out/<model name>`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendKind,
+        #[arg(long, value_enum, default_value = "f64")]
+        precision: Precision,
+        /// No progress display.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Nodes, bonds, family sizes, stable dt and memory per backend.
+    Info {
+        #[command(flatten)]
+        model: ModelArgs,
+    },
+    /// Parse and check a model only.
+    Validate {
+        #[command(flatten)]
+        model: ModelArgs,
+    },
+}
+
+/// Run the parsed command.
+pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Run {
+            model,
+            out,
+            backend,
+            precision,
+            quiet,
+        } => run::run(&model, out, backend, precision, quiet),
+        Command::Info { model } => info::info(&model),
+        Command::Validate { model } => {
+            let m = peridot::model::load(&model.model, &model.set)?;
+            println!(
+                "{}: valid ({} regions, {} boundary conditions)",
+                model.model.display(),
+                m.region.len(),
+                m.boundary.len()
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Load a model and discretize it.
+pub fn load_problem(args: &ModelArgs) -> anyhow::Result<peridot::setup::Problem> {
+    let model = peridot::model::load(&args.model, &args.set)?;
+    let dir = args
+        .model
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
+    Ok(peridot::setup::Problem::build(model, &dir)?)
+}

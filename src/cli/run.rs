@@ -1,0 +1,53 @@
+//! `peridot run`.
+
+use super::{load_problem, ModelArgs};
+use peridot::backend::BackendKind;
+use peridot::solver::{run as simulate, RunOptions};
+use peridot::Precision;
+use std::path::PathBuf;
+
+pub fn run(
+    args: &ModelArgs,
+    out: Option<PathBuf>,
+    backend: BackendKind,
+    precision: Precision,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let problem = load_problem(args)?;
+    let out_dir = out.unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
+    if backend == BackendKind::Auto {
+        eprintln!("backend auto: no GPU backend in this build, using cpu-loop");
+    }
+    let opts = RunOptions {
+        backend,
+        precision,
+        out_dir: out_dir.clone(),
+        quiet,
+    };
+    let s = simulate(problem, &opts)?;
+    println!(
+        "{}: {} nodes, {} bonds, {} steps of {:.4e} s in {:.2} s ({:.3e} node-steps/s), \
+         {} broken bonds, max damage {:.3}",
+        s.model,
+        s.nodes,
+        s.bonds,
+        s.steps,
+        s.dt,
+        s.wall_seconds,
+        s.node_steps_per_second,
+        s.broken_bonds,
+        s.max_damage
+    );
+    if let Some(r) = s.static_residual {
+        println!(
+            "relative residual {r:.3e} ({})",
+            if s.converged == Some(true) {
+                "converged"
+            } else {
+                "not converged"
+            }
+        );
+    }
+    println!("outputs in {}", out_dir.display());
+    Ok(())
+}

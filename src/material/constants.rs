@@ -1,0 +1,174 @@
+//! Material constants derived from the model's `[material]` and `[discretization]` tables.
+
+use crate::model::{Dimension, Influence, MaterialModel, Model, PartialVolume};
+use std::f64::consts::PI;
+
+/// The bond law of a material, with the constants its kernels need.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Law {
+    /// Bond-based PMB: pairwise force density `c s mu y/|y|` (nonlinear) or `c s mu n`
+    /// with `s = n . eta / x` (linearized).
+    Pmb { c: f64, linearized: bool },
+    /// Linearized ordinary state-based: bulk-like modulus `kd` (`K_d` of theory section 3),
+    /// shear modulus `g`, and the influence function.
+    Lps {
+        kd: f64,
+        g: f64,
+        influence: Influence,
+    },
+}
+
+/// Everything the backends need to know about the material, in SI units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaterialConstants {
+    pub law: Law,
+    pub dimension: Dimension,
+    pub youngs_modulus: f64,
+    /// Poisson ratio (the fixed value for PMB).
+    pub poisson_ratio: f64,
+    pub density: f64,
+    /// Horizon, m.
+    pub delta: f64,
+    /// Critical stretch, or `None` when bonds never break.
+    pub critical_stretch: Option<f64>,
+    /// Volume-method surface correction of `c` (PMB).
+    pub surface_correction: bool,
+}
+
+impl MaterialConstants {
+    /// Constants of a validated model with horizon `delta` and 2D thickness `thickness`.
+    pub fn new(model: &Model, delta: f64, thickness: f64) -> Self {
+        let m = &model.material;
+        let dimension = model.discretization.dimension;
+        let e = m.youngs_modulus;
+        let law = match m.model {
+            MaterialModel::Pmb | MaterialModel::PmbLinear => Law::Pmb {
+                c: pmb_micromodulus(dimension, e, delta, thickness),
+                linearized: m.model == MaterialModel::PmbLinear,
+            },
+            MaterialModel::Lps => {
+                let nu = m.poisson_ratio.unwrap_or(0.25);
+                Law::Lps {
+                    kd: lps_kd(dimension, e, nu),
+                    g: e / (2.0 * (1.0 + nu)),
+                    influence: m.influence,
+                }
+            }
+        };
+        let poisson_ratio = match law {
+            Law::Pmb { .. } => pmb_poisson_ratio(dimension),
+            Law::Lps { .. } => m.poisson_ratio.unwrap_or(0.25),
+        };
+        let mut constants = MaterialConstants {
+            law,
+            dimension,
+            youngs_modulus: e,
+            poisson_ratio,
+            density: m.density,
+            delta,
+            critical_stretch: None,
+            surface_correction: m.surface_correction,
+        };
+        constants.critical_stretch = m
+            .critical_stretch
+            .or_else(|| m.fracture_energy.map(|g0| constants.critical_stretch_from(g0)));
+        constants
+    }
+
+    /// Spatial dimension `d`.
+    pub fn d(&self) -> usize {
+        self.dimension.d()
+    }
+
+    /// Critical stretch from the fracture energy `g0` (J/m^2), `theory.md` sections 2 and 3.
+    pub fn critical_stretch_from(&self, g0: f64) -> f64 {
+        let (e, delta) = (self.youngs_modulus, self.delta);
+        match (self.law, self.dimension) {
+            (Law::Pmb { .. }, Dimension::ThreeD) => (5.0 * g0 / (6.0 * e * delta)).sqrt(),
+            (Law::Pmb { .. }, Dimension::PlaneStress) => (4.0 * PI * g0 / (9.0 * e * delta)).sqrt(),
+            (Law::Pmb { .. }, Dimension::PlaneStrain) => {
+                (5.0 * PI * g0 / (12.0 * e * delta)).sqrt()
+            }
+            (Law::Lps { kd, g, .. }, Dimension::ThreeD) => {
+                (g0 / ((3.0 * g + 0.75f64.powi(4) * (kd - 5.0 * g / 3.0)) * delta)).sqrt()
+            }
+            (Law::Lps { kd, g, .. }, _) => {
+                (g0 / ((6.0 * g / PI + 16.0 / (9.0 * PI * PI) * (kd - 2.0 * g)) * delta)).sqrt()
+            }
+        }
+    }
+
+    /// Influence function `omega(x)` (1 for PMB, whose micromodulus is constant).
+    #[inline]
+    pub fn omega(&self, x: f64) -> f64 {
+        match self.law {
+            Law::Lps {
+                influence: Influence::DeltaOverX,
+                ..
+            } => self.delta / x,
+            _ => 1.0,
+        }
+    }
+
+    /// Short name for summaries.
+    pub fn name(&self) -> &'static str {
+        match self.law {
+            Law::Pmb {
+                linearized: false, ..
+            } => "pmb",
+            Law::Pmb {
+                linearized: true, ..
+            } => "pmb-linear",
+            Law::Lps { .. } => "lps",
+        }
+    }
+}
+
+/// PMB micromodulus `c` (`theory.md` section 2; 2D values include `1/h`).
+pub fn pmb_micromodulus(dimension: Dimension, e: f64, delta: f64, thickness: f64) -> f64 {
+    match dimension {
+        Dimension::ThreeD => 12.0 * e / (PI * delta.powi(4)),
+        Dimension::PlaneStress => 9.0 * e / (PI * thickness * delta.powi(3)),
+        Dimension::PlaneStrain => 48.0 * e / (5.0 * PI * thickness * delta.powi(3)),
+    }
+}
+
+/// The Poisson ratio bond-based PD is fixed at.
+pub fn pmb_poisson_ratio(dimension: Dimension) -> f64 {
+    match dimension {
+        Dimension::PlaneStress => 1.0 / 3.0,
+        _ => 0.25,
+    }
+}
+
+/// `K_d` of LPS (`theory.md` section 3 table).
+pub fn lps_kd(dimension: Dimension, e: f64, nu: f64) -> f64 {
+    match dimension {
+        Dimension::ThreeD => e / (3.0 * (1.0 - 2.0 * nu)),
+        Dimension::PlaneStrain => e / (2.0 * (1.0 + nu) * (1.0 - 2.0 * nu)),
+        Dimension::PlaneStress => e / (2.0 * (1.0 - nu)),
+    }
+}
+
+/// Partial-volume factor `beta` of a bond of length `x` (`theory.md` section 1).
+#[inline]
+pub fn partial_volume(kind: PartialVolume, x: f64, delta: f64, dx: f64) -> f64 {
+    match kind {
+        PartialVolume::None => 1.0,
+        PartialVolume::Linear | PartialVolume::LinearTruncated => {
+            if x <= delta - 0.5 * dx {
+                1.0
+            } else {
+                ((delta + 0.5 * dx - x) / dx).clamp(0.0, 1.0)
+            }
+        }
+    }
+}
+
+/// Family radius for a partial-volume choice: `delta + dx/2` for `linear`, else `delta`.
+pub fn family_radius(kind: PartialVolume, delta: f64, dx: f64) -> f64 {
+    match kind {
+        PartialVolume::Linear => delta + 0.5 * dx,
+        _ => delta,
+    }
+}

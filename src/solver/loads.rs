@@ -1,0 +1,205 @@
+//! Boundary conditions in time: body forces, prescribed displacements and velocities, fixed
+//! nodes and initial velocities, with linear or smooth (5th-order) ramps.
+//!
+//! Units: body force density N/m^3, displacement m, velocity m/s, time s (ADR counts
+//! iterations as time with the fictitious step 1).
+
+use crate::model::{Boundary, BoundaryKind, Ramp};
+use crate::setup::Problem;
+use crate::Real;
+
+/// Ramp factor in [0, 1] at the fraction `r` of the ramp duration.
+pub fn ramp_factor(ramp: Ramp, r: f64) -> f64 {
+    let r = r.clamp(0.0, 1.0);
+    match ramp {
+        Ramp::None => 1.0,
+        Ramp::Linear => r,
+        Ramp::Smooth => r * r * r * (10.0 - 15.0 * r + 6.0 * r * r),
+    }
+}
+
+/// One boundary condition resolved to node indices and a ramp duration in seconds.
+#[derive(Debug, Clone)]
+struct Condition {
+    kind: BoundaryKind,
+    nodes: Vec<usize>,
+    values: [Option<f64>; 3],
+    ramp: Ramp,
+    duration: f64,
+}
+
+impl Condition {
+    fn factor(&self, t: f64) -> f64 {
+        if self.ramp == Ramp::None || self.duration <= 0.0 {
+            1.0
+        } else {
+            ramp_factor(self.ramp, t / self.duration)
+        }
+    }
+}
+
+/// All boundary conditions of a problem.
+#[derive(Debug, Clone)]
+pub struct Loads {
+    dim: usize,
+    conditions: Vec<Condition>,
+    /// Per dof: whether its displacement is prescribed (displacement, velocity or fixed).
+    constrained: Vec<bool>,
+}
+
+impl Loads {
+    /// Resolve the problem's boundary conditions; `dt` converts `ramp_steps` into seconds.
+    pub fn new(problem: &Problem, dt: f64) -> Self {
+        let dim = problem.dim();
+        let conditions: Vec<Condition> = problem
+            .model
+            .boundary
+            .iter()
+            .filter(|b| b.kind != BoundaryKind::NoFail)
+            .map(|b| resolve(problem, b, dt))
+            .collect();
+        let mut constrained = vec![false; problem.body.len() * dim];
+        for c in &conditions {
+            if matches!(
+                c.kind,
+                BoundaryKind::Displacement | BoundaryKind::Velocity | BoundaryKind::Fixed
+            ) {
+                for &i in &c.nodes {
+                    for k in 0..dim {
+                        if c.values[k].is_some() {
+                            constrained[dim * i + k] = true;
+                        }
+                    }
+                }
+            }
+        }
+        Loads {
+            dim,
+            conditions,
+            constrained,
+        }
+    }
+
+    /// Per dof, whether its displacement is prescribed.
+    pub fn constrained(&self) -> &[bool] {
+        &self.constrained
+    }
+
+    /// Whether any body force acts.
+    pub fn has_body_force(&self) -> bool {
+        self.conditions
+            .iter()
+            .any(|c| c.kind == BoundaryKind::BodyForce)
+    }
+
+    /// Body force density at time `t` into `b` (zeroed first), N/m^3.
+    pub fn body_force<T: Real>(&self, t: f64, b: &mut [T]) {
+        b.iter_mut().for_each(|x| *x = T::zero());
+        for c in self.of_kind(BoundaryKind::BodyForce) {
+            let f = c.factor(t);
+            self.for_dofs(c, |dof, val| b[dof] += T::of(val * f));
+        }
+    }
+
+    /// Set the initial velocities (`initial-velocity` and prescribed velocities at t = 0).
+    pub fn initial_velocity<T: Real>(&self, v: &mut [T]) {
+        for c in self.of_kind(BoundaryKind::InitialVelocity) {
+            self.set(c, v, |x| x);
+        }
+        for c in self.of_kind(BoundaryKind::Velocity) {
+            let f = c.factor(0.0);
+            self.set(c, v, |x| x * f);
+        }
+    }
+
+    /// Before a position update `u += (t1 - t0) v` over the interval `t0 -> t1`: set the
+    /// velocity of every constrained dof so that the update lands on its prescribed value
+    /// (displacement conditions at `t1`, velocity conditions integrated at mid-interval,
+    /// fixed dofs at zero).
+    pub fn step_velocity<T: Real>(&self, t0: f64, t1: f64, u: &[T], v: &mut [T]) {
+        let h = T::of(t1 - t0);
+        for c in &self.conditions {
+            let target = |dof: usize, val: f64| -> Option<T> {
+                match c.kind {
+                    BoundaryKind::Displacement | BoundaryKind::Fixed => {
+                        Some((T::of(val * c.factor(t1)) - u[dof]) / h)
+                    }
+                    BoundaryKind::Velocity => Some(T::of(val * c.factor(0.5 * (t0 + t1)))),
+                    _ => None,
+                }
+            };
+            self.for_dofs(c, |dof, val| {
+                if let Some(x) = target(dof, val) {
+                    v[dof] = x;
+                }
+            });
+        }
+    }
+
+    /// After a position update to time `t1`: put displacement-controlled and fixed dofs exactly
+    /// on their values (removing round-off) and give velocity-controlled dofs their velocity
+    /// at `t1`.
+    pub fn impose<T: Real>(&self, t1: f64, u: &mut [T], v: &mut [T]) {
+        for c in &self.conditions {
+            let f = c.factor(t1);
+            match c.kind {
+                BoundaryKind::Displacement | BoundaryKind::Fixed => {
+                    self.for_dofs(c, |dof, val| u[dof] = T::of(val * f))
+                }
+                BoundaryKind::Velocity => self.for_dofs(c, |dof, val| v[dof] = T::of(val * f)),
+                _ => {}
+            }
+        }
+    }
+
+    fn for_dofs(&self, c: &Condition, mut f: impl FnMut(usize, f64)) {
+        for &i in &c.nodes {
+            for k in 0..self.dim {
+                if let Some(val) = c.values[k] {
+                    f(self.dim * i + k, val);
+                }
+            }
+        }
+    }
+
+    fn of_kind(&self, kind: BoundaryKind) -> impl Iterator<Item = &Condition> {
+        self.conditions.iter().filter(move |c| c.kind == kind)
+    }
+
+    fn set<T: Real>(&self, c: &Condition, v: &mut [T], f: impl Fn(f64) -> f64) {
+        self.for_dofs(c, |dof, val| v[dof] = T::of(f(val)));
+    }
+}
+
+fn resolve(problem: &Problem, b: &Boundary, dt: f64) -> Condition {
+    let fixed = b.kind == BoundaryKind::Fixed;
+    let values = if fixed {
+        [Some(0.0); 3]
+    } else {
+        [b.x, b.y, b.z]
+    };
+    let duration = b
+        .ramp_time
+        .or(b.ramp_steps.map(|s| s as f64 * dt))
+        .unwrap_or(0.0);
+    Condition {
+        kind: b.kind,
+        nodes: problem.region(&b.region).to_vec(),
+        values,
+        ramp: b.ramp,
+        duration,
+    }
+}
+
+impl Loads {
+    /// Whether no boundary value changes after time `t` (all ramps done, no non-zero
+    /// prescribed velocity), so a converged relaxation may stop.
+    pub fn is_static_after(&self, t: f64) -> bool {
+        self.conditions.iter().all(|c| {
+            let moving = c.kind == BoundaryKind::Velocity
+                && c.values.iter().any(|v| v.is_some_and(|x| x != 0.0));
+            let ramping = c.ramp != Ramp::None && c.duration > t;
+            !moving && !ramping
+        })
+    }
+}

@@ -1,0 +1,401 @@
+//! The run driver: picks the time step, creates the backend, runs the explicit or ADR loop,
+//! writes VTK snapshots, probes, the damage picture and `summary.json`, and reports progress.
+//! An unstable run stops with the step and a suggestion, keeping what was written.
+
+use super::adr::Adr;
+use super::explicit::{Explicit, StepTimes};
+use super::loads::Loads;
+use super::state::State;
+use crate::backend::{self, Backend, BackendKind};
+use crate::material::stiffness_bound::{row_bounds, stable_time_step};
+use crate::model::SolverKind;
+use crate::output::{
+    peak_rss_bytes, write_damage_png, NodeFields, PhaseSeconds, ProbeValues, ProbeWriter,
+    Progress, Summary, VtkSeries,
+};
+use crate::setup::Problem;
+use crate::{Error, Precision, Real, Result};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How to run a problem.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub backend: BackendKind,
+    pub precision: Precision,
+    /// Output folder (created if missing).
+    pub out_dir: PathBuf,
+    /// Suppress the progress display.
+    pub quiet: bool,
+}
+
+/// Default factor on the stable time step.
+pub const DEFAULT_SAFETY: f64 = 0.8;
+/// Default ADR tolerance on the relative residual.
+pub const DEFAULT_TOLERANCE: f64 = 1e-8;
+
+/// Time step of a problem: `(dt, stable_dt, warnings)`. An explicit `solver.dt` above the
+/// stable step is an error unless `solver.force_dt`.
+pub fn choose_dt(problem: &Problem) -> Result<(f64, f64, Vec<String>)> {
+    let s = &problem.model.solver;
+    if s.kind == SolverKind::Adr {
+        return Ok((1.0, 1.0, Vec::new()));
+    }
+    let stable = stable_time_step(
+        &problem.body,
+        &problem.families,
+        &problem.bonds,
+        &problem.material,
+    );
+    let safety = s.safety_factor.unwrap_or(DEFAULT_SAFETY);
+    match s.dt {
+        None => Ok((stable * safety, stable, Vec::new())),
+        Some(dt) if dt <= stable => Ok((dt, stable, Vec::new())),
+        Some(dt) => {
+            let msg = format!(
+                "{dt:.4e} s is above the stable time step {stable:.4e} s; lower it, remove it \
+                 to use {:.4e} s (safety factor {safety}), or set solver.force_dt = true",
+                stable * safety
+            );
+            if s.force_dt {
+                Ok((dt, stable, vec![format!("solver.dt: {msg}")]))
+            } else {
+                Err(Error::model("solver.dt", msg))
+            }
+        }
+    }
+}
+
+/// Run `problem` and write its outputs; returns the summary (also in `summary.json`).
+pub fn run(problem: Problem, opts: &RunOptions) -> Result<Summary> {
+    match opts.precision {
+        Precision::F32 => run_in::<f32>(problem, opts),
+        Precision::F64 => run_in::<f64>(problem, opts),
+    }
+}
+
+fn run_in<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Summary> {
+    std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
+    let (dt, _stable, warnings) = choose_dt(&problem)?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    let problem = Arc::new(problem);
+    let t_setup = Instant::now();
+    let backend = backend::create::<T>(opts.backend, problem.clone())?;
+    let assembly = t_setup.elapsed().as_secs_f64();
+    let mut runner = Runner::new(problem, backend, dt, opts)?;
+    runner.summary.warnings = warnings;
+    runner.summary.phase_seconds.assembly = Some(assembly);
+    let outcome = match runner.problem.model.solver.kind {
+        SolverKind::Explicit => runner.run_explicit(),
+        SolverKind::Adr => runner.run_adr(),
+    };
+    runner.finish(outcome)
+}
+
+/// Everything a run carries between steps.
+struct Runner<T: Real> {
+    problem: Arc<Problem>,
+    backend: Box<dyn Backend<T>>,
+    loads: Loads,
+    state: State<T>,
+    dt: f64,
+    opts: RunOptions,
+    vtk: Option<VtkSeries>,
+    probes: Option<ProbeWriter>,
+    progress: Progress,
+    times: StepTimes,
+    output_seconds: f64,
+    summary: Summary,
+    summary_start: Instant,
+}
+
+impl<T: Real> Runner<T> {
+    fn new(
+        problem: Arc<Problem>,
+        backend: Box<dyn Backend<T>>,
+        dt: f64,
+        opts: &RunOptions,
+    ) -> Result<Self> {
+        let out = &problem.model.output;
+        let vtk = if out.vtk {
+            Some(VtkSeries::new(&opts.out_dir, &problem.name)?)
+        } else {
+            None
+        };
+        let probes = if out.probes.is_empty() {
+            None
+        } else {
+            let path = opts.out_dir.join("probes.csv");
+            Some(ProbeWriter::create(&path, &out.probes, problem.dim())?)
+        };
+        let steps = problem.model.solver.steps as u64;
+        let mut progress = Progress::new(steps, &problem.name);
+        if opts.quiet {
+            progress = Progress::new(0, &problem.name);
+        }
+        Ok(Runner {
+            loads: Loads::new(&problem, dt),
+            state: State::at_rest(problem.body.len() * problem.dim()),
+            summary: initial_summary(&problem, backend.name(), T::NAME, dt),
+            dt,
+            opts: opts.clone(),
+            vtk,
+            probes,
+            progress,
+            times: StepTimes::default(),
+            output_seconds: 0.0,
+            summary_start: Instant::now(),
+            backend,
+            problem,
+        })
+    }
+
+    fn run_explicit(&mut self) -> Result<()> {
+        let s = &self.problem.model.solver;
+        let integrator = Explicit {
+            dt: self.dt,
+            density: self.problem.material.density,
+            damping: s.damping.unwrap_or(0.0),
+            damage: s.damage,
+        };
+        let steps = s.steps;
+        integrator.start(&mut self.state, &self.loads, self.backend.as_mut());
+        self.observe(true)?;
+        for _ in 0..steps {
+            integrator.step(
+                &mut self.state,
+                &self.loads,
+                self.backend.as_mut(),
+                &mut self.times,
+            );
+            self.check_stability()?;
+            self.observe(self.state.step == steps)?;
+        }
+        Ok(())
+    }
+
+    fn run_adr(&mut self) -> Result<()> {
+        let p = &self.problem;
+        let s = &p.model.solver;
+        let bounds = row_bounds(&p.body, &p.families, &p.bonds, &p.material);
+        let mut adr = Adr::<T>::new(&bounds, p.dim(), s.damage);
+        let tol = s.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+        let (steps, load_steps) = (s.steps, s.load_steps);
+        self.loads.initial_velocity(&mut self.state.v);
+        self.state.v.iter_mut().for_each(|v| *v = T::zero());
+        self.observe(true)?;
+        let mut converged = false;
+        match load_steps {
+            None => {
+                for _ in 0..steps {
+                    self.timed_iteration(&mut adr, 1.0);
+                    self.check_stability()?;
+                    converged = adr.residual < tol;
+                    let done = converged && self.loads.is_static_after(self.state.time);
+                    self.observe(done || self.state.step == steps)?;
+                    if done {
+                        break;
+                    }
+                }
+            }
+            Some(l) => {
+                let per = (steps / l).max(1);
+                let h = steps as f64 / l as f64;
+                for _ in 0..l {
+                    self.timed_iteration(&mut adr, h);
+                    for _ in 1..per {
+                        self.timed_iteration(&mut adr, 0.0);
+                        if adr.residual < tol {
+                            break;
+                        }
+                    }
+                    self.check_stability()?;
+                    converged = adr.residual < tol;
+                    self.observe(true)?;
+                }
+            }
+        }
+        self.summary.converged = Some(converged);
+        self.summary.static_residual = Some(adr.residual);
+        Ok(())
+    }
+
+    fn timed_iteration(&mut self, adr: &mut Adr<T>, h: f64) {
+        let t0 = Instant::now();
+        adr.iterate(&mut self.state, &self.loads, self.backend.as_mut(), h);
+        self.times.forces += t0.elapsed().as_secs_f64();
+    }
+
+    /// Stop with a clear error on NaN or blow-up (displacements beyond 10x the body size).
+    fn check_stability(&self) -> Result<()> {
+        let step = self.state.step;
+        if step % 10 != 0 && step != self.problem.model.solver.steps {
+            return Ok(());
+        }
+        let b = &self.problem.body;
+        let size = (0..3)
+            .map(|k| (b.bbox_max[k] - b.bbox_min[k]).powi(2))
+            .sum::<f64>()
+            .sqrt()
+            .max(b.dx);
+        let reason = match self.state.max_abs_displacement() {
+            None => "displacement is not a finite number".to_string(),
+            Some(m) if m > 10.0 * size => {
+                format!("displacement {m:.3e} m exceeds 10x the body size {size:.3e} m")
+            }
+            Some(_) => return Ok(()),
+        };
+        Err(Error::Unstable {
+            step,
+            time: self.state.time,
+            reason,
+        })
+    }
+}
+
+impl<T: Real> Runner<T> {
+    /// Progress, probes and snapshots after a step; `last` forces a snapshot.
+    fn observe(&mut self, last: bool) -> Result<()> {
+        let step = self.state.step;
+        self.progress.set(step as u64);
+        let out = &self.problem.model.output;
+        let steps = self.problem.model.solver.steps;
+        let probe_every = out.probe_every.unwrap_or((steps / 100).max(1));
+        let vtk_due = step == 0 || last || (out.vtk_every > 0 && step % out.vtk_every == 0);
+        let probe_due = step % probe_every == 0 || last;
+        if !vtk_due && !probe_due {
+            return Ok(());
+        }
+        let t0 = Instant::now();
+        if probe_due {
+            self.write_probes()?;
+        }
+        if vtk_due {
+            self.write_snapshot()?;
+        }
+        self.output_seconds += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    fn write_probes(&mut self) -> Result<()> {
+        let Some(writer) = self.probes.as_mut() else {
+            return Ok(());
+        };
+        let d = self.problem.dim();
+        let (u, f, vols) = (&self.state.u, &self.state.f, &self.problem.body.volumes);
+        let values: Vec<ProbeValues> = self
+            .problem
+            .model
+            .output
+            .probes
+            .iter()
+            .map(|name| {
+                let nodes = self.problem.region(name);
+                let mut pv = ProbeValues {
+                    mean_displacement: [0.0; 3],
+                    force: [0.0; 3],
+                };
+                for &i in nodes {
+                    for k in 0..d {
+                        pv.mean_displacement[k] += u[d * i + k].f64() / nodes.len() as f64;
+                        pv.force[k] += f[d * i + k].f64() * vols[i];
+                    }
+                }
+                pv
+            })
+            .collect();
+        writer.write_row(self.state.step, self.state.time, &values)
+    }
+
+    /// Damage and dilatation of the current state, in f64.
+    fn fields(&mut self) -> (Vec<f64>, Option<Vec<f64>>) {
+        let n = self.problem.body.len();
+        let mut phi = vec![T::zero(); n];
+        self.backend.damage(&mut phi);
+        let mut theta = vec![T::zero(); n];
+        let has = self.backend.dilatation(&self.state.u, &mut theta);
+        let f64s = |v: Vec<T>| v.into_iter().map(|x| x.f64()).collect::<Vec<f64>>();
+        (f64s(phi), has.then(|| f64s(theta)))
+    }
+
+    fn write_snapshot(&mut self) -> Result<()> {
+        if self.vtk.is_none() {
+            return Ok(());
+        }
+        let (phi, theta) = self.fields();
+        let u: Vec<f64> = self.state.u.iter().map(|x| x.f64()).collect();
+        let v: Vec<f64> = self.state.v.iter().map(|x| x.f64()).collect();
+        let body = &self.problem.body;
+        let fields = NodeFields {
+            dim: body.dim(),
+            positions: &body.positions,
+            volumes: &body.volumes,
+            displacement: &u,
+            velocity: &v,
+            damage: &phi,
+            dilatation: theta.as_deref(),
+        };
+        if let Some(vtk) = self.vtk.as_mut() {
+            vtk.write(self.state.step, self.state.time, &fields)?;
+        }
+        Ok(())
+    }
+
+    /// Write the picture and the summary, whatever the outcome; return the outcome.
+    fn finish(mut self, outcome: Result<()>) -> Result<Summary> {
+        self.progress.finish();
+        let t0 = Instant::now();
+        let (phi, _) = self.fields();
+        if self.problem.model.output.image {
+            let path = self.opts.out_dir.join("damage.png");
+            let b = &self.problem.body;
+            write_damage_png(&path, &b.positions, b.dim(), b.dx, &phi)?;
+        }
+        let loop_seconds = self.times.forces + self.times.update;
+        let s = &mut self.summary;
+        s.steps = self.state.step;
+        s.final_time = self.state.time;
+        s.broken_bonds = self.backend.broken_bonds();
+        s.max_damage = phi.iter().cloned().fold(0.0, f64::max);
+        s.phase_seconds.forces = Some(self.times.forces);
+        s.phase_seconds.update = Some(self.times.update);
+        s.node_steps_per_second = if loop_seconds > 0.0 {
+            (self.problem.body.len() * self.state.step) as f64 / loop_seconds
+        } else {
+            0.0
+        };
+        if let Err(e) = &outcome {
+            s.stopped_early = Some(e.to_string());
+        }
+        s.phase_seconds.output = Some(self.output_seconds + t0.elapsed().as_secs_f64());
+        s.wall_seconds = self.summary_start.elapsed().as_secs_f64();
+        s.peak_rss_bytes = peak_rss_bytes();
+        self.summary.write(&self.opts.out_dir.join("summary.json"))?;
+        outcome.map(|_| self.summary)
+    }
+}
+
+fn initial_summary(problem: &Problem, backend: &str, precision: &str, dt: f64) -> Summary {
+    let m = &problem.model;
+    Summary {
+        model: problem.name.clone(),
+        nodes: problem.body.len(),
+        bonds: problem.families.bonds(),
+        backend: backend.to_string(),
+        precision: precision.to_string(),
+        dt,
+        phase_seconds: PhaseSeconds {
+            neighbors: Some(problem.neighbor_seconds),
+            ..Default::default()
+        },
+        solver: format!("{:?}", m.solver.kind).to_lowercase(),
+        dimension: format!("{:?}", m.discretization.dimension),
+        material: problem.material.name().to_string(),
+        dx: problem.body.dx,
+        delta: problem.body.delta,
+        ..Default::default()
+    }
+}
