@@ -21,7 +21,7 @@ pub fn run(
     let opts = RunOptions {
         backend,
         precision,
-        out_dir: out_dir.clone(),
+        out_dir: Some(out_dir.clone()),
         quiet,
     };
     let s = simulate(problem, &opts)?;

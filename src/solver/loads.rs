@@ -173,17 +173,23 @@ impl Loads {
 
 fn resolve(problem: &Problem, b: &Boundary, dt: f64) -> Condition {
     let fixed = b.kind == BoundaryKind::Fixed;
-    let values = if fixed {
+    let mut values = if fixed {
         [Some(0.0); 3]
     } else {
         [b.x, b.y, b.z]
     };
+    let mut kind = b.kind;
+    if kind == BoundaryKind::Traction {
+        let scale = traction_scale(problem, &b.region);
+        values = values.map(|v| v.map(|t| t * scale));
+        kind = BoundaryKind::BodyForce;
+    }
     let duration = b
         .ramp_time
         .or(b.ramp_steps.map(|s| s as f64 * dt))
         .unwrap_or(0.0);
     Condition {
-        kind: b.kind,
+        kind,
         nodes: problem.region(&b.region).to_vec(),
         values,
         ramp: b.ramp,
@@ -201,5 +207,44 @@ impl Loads {
             let ramping = c.ramp != Ramp::None && c.duration > t;
             !moving && !ramping
         })
+    }
+}
+
+/// Factor turning a traction (Pa) on the face of the `edge` region `name` into a body force
+/// density (N/m^3): face area over the region's volume. The face spans the body's node
+/// bounding box plus one spacing on each other axis (and the thickness in 2D).
+fn traction_scale(problem: &Problem, name: &str) -> f64 {
+    let body = &problem.body;
+    let axis = problem
+        .model
+        .region
+        .iter()
+        .find(|r| r.name == name)
+        .and_then(|r| match &r.shape {
+            crate::model::Shape::Edge { side, .. } => side_axis(side),
+            _ => None,
+        })
+        .unwrap_or(0);
+    let mut area = if body.dim() == 2 { body.thickness } else { 1.0 };
+    for k in 0..body.dim() {
+        if k != axis {
+            area *= body.bbox_max[k] - body.bbox_min[k] + body.dx;
+        }
+    }
+    let volume: f64 = problem.region(name).iter().map(|&i| body.volumes[i]).sum();
+    if volume > 0.0 {
+        area / volume
+    } else {
+        0.0
+    }
+}
+
+/// Axis index of an edge side (`-x` -> 0, `+y` -> 1, ...).
+pub fn side_axis(side: &str) -> Option<usize> {
+    match side.trim_start_matches(['+', '-']) {
+        "x" => Some(0),
+        "y" => Some(1),
+        "z" => Some(2),
+        _ => None,
     }
 }

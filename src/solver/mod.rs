@@ -8,5 +8,5 @@ pub mod loads;
 pub mod run;
 pub mod state;
 
-pub use run::{run, RunOptions};
+pub use run::{run, simulate, Outcome, RunOptions};
 pub use state::State;

@@ -24,8 +24,8 @@ use std::time::Instant;
 pub struct RunOptions {
     pub backend: BackendKind,
     pub precision: Precision,
-    /// Output folder (created if missing).
-    pub out_dir: PathBuf,
+    /// Output folder (created if missing); `None` writes nothing (library use, tests).
+    pub out_dir: Option<PathBuf>,
     /// Suppress the progress display.
     pub quiet: bool,
 }
@@ -70,13 +70,23 @@ pub fn choose_dt(problem: &Problem) -> Result<(f64, f64, Vec<String>)> {
 /// Run `problem` and write its outputs; returns the summary (also in `summary.json`).
 pub fn run(problem: Problem, opts: &RunOptions) -> Result<Summary> {
     match opts.precision {
-        Precision::F32 => run_in::<f32>(problem, opts),
-        Precision::F64 => run_in::<f64>(problem, opts),
+        Precision::F32 => simulate::<f32>(problem, opts).map(|o| o.summary),
+        Precision::F64 => simulate::<f64>(problem, opts).map(|o| o.summary),
     }
 }
 
-fn run_in<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Summary> {
-    std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
+/// The end of a run: final state, the backend (bond status, damage) and the summary.
+pub struct Outcome<T: Real> {
+    pub state: State<T>,
+    pub backend: Box<dyn Backend<T>>,
+    pub summary: Summary,
+}
+
+/// Run `problem` in precision `T` (ignoring `opts.precision`) and return the final state.
+pub fn simulate<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<T>> {
+    if let Some(dir) = &opts.out_dir {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
     let (dt, _stable, warnings) = choose_dt(&problem)?;
     for w in &warnings {
         eprintln!("warning: {w}");
@@ -120,20 +130,21 @@ impl<T: Real> Runner<T> {
         opts: &RunOptions,
     ) -> Result<Self> {
         let out = &problem.model.output;
-        let vtk = if out.vtk {
-            Some(VtkSeries::new(&opts.out_dir, &problem.name)?)
-        } else {
-            None
+        let dir = opts.out_dir.as_deref();
+        let vtk = match dir {
+            Some(dir) if out.vtk => Some(VtkSeries::new(dir, &problem.name)?),
+            _ => None,
         };
-        let probes = if out.probes.is_empty() {
-            None
-        } else {
-            let path = opts.out_dir.join("probes.csv");
-            Some(ProbeWriter::create(&path, &out.probes, problem.dim())?)
+        let probes = match dir {
+            Some(dir) if !out.probes.is_empty() => {
+                let path = dir.join("probes.csv");
+                Some(ProbeWriter::create(&path, &out.probes, problem.dim())?)
+            }
+            _ => None,
         };
         let steps = problem.model.solver.steps as u64;
         let mut progress = Progress::new(steps, &problem.name);
-        if opts.quiet {
+        if opts.quiet || dir.is_none() {
             progress = Progress::new(0, &problem.name);
         }
         Ok(Runner {
@@ -345,14 +356,13 @@ impl<T: Real> Runner<T> {
     }
 
     /// Write the picture and the summary, whatever the outcome; return the outcome.
-    fn finish(mut self, outcome: Result<()>) -> Result<Summary> {
+    fn finish(mut self, outcome: Result<()>) -> Result<Outcome<T>> {
         self.progress.finish();
         let t0 = Instant::now();
         let (phi, _) = self.fields();
-        if self.problem.model.output.image {
-            let path = self.opts.out_dir.join("damage.png");
+        if let (true, Some(dir)) = (self.problem.model.output.image, &self.opts.out_dir) {
             let b = &self.problem.body;
-            write_damage_png(&path, &b.positions, b.dim(), b.dx, &phi)?;
+            write_damage_png(&dir.join("damage.png"), &b.positions, b.dim(), b.dx, &phi)?;
         }
         let loop_seconds = self.times.forces + self.times.update;
         let s = &mut self.summary;
@@ -373,8 +383,14 @@ impl<T: Real> Runner<T> {
         s.phase_seconds.output = Some(self.output_seconds + t0.elapsed().as_secs_f64());
         s.wall_seconds = self.summary_start.elapsed().as_secs_f64();
         s.peak_rss_bytes = peak_rss_bytes();
-        self.summary.write(&self.opts.out_dir.join("summary.json"))?;
-        outcome.map(|_| self.summary)
+        if let Some(dir) = &self.opts.out_dir {
+            self.summary.write(&dir.join("summary.json"))?;
+        }
+        outcome.map(|_| Outcome {
+            state: self.state,
+            backend: self.backend,
+            summary: self.summary,
+        })
     }
 }
 
