@@ -14,7 +14,7 @@ use std::time::Instant;
 
 /// Template of the terminal bar.
 const BAR_TEMPLATE: &str =
-    "{prefix}: [{elapsed_precise}] {wide_bar} {pos}/{len} ({percent}%) {per_sec} eta {eta} {msg}";
+    "{prefix}: [{elapsed_precise}] {wide_bar} {pos}/{len} ({percent}%) {per_sec:0} eta {eta} {msg}";
 
 /// How many plain lines a run prints at most (one every 10%).
 const PLAIN_REPORTS: u64 = 10;
@@ -190,7 +190,7 @@ impl PlainLines {
             let eta = (total - position) as f64 / rate;
             line.push_str(&format!(", eta {}", format_duration(eta)));
         } else if position >= total {
-            line.push_str(&format!(", done in {}", format_duration(elapsed)));
+            line.push_str(&format!(", done in {}", format_elapsed(elapsed)));
         }
         if !self.message.is_empty() {
             line.push_str("; ");
@@ -217,6 +217,15 @@ fn format_rate(rate: f64) -> String {
         format!("{rate:.1}")
     } else {
         format!("{rate:.3}")
+    }
+}
+
+/// Elapsed seconds: `0.42 s` below a minute, else as [`format_duration`].
+fn format_elapsed(seconds: f64) -> String {
+    if seconds < 60.0 {
+        format!("{seconds:.2} s")
+    } else {
+        format_duration(seconds)
     }
 }
 
