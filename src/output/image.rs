@@ -31,6 +31,8 @@ use std::path::Path;
 pub const TARGET_PX: u64 = 800;
 /// Longest body side in cells before it is coarsened.
 pub const MAX_CELLS: u64 = 1900;
+/// Largest cell index along an axis (far beyond anything drawn uncoarsened).
+const LARGEST_INDEX: f64 = 1e15;
 /// White margin around the picture.
 pub const MARGIN_PX: u32 = 10;
 /// Space between the body and the colour bar.
@@ -157,11 +159,11 @@ impl Grid {
                 .fold(f64::INFINITY, f64::min)
         };
         let (x_min, y_min) = (min(0), min(1));
-        // `as` saturates, so absurd extents cannot overflow.
+        // Capped so absurd extents (a wrong dx) cannot overflow the cell counts below.
         let index = |i: usize| {
             let p = positions[i];
-            let ix = ((p[0] - x_min) / dx).round() as u64;
-            let iy = ((p[1] - y_min) / dx).round() as u64;
+            let ix = ((p[0] - x_min) / dx).round().min(LARGEST_INDEX) as u64;
+            let iy = ((p[1] - y_min) / dx).round().min(LARGEST_INDEX) as u64;
             (ix, iy)
         };
         let (nx, ny) = nodes.iter().fold((1u64, 1u64), |(nx, ny), &i| {
