@@ -1,50 +1,143 @@
 //! Output: VTK XML series, CSV probes, summary JSON, PNG damage map, progress reporting.
-//! (Interface placeholder; replaced by the full implementation.)
-#![allow(missing_docs, unused)]
-use serde::{Deserialize, Serialize};
+//!
+//! This module owns every file a run leaves behind and the progress lines on the terminal.
+//! It reads plain `f64` arrays (see [`NodeFields`]) and knows nothing about the solver's
+//! precision or backend.
+//!
+//! | file | module | contents |
+//! |---|---|---|
+//! | `<stem>_<step:06>.vtu`, `<stem>.pvd` | [`vtk`] | per-node fields, a time series for ParaView |
+//! | `probes.csv` (name chosen by the caller) | [`probes`] | region-mean displacement and force per step |
+//! | `summary.json` | [`summary`] | run totals, the keys fixed by the contract |
+//! | `damage.png` | [`image`] | damage map (2D body, or the mid-plane slice of a 3D body) |
+//! | (stderr) | [`progress`] | progress bar or plain progress lines |
+//!
+//! Units are SI throughout: positions and displacements in metres, velocities in m/s,
+//! volumes in m^3, forces in newtons, times in seconds; damage and dilatation are
+//! dimensionless.
+//!
+//! Errors: a failed write is [`Error::Io`] naming the file. Inconsistent inputs (array lengths
+//! that do not match, an empty body for the PNG) are reported the same way, as an
+//! `InvalidInput` I/O error naming the file that could not be written, never as a panic.
+
+pub mod image;
+pub mod probes;
+pub mod progress;
+pub mod summary;
+pub mod vtk;
+
+pub use image::write_damage_png;
+pub use probes::{ProbeValues, ProbeWriter};
+pub use progress::Progress;
+pub use summary::{peak_rss_bytes, PhaseSeconds, Summary};
+pub use vtk::VtkSeries;
+
+use crate::Error;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+/// Per-node fields of one output step, all in f64, SI units. Vectors are flat with `dim`
+/// components per node (node-major: `u[dim * i + k]`).
+#[derive(Clone, Copy, Debug)]
 pub struct NodeFields<'a> {
+    /// Spatial dimension of the vectors below (1, 2 or 3).
     pub dim: usize,
+    /// Reference positions in metres (z = 0 in 2D).
     pub positions: &'a [[f64; 3]],
+    /// Nodal volumes in m^3.
     pub volumes: &'a [f64],
+    /// Displacement in metres, `dim` components per node.
     pub displacement: &'a [f64],
+    /// Velocity in m/s, `dim` components per node.
     pub velocity: &'a [f64],
+    /// Damage, the fraction of broken bonds of each node (0..1).
     pub damage: &'a [f64],
+    /// Dilatation (LPS only), dimensionless.
     pub dilatation: Option<&'a [f64]>,
 }
-pub struct VtkSeries;
-impl VtkSeries {
-    pub fn new(dir: &Path, stem: &str) -> crate::Result<Self> { Ok(VtkSeries) }
-    pub fn write(&mut self, step: usize, time: f64, fields: &NodeFields) -> crate::Result<PathBuf> { Ok(PathBuf::new()) }
+
+impl NodeFields<'_> {
+    /// Number of nodes (the length of `positions`).
+    pub fn nodes(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Check that every array has the length `positions` implies. The message names the
+    /// first array that does not.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let n = self.nodes();
+        if !(1..=3).contains(&self.dim) {
+            return Err(format!("dim is {}, expected 1, 2 or 3", self.dim));
+        }
+        let vector = n * self.dim;
+        let arrays = [
+            ("volumes", self.volumes.len(), n),
+            ("displacement", self.displacement.len(), vector),
+            ("velocity", self.velocity.len(), vector),
+            ("damage", self.damage.len(), n),
+            ("dilatation", self.dilatation.map_or(n, <[f64]>::len), n),
+        ];
+        for (name, len, expected) in arrays {
+            if len != expected {
+                return Err(format!(
+                    "{name} has {len} values, expected {expected} ({n} nodes, dim {})",
+                    self.dim
+                ));
+            }
+        }
+        Ok(())
+    }
 }
-pub struct ProbeValues { pub mean_displacement: [f64; 3], pub force: [f64; 3] }
-pub struct ProbeWriter;
-impl ProbeWriter {
-    pub fn create(path: &Path, names: &[String], dim: usize) -> crate::Result<Self> { Ok(ProbeWriter) }
-    pub fn write_row(&mut self, step: usize, time: f64, values: &[ProbeValues]) -> crate::Result<()> { Ok(()) }
+
+/// An `InvalidInput` error on `path`: the inputs given for that file are inconsistent.
+pub(crate) fn invalid_input(path: &Path, message: impl Into<String>) -> Error {
+    Error::io(
+        path,
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, message.into()),
+    )
 }
-#[derive(Serialize, Deserialize, Default, Clone, Debug)]
-pub struct PhaseSeconds { pub neighbors: Option<f64>, pub assembly: Option<f64>, pub forces: Option<f64>, pub update: Option<f64>, pub transfers: Option<f64>, pub output: Option<f64> }
-#[derive(Serialize, Deserialize, Default, Clone, Debug)]
-pub struct Summary {
-    pub model: String, pub nodes: usize, pub bonds: usize, pub steps: usize,
-    pub backend: String, pub precision: String, pub dt: f64, pub wall_seconds: f64,
-    pub phase_seconds: PhaseSeconds, pub node_steps_per_second: f64,
-    pub peak_rss_bytes: u64, pub peak_gpu_bytes: Option<u64>,
-    pub broken_bonds: usize, pub max_damage: f64,
-    pub static_residual: Option<f64>,
-    pub solver: String, pub dimension: String, pub material: String,
-    pub dx: f64, pub delta: f64, pub final_time: f64,
-    pub converged: Option<bool>, pub stopped_early: Option<String>, pub warnings: Vec<String>,
+
+/// Write `path` through a buffered temporary file in the same folder, then rename it over
+/// `path`, so readers never see a half-written file (a run killed mid-write keeps the
+/// previous version). No fsync: this guards against a stopped process, not a power cut.
+pub(crate) fn write_atomically(
+    path: &Path,
+    body: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> crate::Result<()> {
+    let tmp = temporary_path(path);
+    let result = File::create(&tmp).and_then(|file| {
+        let mut writer = BufWriter::new(file);
+        body(&mut writer)?;
+        writer.flush()
+    });
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::io(path, e));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
 }
-impl Summary { pub fn write(&self, path: &Path) -> crate::Result<()> { Ok(()) } }
-pub fn peak_rss_bytes() -> u64 { 0 }
-pub fn write_damage_png(path: &Path, positions: &[[f64; 3]], dim: usize, dx: f64, damage: &[f64]) -> crate::Result<()> { Ok(()) }
-pub struct Progress;
-impl Progress {
-    pub fn new(total: u64, label: &str) -> Self { Progress }
-    pub fn set(&mut self, position: u64) {}
-    pub fn set_message(&mut self, msg: &str) {}
-    pub fn finish(&mut self) {}
+
+/// `<path>.tmp`, next to `path`.
+fn temporary_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
+/// Shortest text that parses back to exactly `x` (`0`, `1.5e-3`); `NaN`, `inf` and `-inf`
+/// for non-finite values.
+pub(crate) fn format_f64(x: f64) -> String {
+    if x == 0.0 {
+        if x.is_sign_negative() {
+            "-0".to_string()
+        } else {
+            "0".to_string()
+        }
+    } else {
+        format!("{x:e}")
+    }
 }

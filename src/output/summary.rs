@@ -1,0 +1,173 @@
+//! `summary.json`: what a run did and how fast, written once at the end of `run` and
+//! `solve-static`.
+//!
+//! The key names are fixed by the contract (`docs/contract.md`): `model`, `nodes`, `bonds`
+//! (directed bonds, the sum of family sizes), `steps`, `backend`, `precision`, `dt`,
+//! `wall_seconds`, `phase_seconds`, `node_steps_per_second`, `peak_rss_bytes`,
+//! `peak_gpu_bytes` (GPU backends only), `broken_bonds`, `max_damage` and `static_residual`
+//! (`solve-static` only). Optional keys are left out rather than written as `null`. Units are
+//! SI (seconds, metres, bytes); `static_residual` is whatever norm the static solver reports.
+
+use super::write_atomically;
+use crate::Error;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::Path;
+
+/// Seconds spent in each phase of a run; a phase that does not apply is `None` and left out
+/// of the JSON.
+#[derive(Serialize, Deserialize, Default, Clone, Debug, PartialEq)]
+pub struct PhaseSeconds {
+    /// Building the neighbour families.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub neighbors: Option<f64>,
+    /// Assembling matrices (matrix backends, static solves).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub assembly: Option<f64>,
+    /// Force evaluation and damage update.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub forces: Option<f64>,
+    /// Time integration (velocity and displacement update, boundary conditions).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub update: Option<f64>,
+    /// Host-device copies (GPU backends).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub transfers: Option<f64>,
+    /// Writing VTK, probes and images.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output: Option<f64>,
+}
+
+impl PhaseSeconds {
+    /// Sum of the phases that are present.
+    pub fn total(&self) -> f64 {
+        [
+            self.neighbors,
+            self.assembly,
+            self.forces,
+            self.update,
+            self.transfers,
+            self.output,
+        ]
+        .into_iter()
+        .flatten()
+        .sum()
+    }
+}
+
+/// The contents of `summary.json`. See the module documentation for the fixed keys.
+#[derive(Serialize, Deserialize, Default, Clone, Debug, PartialEq)]
+#[serde(default)]
+pub struct Summary {
+    /// Model name.
+    pub model: String,
+    /// Number of nodes.
+    pub nodes: usize,
+    /// Directed bonds (each pair counted from both ends).
+    pub bonds: usize,
+    /// Time steps (or relaxation iterations) taken.
+    pub steps: usize,
+    /// Backend that ran (`cpu-loop`, `cpu-matrix`, `gpu-loop`, `gpu-matrix`).
+    pub backend: String,
+    /// `f32` or `f64`.
+    pub precision: String,
+    /// Time step in seconds.
+    pub dt: f64,
+    /// Wall-clock seconds of the whole run.
+    pub wall_seconds: f64,
+    /// Seconds per phase.
+    pub phase_seconds: PhaseSeconds,
+    /// nodes x steps / seconds of the time-stepping loop (setup and output excluded).
+    pub node_steps_per_second: f64,
+    /// Peak resident memory of the process in bytes (0 where unavailable).
+    pub peak_rss_bytes: u64,
+    /// Peak GPU memory in bytes (GPU backends only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_gpu_bytes: Option<u64>,
+    /// Directed bonds broken at the end of the run.
+    pub broken_bonds: usize,
+    /// Largest nodal damage at the end of the run (0..1).
+    pub max_damage: f64,
+    /// Final residual of a static solve, as the solver defines it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub static_residual: Option<f64>,
+    /// Solver as the model names it (explicit dynamics, dynamic relaxation, static).
+    pub solver: String,
+    /// Dimension and 2D assumption as the model names it.
+    pub dimension: String,
+    /// Material model as the model names it (PMB, LPS).
+    pub material: String,
+    /// Lattice spacing in metres.
+    pub dx: f64,
+    /// Horizon in metres.
+    pub delta: f64,
+    /// Simulated time at the end of the run in seconds.
+    pub final_time: f64,
+    /// Whether a relaxation or static solve met its tolerance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub converged: Option<bool>,
+    /// Why the run stopped before its end time, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<String>,
+    /// Warnings issued during the run.
+    pub warnings: Vec<String>,
+}
+
+impl Summary {
+    /// Write as pretty-printed JSON (with a final newline). The file is replaced atomically.
+    /// Non-finite numbers are written as `null`, as JSON has no NaN or infinity.
+    pub fn write(&self, path: &Path) -> crate::Result<()> {
+        write_atomically(path, |w| {
+            serde_json::to_writer_pretty(&mut *w, self).map_err(std::io::Error::other)?;
+            w.write_all(b"\n")
+        })
+    }
+
+    /// Read a summary written by [`Summary::write`]. Missing keys take their default.
+    pub fn read(path: &Path) -> crate::Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        serde_json::from_str(&text).map_err(|e| {
+            Error::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+            )
+        })
+    }
+}
+
+/// Peak resident set size of this process in bytes (`VmHWM` from `/proc/self/status`); 0
+/// where that is unavailable (not Linux, or `/proc` not mounted).
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| parse_vm_hwm(&status))
+        .unwrap_or(0)
+}
+
+/// The `VmHWM:   1234 kB` line of a `/proc/<pid>/status` text, in bytes.
+fn parse_vm_hwm(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let mut words = line["VmHWM:".len()..].split_whitespace();
+    let value: u64 = words.next()?.parse().ok()?;
+    let scale = match words.next() {
+        Some("kB") | Some("KB") | Some("kb") => 1024,
+        Some("mB") | Some("MB") => 1024 * 1024,
+        Some("B") | None => 1,
+        Some(_) => return None,
+    };
+    Some(value * scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_vm_hwm;
+
+    // The kernel reports VmHWM in kB; other units or a missing line must not be misread.
+    #[test]
+    fn vm_hwm_is_parsed_in_bytes() {
+        let status = "Name:\tx\nVmPeak:\t  9000 kB\nVmHWM:\t    1234 kB\nVmRSS:\t 1000 kB\n";
+        assert_eq!(parse_vm_hwm(status), Some(1234 * 1024));
+        assert_eq!(parse_vm_hwm("Name:\tx\n"), None);
+        assert_eq!(parse_vm_hwm("VmHWM: 12 furlongs\n"), None);
+    }
+}
