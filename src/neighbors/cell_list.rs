@@ -162,7 +162,8 @@ impl Grid {
 /// Cells per axis for cells of edge at least `edge`: `floor(extent / edge)`, at least 1.
 fn cells_per_axis(lo: &[f64; 3], hi: &[f64; 3], dim: usize, edge: f64) -> [usize; 3] {
     let mut cells = [1usize; 3];
-    if !(edge > 0.0) || !edge.is_finite() {
+    let usable = edge > 0.0 && edge.is_finite();
+    if !usable {
         return cells;
     }
     for a in 0..dim {
