@@ -95,7 +95,14 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
     if positions.is_empty() {
         return Err(Error::model(
             "geometry",
-            format!("the body has no nodes (dx = {dx} m): the removed shapes cover it all"),
+            if geometry.boxes.is_empty() {
+                "the body has no nodes: geometry.remove covers every point of the cloud".to_string()
+            } else {
+                format!(
+                    "the body has no nodes: no lattice point (dx = {dx} m) lies in the boxes \
+                     outside the removed shapes; boxes must be at least dx wide"
+                )
+            },
         ));
     }
     let (bbox_min, bbox_max) = bounds(&positions);
@@ -132,7 +139,7 @@ fn spacing(disc: &Discretization) -> Result<(f64, f64, f64)> {
 }
 
 /// Componentwise bounds of `positions` (non-empty).
-pub(crate) fn bounds(positions: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
+fn bounds(positions: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];
     for p in positions {
