@@ -8,6 +8,22 @@ pub mod cell_list;
 pub use brute::brute_force_families;
 pub use cell_list::cell_list_families;
 
+/// The family predicate shared by every search: `j` belongs to the family of `i` when the
+/// squared distance over the first `dim` components is `<= r2` (`r2` = radius squared, m^2).
+/// The same arithmetic in the same order for every caller, so the cell list and the brute-force
+/// search agree bit for bit, and `(a, b)` and `(b, a)` give the same answer.
+#[inline(always)]
+pub fn within_radius(a: &[f64; 3], b: &[f64; 3], dim: usize, r2: f64) -> bool {
+    let dx = b[0] - a[0];
+    let dy = b[1] - a[1];
+    let mut d2 = dx * dx + dy * dy;
+    if dim == 3 {
+        let dz = b[2] - a[2];
+        d2 += dz * dz;
+    }
+    d2 <= r2
+}
+
 /// Families in compressed sparse row form: the neighbours of node `i` are
 /// `neighbors[offsets[i]..offsets[i + 1]]`, sorted ascending. Bond `b` is the directed bond
 /// `(i -> neighbors[b])` for the `i` whose range holds `b`.
