@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 fn lattice_model(dim: &str, law: &str, nu: Option<f64>) -> String {
     let (geometry, thick) = if dim == "3d" {
-        ("box = [{ min = [0, 0, 0], max = [0.012, 0.012, 0.012] }]", "")
+        ("box = [{ min = [0, 0, 0], max = [0.016, 0.016, 0.016] }]", "")
     } else {
         ("box = [{ min = [0, 0], max = [0.02, 0.02] }]", "thickness = 1e-3")
     };
@@ -32,7 +32,8 @@ fn affine(positions: &[[f64; 3]], d: usize, a: [[f64; 3]; 3]) -> Vec<f64> {
     u
 }
 
-/// Index of the node nearest the body's centre (an interior node with a full family).
+/// Index of the node nearest the body's centre: its neighbours' families are full too (LPS
+/// forces reach 2 delta through the dilatation), as the blocks are over 4 delta + dx wide.
 fn centre_node(p: &peridot::setup::Problem) -> usize {
     let b = &p.body;
     let c: Vec<f64> = (0..3).map(|k| 0.5 * (b.bbox_min[k] + b.bbox_max[k])).collect();
