@@ -134,7 +134,7 @@ fn fracture(m: &Material) -> Result<()> {
             if m.model == MaterialModel::Lps && m.influence == Influence::One {
                 return Err(Error::model(
                     "material.fracture_energy",
-                    "cannot give the critical stretch with influence = \"one\": the LPS \
+                    "cannot be used with model = \"lps\" and influence = \"one\": the LPS \
                      critical-stretch formula is derived for influence = \"delta-over-x\"; \
                      give material.critical_stretch instead",
                 ));
@@ -240,11 +240,16 @@ fn components(f: &str, b: &Boundary, dim: Dimension) -> Result<()> {
             return match first {
                 Some(name) => Err(Error::model(
                     format!("{f}.{name}"),
-                    format!(
-                        "kind = \"{}\" takes no components (fixed holds all at zero; \
-                         no-fail marks bonds unbreakable)",
-                        kind_name(b.kind)
-                    ),
+                    match b.kind {
+                        BoundaryKind::Fixed => {
+                            "kind = \"fixed\" takes no components: it holds \
+                                                all of them at zero"
+                        }
+                        _ => {
+                            "kind = \"no-fail\" takes no components: it keeps the bonds of \
+                              its region from breaking"
+                        }
+                    },
                 )),
                 None => Ok(()),
             };
