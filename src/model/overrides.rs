@@ -23,6 +23,15 @@ pub fn apply(tree: &mut Table, assignment: &str) -> Result<()> {
     };
     let key = key.trim();
     let segments: Vec<&str> = key.split('.').map(str::trim).collect();
+    if key.is_empty() {
+        return Err(usage(
+            key,
+            format!(
+                "`{assignment}` has no key before `=`: expected KEY=VALUE with KEY a dotted \
+                 path into the model (e.g. --set discretization.dx=0.5e-3)"
+            ),
+        ));
+    }
     if segments.iter().any(|s| s.is_empty()) {
         return Err(usage(
             key,
@@ -42,7 +51,10 @@ fn parse_value(text: &str) -> Value {
 /// An override error naming the option and the key.
 fn usage(key: &str, message: impl Into<String>) -> Error {
     Error::Usage {
-        option: format!("--set {key}"),
+        option: match key {
+            "" => "--set".to_string(),
+            _ => format!("--set {key}"),
+        },
         message: message.into(),
     }
 }
@@ -120,19 +132,16 @@ fn index_of(seg: &str) -> Option<usize> {
 /// Check an array index segment against the array length `len`.
 fn checked_index(key: &str, here: &str, seg: &str, len: usize) -> Result<usize> {
     let allowed = match len {
-        0 => "it has no entries".to_string(),
-        1 => "it has 1 entry: the only index is 0".to_string(),
-        n => format!("it has {n} entries: indices 0 to {}", n - 1),
+        0 => format!("`{here}` has no entries"),
+        1 => format!("`{here}` has 1 entry (index 0)"),
+        n => format!("`{here}` has {n} entries (indices 0 to {})", n - 1),
     };
     match index_of(seg) {
         Some(i) if i < len => Ok(i),
-        Some(i) => Err(usage(
-            key,
-            format!("index {i} is out of range for `{here}`: {allowed}"),
-        )),
+        Some(i) => Err(usage(key, format!("index {i} is out of range: {allowed}"))),
         None => Err(usage(
             key,
-            format!("`{here}` is an array, so `{seg}` must be an index; {allowed}"),
+            format!("`{here}` is an array, so `{seg}` must be an index: {allowed}"),
         )),
     }
 }
