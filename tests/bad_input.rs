@@ -268,6 +268,14 @@ fn valid_models_pass() {
             &["solver.dt=1e-8", "solver.damping=10"],
         ),
         (
+            "ADR ramp time (iterations)",
+            D3,
+            &[
+                r#"boundary.1={region = "top", kind = "displacement", z = 1e-5, ramp = "linear",
+                ramp_time = 100}"#,
+            ],
+        ),
+        (
             "no critical stretch nor energy",
             &without(D3, "critical_stretch = 0.01"),
             &[],
@@ -467,8 +475,6 @@ fn region_rules() {
 
 #[test]
 fn boundary_rules() {
-    let adr_time = r#"boundary.1={region = "top", kind = "displacement", z = 1e-5,
-        ramp = "linear", ramp_time = 1e-3}"#;
     cases! {
         "undefined region": D2, ["boundary.1.region=rigth"]
             => ["boundary.1.region", "\"rigth\"", "\"left\", \"right\", \"hole\""];
@@ -501,7 +507,6 @@ fn boundary_rules() {
         "ramp on initial velocity": D2,
             ["boundary.2.kind=initial-velocity", "boundary.2.x=1", "boundary.2.ramp=smooth"]
             => ["boundary.2.ramp", "initial-velocity"];
-        "ramp time with ADR": D3, [adr_time] => ["boundary.1.ramp_time", "adr", "ramp_steps"];
         "unknown kind": D2, ["boundary.0.kind=clamped"] => ["boundary.0.kind", "clamped"];
         "unknown ramp": D2, ["boundary.1.ramp=cubic"] => ["boundary.1.ramp", "cubic"];
         "wrong type": D2, ["boundary.1.x=fast"] => ["boundary.1.x", "string"];

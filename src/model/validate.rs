@@ -43,7 +43,7 @@ pub fn validate(model: &Model) -> Result<()> {
     regions(&model.region, dim)?;
     let names: Vec<&str> = model.region.iter().map(|r| r.name.as_str()).collect();
     for (i, b) in model.boundary.iter().enumerate() {
-        boundary(i, b, dim, &names, model.solver.kind)?;
+        boundary(i, b, dim, &names)?;
     }
     solver(&model.solver)?;
     output(&model.output, &names)
@@ -203,17 +203,11 @@ fn discretization(disc: &Discretization) -> Result<()> {
 }
 
 /// `[[boundary]]` entry `i`: region, components by kind, ramp.
-fn boundary(
-    i: usize,
-    b: &Boundary,
-    dim: Dimension,
-    names: &[&str],
-    solver: SolverKind,
-) -> Result<()> {
+fn boundary(i: usize, b: &Boundary, dim: Dimension, names: &[&str]) -> Result<()> {
     let f = format!("boundary.{i}");
     region_name(&format!("{f}.region"), &b.region, names)?;
     components(&f, b, dim)?;
-    ramp(&f, b, solver)
+    ramp(&f, b)
 }
 
 /// The components `x`, `y`, `z` of a boundary condition.
@@ -271,7 +265,7 @@ fn components(f: &str, b: &Boundary, dim: Dimension) -> Result<()> {
 }
 
 /// The ramp of a boundary condition: none, or linear/smooth with exactly one duration.
-fn ramp(f: &str, b: &Boundary, solver: SolverKind) -> Result<()> {
+fn ramp(f: &str, b: &Boundary) -> Result<()> {
     let rampable = matches!(
         b.kind,
         BoundaryKind::BodyForce | BoundaryKind::Displacement | BoundaryKind::Velocity
@@ -307,16 +301,7 @@ fn ramp(f: &str, b: &Boundary, solver: SolverKind) -> Result<()> {
             format!("{f}.ramp_steps"),
             "give ramp_time or ramp_steps, not both",
         )),
-        (_, Some(t), None) => {
-            positive(&format!("{f}.ramp_time"), t, " s")?;
-            match solver {
-                SolverKind::Adr => Err(Error::model(
-                    format!("{f}.ramp_time"),
-                    "solver.kind = \"adr\" has no physical time: give ramp_steps (iterations)",
-                )),
-                SolverKind::Explicit => Ok(()),
-            }
-        }
+        (_, Some(t), None) => positive(&format!("{f}.ramp_time"), t, " s"),
         (_, None, Some(0)) => Err(Error::model(
             format!("{f}.ramp_steps"),
             "must be >= 1 (got 0)",
