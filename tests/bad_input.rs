@@ -268,6 +268,14 @@ fn valid_models_pass() {
             &["solver.dt=1e-8", "solver.damping=10"],
         ),
         (
+            "traction on an edge region",
+            D2,
+            &[
+                r#"boundary.2={region = "left", kind = "traction", x = -1e6, ramp = "linear",
+                ramp_steps = 10}"#,
+            ],
+        ),
+        (
             "ADR ramp time (iterations)",
             D3,
             &[
@@ -487,6 +495,10 @@ fn boundary_rules() {
             => ["boundary.2", "initial-velocity"];
         "body force without components": D2, ["boundary.0.kind=body-force"]
             => ["boundary.0", "body-force", "N/m^3"];
+        "traction on a box region": D2, [r#"boundary.2={region = "right", kind = "traction", x = 1}"#]
+            => ["boundary.2.region", "\"right\"", "edge"];
+        "traction without components": D2, [r#"boundary.2={region = "left", kind = "traction"}"#]
+            => ["boundary.2", "traction", "Pa"];
         "fixed with component": D2, ["boundary.0.x=0"]
             => ["boundary.0.x", "fixed", "no components"];
         "no-fail with component": D2, ["boundary.2.y=1"] => ["boundary.2.y", "no-fail"];

@@ -299,6 +299,9 @@ pub struct Region {
 pub enum BoundaryKind {
     /// Body force density, N/m^3, on the given components.
     BodyForce,
+    /// Traction, Pa, on the face of an `edge` region: spread over the region's nodes as the
+    /// body force density `t A / sum V` (`A` the face area), so it follows `dx` changes.
+    Traction,
     /// Prescribed displacement, m, on the given components.
     Displacement,
     /// Prescribed velocity, m/s, on the given components (displacement integrates it).

@@ -11,7 +11,7 @@ mod shapes;
 
 use super::{
     Boundary, BoundaryKind, Dimension, Discretization, Influence, Material, MaterialModel, Model,
-    Output, Ramp, Solver, SolverKind,
+    Output, Ramp, Region, Shape, Solver, SolverKind,
 };
 use crate::{Error, Result};
 use shapes::{geometry, precrack, regions};
@@ -43,7 +43,7 @@ pub fn validate(model: &Model) -> Result<()> {
     regions(&model.region, dim)?;
     let names: Vec<&str> = model.region.iter().map(|r| r.name.as_str()).collect();
     for (i, b) in model.boundary.iter().enumerate() {
-        boundary(i, b, dim, &names)?;
+        boundary(i, b, dim, &model.region)?;
     }
     solver(&model.solver)?;
     output(&model.output, &names)
@@ -203,9 +203,23 @@ fn discretization(disc: &Discretization) -> Result<()> {
 }
 
 /// `[[boundary]]` entry `i`: region, components by kind, ramp.
-fn boundary(i: usize, b: &Boundary, dim: Dimension, names: &[&str]) -> Result<()> {
+fn boundary(i: usize, b: &Boundary, dim: Dimension, regions: &[Region]) -> Result<()> {
     let f = format!("boundary.{i}");
-    region_name(&format!("{f}.region"), &b.region, names)?;
+    let names: Vec<&str> = regions.iter().map(|r| r.name.as_str()).collect();
+    region_name(&format!("{f}.region"), &b.region, &names)?;
+    let edge = regions
+        .iter()
+        .any(|r| r.name == b.region && matches!(r.shape, Shape::Edge { .. }));
+    if b.kind == BoundaryKind::Traction && !edge {
+        return Err(Error::model(
+            format!("{f}.region"),
+            format!(
+                "kind = \"traction\" acts on the face of an edge region: region \"{}\" must \
+                 have shape = \"edge\"",
+                b.region
+            ),
+        ));
+    }
     components(&f, b, dim)?;
     ramp(&f, b)
 }
@@ -249,6 +263,7 @@ fn components(f: &str, b: &Boundary, dim: Dimension) -> Result<()> {
             };
         }
         BoundaryKind::BodyForce => "N/m^3",
+        BoundaryKind::Traction => "Pa",
         BoundaryKind::Displacement => "m",
         BoundaryKind::Velocity | BoundaryKind::InitialVelocity => "m/s",
     };
@@ -268,13 +283,17 @@ fn components(f: &str, b: &Boundary, dim: Dimension) -> Result<()> {
 fn ramp(f: &str, b: &Boundary) -> Result<()> {
     let rampable = matches!(
         b.kind,
-        BoundaryKind::BodyForce | BoundaryKind::Displacement | BoundaryKind::Velocity
+        BoundaryKind::BodyForce
+            | BoundaryKind::Traction
+            | BoundaryKind::Displacement
+            | BoundaryKind::Velocity
     );
     if b.ramp != Ramp::None && !rampable {
         return Err(Error::model(
             format!("{f}.ramp"),
             format!(
-                "only body-force, displacement and velocity can be ramped (got kind = \"{}\")",
+                "only body-force, traction, displacement and velocity can be ramped \
+                 (got kind = \"{}\")",
                 kind_name(b.kind)
             ),
         ));
@@ -446,6 +465,7 @@ fn model_name(model: MaterialModel) -> &'static str {
 fn kind_name(kind: BoundaryKind) -> &'static str {
     match kind {
         BoundaryKind::BodyForce => "body-force",
+        BoundaryKind::Traction => "traction",
         BoundaryKind::Displacement => "displacement",
         BoundaryKind::Velocity => "velocity",
         BoundaryKind::Fixed => "fixed",
