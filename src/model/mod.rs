@@ -1,9 +1,12 @@
 //! The model file: schema (`schema.rs`), `--set` overrides applied to the parsed TOML tree
-//! (`overrides.rs`), and range and consistency checks (`validate.rs`).
+//! (`overrides.rs`), deserialization with errors naming the field path and array index
+//! (`deserialize.rs`), and range and consistency checks (`validate.rs`). The file format is
+//! documented in `docs/models.md`.
 //!
 //! `load` is the one entry point: read, override, deserialize, validate. Every error names the
 //! dotted field path, the value and the allowed range.
 
+mod deserialize;
 pub mod overrides;
 pub mod schema;
 pub mod validate;
@@ -18,9 +21,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Model> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let mut model = parse(&text, &path.display().to_string(), overrides)?;
     if model.name.is_none() {
-        model.name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned());
+        model.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
     }
     Ok(model)
 }
@@ -34,12 +35,7 @@ pub fn parse(text: &str, origin: &str, overrides: &[String]) -> Result<Model> {
     for o in overrides {
         overrides::apply(&mut tree, o)?;
     }
-    let model: Model = toml::Value::Table(tree)
-        .try_into()
-        .map_err(|e: toml::de::Error| Error::Parse {
-            path: origin.to_string(),
-            message: e.message().to_string(),
-        })?;
+    let model = deserialize::model_from_tree(tree, origin)?;
     validate::validate(&model)?;
     Ok(model)
 }
