@@ -7,9 +7,15 @@ use std::sync::Arc;
 
 fn plate(dim: &str, extra: &str) -> String {
     let (geometry, thick) = if dim == "3d" {
-        ("box = [{ min = [-0.01, -0.01, -0.01], max = [0.01, 0.01, 0.01] }]", "")
+        (
+            "box = [{ min = [-0.01, -0.01, -0.01], max = [0.01, 0.01, 0.01] }]",
+            "",
+        )
     } else {
-        ("box = [{ min = [-0.02, -0.02], max = [0.02, 0.02] }]", "thickness = 1e-3")
+        (
+            "box = [{ min = [-0.02, -0.02], max = [0.02, 0.02] }]",
+            "thickness = 1e-3",
+        )
     };
     format!(
         "{}critical_stretch = 0.01\n[discretization]\ndimension = \"{dim}\"\ndx = 1e-3\n\
@@ -22,7 +28,11 @@ fn plate(dim: &str, extra: &str) -> String {
 fn nearest(p: &peridot::setup::Problem, x: [f64; 3]) -> usize {
     (0..p.body.len())
         .min_by(|&i, &j| {
-            let d = |k: usize| (0..3).map(|c| (p.body.positions[k][c] - x[c]).powi(2)).sum::<f64>();
+            let d = |k: usize| {
+                (0..3)
+                    .map(|c| (p.body.positions[k][c] - x[c]).powi(2))
+                    .sum::<f64>()
+            };
             d(i).total_cmp(&d(j))
         })
         .unwrap()
@@ -64,9 +74,17 @@ fn bonds_break_past_the_critical_stretch_and_stay_broken() {
         let mut backend = CpuLoop::<f64>::new(p.clone());
         // Uniform strain 0.9 s0 along x: no bond reaches s0 (its stretch is eps n_x^2).
         let strain = |eps: f64| -> Vec<f64> {
-            p.body.positions.iter().flat_map(|x| [eps * x[0], 0.0]).collect()
+            p.body
+                .positions
+                .iter()
+                .flat_map(|x| [eps * x[0], 0.0])
+                .collect()
         };
-        assert_eq!(backend.break_bonds(&strain(0.009)), 0, "{law}: broke below s0");
+        assert_eq!(
+            backend.break_bonds(&strain(0.009)),
+            0,
+            "{law}: broke below s0"
+        );
         // 1.1 s0: every bond along x (n_x = 1) now exceeds s0 and breaks.
         let broken = backend.break_bonds(&strain(0.011));
         assert!(broken > 0, "{law}: nothing broke above s0");

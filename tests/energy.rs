@@ -14,9 +14,15 @@ use std::sync::Arc;
 
 fn check(law: &str, nu: Option<f64>, dim: &str) {
     let (geometry, thick) = if dim == "3d" {
-        ("box = [{ min = [0, 0, 0], max = [0.016, 0.008, 0.008] }]", "")
+        (
+            "box = [{ min = [0, 0, 0], max = [0.016, 0.008, 0.008] }]",
+            "",
+        )
     } else {
-        ("box = [{ min = [0, 0], max = [0.04, 0.02] }]", "thickness = 1e-3")
+        (
+            "box = [{ min = [0, 0], max = [0.04, 0.02] }]",
+            "thickness = 1e-3",
+        )
     };
     let text = format!(
         "{}\n[discretization]\ndimension = \"{dim}\"\ndx = 1e-3\nhorizon_factor = 3.015\n{thick}\n\
@@ -94,9 +100,15 @@ fn force_is_the_energy_gradient() {
         ("lps", Some(0.2), "3d"),
     ] {
         let (geometry, thick) = if dim == "3d" {
-            ("box = [{ min = [0, 0, 0], max = [0.008, 0.008, 0.008] }]", "")
+            (
+                "box = [{ min = [0, 0, 0], max = [0.008, 0.008, 0.008] }]",
+                "",
+            )
         } else {
-            ("box = [{ min = [0, 0], max = [0.02, 0.01] }]", "thickness = 1e-3")
+            (
+                "box = [{ min = [0, 0], max = [0.02, 0.01] }]",
+                "thickness = 1e-3",
+            )
         };
         let text = format!(
             "{}\n[discretization]\ndimension = \"{dim}\"\ndx = 1e-3\nhorizon_factor = 3.015\n{thick}\n\
@@ -108,18 +120,25 @@ fn force_is_the_energy_gradient() {
         let n = p.body.len() * p.dim();
         let mut seed = 12345u64;
         let mut rand = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((seed >> 11) as f64 / (1u64 << 53) as f64) - 0.5
         };
         let u: Vec<f64> = (0..n).map(|_| 1e-6 * rand()).collect();
         let w: Vec<f64> = (0..n).map(|_| 1e-6 * rand()).collect();
         let h = 1e-3;
         let shifted = |s: f64| -> Vec<f64> { u.iter().zip(&w).map(|(a, b)| a + s * b).collect() };
-        let de = (backend.strain_energy(&shifted(h)) - backend.strain_energy(&shifted(-h))) / (2.0 * h);
+        let de =
+            (backend.strain_energy(&shifted(h)) - backend.strain_energy(&shifted(-h))) / (2.0 * h);
         let mut f = vec![0.0; n];
         backend.internal_force(&u, &mut f);
         let d = p.dim();
         let work: f64 = (0..n).map(|k| f[k] * w[k] * p.body.volumes[k / d]).sum();
-        assert!((de + work).abs() < 1e-6 * de.abs().max(work.abs()), "{law} {dim}: dE {de} vs -work {}", -work);
+        assert!(
+            (de + work).abs() < 1e-6 * de.abs().max(work.abs()),
+            "{law} {dim}: dE {de} vs -work {}",
+            -work
+        );
     }
 }

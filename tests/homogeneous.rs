@@ -10,9 +10,15 @@ use std::sync::Arc;
 
 fn lattice_model(dim: &str, law: &str, nu: Option<f64>) -> String {
     let (geometry, thick) = if dim == "3d" {
-        ("box = [{ min = [0, 0, 0], max = [0.016, 0.016, 0.016] }]", "")
+        (
+            "box = [{ min = [0, 0, 0], max = [0.016, 0.016, 0.016] }]",
+            "",
+        )
     } else {
-        ("box = [{ min = [0, 0], max = [0.02, 0.02] }]", "thickness = 1e-3")
+        (
+            "box = [{ min = [0, 0], max = [0.02, 0.02] }]",
+            "thickness = 1e-3",
+        )
     };
     format!(
         "{}\n[discretization]\ndimension = \"{dim}\"\ndx = 1e-3\nhorizon_factor = 3.015\n{thick}\n\
@@ -36,7 +42,9 @@ fn affine(positions: &[[f64; 3]], d: usize, a: [[f64; 3]; 3]) -> Vec<f64> {
 /// forces reach 2 delta through the dilatation), as the blocks are over 4 delta + dx wide.
 fn centre_node(p: &peridot::setup::Problem) -> usize {
     let b = &p.body;
-    let c: Vec<f64> = (0..3).map(|k| 0.5 * (b.bbox_min[k] + b.bbox_max[k])).collect();
+    let c: Vec<f64> = (0..3)
+        .map(|k| 0.5 * (b.bbox_min[k] + b.bbox_max[k]))
+        .collect();
     (0..b.len())
         .min_by(|&i, &j| {
             let di: f64 = (0..3).map(|k| (b.positions[i][k] - c[k]).powi(2)).sum();
@@ -46,7 +54,11 @@ fn centre_node(p: &peridot::setup::Problem) -> usize {
         .unwrap()
 }
 
-const STRAIN: [[f64; 3]; 3] = [[1e-3, 2e-4, -3e-4], [2e-4, -5e-4, 1e-4], [-3e-4, 1e-4, 7e-4]];
+const STRAIN: [[f64; 3]; 3] = [
+    [1e-3, 2e-4, -3e-4],
+    [2e-4, -5e-4, 1e-4],
+    [-3e-4, 1e-4, 7e-4],
+];
 
 /// A force scale for "zero": the force one bond family would exert at this strain.
 fn force_scale(p: &peridot::setup::Problem) -> f64 {

@@ -10,7 +10,9 @@ const H: f64 = 1e-3;
 const E: f64 = 1e9;
 
 fn material(law: &str, nu: Option<f64>, dimension: &str, m: f64) -> MaterialConstants {
-    let nu = nu.map(|v| format!("poisson_ratio = {v}")).unwrap_or_default();
+    let nu = nu
+        .map(|v| format!("poisson_ratio = {v}"))
+        .unwrap_or_default();
     let text = format!(
         r#"
 [material]
@@ -29,7 +31,11 @@ box = [{{ min = [0, 0, 0], max = [1, 1, 1] }}]
 kind = "explicit"
 steps = 1
 "#,
-        thick = if dimension == "3d" { "" } else { "thickness = 1e-3" }
+        thick = if dimension == "3d" {
+            ""
+        } else {
+            "thickness = 1e-3"
+        }
     );
     let model: Model = toml::from_str(&text).expect("test model parses");
     MaterialConstants::new(&model, m * DX, H)
@@ -57,11 +63,18 @@ fn lattice_stiffness_has_cubic_symmetry() {
         let scale = c[0][0];
         let nd = if dim == "3d" { 3 } else { 2 };
         for a in 1..nd {
-            assert!((c[a][a] - c[0][0]).abs() < 1e-12 * scale, "{dim}: C{a}{a} != C00");
+            assert!(
+                (c[a][a] - c[0][0]).abs() < 1e-12 * scale,
+                "{dim}: C{a}{a} != C00"
+            );
         }
         for a in 0..nd {
             for s in nd..c.len() {
-                assert!(c[a][s].abs() < 1e-12 * scale, "{dim}: normal-shear C{a}{s} = {}", c[a][s]);
+                assert!(
+                    c[a][s].abs() < 1e-12 * scale,
+                    "{dim}: normal-shear C{a}{s} = {}",
+                    c[a][s]
+                );
             }
         }
     }
@@ -116,9 +129,18 @@ fn linear_partial_volumes_converge_to_the_continuum() {
         let fine = lattice(law, nu, dim, 6.015, PartialVolume::Linear);
         let e_err = |c: &LatticeConstants| (c.youngs_modulus / E - 1.0).abs();
         let nu_err = |c: &LatticeConstants| (c.lateral_ratio - cont).abs();
-        assert!(e_err(&fine) < e_err(&coarse), "{law} {dim}: E error does not shrink");
-        assert!(nu_err(&fine) < nu_err(&coarse), "{law} {dim}: nu error does not shrink");
-        assert!(e_err(&fine) < 0.02 && nu_err(&fine) < 0.01, "{law} {dim}: fine lattice far off");
+        assert!(
+            e_err(&fine) < e_err(&coarse),
+            "{law} {dim}: E error does not shrink"
+        );
+        assert!(
+            nu_err(&fine) < nu_err(&coarse),
+            "{law} {dim}: nu error does not shrink"
+        );
+        assert!(
+            e_err(&fine) < 0.02 && nu_err(&fine) < 0.01,
+            "{law} {dim}: fine lattice far off"
+        );
     }
 }
 

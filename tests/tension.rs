@@ -74,13 +74,29 @@ fn relax(text: &str, overrides: &[&str]) -> (Problem, Vec<f64>) {
 #[test]
 fn pmb_plate_matches_the_lattice_sums_within_one_percent() {
     let (p, u) = relax(PLATE, &[]);
-    let lat = lattice_constants(&p.material, p.body.dx, p.body.thickness, p.model.discretization.partial_volume);
+    let lat = lattice_constants(
+        &p.material,
+        p.body.dx,
+        p.body.thickness,
+        p.model.discretization.partial_volume,
+    );
     let s = middle_strains(&p, &u, 0.5);
     let axial = P / lat.youngs_modulus;
     let lateral = -lat.lateral_ratio * axial;
-    println!("axial {} vs {axial}, lateral {} vs {lateral}", s.axial, s.lateral);
-    assert!((s.axial / axial - 1.0).abs() < 0.01, "axial {} vs lattice {axial}", s.axial);
-    assert!((s.lateral / lateral - 1.0).abs() < 0.01, "lateral {} vs lattice {lateral}", s.lateral);
+    println!(
+        "axial {} vs {axial}, lateral {} vs {lateral}",
+        s.axial, s.lateral
+    );
+    assert!(
+        (s.axial / axial - 1.0).abs() < 0.01,
+        "axial {} vs lattice {axial}",
+        s.axial
+    );
+    assert!(
+        (s.lateral / lateral - 1.0).abs() < 0.01,
+        "lateral {} vs lattice {lateral}",
+        s.lateral
+    );
 }
 
 /// Relative errors of the centreline slopes against the continuum `P / E` and `-nu P / E`.
@@ -89,7 +105,10 @@ fn continuum_errors(overrides: &[&str]) -> (f64, f64) {
     let s = centreline_strains(&p, &u);
     let e = p.material.youngs_modulus;
     let nu = p.material.poisson_ratio;
-    ((s.axial / (P / e) - 1.0).abs(), (s.lateral / (-nu * P / e) - 1.0).abs())
+    (
+        (s.axial / (P / e) - 1.0).abs(),
+        (s.lateral / (-nu * P / e) - 1.0).abs(),
+    )
 }
 
 /// The seed's analytic check, `u_x(x, 0) = P x / E` and `u_y(0, y) = -nu P y / E`: at the
@@ -107,15 +126,24 @@ fn pmb_plate_approaches_the_continuum() {
     println!("seed: axial {ax0:.4} lateral {lat0:.4}; refined: axial {ax1:.4} lateral {lat1:.4}");
     assert!(ax0 < 0.05, "axial error {ax0} at the seed discretization");
     assert!(ax1 < 0.05 && lat1 < 0.05, "refined errors {ax1}, {lat1}");
-    assert!(ax1 < ax0 && lat1 < lat0, "errors do not shrink: {ax0} -> {ax1}, {lat0} -> {lat1}");
+    assert!(
+        ax1 < ax0 && lat1 < lat0,
+        "errors do not shrink: {ax0} -> {ax1}, {lat0} -> {lat1}"
+    );
 }
 
 /// An LPS body in uniaxial tension: traction on the -x and +x faces, free elsewhere.
 fn lps_bar(dim: &str, nu: f64) -> String {
     let (geometry, thick) = if dim == "3d" {
-        ("box = [{ min = [-0.015, -0.006, -0.006], max = [0.015, 0.006, 0.006] }]", "")
+        (
+            "box = [{ min = [-0.015, -0.006, -0.006], max = [0.015, 0.006, 0.006] }]",
+            "",
+        )
     } else {
-        ("box = [{ min = [-0.06, -0.03], max = [0.06, 0.03] }]", "thickness = 1e-3")
+        (
+            "box = [{ min = [-0.06, -0.03], max = [0.06, 0.03] }]",
+            "thickness = 1e-3",
+        )
     };
     format!(
         r#"{material}
@@ -165,13 +193,28 @@ fn lps_poisson_ratio_table() {
     for dim in ["plane-stress", "plane-strain", "3d"] {
         for nu in [0.0, 0.2, 0.3, 0.45] {
             let (p, u) = relax(&lps_bar(dim, nu), &[]);
-            let lat = lattice_constants(&p.material, p.body.dx, p.body.thickness, p.model.discretization.partial_volume);
+            let lat = lattice_constants(
+                &p.material,
+                p.body.dx,
+                p.body.thickness,
+                p.model.discretization.partial_volume,
+            );
             let s = middle_strains(&p, &u, 0.5);
             let ratio = -s.lateral / s.axial;
-            let cont = if dim == "plane-strain" { nu / (1.0 - nu) } else { nu };
-            println!("| {dim} | {nu} | {cont:.4} | {:.4} | {ratio:.4} |", lat.lateral_ratio);
+            let cont = if dim == "plane-strain" {
+                nu / (1.0 - nu)
+            } else {
+                nu
+            };
+            println!(
+                "| {dim} | {nu} | {cont:.4} | {:.4} | {ratio:.4} |",
+                lat.lateral_ratio
+            );
             if (ratio - lat.lateral_ratio).abs() > 0.01 || (ratio - cont).abs() > 0.05 {
-                failures.push(format!("{dim} nu {nu}: {ratio:.4} (lattice {:.4}, continuum {cont:.4})", lat.lateral_ratio));
+                failures.push(format!(
+                    "{dim} nu {nu}: {ratio:.4} (lattice {:.4}, continuum {cont:.4})",
+                    lat.lateral_ratio
+                ));
             }
         }
     }

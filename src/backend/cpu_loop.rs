@@ -205,8 +205,7 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
                 }
                 for b in fam.range(i) {
                     let j = fam.neighbors[b] as usize;
-                    if slice[b - base] == 1 && !no_fail[j] && this.criterion_stretch(u, i, j) > s0
-                    {
+                    if slice[b - base] == 1 && !no_fail[j] && this.criterion_stretch(u, i, j) > s0 {
                         slice[b - base] = 0;
                         count += 1;
                     }
@@ -228,7 +227,11 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
                 total += bv;
                 intact += self.mu[b] as f64 * bv;
             }
-            *out = T::of(if total > 0.0 { 1.0 - intact / total } else { 0.0 });
+            *out = T::of(if total > 0.0 {
+                1.0 - intact / total
+            } else {
+                0.0
+            });
         });
     }
 

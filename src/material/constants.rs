@@ -69,9 +69,10 @@ impl MaterialConstants {
             critical_stretch: None,
             surface_correction: m.surface_correction,
         };
-        constants.critical_stretch = m
-            .critical_stretch
-            .or_else(|| m.fracture_energy.map(|g0| constants.critical_stretch_from(g0)));
+        constants.critical_stretch = m.critical_stretch.or_else(|| {
+            m.fracture_energy
+                .map(|g0| constants.critical_stretch_from(g0))
+        });
         constants
     }
 

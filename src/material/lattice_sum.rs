@@ -77,7 +77,11 @@ fn energy(m: &MaterialConstants, offs: &[Offset], eps: &[[f64; 3]; 3]) -> f64 {
             .sum(),
         Law::Lps { kd, g, .. } => {
             let wv: f64 = offs.iter().map(|o| m.omega(o.x) * o.x * o.x * o.bv).sum();
-            let alpha = if m.d() == 3 { 15.0 * g / wv } else { 8.0 * g / wv };
+            let alpha = if m.d() == 3 {
+                15.0 * g / wv
+            } else {
+                8.0 * g / wv
+            };
             let theta = d / wv
                 * offs
                     .iter()

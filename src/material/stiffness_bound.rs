@@ -17,9 +17,15 @@ fn unit(p: &[[f64; 3]], i: usize, j: usize) -> ([f64; 3], f64) {
 }
 
 /// Per-node LPS coefficients: `alpha_i` and `p_i = d K_d / m_i - alpha_i / d`.
-pub fn lps_node_coefficients(m: &MaterialConstants, weighted_volume: &[f64]) -> (Vec<f64>, Vec<f64>) {
+pub fn lps_node_coefficients(
+    m: &MaterialConstants,
+    weighted_volume: &[f64],
+) -> (Vec<f64>, Vec<f64>) {
     let Law::Lps { kd, g, .. } = m.law else {
-        return (vec![0.0; weighted_volume.len()], vec![0.0; weighted_volume.len()]);
+        return (
+            vec![0.0; weighted_volume.len()],
+            vec![0.0; weighted_volume.len()],
+        );
     };
     let d = m.d() as f64;
     let a_factor = if m.d() == 3 { 15.0 } else { 8.0 };
@@ -38,7 +44,12 @@ pub fn lps_node_coefficients(m: &MaterialConstants, weighted_volume: &[f64]) -> 
 /// Per node, the largest Gerschgorin row sum `R_i = max_a sum_c |K_(ia),c|` of the linearized
 /// stiffness in force-density units (an upper bound for LPS, whose dilatation couples nodes
 /// up to `2 delta` apart).
-pub fn row_bounds(body: &Body, fam: &Families, bonds: &BondData, m: &MaterialConstants) -> Vec<f64> {
+pub fn row_bounds(
+    body: &Body,
+    fam: &Families,
+    bonds: &BondData,
+    m: &MaterialConstants,
+) -> Vec<f64> {
     let p = &body.positions;
     let v = &body.volumes;
     let d = m.d();
@@ -97,7 +108,12 @@ pub fn row_bounds(body: &Body, fam: &Families, bonds: &BondData, m: &MaterialCon
 
 /// Stable explicit time step, s, before the safety factor: for PMB the Silling-Askari bound
 /// `min_i sqrt(2 rho / sum_j c beta V_j / x)`, for LPS Gerschgorin's `min_i 2 sqrt(rho / R_i)`.
-pub fn stable_time_step(body: &Body, fam: &Families, bonds: &BondData, m: &MaterialConstants) -> f64 {
+pub fn stable_time_step(
+    body: &Body,
+    fam: &Families,
+    bonds: &BondData,
+    m: &MaterialConstants,
+) -> f64 {
     let per_node: Vec<f64> = match m.law {
         Law::Pmb { c, .. } => (0..body.len())
             .into_par_iter()

@@ -30,7 +30,12 @@ pub struct StepTimes {
 
 impl Explicit {
     /// Prepare the state at t = 0: initial velocities, forces and accelerations.
-    pub fn start<T: Real>(&self, state: &mut State<T>, loads: &Loads, backend: &mut dyn Backend<T>) {
+    pub fn start<T: Real>(
+        &self,
+        state: &mut State<T>,
+        loads: &Loads,
+        backend: &mut dyn Backend<T>,
+    ) {
         loads.initial_velocity(&mut state.v);
         loads.impose(0.0, &mut state.u, &mut state.v);
         self.accelerate(state, loads, backend, None);
@@ -86,17 +91,13 @@ impl Explicit {
         loads.body_force(state.time, &mut state.b);
         let (rho, eta) = (T::of(1.0 / self.density), T::of(self.damping));
         let damped = self.damping > 0.0;
-        state
-            .a
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(k, a)| {
-                let drag = match (damped, vhalf) {
-                    (true, Some(v)) => eta * v[k],
-                    _ => T::zero(),
-                };
-                *a = (state.f[k] + state.b[k] - drag) * rho;
-            });
+        state.a.par_iter_mut().enumerate().for_each(|(k, a)| {
+            let drag = match (damped, vhalf) {
+                (true, Some(v)) => eta * v[k],
+                _ => T::zero(),
+            };
+            *a = (state.f[k] + state.b[k] - drag) * rho;
+        });
         broken
     }
 }

@@ -10,8 +10,8 @@ use crate::backend::{self, Backend, BackendKind};
 use crate::material::stiffness_bound::{row_bounds, stable_time_step};
 use crate::model::SolverKind;
 use crate::output::{
-    peak_rss_bytes, write_damage_png, NodeFields, PhaseSeconds, ProbeValues, ProbeWriter,
-    Progress, Summary, VtkSeries,
+    peak_rss_bytes, write_damage_png, NodeFields, PhaseSeconds, ProbeValues, ProbeWriter, Progress,
+    Summary, VtkSeries,
 };
 use crate::setup::Problem;
 use crate::{Error, Precision, Real, Result};

@@ -37,6 +37,8 @@ pub fn slope(points: &[(f64, f64)]) -> f64 {
 
 /// Material table for tests.
 pub fn material(law: &str, nu: Option<f64>) -> String {
-    let nu = nu.map(|v| format!("poisson_ratio = {v}\n")).unwrap_or_default();
+    let nu = nu
+        .map(|v| format!("poisson_ratio = {v}\n"))
+        .unwrap_or_default();
     format!("[material]\nmodel = \"{law}\"\nyoungs_modulus = 200e9\ndensity = 8000\n{nu}")
 }
