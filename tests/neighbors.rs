@@ -241,3 +241,32 @@ fn million_node_lattice_timing() {
     assert_eq!(max, 122);
     assert_eq!(f.family((50 * 100 + 50) * 100 + 50).len(), 122);
 }
+
+/// Regression: with `delta = 3 dx` exactly (the Ha-Bobaru glass setup, dx = 1/3 mm), bonds of
+/// length exactly 3 dx are ties whose computed length rounds either way depending on the
+/// coordinates. Every interior node must still get the same 28 neighbours; before the family
+/// radius was widened by 1e-10 relative, some got 24, making the lattice heterogeneous and
+/// suppressing crack branching.
+#[test]
+fn lattice_ties_at_three_spacings_are_included_everywhere() {
+    let dx = 1.0e-3 / 3.0;
+    let (nx, ny) = (300, 120);
+    let positions: Vec<[f64; 3]> = (0..ny)
+        .flat_map(|j| {
+            (0..nx).map(move |i| {
+                [
+                    -0.05 + (i as f64 + 0.5) * dx,
+                    -0.02 + (j as f64 + 0.5) * dx,
+                    0.0,
+                ]
+            })
+        })
+        .collect();
+    let fam = cell_list_families(&positions, 2, 1.0e-3);
+    for j in 4..ny - 4 {
+        for i in 4..nx - 4 {
+            let k = j * nx + i;
+            assert_eq!(fam.family(k).len(), 28, "node ({i}, {j})");
+        }
+    }
+}

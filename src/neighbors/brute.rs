@@ -14,7 +14,7 @@ pub fn brute_force_families(positions: &[[f64; 3]], dim: usize, radius: f64) -> 
         positions.len() <= u32::MAX as usize,
         "node indices must fit in u32"
     );
-    let r2 = radius * radius;
+    let r2 = super::family_radius_squared(radius);
     let lists: Vec<Vec<u32>> = positions
         .par_iter()
         .enumerate()

@@ -37,7 +37,7 @@ pub fn cell_list_families(positions: &[[f64; 3]], dim: usize, radius: f64) -> Fa
     }
     let grid = Grid::new(positions, dim, radius);
     let bins = Bins::new(&grid, positions);
-    let r2 = radius * radius;
+    let r2 = super::family_radius_squared(radius);
 
     let counts: Vec<usize> = (0..n)
         .into_par_iter()

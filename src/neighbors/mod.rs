@@ -8,6 +8,13 @@ pub mod cell_list;
 pub use brute::brute_force_families;
 pub use cell_list::cell_list_families;
 
+/// Squared family radius used by every search: `r^2 (1 + 1e-10)`. Lattice ties (a neighbour at
+/// exactly `r`, as with `delta = 3 dx`) are then included everywhere instead of depending on the
+/// rounding of each node's coordinates; the widening is far below any physical length.
+pub fn family_radius_squared(radius: f64) -> f64 {
+    radius * radius * (1.0 + 1e-10)
+}
+
 /// The family predicate shared by every search: `j` belongs to the family of `i` when the
 /// squared distance over the first `dim` components is `<= r2` (`r2` = radius squared, m^2).
 /// The same arithmetic in the same order for every caller, so the cell list and the brute-force

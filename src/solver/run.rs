@@ -143,10 +143,11 @@ impl<T: Real> Runner<T> {
             _ => None,
         };
         let steps = problem.model.solver.steps as u64;
-        let mut progress = Progress::new(steps, &problem.name);
-        if opts.quiet || dir.is_none() {
-            progress = Progress::new(0, &problem.name);
-        }
+        let progress = if opts.quiet || dir.is_none() {
+            Progress::hidden(steps)
+        } else {
+            Progress::new(steps, &problem.name)
+        };
         Ok(Runner {
             loads: Loads::new(&problem, dt),
             state: State::at_rest(problem.body.len() * problem.dim()),
