@@ -1,0 +1,137 @@
+//! The command line as users meet it (`contract.md`): outputs of `run`, one-line errors with
+//! a non-zero exit status for bad input, a time step above the stable one refused, and an
+//! unstable run stopped with its step named while the outputs written so far are kept.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const TINY: &str = r#"
+name = "tiny"
+[material]
+model = "pmb"
+youngs_modulus = 200e9
+density = 8000
+critical_stretch = 0.01
+[discretization]
+dimension = "plane-stress"
+thickness = 1e-3
+dx = 1e-3
+horizon_factor = 3.015
+[geometry]
+box = [{ min = [0, 0], max = [0.02, 0.01] }]
+[[precrack]]
+start = [0.0, 0.005]
+end = [0.006, 0.005]
+[[region]]
+name = "top"
+shape = "edge"
+side = "+y"
+depth_dx = 2
+[[boundary]]
+region = "top"
+kind = "velocity"
+y = 5.0
+[solver]
+kind = "explicit"
+steps = 40
+[output]
+vtk_every = 20
+probes = ["top"]
+"#;
+
+fn peridot(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_peridot"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn write_model(dir: &Path, text: &str) -> String {
+    let path = dir.join("model.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn run_writes_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(dir.path(), TINY);
+    let out = dir.path().join("out");
+    let o = peridot(&["run", &model, "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["summary.json", "damage.png", "probes.csv", "tiny.pvd", "tiny_000040.vtu"] {
+        assert!(out.join(f).is_file(), "missing {f}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for key in [
+        "model", "nodes", "bonds", "steps", "backend", "precision", "dt", "wall_seconds",
+        "phase_seconds", "node_steps_per_second", "peak_rss_bytes", "broken_bonds", "max_damage",
+    ] {
+        assert!(summary.get(key).is_some(), "summary.json lacks {key}");
+    }
+    assert_eq!(summary["nodes"], 200);
+    assert_eq!(summary["steps"], 40);
+    assert_eq!(summary["backend"], "cpu-loop");
+}
+
+#[test]
+fn info_and_validate_describe_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(dir.path(), TINY);
+    let o = peridot(&["info", &model]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(text.contains("nodes        200"), "{text}");
+    assert!(text.contains("time step"), "{text}");
+    assert!(peridot(&["validate", &model]).status.success());
+}
+
+#[test]
+fn bad_input_is_one_line_and_a_failure_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(dir.path(), &TINY.replace("youngs_modulus = 200e9", "youngs_modulus = -1"));
+    for cmd in ["validate", "run", "info"] {
+        let o = peridot(&[cmd, &model, "--quiet"][..if cmd == "run" { 3 } else { 2 }]);
+        assert!(!o.status.success(), "{cmd} accepted a negative modulus");
+        let err = stderr(&o);
+        assert_eq!(err.trim().lines().count(), 1, "{cmd}: {err}");
+        assert!(err.contains("material.youngs_modulus"), "{cmd}: {err}");
+        assert!(!err.contains("panicked"), "{cmd}: {err}");
+    }
+    let o = peridot(&["run", "no/such/model.toml"]);
+    assert!(!o.status.success() && stderr(&o).contains("no/such/model.toml"));
+}
+
+#[test]
+fn a_time_step_above_the_stable_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(dir.path(), TINY);
+    let o = peridot(&["run", &model, "--quiet", "--set", "solver.dt=1e-5"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("solver.dt"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("stable"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_unstable_run_stops_naming_the_step_and_keeps_its_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(dir.path(), &TINY.replace("steps = 40", "steps = 400"));
+    let out = dir.path().join("out");
+    let o = peridot(&[
+        "run", &model, "--quiet", "--out", out.to_str().unwrap(),
+        "--set", "solver.dt=1e-6", "--set", "solver.force_dt=true",
+        "--set", "solver.damage=false",
+    ]);
+    assert!(!o.status.success(), "a 10x too large dt ran to the end");
+    let err = stderr(&o);
+    assert!(err.contains("unstable at step"), "{err}");
+    assert!(err.contains("smaller solver.dt"), "{err}");
+    let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary kept");
+    assert!(summary.contains("stopped_early"), "{summary}");
+    assert!(out.join("tiny_000000.vtu").is_file(), "first snapshot kept");
+}
