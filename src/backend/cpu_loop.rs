@@ -265,6 +265,23 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
     fn bond_status(&self) -> Vec<u8> {
         self.mu.clone()
     }
+
+    fn memory_bytes(&self) -> usize {
+        let t = std::mem::size_of::<T>();
+        let (n, nb) = (self.problem.body.len(), self.mu.len());
+        // status and weight per bond; four LPS coefficients per node
+        nb * (1 + t) + 4 * n * t
+    }
+
+    fn bytes_per_step(&self) -> usize {
+        let t = std::mem::size_of::<T>();
+        let (n, nb, d) = (self.problem.body.len(), self.mu.len(), self.dim);
+        // per bond: neighbour index, status, weight; per node: positions (f64), offset,
+        // displacement in, force out (LPS: theta written once and read once more)
+        let lps = matches!(self.problem.material.law, Law::Lps { .. });
+        let node = 3 * 8 + 8 + 2 * d * t + if lps { 2 * t + 3 * t } else { 0 };
+        nb * (4 + 1 + t) + n * node
+    }
 }
 
 impl<T: Real> CpuLoop<T> {

@@ -42,6 +42,18 @@ pub trait Backend<T: Real>: Send {
 
     /// Bond status per directed bond in CSR order: 1 intact, 0 broken.
     fn bond_status(&self) -> Vec<u8>;
+
+    /// Bytes this backend holds for the model (operators, families, bond data, scratch).
+    fn memory_bytes(&self) -> usize;
+
+    /// Minimal bytes one explicit step (force evaluation with damage check) must move by this
+    /// backend's own count: each input read once, each output written once (`contract.md`).
+    fn bytes_per_step(&self) -> usize;
+
+    /// Non-zeros per sparse operator (`("B", nnz)`, ...); empty for loop backends.
+    fn operator_nnz(&self) -> Vec<(&'static str, usize)> {
+        Vec::new()
+    }
 }
 
 /// Which execution to use (`--backend`).
