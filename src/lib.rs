@@ -10,6 +10,7 @@
 //! Units are SI throughout: metres, kilograms, seconds, pascals, newtons.
 
 pub mod backend;
+pub mod bench;
 pub mod error;
 pub mod geometry;
 pub mod material;

@@ -1,4 +1,4 @@
-//! The `peridot` command line: `run`, `info`, `validate`. User errors print one line on
+//! The `peridot` command line: `run`, `info`, `validate`, `bench`. User errors print one line on
 //! stderr and exit with status 1; nothing panics on bad input.
 
 mod cli;
