@@ -83,11 +83,11 @@ impl Explicit {
         vhalf: Option<&[T]>,
     ) -> usize {
         let broken = if self.damage {
-            backend.break_bonds(&state.u)
+            backend.break_bonds_and_force(&state.u, &mut state.f)
         } else {
+            backend.internal_force(&state.u, &mut state.f);
             0
         };
-        backend.internal_force(&state.u, &mut state.f);
         loads.body_force(state.time, &mut state.b);
         let (rho, eta) = (T::of(1.0 / self.density), T::of(self.damping));
         let damped = self.damping > 0.0;
