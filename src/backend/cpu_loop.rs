@@ -8,7 +8,9 @@
 //! step. The PMB force loop, with the bond-break check fused in, is `pmb_kernel.rs`.
 
 use super::blocks::{par_node_blocks, par_node_blocks_with};
-use super::pmb_kernel::{forces_and_breaks, PmbBonds, BROKEN, INTACT, KEPT};
+use super::pmb_kernel::{
+    forces_and_breaks, pad_displacement, PmbBonds, Quad, BROKEN, INTACT, KEPT,
+};
 use super::Backend;
 use crate::material::bonds::bond_length;
 use crate::material::laws::{extension, stretch, Vec3};
@@ -29,6 +31,10 @@ pub struct CpuLoop<T: Real> {
     length: Vec<T>,
     /// Per-bond weight: PMB `c lambda beta V_j`; LPS `omega beta V_j`.
     weight: Vec<T>,
+    /// PMB: reference positions padded to four components, and the displacement copied
+    /// into the same layout each evaluation.
+    positions: Vec<Quad<f64>>,
+    padded_u: Vec<Quad<T>>,
     /// LPS per node: `alpha_i`, `p_i = d K_d / m_i - alpha_i / d`, `d / m_i`.
     alpha: Vec<T>,
     pcoef: Vec<T>,
@@ -75,11 +81,17 @@ impl<T: Real> CpuLoop<T> {
             .iter()
             .map(|&wv| T::of(if wv > 0.0 { d / wv } else { 0.0 }))
             .collect();
+        let positions = match m.law {
+            Law::Pmb { .. } => pos.iter().map(|x| [x[0], x[1], x[2], 0.0]).collect(),
+            Law::Lps { .. } => Vec::new(),
+        };
         CpuLoop {
             dim: p.dim(),
             status,
             length,
             weight,
+            positions,
+            padded_u: Vec::new(),
             alpha: alpha.into_iter().map(T::of).collect(),
             pcoef: pcoef.into_iter().map(T::of).collect(),
             d_over_m,
@@ -135,15 +147,17 @@ impl<T: Real> CpuLoop<T> {
         let Law::Pmb { linearized, .. } = p.material.law else {
             unreachable!("pmb_pass on a PMB material only");
         };
+        pad_displacement(u, self.dim, &mut self.padded_u);
         let bonds = PmbBonds {
             offsets: &p.families.offsets,
             neighbors: &p.families.neighbors,
-            positions: &p.body.positions,
+            positions: &self.positions,
             length: &self.length,
             weight: &self.weight,
             linearized,
         };
-        forces_and_breaks(&bonds, self.dim, u, s0, &mut self.status, force)
+        let (u4, status) = (&self.padded_u, &mut self.status);
+        forces_and_breaks(&bonds, self.dim, u4, s0, status, force)
     }
 
     /// LPS dilatation of every node into `self.theta`, first breaking every `INTACT` bond
@@ -321,8 +335,10 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
     fn memory_bytes(&self) -> usize {
         let t = std::mem::size_of::<T>();
         let (n, nb) = (self.problem.body.len(), self.status.len());
-        // status, length and weight per bond; four LPS coefficients per node
-        nb * (1 + 2 * t) + 4 * n * t
+        // status, length and weight per bond; four LPS coefficients per node; PMB padded
+        // positions (4 f64) and displacement (4 T) per node
+        let padded = self.positions.len() * (32 + 4 * t);
+        nb * (1 + 2 * t) + 4 * n * t + padded
     }
 
     fn bytes_per_step(&self) -> usize {

@@ -1,25 +1,24 @@
 //! The PMB bond loop of the CPU loop backend: force density of every node with the bond-break
 //! check fused in, in one pass over the bonds (`theory.md` section 2).
 //!
-//! Each node's family is walked in lanes of [`LANES`] bonds: the bond vectors and relative
-//! displacements of a lane are gathered into small arrays, the stretch and force scale of the
-//! whole lane are computed in straight-line code the compiler turns into SIMD instructions,
-//! and the lane is then added to the node's force in CSR order. The arithmetic per bond is
-//! exactly that of [`crate::material::laws`] (same operations in the same order, no fused
-//! multiply-add), and every node sums its own bonds in CSR order, so results are bitwise those
-//! of a plain loop, on any machine and at any thread count.
+//! Per node, three short loops over its family: (1) gather the bond vectors `xi` and relative
+//! displacements `eta` as 4-wide records (positions and displacements are kept padded to
+//! four components, so each is one vector load and one subtraction); (2) compute the stretch
+//! and the force term of every bond in straight-line code the compiler vectorizes across
+//! bonds; (3) walk the bonds in CSR order, break the over-stretched ones and add the others'
+//! terms. The arithmetic per bond is that of [`crate::material::laws`] (same operations in
+//! the same order, no fused multiply-add), and every node sums its own bonds in CSR order,
+//! so results are bitwise those of a plain loop, on any machine and at any thread count.
 //!
-//! Where the CPU has AVX2, the same code is compiled a second time with AVX2 enabled and
-//! chosen at run time (IEEE arithmetic gives the same bits either way).
+//! The same code is also compiled with AVX2 and with AVX-512 enabled, and the best build the
+//! CPU supports is chosen at run time (IEEE arithmetic without contraction into fused
+//! multiply-adds gives the same bits in every build).
 //!
 //! Units: displacement m, force density N/m^3.
 
 use super::blocks::par_node_blocks_with;
 use crate::Real;
 use std::ops::Range;
-
-/// Bonds per lane: two AVX2 registers of `f64`, one of `f32`.
-pub const LANES: usize = 8;
 
 /// Bond status: broken.
 pub const BROKEN: u8 = 0;
@@ -28,12 +27,15 @@ pub const INTACT: u8 = 1;
 /// Bond status: intact and never breaks (an end node is in a no-fail zone).
 pub const KEPT: u8 = 2;
 
+/// A node's vector padded to four components (unused ones zero).
+pub type Quad<T> = [T; 4];
+
 /// What the PMB loop reads besides the displacement.
 pub struct PmbBonds<'a, T> {
     pub offsets: &'a [usize],
     pub neighbors: &'a [u32],
-    /// Reference positions, m (f64: bond vectors are formed in f64, then rounded).
-    pub positions: &'a [[f64; 3]],
+    /// Reference positions, m, padded (f64: bond vectors are formed in f64, then rounded).
+    pub positions: &'a [Quad<f64>],
     /// Reference bond length `|xi|` per bond (computed in f64, rounded to `T`).
     pub length: &'a [T],
     /// Per-bond weight `c lambda beta V_j`.
@@ -42,56 +44,113 @@ pub struct PmbBonds<'a, T> {
     pub linearized: bool,
 }
 
-/// Force density of every node into `force` (`d` per node, overwritten) at displacement `u`.
-/// Before its force is added, every `INTACT` bond whose stretch exceeds `s0` is marked
-/// `BROKEN` in `status` (pass `s0 = +inf` to break none). Returns the number of bonds broken.
+/// Copy the node-major displacement `u` (`dim` per node) into padded records.
+pub fn pad_displacement<T: Real>(u: &[T], dim: usize, out: &mut Vec<Quad<T>>) {
+    use rayon::prelude::*;
+    out.resize(u.len() / dim, [T::zero(); 4]);
+    out.par_iter_mut()
+        .zip(u.par_chunks(dim))
+        .for_each(|(q, v)| q[..dim].copy_from_slice(v));
+}
+
+/// Force density of every node into `force` (`dim` per node, overwritten) at the padded
+/// displacement `u`. Before its force is added, every `INTACT` bond whose stretch exceeds
+/// `s0` is marked `BROKEN` in `status` (pass `s0 = +inf` to break none). Returns the number
+/// of bonds broken.
 pub fn forces_and_breaks<T: Real>(
     bonds: &PmbBonds<T>,
     dim: usize,
-    u: &[T],
+    u: &[Quad<T>],
+    s0: T,
+    status: &mut [u8],
+    force: &mut [T],
+) -> usize {
+    forces_and_breaks_with(detect_simd(), bonds, dim, u, s0, status, force)
+}
+
+fn forces_and_breaks_with<T: Real>(
+    simd: Simd,
+    bonds: &PmbBonds<T>,
+    dim: usize,
+    u: &[Quad<T>],
     s0: T,
     status: &mut [u8],
     force: &mut [T],
 ) -> usize {
     let n = bonds.offsets.len() - 1;
-    assert!(u.len() == dim * n && force.len() == dim * n && status.len() == bonds.length.len());
-    let avx2 = has_avx2();
+    assert!(u.len() == n && bonds.positions.len() == n && force.len() == dim * n);
+    assert!(status.len() == bonds.length.len() && bonds.weight.len() == bonds.length.len());
     par_node_blocks_with(bonds.offsets, status, force, dim, |nodes, st, f| {
         match (dim, bonds.linearized) {
-            (2, false) => block::<T, 2, false>(avx2, bonds, u, s0, nodes, st, f),
-            (2, true) => block::<T, 2, true>(avx2, bonds, u, s0, nodes, st, f),
-            (_, false) => block::<T, 3, false>(avx2, bonds, u, s0, nodes, st, f),
-            (_, true) => block::<T, 3, true>(avx2, bonds, u, s0, nodes, st, f),
+            (2, false) => block::<T, 2, false>(simd, bonds, u, s0, nodes, st, f),
+            (2, true) => block::<T, 2, true>(simd, bonds, u, s0, nodes, st, f),
+            (_, false) => block::<T, 3, false>(simd, bonds, u, s0, nodes, st, f),
+            (_, true) => block::<T, 3, true>(simd, bonds, u, s0, nodes, st, f),
         }
     })
 }
 
+/// The instruction sets the bond loop is compiled for, best first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Simd {
+    Avx512,
+    Avx2,
+    Baseline,
+}
+
 #[cfg(target_arch = "x86_64")]
-fn has_avx2() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
+fn detect_simd() -> Simd {
+    use std::arch::is_x86_feature_detected as has;
+    if has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("avx512bw") {
+        Simd::Avx512
+    } else if has!("avx2") {
+        Simd::Avx2
+    } else {
+        Simd::Baseline
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn has_avx2() -> bool {
-    false
+fn detect_simd() -> Simd {
+    Simd::Baseline
 }
 
-/// One block of consecutive nodes, with the AVX2 build of the loop where `avx2`.
+/// One block of consecutive nodes, with the build of the loop for `simd`.
 fn block<T: Real, const D: usize, const LIN: bool>(
-    avx2: bool,
+    simd: Simd,
     bonds: &PmbBonds<T>,
-    u: &[T],
+    u: &[Quad<T>],
     s0: T,
     nodes: Range<usize>,
     status: &mut [u8],
     force: &mut [T],
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        // SAFETY: the CPU supports AVX2 (checked at run time by `has_avx2`).
-        return unsafe { block_avx2::<T, D, LIN>(bonds, u, s0, nodes, status, force) };
+    match simd {
+        // SAFETY: the CPU supports these instruction sets (checked by `detect_simd`).
+        Simd::Avx512 => unsafe {
+            return block_avx512::<T, D, LIN>(bonds, u, s0, nodes, status, force);
+        },
+        // SAFETY: as above.
+        Simd::Avx2 => unsafe {
+            return block_avx2::<T, D, LIN>(bonds, u, s0, nodes, status, force);
+        },
+        Simd::Baseline => {}
     }
-    let _ = avx2;
+    let _ = simd;
+    block_body::<T, D, LIN>(bonds, u, s0, nodes, status, force)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2")]
+unsafe fn block_avx512<T: Real, const D: usize, const LIN: bool>(
+    bonds: &PmbBonds<T>,
+    u: &[Quad<T>],
+    s0: T,
+    nodes: Range<usize>,
+    status: &mut [u8],
+    force: &mut [T],
+) -> usize {
     block_body::<T, D, LIN>(bonds, u, s0, nodes, status, force)
 }
 
@@ -99,7 +158,7 @@ fn block<T: Real, const D: usize, const LIN: bool>(
 #[target_feature(enable = "avx2")]
 unsafe fn block_avx2<T: Real, const D: usize, const LIN: bool>(
     bonds: &PmbBonds<T>,
-    u: &[T],
+    u: &[Quad<T>],
     s0: T,
     nodes: Range<usize>,
     status: &mut [u8],
@@ -113,7 +172,7 @@ unsafe fn block_avx2<T: Real, const D: usize, const LIN: bool>(
 #[inline(always)]
 fn block_body<T: Real, const D: usize, const LIN: bool>(
     bonds: &PmbBonds<T>,
-    u: &[T],
+    u: &[Quad<T>],
     s0: T,
     nodes: Range<usize>,
     status: &mut [u8],
@@ -121,144 +180,230 @@ fn block_body<T: Real, const D: usize, const LIN: bool>(
 ) -> usize {
     let base = bonds.offsets[nodes.start];
     let first = nodes.start;
+    let mut scratch = Scratch::<T>::default();
     let mut broken = 0;
     for i in nodes {
         let range = bonds.offsets[i]..bonds.offsets[i + 1];
         let st = &mut status[range.start - base..range.end - base];
-        let (f, b) = node::<T, D, LIN>(bonds, u, s0, i, range, st);
-        force[D * (i - first)..D * (i - first + 1)].copy_from_slice(&f);
+        let (f, b) = node::<T, D, LIN>(bonds, u, s0, i, range, st, &mut scratch);
+        force[D * (i - first)..D * (i - first + 1)].copy_from_slice(&f[..D]);
         broken += b;
     }
     broken
 }
 
-/// One lane of bonds, structure of arrays.
-struct Lane<T, const D: usize> {
-    xi: [[T; LANES]; D],
-    eta: [[T; LANES]; D],
-    length: [T; LANES],
-    weight: [T; LANES],
+/// One family: bond vectors and relative displacements in, force terms and over-stretched
+/// flags out, one padded record per bond.
+#[derive(Default)]
+struct Scratch<T> {
+    xi: Vec<Quad<T>>,
+    eta: Vec<Quad<T>>,
+    term: Vec<Quad<T>>,
+    over: Vec<bool>,
 }
 
 /// Force density on node `i` from its bonds `range` (status `st`), and the bonds it broke.
 #[inline(always)]
 fn node<T: Real, const D: usize, const LIN: bool>(
     bonds: &PmbBonds<T>,
-    u: &[T],
+    u: &[Quad<T>],
     s0: T,
     i: usize,
     range: Range<usize>,
     st: &mut [u8],
-) -> ([T; D], usize) {
-    let pi = bonds.positions[i];
-    let ui: [T; D] = std::array::from_fn(|k| u[D * i + k]);
-    let mut f = [T::zero(); D];
+    sc: &mut Scratch<T>,
+) -> (Quad<T>, usize) {
+    let len = range.len();
+    let zero = [T::zero(); 4];
+    sc.xi.resize(len, zero);
+    sc.eta.resize(len, zero);
+    sc.term.resize(len, zero);
+    sc.over.resize(len, false);
+    gather(bonds, u, i, range.clone(), &mut sc.xi, &mut sc.eta);
+    let (length, weight) = (&bonds.length[range.clone()], &bonds.weight[range]);
+    let (xi, eta) = (&sc.xi[..len], &sc.eta[..len]);
+    terms::<T, D, LIN>(xi, eta, length, weight, s0, &mut sc.term, &mut sc.over);
+    let (term, over, st) = (&sc.term[..len], &sc.over[..len], &mut st[..len]);
+    let mut f = zero;
     let mut broken = 0;
-    let mut start = range.start;
-    while start < range.end {
-        let m = (range.end - start).min(LANES);
-        let lane = gather::<T, D>(bonds, u, &pi, &ui, start, m);
-        let (scale, dir, over) = lane_forces::<T, D, LIN>(&lane, s0);
-        for l in 0..m {
-            let s = &mut st[start - range.start + l];
-            if *s == BROKEN {
-                continue;
-            }
-            if *s == INTACT && over[l] {
-                *s = BROKEN;
-                broken += 1;
-                continue;
-            }
-            for k in 0..D {
-                f[k] += scale[l] * dir[k][l];
-            }
+    for l in 0..len {
+        let s = &mut st[l];
+        if *s == BROKEN {
+            continue;
         }
-        start += m;
+        if *s == INTACT && over[l] {
+            *s = BROKEN;
+            broken += 1;
+            continue;
+        }
+        for k in 0..4 {
+            f[k] += term[l][k];
+        }
     }
     (f, broken)
 }
 
-/// Bond vectors (`f64` differences rounded to `T`), relative displacements, lengths and
-/// weights of bonds `start..start + m`. Unused lanes hold a unit bond at rest with weight 0.
+/// Bond vectors (`f64` differences rounded to `T`) and relative displacements of the bonds
+/// `range` of node `i`, as padded records.
 #[inline(always)]
-fn gather<T: Real, const D: usize>(
+fn gather<T: Real>(
     bonds: &PmbBonds<T>,
-    u: &[T],
-    pi: &[f64; 3],
-    ui: &[T; D],
-    start: usize,
-    m: usize,
-) -> Lane<T, D> {
-    let mut lane = Lane {
-        xi: [[T::zero(); LANES]; D],
-        eta: [[T::zero(); LANES]; D],
-        length: [T::one(); LANES],
-        weight: [T::zero(); LANES],
-    };
-    lane.xi[0] = [T::one(); LANES];
-    let nb = &bonds.neighbors[start..start + m];
-    for (l, &j) in nb.iter().enumerate() {
-        let j = j as usize;
-        let pj = &bonds.positions[j];
-        let uj = &u[D * j..D * j + D];
-        for k in 0..D {
-            lane.xi[k][l] = T::of(pj[k] - pi[k]);
-            lane.eta[k][l] = uj[k] - ui[k];
+    u: &[Quad<T>],
+    i: usize,
+    range: Range<usize>,
+    xi: &mut [Quad<T>],
+    eta: &mut [Quad<T>],
+) {
+    let nb = &bonds.neighbors[range];
+    let len = nb.len();
+    let (xi, eta) = (&mut xi[..len], &mut eta[..len]);
+    let (pi, ui) = (bonds.positions[i], u[i]);
+    for l in 0..len {
+        let j = nb[l] as usize;
+        let (pj, uj) = (&bonds.positions[j], &u[j]);
+        for k in 0..4 {
+            xi[l][k] = T::of(pj[k] - pi[k]);
+            eta[l][k] = uj[k] - ui[k];
         }
     }
-    lane.length[..m].copy_from_slice(&bonds.length[start..start + m]);
-    lane.weight[..m].copy_from_slice(&bonds.weight[start..start + m]);
-    lane
 }
 
-/// Per bond of a lane: the force scale, the direction it multiplies and whether the stretch
-/// exceeds `s0`. The operations are those of `laws::stretch` and `laws::extension`.
+/// Per bond: the force term `scale * direction` and whether the stretch exceeds `s0`. The
+/// operations are those of `laws::stretch` and `laws::extension`, in the same order (the
+/// padding component only ever adds zeros to itself).
 #[inline(always)]
-#[allow(clippy::type_complexity)]
-fn lane_forces<T: Real, const D: usize, const LIN: bool>(
-    lane: &Lane<T, D>,
+fn terms<T: Real, const D: usize, const LIN: bool>(
+    xi: &[Quad<T>],
+    eta: &[Quad<T>],
+    length: &[T],
+    weight: &[T],
     s0: T,
-) -> ([T; LANES], [[T; LANES]; D], [bool; LANES]) {
-    let mut scale = [T::zero(); LANES];
-    let mut dir = [[T::zero(); LANES]; D];
-    let mut over = [false; LANES];
-    let (xi, eta) = (&lane.xi, &lane.eta);
-    for l in 0..LANES {
-        let x = lane.length[l];
+    term: &mut [Quad<T>],
+    over: &mut [bool],
+) {
+    let len = length.len();
+    let (xi, eta, weight) = (&xi[..len], &eta[..len], &weight[..len]);
+    let (term, over) = (&mut term[..len], &mut over[..len]);
+    for l in 0..len {
+        let (a, e, x) = (&xi[l], &eta[l], length[l]);
         if LIN {
             // s = (n . eta) / x, force along xi
-            let mut dot = xi[0][l] * eta[0][l];
+            let mut dot = a[0] * e[0];
             for k in 1..D {
-                dot += xi[k][l] * eta[k][l];
+                dot += a[k] * e[k];
             }
             let s = dot / x / x;
-            scale[l] = lane.weight[l] * s / x;
+            let scale = weight[l] * s / x;
             over[l] = s > s0;
-            for k in 0..D {
-                dir[k][l] = xi[k][l];
+            for k in 0..4 {
+                term[l][k] = scale * a[k];
             }
         } else {
             // y = xi + eta; s = eta . (2 xi + eta) / (x (|y| + x)); force along y
             let two = T::one() + T::one();
-            let mut y2 = T::zero();
-            let mut num = T::zero();
-            for k in 0..D {
-                let y = xi[k][l] + eta[k][l];
-                let w = two * xi[k][l] + eta[k][l];
-                if k == 0 {
-                    y2 = y * y;
-                    num = eta[k][l] * w;
-                } else {
-                    y2 += y * y;
-                    num += eta[k][l] * w;
-                }
-                dir[k][l] = y;
+            let y: Quad<T> = std::array::from_fn(|k| a[k] + e[k]);
+            let mut y2 = y[0] * y[0];
+            let mut num = e[0] * (two * a[0] + e[0]);
+            for k in 1..D {
+                y2 += y[k] * y[k];
+                num += e[k] * (two * a[k] + e[k]);
             }
             let ly = y2.sqrt();
             let s = num / (x * (ly + x));
-            scale[l] = lane.weight[l] * s / ly;
+            let scale = weight[l] * s / ly;
             over[l] = s > s0;
+            for k in 0..4 {
+                term[l][k] = scale * y[k];
+            }
         }
     }
-    (scale, dir, over)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every build of the loop (baseline, AVX2, AVX-512, where the CPU has them) gives the
+    //! same bits: forces, bond status and the count of broken bonds.
+    use super::*;
+    use crate::material::bonds::bond_length;
+    use crate::setup::Problem;
+
+    fn problem(dim: &str, law: &str) -> Problem {
+        let text = format!(
+            "[material]\nmodel = \"{law}\"\nyoungs_modulus = 200e9\ndensity = 8000\n\
+             critical_stretch = 0.004\n[discretization]\ndimension = \"{dim}\"\n\
+             thickness = 1e-3\ndx = 1e-3\nhorizon_factor = 3.015\n[geometry]\n\
+             box = [{{ min = [0, 0, 0], max = [0.008, 0.007, 0.006] }}]\n\
+             [solver]\nkind = \"explicit\"\nsteps = 1\n"
+        );
+        let text = if dim == "3d" {
+            text.replace("thickness = 1e-3\n", "")
+        } else {
+            text.replace("[0, 0, 0]", "[0, 0]")
+                .replace("[0.008, 0.007, 0.006]", "[0.012, 0.01]")
+        };
+        let model = crate::model::parse(&text, "test.toml", &[]).expect("valid model");
+        Problem::build(model, std::path::Path::new(".")).expect("builds")
+    }
+
+    fn run<T: Real>(p: &Problem, simd: Simd) -> (Vec<T>, Vec<u8>, usize) {
+        let (n, d) = (p.body.len(), p.dim());
+        let fam = &p.families;
+        let pos = &p.body.positions;
+        let length: Vec<T> = (0..n)
+            .flat_map(|i| fam.family(i).iter().map(move |&j| (i, j as usize)))
+            .map(|(i, j)| T::of(bond_length(pos, i, j)))
+            .collect();
+        let weight: Vec<T> = (0..length.len())
+            .map(|b| T::of(1.0 + 0.01 * b as f64))
+            .collect();
+        let positions: Vec<Quad<f64>> = pos.iter().map(|x| [x[0], x[1], x[2], 0.0]).collect();
+        // A wavy displacement that stretches some bonds past 0.004.
+        let u: Vec<T> = (0..n * d)
+            .map(|k| T::of(4e-6 * ((k as f64 * 0.37).sin() + (k as f64 * 0.11).cos())))
+            .collect();
+        let mut u4 = Vec::new();
+        pad_displacement(&u, d, &mut u4);
+        let mut status: Vec<u8> = (0..length.len()).map(|b| [1, 1, 2, 0][b % 4]).collect();
+        let mut force = vec![T::zero(); n * d];
+        let linearized = p.material.name() == "pmb-linear";
+        let bonds = PmbBonds {
+            offsets: &fam.offsets,
+            neighbors: &fam.neighbors,
+            positions: &positions,
+            length: &length,
+            weight: &weight,
+            linearized,
+        };
+        let s0 = T::of(0.004);
+        let broken = forces_and_breaks_with(simd, &bonds, d, &u4, s0, &mut status, &mut force);
+        (force, status, broken)
+    }
+
+    fn same_bits<T: Real>(p: &Problem) {
+        let reference = run::<T>(p, Simd::Baseline);
+        assert!(reference.2 > 0, "the displacement breaks bonds");
+        let best = detect_simd();
+        for simd in [Simd::Avx2, Simd::Avx512] {
+            let supported = matches!((best, simd), (Simd::Avx512, _) | (Simd::Avx2, Simd::Avx2));
+            if !supported {
+                continue;
+            }
+            let (f, st, broken) = run::<T>(p, simd);
+            assert_eq!(broken, reference.2);
+            assert_eq!(st, reference.1);
+            let bits = |v: &[T]| v.iter().map(|x| x.f64().to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&f), bits(&reference.0));
+        }
+    }
+
+    #[test]
+    fn every_simd_build_gives_the_same_bits() {
+        for dim in ["3d", "plane-stress"] {
+            for law in ["pmb", "pmb-linear"] {
+                let p = problem(dim, law);
+                same_bits::<f64>(&p);
+                same_bits::<f32>(&p);
+            }
+        }
+    }
 }
