@@ -9,7 +9,7 @@
 
 use super::blocks::{par_node_blocks, par_node_blocks_with};
 use super::pmb_kernel::{
-    forces_and_breaks, pad_displacement, PmbBonds, Quad, BROKEN, INTACT, KEPT,
+    forces_and_breaks, node_records, stage_displacement, NodeRecord, PmbBonds, BROKEN, INTACT, KEPT,
 };
 use super::Backend;
 use crate::material::bonds::bond_length;
@@ -31,10 +31,9 @@ pub struct CpuLoop<T: Real> {
     length: Vec<T>,
     /// Per-bond weight: PMB `c lambda beta V_j`; LPS `omega beta V_j`.
     weight: Vec<T>,
-    /// PMB: reference positions padded to four components, and the displacement copied
-    /// into the same layout each evaluation.
-    positions: Vec<Quad<f64>>,
-    padded_u: Vec<Quad<T>>,
+    /// PMB: per node, the reference position and the displacement (copied in at each
+    /// evaluation), padded, in one cache line.
+    records: Vec<NodeRecord<T>>,
     /// LPS per node: `alpha_i`, `p_i = d K_d / m_i - alpha_i / d`, `d / m_i`.
     alpha: Vec<T>,
     pcoef: Vec<T>,
@@ -81,8 +80,8 @@ impl<T: Real> CpuLoop<T> {
             .iter()
             .map(|&wv| T::of(if wv > 0.0 { d / wv } else { 0.0 }))
             .collect();
-        let positions = match m.law {
-            Law::Pmb { .. } => pos.iter().map(|x| [x[0], x[1], x[2], 0.0]).collect(),
+        let records = match m.law {
+            Law::Pmb { .. } => node_records(pos),
             Law::Lps { .. } => Vec::new(),
         };
         CpuLoop {
@@ -90,8 +89,7 @@ impl<T: Real> CpuLoop<T> {
             status,
             length,
             weight,
-            positions,
-            padded_u: Vec::new(),
+            records,
             alpha: alpha.into_iter().map(T::of).collect(),
             pcoef: pcoef.into_iter().map(T::of).collect(),
             d_over_m,
@@ -147,17 +145,16 @@ impl<T: Real> CpuLoop<T> {
         let Law::Pmb { linearized, .. } = p.material.law else {
             unreachable!("pmb_pass on a PMB material only");
         };
-        pad_displacement(u, self.dim, &mut self.padded_u);
+        stage_displacement(u, self.dim, &mut self.records);
         let bonds = PmbBonds {
             offsets: &p.families.offsets,
             neighbors: &p.families.neighbors,
-            positions: &self.positions,
             length: &self.length,
             weight: &self.weight,
             linearized,
         };
-        let (u4, status) = (&self.padded_u, &mut self.status);
-        forces_and_breaks(&bonds, self.dim, u4, s0, status, force)
+        let (recs, status) = (&self.records, &mut self.status);
+        forces_and_breaks(&bonds, self.dim, recs, s0, status, force)
     }
 
     /// LPS dilatation of every node into `self.theta`, first breaking every `INTACT` bond
@@ -337,7 +334,7 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
         let (n, nb) = (self.problem.body.len(), self.status.len());
         // status, length and weight per bond; four LPS coefficients per node; PMB padded
         // positions (4 f64) and displacement (4 T) per node
-        let padded = self.positions.len() * (32 + 4 * t);
+        let padded = self.records.len() * std::mem::size_of::<NodeRecord<T>>();
         nb * (1 + 2 * t) + 4 * n * t + padded
     }
 

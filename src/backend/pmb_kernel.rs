@@ -2,8 +2,9 @@
 //! check fused in, in one pass over the bonds (`theory.md` section 2).
 //!
 //! Per node, three short loops over its family: (1) gather the bond vectors `xi` and relative
-//! displacements `eta` as 4-wide records (positions and displacements are kept padded to
-//! four components, so each is one vector load and one subtraction); (2) compute the stretch
+//! displacements `eta` as 4-wide records (each node's position and displacement are kept
+//! padded to four components in one 64-byte [`NodeRecord`], so a neighbour costs one cache
+//! line, two vector loads and two subtractions); (2) compute the stretch
 //! and the force term of every bond in straight-line code the compiler vectorizes across
 //! bonds; (3) walk the bonds in CSR order, break the over-stretched ones and add the others'
 //! terms. The arithmetic per bond is that of [`crate::material::laws`] (same operations in
@@ -30,12 +31,19 @@ pub const KEPT: u8 = 2;
 /// A node's vector padded to four components (unused ones zero).
 pub type Quad<T> = [T; 4];
 
+/// What the bond loop reads of a neighbour, in one cache line: its reference position and
+/// its current displacement, both padded.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub struct NodeRecord<T> {
+    pub position: Quad<f64>,
+    pub displacement: Quad<T>,
+}
+
 /// What the PMB loop reads besides the displacement.
 pub struct PmbBonds<'a, T> {
     pub offsets: &'a [usize],
     pub neighbors: &'a [u32],
-    /// Reference positions, m, padded (f64: bond vectors are formed in f64, then rounded).
-    pub positions: &'a [Quad<f64>],
     /// Reference bond length `|xi|` per bond (computed in f64, rounded to `T`).
     pub length: &'a [T],
     /// Per-bond weight `c lambda beta V_j`.
@@ -44,13 +52,23 @@ pub struct PmbBonds<'a, T> {
     pub linearized: bool,
 }
 
-/// Copy the node-major displacement `u` (`dim` per node) into padded records.
-pub fn pad_displacement<T: Real>(u: &[T], dim: usize, out: &mut Vec<Quad<T>>) {
+/// Node records for reference positions `positions` (displacements zero).
+pub fn node_records<T: Real>(positions: &[[f64; 3]]) -> Vec<NodeRecord<T>> {
+    positions
+        .iter()
+        .map(|x| NodeRecord {
+            position: [x[0], x[1], x[2], 0.0],
+            displacement: [T::zero(); 4],
+        })
+        .collect()
+}
+
+/// Copy the node-major displacement `u` (`dim` per node) into the node records.
+pub fn stage_displacement<T: Real>(u: &[T], dim: usize, recs: &mut [NodeRecord<T>]) {
     use rayon::prelude::*;
-    out.resize(u.len() / dim, [T::zero(); 4]);
-    out.par_iter_mut()
+    recs.par_iter_mut()
         .zip(u.par_chunks(dim))
-        .for_each(|(q, v)| q[..dim].copy_from_slice(v));
+        .for_each(|(q, v)| q.displacement[..dim].copy_from_slice(v));
 }
 
 /// Force density of every node into `force` (`dim` per node, overwritten) at the padded
@@ -60,32 +78,32 @@ pub fn pad_displacement<T: Real>(u: &[T], dim: usize, out: &mut Vec<Quad<T>>) {
 pub fn forces_and_breaks<T: Real>(
     bonds: &PmbBonds<T>,
     dim: usize,
-    u: &[Quad<T>],
+    recs: &[NodeRecord<T>],
     s0: T,
     status: &mut [u8],
     force: &mut [T],
 ) -> usize {
-    forces_and_breaks_with(detect_simd(), bonds, dim, u, s0, status, force)
+    forces_and_breaks_with(detect_simd(), bonds, dim, recs, s0, status, force)
 }
 
 fn forces_and_breaks_with<T: Real>(
     simd: Simd,
     bonds: &PmbBonds<T>,
     dim: usize,
-    u: &[Quad<T>],
+    recs: &[NodeRecord<T>],
     s0: T,
     status: &mut [u8],
     force: &mut [T],
 ) -> usize {
     let n = bonds.offsets.len() - 1;
-    assert!(u.len() == n && bonds.positions.len() == n && force.len() == dim * n);
+    assert!(recs.len() == n && force.len() == dim * n);
     assert!(status.len() == bonds.length.len() && bonds.weight.len() == bonds.length.len());
     par_node_blocks_with(bonds.offsets, status, force, dim, |nodes, st, f| {
         match (dim, bonds.linearized) {
-            (2, false) => block::<T, 2, false>(simd, bonds, u, s0, nodes, st, f),
-            (2, true) => block::<T, 2, true>(simd, bonds, u, s0, nodes, st, f),
-            (_, false) => block::<T, 3, false>(simd, bonds, u, s0, nodes, st, f),
-            (_, true) => block::<T, 3, true>(simd, bonds, u, s0, nodes, st, f),
+            (2, false) => block::<T, 2, false>(simd, bonds, recs, s0, nodes, st, f),
+            (2, true) => block::<T, 2, true>(simd, bonds, recs, s0, nodes, st, f),
+            (_, false) => block::<T, 3, false>(simd, bonds, recs, s0, nodes, st, f),
+            (_, true) => block::<T, 3, true>(simd, bonds, recs, s0, nodes, st, f),
         }
     })
 }
@@ -119,7 +137,7 @@ fn detect_simd() -> Simd {
 fn block<T: Real, const D: usize, const LIN: bool>(
     simd: Simd,
     bonds: &PmbBonds<T>,
-    u: &[Quad<T>],
+    recs: &[NodeRecord<T>],
     s0: T,
     nodes: Range<usize>,
     status: &mut [u8],
@@ -129,42 +147,42 @@ fn block<T: Real, const D: usize, const LIN: bool>(
     match simd {
         // SAFETY: the CPU supports these instruction sets (checked by `detect_simd`).
         Simd::Avx512 => unsafe {
-            return block_avx512::<T, D, LIN>(bonds, u, s0, nodes, status, force);
+            return block_avx512::<T, D, LIN>(bonds, recs, s0, nodes, status, force);
         },
         // SAFETY: as above.
         Simd::Avx2 => unsafe {
-            return block_avx2::<T, D, LIN>(bonds, u, s0, nodes, status, force);
+            return block_avx2::<T, D, LIN>(bonds, recs, s0, nodes, status, force);
         },
         Simd::Baseline => {}
     }
     let _ = simd;
-    block_body::<T, D, LIN>(bonds, u, s0, nodes, status, force)
+    block_body::<T, D, LIN>(bonds, recs, s0, nodes, status, force)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2")]
 unsafe fn block_avx512<T: Real, const D: usize, const LIN: bool>(
     bonds: &PmbBonds<T>,
-    u: &[Quad<T>],
+    recs: &[NodeRecord<T>],
     s0: T,
     nodes: Range<usize>,
     status: &mut [u8],
     force: &mut [T],
 ) -> usize {
-    block_body::<T, D, LIN>(bonds, u, s0, nodes, status, force)
+    block_body::<T, D, LIN>(bonds, recs, s0, nodes, status, force)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn block_avx2<T: Real, const D: usize, const LIN: bool>(
     bonds: &PmbBonds<T>,
-    u: &[Quad<T>],
+    recs: &[NodeRecord<T>],
     s0: T,
     nodes: Range<usize>,
     status: &mut [u8],
     force: &mut [T],
 ) -> usize {
-    block_body::<T, D, LIN>(bonds, u, s0, nodes, status, force)
+    block_body::<T, D, LIN>(bonds, recs, s0, nodes, status, force)
 }
 
 /// Nodes `nodes`; `status` holds their bonds (from `offsets[nodes.start]`), `force` their
@@ -172,7 +190,7 @@ unsafe fn block_avx2<T: Real, const D: usize, const LIN: bool>(
 #[inline(always)]
 fn block_body<T: Real, const D: usize, const LIN: bool>(
     bonds: &PmbBonds<T>,
-    u: &[Quad<T>],
+    recs: &[NodeRecord<T>],
     s0: T,
     nodes: Range<usize>,
     status: &mut [u8],
@@ -185,7 +203,7 @@ fn block_body<T: Real, const D: usize, const LIN: bool>(
     for i in nodes {
         let range = bonds.offsets[i]..bonds.offsets[i + 1];
         let st = &mut status[range.start - base..range.end - base];
-        let (f, b) = node::<T, D, LIN>(bonds, u, s0, i, range, st, &mut scratch);
+        let (f, b) = node::<T, D, LIN>(bonds, recs, s0, i, range, st, &mut scratch);
         force[D * (i - first)..D * (i - first + 1)].copy_from_slice(&f[..D]);
         broken += b;
     }
@@ -206,7 +224,7 @@ struct Scratch<T> {
 #[inline(always)]
 fn node<T: Real, const D: usize, const LIN: bool>(
     bonds: &PmbBonds<T>,
-    u: &[Quad<T>],
+    recs: &[NodeRecord<T>],
     s0: T,
     i: usize,
     range: Range<usize>,
@@ -219,7 +237,7 @@ fn node<T: Real, const D: usize, const LIN: bool>(
     sc.eta.resize(len, zero);
     sc.term.resize(len, zero);
     sc.over.resize(len, false);
-    gather(bonds, u, i, range.clone(), &mut sc.xi, &mut sc.eta);
+    gather(bonds, recs, i, range.clone(), &mut sc.xi, &mut sc.eta);
     let (length, weight) = (&bonds.length[range.clone()], &bonds.weight[range]);
     let (xi, eta) = (&sc.xi[..len], &sc.eta[..len]);
     terms::<T, D, LIN>(xi, eta, length, weight, s0, &mut sc.term, &mut sc.over);
@@ -248,7 +266,7 @@ fn node<T: Real, const D: usize, const LIN: bool>(
 #[inline(always)]
 fn gather<T: Real>(
     bonds: &PmbBonds<T>,
-    u: &[Quad<T>],
+    recs: &[NodeRecord<T>],
     i: usize,
     range: Range<usize>,
     xi: &mut [Quad<T>],
@@ -257,10 +275,10 @@ fn gather<T: Real>(
     let nb = &bonds.neighbors[range];
     let len = nb.len();
     let (xi, eta) = (&mut xi[..len], &mut eta[..len]);
-    let (pi, ui) = (bonds.positions[i], u[i]);
+    let (pi, ui) = (recs[i].position, recs[i].displacement);
     for l in 0..len {
         let j = nb[l] as usize;
-        let (pj, uj) = (&bonds.positions[j], &u[j]);
+        let (pj, uj) = (&recs[j].position, &recs[j].displacement);
         for k in 0..4 {
             xi[l][k] = T::of(pj[k] - pi[k]);
             eta[l][k] = uj[k] - ui[k];
@@ -356,26 +374,24 @@ mod tests {
         let weight: Vec<T> = (0..length.len())
             .map(|b| T::of(1.0 + 0.01 * b as f64))
             .collect();
-        let positions: Vec<Quad<f64>> = pos.iter().map(|x| [x[0], x[1], x[2], 0.0]).collect();
+        let mut recs = node_records::<T>(pos);
         // A wavy displacement that stretches some bonds past 0.004.
         let u: Vec<T> = (0..n * d)
             .map(|k| T::of(4e-6 * ((k as f64 * 0.37).sin() + (k as f64 * 0.11).cos())))
             .collect();
-        let mut u4 = Vec::new();
-        pad_displacement(&u, d, &mut u4);
+        stage_displacement(&u, d, &mut recs);
         let mut status: Vec<u8> = (0..length.len()).map(|b| [1, 1, 2, 0][b % 4]).collect();
         let mut force = vec![T::zero(); n * d];
         let linearized = p.material.name() == "pmb-linear";
         let bonds = PmbBonds {
             offsets: &fam.offsets,
             neighbors: &fam.neighbors,
-            positions: &positions,
             length: &length,
             weight: &weight,
             linearized,
         };
         let s0 = T::of(0.004);
-        let broken = forces_and_breaks_with(simd, &bonds, d, &u4, s0, &mut status, &mut force);
+        let broken = forces_and_breaks_with(simd, &bonds, d, &recs, s0, &mut status, &mut force);
         (force, status, broken)
     }
 
