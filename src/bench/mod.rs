@@ -20,7 +20,7 @@ use crate::model::SolverKind;
 use crate::setup::Problem;
 use crate::solver::explicit::{Explicit, StepTimes};
 use crate::solver::loads::Loads;
-use crate::solver::run::{choose_dt, DEFAULT_SAFETY};
+use crate::solver::run::DEFAULT_SAFETY;
 use crate::solver::State;
 use crate::{Error, Precision, Real, Result};
 use serde::{Deserialize, Serialize};
@@ -100,15 +100,26 @@ fn on_cpu(name: &str) -> bool {
     name.starts_with("cpu")
 }
 
-/// Time step for benchmarking `problem` explicitly: the model's own for an explicit model,
-/// else the stable step times the default safety factor (ADR models step by 1, which is not
-/// an explicit time step).
-pub fn bench_dt(problem: &Problem) -> Result<f64> {
-    if problem.model.solver.kind == SolverKind::Explicit {
-        return choose_dt(problem).map(|(dt, _, _)| dt);
-    }
+/// Time step for benchmarking `problem` explicitly, and a note when it is not the model's:
+/// the model's own `solver.dt` where it is explicit and stable at this size, else the stable
+/// step times the safety factor (ADR models step by 1, which is not an explicit time step;
+/// a model scaled by `--sizes` may have a `dt` above the stable step of the finer lattice).
+pub fn bench_dt(problem: &Problem) -> (f64, Option<String>) {
     let p = problem;
-    Ok(DEFAULT_SAFETY * stable_time_step(&p.body, &p.families, &p.bonds, &p.material))
+    let s = &p.model.solver;
+    let stable = stable_time_step(&p.body, &p.families, &p.bonds, &p.material);
+    let auto = s.safety_factor.unwrap_or(DEFAULT_SAFETY) * stable;
+    match (s.kind, s.dt) {
+        (SolverKind::Explicit, Some(dt)) if dt <= stable || s.force_dt => (dt, None),
+        (SolverKind::Explicit, Some(dt)) => (
+            auto,
+            Some(format!(
+                "solver.dt = {dt:.4e} s is above the stable step {stable:.4e} s at this size; \
+                 timing with {auto:.4e} s"
+            )),
+        ),
+        _ => (auto, None),
+    }
 }
 
 /// Benchmark one backend kind in one precision on `problem`. An error means the backend is
@@ -136,7 +147,7 @@ fn bench_typed<T: Real>(
             message: "must be at least 1".into(),
         });
     }
-    let dt = bench_dt(problem)?;
+    let (dt, _) = bench_dt(problem);
     let mut backend = backend::create::<T>(kind, problem.clone())?;
     let p = &**problem;
     let (n, d) = (p.body.len(), p.dim());

@@ -90,6 +90,9 @@ pub fn bench(model: &ModelArgs, args: BenchArgs) -> anyhow::Result<()> {
                 format!(", as with{}", sets.concat())
             }
         );
+        if let (_, Some(note)) = bench::bench_dt(&problem) {
+            println!("note: {note}");
+        }
         print_header();
         for &kind in &args.backends {
             for &precision in &args.precisions {
