@@ -7,7 +7,9 @@ Usage:
 Each DIR holds one or more runs, `DIR/*/bench.json` (as scripts/run_benchmarks.sh writes
 them). Records of the same label, model, backend, precision and node count are pooled over
 the runs: the table gives the median of the runs' node-steps per second (each run's figure is
-already nodes / median seconds per step) and the best run. The PNG plots the medians against
+already nodes / median seconds per step), the best run, and the CPU share (CPU time of the
+process over threads x wall time, median of the runs: below 100% other processes shared the
+cores). The PNG plots the medians against
 the node count, with the 3.8e6 target and the LAMMPS peri/pmb reference (1.27e6 node-steps/s
 on this machine with 2 OpenMP threads) as dashed lines. A markdown table goes to stdout.
 """
@@ -168,18 +170,24 @@ def load(specs):
 def table(pooled):
     print(
         "| label | model | backend | precision | dim | nodes | bonds | runs "
-        "| node-steps/s (median of runs) | best run | GB/s (median) |"
+        "| node-steps/s (median of runs) | best run | GB/s (median) | CPU share |"
     )
-    print("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for key in sorted(pooled, key=lambda k: (k[0], k[1], k[2], k[3], k[4])):
         rs = pooled[key]
         nsps = [r["node_steps_per_second"] for r in rs]
         gbs = statistics.median(r["achieved_gb_per_s"] for r in rs)
+        share = [
+            r["cpu_seconds_per_step"] / (r["threads"] * r["mean_seconds_per_step"])
+            for r in rs
+            if r.get("cpu_seconds_per_step") is not None
+        ]
+        share = f"{100 * statistics.median(share):.0f}%" if share else "-"
         label, model, backend, precision, nodes = key
         print(
             f"| {label} | {model} | {backend} | {precision} | {rs[0]['dim']} | {nodes:,} "
             f"| {rs[0]['bonds']:,} | {len(rs)} | {statistics.median(nsps):.3e} "
-            f"| {max(nsps):.3e} | {gbs:.2f} |"
+            f"| {max(nsps):.3e} | {gbs:.2f} | {share} |"
         )
 
 
