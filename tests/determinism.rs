@@ -62,7 +62,10 @@ fn run_with_threads(threads: usize, text: &str) -> (Vec<f64>, Vec<u8>) {
 #[test]
 fn results_do_not_depend_on_the_thread_count() {
     let (u1, mu1) = run_with_threads(1, PLATE);
-    assert!(mu1.iter().filter(|&&m| m == 0).count() > 200, "the run must break bonds");
+    assert!(
+        mu1.iter().filter(|&&m| m == 0).count() > 200,
+        "the run must break bonds"
+    );
     for threads in [2, 3] {
         let (u, mu) = run_with_threads(threads, PLATE);
         assert_eq!(mu, mu1, "bond status differs on {threads} threads");
@@ -78,7 +81,10 @@ fn results_do_not_depend_on_the_thread_count() {
 #[test]
 fn f32_forces_agree_with_f64() {
     for law in ["pmb", "pmb-linear"] {
-        let p = Arc::new(common::problem(&PLATE.replace("\"pmb\"", &format!("\"{law}\"")), &[]));
+        let p = Arc::new(common::problem(
+            &PLATE.replace("\"pmb\"", &format!("\"{law}\"")),
+            &[],
+        ));
         let n = p.body.len() * 2;
         let u64s: Vec<f64> = (0..n)
             .map(|k| 1e-5 * ((k as f64 * 0.618).sin() + 0.3 * (k as f64 * 0.17).cos()))
@@ -87,9 +93,16 @@ fn f32_forces_agree_with_f64() {
         let (mut f64s, mut f32s) = (vec![0.0f64; n], vec![0.0f32; n]);
         CpuLoop::<f64>::new(p.clone()).internal_force(&u64s, &mut f64s);
         CpuLoop::<f32>::new(p.clone()).internal_force(&u32s, &mut f32s);
-        let diff: f64 = f64s.iter().zip(&f32s).map(|(a, &b)| (a - b as f64).powi(2)).sum();
+        let diff: f64 = f64s
+            .iter()
+            .zip(&f32s)
+            .map(|(a, &b)| (a - b as f64).powi(2))
+            .sum();
         let norm: f64 = f64s.iter().map(|a| a * a).sum();
         let rel = (diff / norm).sqrt();
-        assert!(rel < 1e-5, "{law}: f32 vs f64 relative difference {rel:.2e}");
+        assert!(
+            rel < 1e-5,
+            "{law}: f32 vs f64 relative difference {rel:.2e}"
+        );
     }
 }
