@@ -2,6 +2,8 @@
 //! a non-zero exit status for bad input, a time step above the stable one refused, and an
 //! unstable run stopped with its step named while the outputs written so far are kept.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -74,21 +76,7 @@ fn run_writes_every_output() {
     }
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    for key in [
-        "model",
-        "nodes",
-        "bonds",
-        "steps",
-        "backend",
-        "precision",
-        "dt",
-        "wall_seconds",
-        "phase_seconds",
-        "node_steps_per_second",
-        "peak_rss_bytes",
-        "broken_bonds",
-        "max_damage",
-    ] {
+    for key in common::SUMMARY_KEYS {
         assert!(summary.get(key).is_some(), "summary.json lacks {key}");
     }
     assert_eq!(summary["nodes"], 200);

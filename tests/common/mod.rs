@@ -7,6 +7,23 @@ use peridot::solver::{simulate, Outcome, RunOptions};
 use peridot::{Precision, Real};
 use std::path::Path;
 
+/// The keys `contract.md` requires in every `summary.json`.
+pub const SUMMARY_KEYS: [&str; 13] = [
+    "model",
+    "nodes",
+    "bonds",
+    "steps",
+    "backend",
+    "precision",
+    "dt",
+    "wall_seconds",
+    "phase_seconds",
+    "node_steps_per_second",
+    "peak_rss_bytes",
+    "broken_bonds",
+    "max_damage",
+];
+
 /// Parse, validate (with `--set` overrides) and discretize a model given as TOML text.
 pub fn problem(text: &str, overrides: &[&str]) -> Problem {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
