@@ -10,6 +10,7 @@
 //! | `probes.csv` (name chosen by the caller) | [`probes`] | region-mean displacement and force per step |
 //! | `summary.json` | [`summary`] | run totals, the keys fixed by the contract |
 //! | `damage.png` | [`image`] | damage map (2D body, or the mid-plane slice of a 3D body) |
+//! | sparsity PNG | [`sparsity`] | where the non-zeros of sparse operators lie |
 //! | (stderr) | [`progress`] | progress bar or plain progress lines |
 //!
 //! Units are SI throughout: positions and displacements in metres, velocities in m/s,
@@ -23,6 +24,7 @@
 pub mod image;
 pub mod probes;
 pub mod progress;
+pub mod sparsity;
 pub mod summary;
 pub mod vtk;
 
