@@ -88,9 +88,11 @@ impl BackendKind {
 pub fn create<T: Real>(kind: BackendKind, problem: Arc<Problem>) -> Result<Box<dyn Backend<T>>> {
     match kind {
         BackendKind::Auto | BackendKind::CpuLoop => Ok(Box::new(CpuLoop::<T>::new(problem))),
+        // half storage: half the bond memory and about half the time of full storage, with
+        // the same results to round-off (tests/agreement.rs, docs/matrix-formulation.md)
         BackendKind::CpuMatrix => Ok(Box::new(CpuMatrix::<T>::new(
             problem,
-            crate::operators::Storage::default(),
+            crate::operators::Storage::Half,
         )?)),
         other => Err(Error::Backend {
             backend: other.name().into(),
