@@ -260,12 +260,12 @@ fn matrix_backend_memory_matches_its_estimate() {
                 let case = format!("{law} {dim} {storage:?}");
                 assert_eq!(
                     b64.memory_bytes(),
-                    CpuMatrix::<f64>::memory_estimate(&p, storage, 8),
+                    CpuMatrix::<f64>::memory_estimate(&p, storage),
                     "{case}"
                 );
                 assert_eq!(
                     b32.memory_bytes(),
-                    CpuMatrix::<f32>::memory_estimate(&p, storage, 4),
+                    CpuMatrix::<f32>::memory_estimate(&p, storage),
                     "{case}"
                 );
             }

@@ -111,12 +111,13 @@ impl<T: Real> CpuMatrix<T> {
         self.storage
     }
 
-    /// Bytes the backend will hold for `problem` in `storage` with `scalar_bytes` per value,
-    /// without assembling: the operators of an explicit step (every one but `B`), the bond
-    /// vectors, the bond status and the scratch vectors. Equals [`Backend::memory_bytes`].
-    pub fn memory_estimate(problem: &Problem, storage: Storage, scalar_bytes: usize) -> usize {
-        let fp = footprint(problem, storage, scalar_bytes);
-        let (n, d, rows, t) = (problem.body.len(), problem.dim(), fp.rows, scalar_bytes);
+    /// Bytes the backend will hold for `problem` in `storage`, without assembling: the
+    /// operators of an explicit step (every one but `B`), the bond vectors, the bond status and
+    /// the scratch vectors. Equals [`Backend::memory_bytes`] of the assembled backend.
+    pub fn memory_estimate(problem: &Problem, storage: Storage) -> usize {
+        let t = std::mem::size_of::<T>();
+        let fp = footprint(problem, storage, t);
+        let (n, d, rows) = (problem.body.len(), problem.dim(), fp.rows);
         let (nonlinear, lps) = match problem.material.law {
             Law::Pmb { linearized, .. } => (!linearized, false),
             Law::Lps { .. } => (false, true),
@@ -349,17 +350,7 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
     }
 
     fn bond_status(&self) -> Vec<u8> {
-        match &self.rows.pairs {
-            None => self.mu.clone(),
-            Some(pairs) => {
-                let mut out = vec![0u8; 2 * pairs.len()];
-                for (&[ij, ji], &m) in pairs.iter().zip(&self.mu) {
-                    out[ij as usize] = m;
-                    out[ji as usize] = m;
-                }
-                out
-            }
-        }
+        self.rows.bond_status(&self.mu)
     }
 
     fn memory_bytes(&self) -> usize {

@@ -54,7 +54,10 @@ pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
     }
     for (name, p) in [("f32", 4), ("f64", 8)] {
         for storage in [Storage::Full, Storage::Half] {
-            let held = CpuMatrix::<f64>::memory_estimate(&problem, storage, p);
+            let held = match p {
+                4 => CpuMatrix::<f32>::memory_estimate(&problem, storage),
+                _ => CpuMatrix::<f64>::memory_estimate(&problem, storage),
+            };
             let fp = footprint(&problem, storage, p);
             println!(
                 "  cpu-matrix {name} {}: {:.1} B/node, total {:.3} MiB (operators {:.3} MiB; \

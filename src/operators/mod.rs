@@ -190,31 +190,14 @@ impl<T: Real> Operators<T> {
         out
     }
 
-    /// Bond status per row from a status per directed bond: in half storage a pair is intact
-    /// only if both of its directed bonds are.
+    /// Bond status per row from a status per directed bond (see [`BondRows::row_status`]).
     pub fn row_status(&self, bond_status: &[u8]) -> Vec<u8> {
-        match &self.rows.pairs {
-            None => bond_status.to_vec(),
-            Some(pairs) => pairs
-                .iter()
-                .map(|&[ij, ji]| bond_status[ij as usize].min(bond_status[ji as usize]))
-                .collect(),
-        }
+        self.rows.row_status(bond_status)
     }
 
     /// Status per directed bond (CSR order) from a status per row.
     pub fn bond_status(&self, row_status: &[u8]) -> Vec<u8> {
-        match &self.rows.pairs {
-            None => row_status.to_vec(),
-            Some(pairs) => {
-                let mut out = vec![0u8; 2 * pairs.len()];
-                for (&[ij, ji], &m) in pairs.iter().zip(row_status) {
-                    out[ij as usize] = m;
-                    out[ji as usize] = m;
-                }
-                out
-            }
-        }
+        self.rows.bond_status(row_status)
     }
 
     fn check_finite(&self, problem: &Problem) -> Result<()> {

@@ -66,6 +66,33 @@ impl BondRows {
         self.first.is_empty()
     }
 
+    /// Bond status per row from a status per directed bond: in half storage a pair is intact
+    /// only if both of its directed bonds are.
+    pub fn row_status(&self, bond_status: &[u8]) -> Vec<u8> {
+        match &self.pairs {
+            None => bond_status.to_vec(),
+            Some(pairs) => pairs
+                .iter()
+                .map(|&[ij, ji]| bond_status[ij as usize].min(bond_status[ji as usize]))
+                .collect(),
+        }
+    }
+
+    /// Status per directed bond (CSR order) from a status per row.
+    pub fn bond_status(&self, row_status: &[u8]) -> Vec<u8> {
+        match &self.pairs {
+            None => row_status.to_vec(),
+            Some(pairs) => {
+                let mut out = vec![0u8; 2 * pairs.len()];
+                for (&[ij, ji], &m) in pairs.iter().zip(row_status) {
+                    out[ij as usize] = m;
+                    out[ji as usize] = m;
+                }
+                out
+            }
+        }
+    }
+
     /// Nodes `(i, j)` of row `r`.
     #[inline(always)]
     pub fn ends(&self, r: usize) -> (usize, usize) {
