@@ -22,7 +22,7 @@ use super::Backend;
 use crate::material::laws::{extension, stretch, Vec3};
 use crate::material::Law;
 use crate::operators::spmv::{spmv, spmv_interleaved, spmv_with};
-use crate::operators::{footprint, nnz, BondRows, Mat, Operators, Storage};
+use crate::operators::{footprint, mat_bytes, nnz, BondRows, Mat, Operators, Storage};
 use crate::setup::Problem;
 use crate::{Real, Result};
 use rayon::prelude::*;
@@ -400,11 +400,6 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
         out.push(("Phi", nnz(&self.damage_op)));
         out
     }
-}
-
-fn mat_bytes<T>(m: &Mat<T>) -> usize {
-    let sym = m.symbolic();
-    4 * (sym.row_ptr().len() + sym.col_idx().len()) + std::mem::size_of::<T>() * m.val().len()
 }
 
 impl<T: Real> CpuMatrix<T> {

@@ -102,9 +102,10 @@ pub fn footprint(problem: &Problem, storage: Storage, scalar_bytes: usize) -> Fo
     }
 }
 
-fn mat_bytes<T>(m: &Mat<T>) -> usize {
+/// Bytes of a matrix: row pointer and column indices (4 bytes each) and values.
+pub fn mat_bytes<T>(m: &Mat<T>) -> usize {
     let sym = m.symbolic();
-    4 * (sym.row_ptr().len() + sym.col_idx().len()) + std::mem::size_of::<T>() * m.val().len()
+    4 * (sym.row_ptr().len() + sym.col_idx().len()) + std::mem::size_of_val(m.val())
 }
 
 impl<T: Real> Operators<T> {

@@ -45,7 +45,7 @@ mod pattern;
 pub mod spmv;
 mod values;
 
-pub use footprint::{footprint, Footprint, OperatorBytes};
+pub use footprint::{footprint, mat_bytes, Footprint, OperatorBytes};
 pub use pattern::BondRows;
 
 use crate::material::Law;

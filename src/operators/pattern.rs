@@ -155,8 +155,9 @@ pub fn transpose_parts(
     let mut cols = vec![0u32; ci.len()];
     let mut perm = vec![0u32; ci.len()];
     for r in 0..nrows {
-        for k in rp[r] as usize..rp[r + 1] as usize {
-            let c = ci[k] as usize;
+        let (s, e) = (rp[r] as usize, rp[r + 1] as usize);
+        for (k, &c) in (s..e).zip(&ci[s..e]) {
+            let c = c as usize;
             let slot = next[c] as usize;
             next[c] += 1;
             cols[slot] = r as u32;

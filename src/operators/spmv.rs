@@ -59,15 +59,15 @@ where
                 let mut acc = [T::zero(); K];
                 for (&c, &a) in cols[s..e].iter().zip(&val[s..e]) {
                     let base = K * c as usize;
-                    for q in 0..K {
+                    for (q, acc_q) in acc.iter_mut().enumerate() {
                         // SAFETY: a `Mat` built through faer's safe constructors has every
                         // column index below `ncols`, and `x.len() == K * ncols` is asserted
                         // above, so `base + q < x.len()`.
-                        acc[q] += a * unsafe { *x.get_unchecked(base + q) };
+                        *acc_q += a * unsafe { *x.get_unchecked(base + q) };
                     }
                 }
-                for q in 0..K {
-                    yr[q] = out(r, q, acc[q]);
+                for (q, (y, &sum)) in yr.iter_mut().zip(&acc).enumerate() {
+                    *y = out(r, q, sum);
                 }
             }
         });
