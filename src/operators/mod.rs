@@ -46,12 +46,13 @@ pub mod spmv;
 mod values;
 
 pub use footprint::{footprint, mat_bytes, Footprint, OperatorBytes};
-pub use pattern::BondRows;
+pub use pattern::{BondMaps, BondRows};
 
 use crate::material::Law;
 use crate::setup::Problem;
 use crate::{Error, Real, Result};
 use faer::sparse::{SparseRowMat, SymbolicSparseRowMat};
+use rayon::prelude::*;
 
 /// The one sparse matrix type of the engine's core: CSR with 32-bit indices.
 pub type Mat<T> = SparseRowMat<u32, T>;
@@ -120,7 +121,9 @@ impl<T: Real> Operators<T> {
     pub fn assemble(problem: &Problem, storage: Storage) -> Result<Self> {
         let (n, d) = (problem.body.len(), problem.dim());
         check_index_range(problem.families.bonds(), d, storage)?;
-        let rows = BondRows::new(&problem.families, storage);
+        let fam = &problem.families;
+        let maps = BondMaps::new(fam, storage);
+        let rows = BondRows::from_maps(fam, storage, &maps);
         let geometry = values::BondGeometry::new(problem, &rows);
         let coef = values::coefficients(problem, &rows, &geometry);
         let nonlinear = matches!(
@@ -139,7 +142,17 @@ impl<T: Real> Operators<T> {
             pattern::incidence(&rows, n, d),
             values::incidence(&rows, d, &geometry.unit),
         );
-        let node_rows = pattern::node_rows(&rows, n, problem.families.offsets.as_slice());
+        let at = pattern::node_incidence(fam, storage, &maps);
+        let bt = pattern::repeat_rows(&at, d);
+        let bt_val = values::transposed_incidence(&rows, &bt, d, &geometry.unit);
+        let incidence_t = nonlinear.then(|| {
+            let val = values::transposed_incidence(&rows, &at, 1, &[]);
+            Mat::new(at.clone(), val)
+        });
+        let node_rows = match storage {
+            Storage::Full => pattern::node_rows(fam, storage, &maps),
+            Storage::Half => at,
+        };
         let theta = lps.then(|| {
             let val = values::node_rows(problem, &rows, &node_rows, values::NodeRow::Theta);
             Mat::new(node_rows.clone(), val)
@@ -149,16 +162,16 @@ impl<T: Real> Operators<T> {
             storage,
             dim: d,
             nodes: n,
-            xi: geometry.xi.iter().map(|&x| T::of(x)).collect(),
-            length: geometry.length.iter().map(|&x| T::of(x)).collect(),
+            xi: to_t(&geometry.xi),
+            length: to_t(&geometry.length),
             a: to_t(&coef.a),
             g: to_t(&coef.g),
             g_second: to_t(&coef.g_second),
             a_first: to_t(&coef.a_first),
             w: to_t(&coef.w),
-            bt: transpose(&b),
             b,
-            incidence_t: nonlinear.then(|| transpose(&incidence)),
+            bt: Mat::new(bt, bt_val),
+            incidence_t,
             incidence,
             theta,
             damage: Mat::new(node_rows, damage_val),
@@ -247,7 +260,7 @@ fn check_index_range(bonds: usize, d: usize, storage: Storage) -> Result<()> {
 }
 
 fn to_t<T: Real>(v: &[f64]) -> Vec<T> {
-    v.iter().map(|&x| T::of(x)).collect()
+    v.par_iter().map(|&x| T::of(x)).collect()
 }
 
 /// The transpose of a CSR matrix, itself CSR with sorted columns (a counting sort that keeps

@@ -3,7 +3,7 @@
 //! is computed in `f64` from the problem's bond data and rounded to `T` once, by the caller or
 //! here. Units: lengths m, `a` N/m^7, `g` N/m^6, `w` m^6, `Theta` 1/m, `Phi` 1.
 
-use super::pattern::BondRows;
+use super::pattern::{fill_rows, BondRows};
 use crate::material::stiffness_bound::lps_node_coefficients;
 use crate::material::Law;
 use crate::setup::Problem;
@@ -21,21 +21,22 @@ pub struct BondGeometry {
 
 impl BondGeometry {
     pub fn new(problem: &Problem, rows: &BondRows) -> Self {
-        let (p, d) = (&problem.body.positions, problem.dim());
-        let per_row: Vec<([f64; 3], f64)> = (0..rows.len())
-            .into_par_iter()
-            .map(|r| {
+        let (p, d, nr) = (&problem.body.positions, problem.dim(), rows.len());
+        let (mut xi, mut unit, mut length) = (vec![0.0; d * nr], vec![0.0; d * nr], vec![0.0; nr]);
+        xi.par_chunks_mut(d)
+            .zip(unit.par_chunks_mut(d))
+            .zip(length.par_iter_mut())
+            .enumerate()
+            .for_each(|(r, ((xr, ur), lr))| {
                 let (i, j) = rows.ends(r);
-                let xi = [p[j][0] - p[i][0], p[j][1] - p[i][1], p[j][2] - p[i][2]];
-                (xi, (xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2]).sqrt())
-            })
-            .collect();
-        let xi = per_row.iter().flat_map(|(v, _)| v[..d].to_vec()).collect();
-        let unit = per_row
-            .iter()
-            .flat_map(|(v, x)| v[..d].iter().map(move |c| c / x).collect::<Vec<_>>())
-            .collect();
-        let length = per_row.iter().map(|&(_, x)| x).collect();
+                let v = [p[j][0] - p[i][0], p[j][1] - p[i][1], p[j][2] - p[i][2]];
+                let x = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+                for k in 0..d {
+                    xr[k] = v[k];
+                    ur[k] = v[k] / x;
+                }
+                *lr = x;
+            });
         BondGeometry { xi, length, unit }
     }
 }
@@ -134,6 +135,32 @@ pub fn incidence<T: Real>(rows: &BondRows, d: usize, unit: &[f64]) -> Vec<T> {
     val
 }
 
+/// Values of `A^T` (`d = 1`, `unit` empty) or `B^T` (`d = dim`) on the pattern `pattern`
+/// (from `pattern::node_incidence`, rows repeated `d` times for `B^T`): the entry of node
+/// `k`, component `c`, in row `r` is `-n_r[c]` (or `-1`) if `k` is the row's first node and
+/// `+n_r[c]` (or `+1`) if it is its second.
+pub fn transposed_incidence<T: Real>(
+    rows: &BondRows,
+    pattern: &SymbolicSparseRowMat<u32>,
+    d: usize,
+    unit: &[f64],
+) -> Vec<T> {
+    let (ptr, cols) = (pattern.row_ptr(), pattern.col_idx());
+    fill_rows(ptr, |kc, out: &mut [T]| {
+        let (k, c) = (kc / d, kc % d);
+        let row = &cols[ptr[kc] as usize..ptr[kc + 1] as usize];
+        for (o, &r) in out.iter_mut().zip(row) {
+            let r = r as usize;
+            let n = if unit.is_empty() {
+                1.0
+            } else {
+                unit[d * r + c]
+            };
+            *o = T::of(if rows.first[r] as usize == k { -n } else { n });
+        }
+    })
+}
+
 /// Which node-by-row operator to fill.
 #[derive(Debug, Clone, Copy)]
 pub enum NodeRow {
@@ -153,36 +180,34 @@ pub fn node_rows<T: Real>(
     let (m, bonds, v) = (&problem.material, &problem.bonds, &problem.body.volumes);
     let (p, d) = (&problem.body.positions, m.d() as f64);
     let (ptr, cols) = (pattern.row_ptr(), pattern.col_idx());
-    (0..problem.body.len())
-        .into_par_iter()
-        .flat_map_iter(|k| {
-            (ptr[k] as usize..ptr[k + 1] as usize).map(move |e| {
-                let r = cols[e] as usize;
-                let (i, j) = rows.ends(r);
-                let (ij, ji) = bonds_of(rows, r);
-                let (other, b) = if i == k { (j, ij) } else { (i, ji) };
-                let bv = bonds.beta[b] * v[other];
-                let value = match which {
-                    NodeRow::Theta => {
-                        let wv = bonds.weighted_volume[k];
-                        let x = crate::material::bonds::bond_length(p, k, other);
-                        if wv > 0.0 {
-                            d / wv * m.omega(x) * x * bv
-                        } else {
-                            0.0
-                        }
+    fill_rows(ptr, |k, out: &mut [T]| {
+        let row = &cols[ptr[k] as usize..ptr[k + 1] as usize];
+        for (o, &r) in out.iter_mut().zip(row) {
+            let r = r as usize;
+            let (i, j) = rows.ends(r);
+            let (ij, ji) = bonds_of(rows, r);
+            let (other, b) = if i == k { (j, ij) } else { (i, ji) };
+            let bv = bonds.beta[b] * v[other];
+            let value = match which {
+                NodeRow::Theta => {
+                    let wv = bonds.weighted_volume[k];
+                    let x = crate::material::bonds::bond_length(p, k, other);
+                    if wv > 0.0 {
+                        d / wv * m.omega(x) * x * bv
+                    } else {
+                        0.0
                     }
-                    NodeRow::Damage => {
-                        let vh = bonds.horizon_volume[k];
-                        if vh > 0.0 {
-                            bv / vh
-                        } else {
-                            0.0
-                        }
+                }
+                NodeRow::Damage => {
+                    let vh = bonds.horizon_volume[k];
+                    if vh > 0.0 {
+                        bv / vh
+                    } else {
+                        0.0
                     }
-                };
-                T::of(value)
-            })
-        })
-        .collect()
+                }
+            };
+            *o = T::of(value);
+        }
+    })
 }
