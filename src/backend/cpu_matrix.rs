@@ -47,7 +47,8 @@ pub struct CpuMatrix<T: Real> {
     a_first: Vec<T>,
     w: Vec<T>,
     incidence: Mat<T>,
-    bt: Mat<T>,
+    /// `B^T`, for the linear laws (nonlinear PMB uses `A^T`).
+    bt: Option<Mat<T>>,
     incidence_t: Option<Mat<T>>,
     theta_op: Option<Mat<T>>,
     damage_op: Mat<T>,
@@ -65,7 +66,7 @@ pub struct CpuMatrix<T: Real> {
 
 impl<T: Real> CpuMatrix<T> {
     /// Assemble the operators of `problem` in `storage` (bond status from its pre-cracks).
-    /// `B` is not kept: an explicit step does not use it.
+    /// `B` is not kept (an explicit step does not use it), nor `B^T` for nonlinear PMB.
     pub fn new(problem: Arc<Problem>, storage: Storage) -> Result<Self> {
         let ops = Operators::<T>::assemble(&problem, storage)?;
         let (n, d, rows) = (problem.body.len(), problem.dim(), ops.rows());
@@ -92,7 +93,7 @@ impl<T: Real> CpuMatrix<T> {
             a_first: ops.a_first,
             w: ops.w,
             incidence: ops.incidence,
-            bt: ops.bt,
+            bt: (!nonlinear).then_some(ops.bt),
             incidence_t: ops.incidence_t,
             theta_op: ops.theta,
             damage_op: ops.damage,
@@ -112,7 +113,7 @@ impl<T: Real> CpuMatrix<T> {
     }
 
     /// Bytes the backend will hold for `problem` in `storage`, without assembling: the
-    /// operators of an explicit step (every one but `B`), the bond vectors, the bond status and
+    /// operators of an explicit step (`Footprint::step`), the bond vectors, the bond status and
     /// the scratch vectors. Equals [`Backend::memory_bytes`] of the assembled backend.
     pub fn memory_estimate(problem: &Problem, storage: Storage) -> usize {
         let t = std::mem::size_of::<T>();
@@ -272,9 +273,10 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
             }
         }
         let inv = &self.neg_inv_volume;
-        match &self.incidence_t {
-            Some(at) => spmv_interleaved(at, d, &self.z, force, |i, _, s| s * inv[i]),
-            None => spmv_with(&self.bt, &self.z, force, |k, s| s * inv[k / d]),
+        match (&self.incidence_t, &self.bt) {
+            (Some(at), _) => spmv_interleaved(at, d, &self.z, force, |i, _, s| s * inv[i]),
+            (None, Some(bt)) => spmv_with(bt, &self.z, force, |k, s| s * inv[k / d]),
+            (None, None) => unreachable!("a linear law keeps B^T"),
         }
     }
 
@@ -390,7 +392,10 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
     }
 
     fn operator_nnz(&self) -> Vec<(&'static str, usize)> {
-        let mut out = vec![("A", nnz(&self.incidence)), ("B^T", nnz(&self.bt))];
+        let mut out = vec![("A", nnz(&self.incidence))];
+        if let Some(m) = &self.bt {
+            out.push(("B^T", nnz(m)));
+        }
         if let Some(m) = &self.incidence_t {
             out.push(("A^T", nnz(m)));
         }
@@ -412,7 +417,8 @@ impl<T: Real> CpuMatrix<T> {
     }
 
     fn held_matrices(&self) -> Vec<&Mat<T>> {
-        let mut v = vec![&self.incidence, &self.bt, &self.damage_op];
+        let mut v = vec![&self.incidence, &self.damage_op];
+        v.extend(self.bt.iter());
         v.extend(self.incidence_t.iter());
         v.extend(self.theta_op.iter());
         v

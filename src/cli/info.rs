@@ -61,7 +61,7 @@ pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
             let fp = footprint(&problem, storage, p);
             println!(
                 "  cpu-matrix {name} {}: {:.1} B/node, total {:.3} MiB (operators {:.3} MiB; \
-                 {:.3} MiB with B for K and export)",
+                 all operators as assembled for K and export {:.3} MiB)",
                 storage.name(),
                 held as f64 / n.max(1) as f64,
                 held as f64 / MIB,

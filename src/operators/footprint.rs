@@ -15,7 +15,8 @@ pub struct OperatorBytes {
     pub nnz: usize,
     /// Row pointer, column indices (4 bytes each) and values.
     pub bytes: usize,
-    /// Whether an explicit step uses it (`B` is assembled for the stiffness and export only).
+    /// Whether an explicit step uses it (`B` is assembled for the stiffness and export only;
+    /// nonlinear PMB uses `A^T` instead of `B^T`).
     pub step: bool,
 }
 
@@ -39,7 +40,8 @@ impl Footprint {
         self.operators.iter().map(|o| o.bytes).sum::<usize>() + self.bond_vectors
     }
 
-    /// What an explicit step keeps: every operator but `B`, and the bond vectors.
+    /// What an explicit step keeps: the operators it uses (not `B`; not `B^T` for nonlinear
+    /// PMB) and the bond vectors.
     pub fn step(&self) -> usize {
         let ops: usize = self
             .operators
@@ -79,7 +81,7 @@ pub fn footprint(problem: &Problem, storage: Storage, scalar_bytes: usize) -> Fo
     let node_nnz = if half { 2 * rows } else { rows };
     let mut operators = vec![
         csr("B", rows, 2 * d * rows, t, false),
-        csr("B^T", d * n, 2 * d * rows, t, true),
+        csr("B^T", d * n, 2 * d * rows, t, !nonlinear),
         csr("A", rows, 2 * rows, t, true),
     ];
     if nonlinear {
