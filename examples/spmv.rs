@@ -4,10 +4,10 @@
 //! The numbers in `docs/matrix-formulation.md` come from this program.
 //!
 //! ```text
-//! cargo run --release --example spmv -- [side] [reps] [dim]
+//! cargo run --release --example spmv -- [side] [reps] [dim] [law]
 //! ```
 //! `side`: nodes per edge (default 40), `reps`: repetitions, the fastest is reported (default
-//! 20), `dim`: `3d` (default) or `2d`.
+//! 20), `dim`: `3d` (default) or `2d`, `law`: `lps` (default), `pmb` or `pmb-linear`.
 
 use faer::sparse::linalg::matmul::sparse_dense_matmul;
 use faer::{Accum, MatMut, MatRef, Par};
@@ -19,7 +19,7 @@ use peridot::Real;
 use std::sync::Arc;
 use std::time::Instant;
 
-fn model(side: usize, dim: &str) -> String {
+fn model(side: usize, dim: &str, law: &str) -> String {
     let l = side as f64 * 1e-3 - 0.5e-3;
     let (dimension, geometry) = if dim == "2d" {
         ("plane-stress\"\nthickness = 1e-3", format!("[{l}, {l}]"))
@@ -28,10 +28,15 @@ fn model(side: usize, dim: &str) -> String {
     };
     let dimension = format!("\"{dimension}");
     format!(
-        "[material]\nmodel = \"lps\"\nyoungs_modulus = 200e9\ndensity = 8000\n\
-         poisson_ratio = 0.25\ncritical_stretch = 0.01\n[discretization]\n\
+        "[material]\nmodel = \"{law}\"\nyoungs_modulus = 200e9\ndensity = 8000\n\
+         {}critical_stretch = 0.5\n[discretization]\n\
          dimension = {dimension}\ndx = 1e-3\nhorizon_factor = 3.015\n[geometry]\n\
          box = [{{ min = {}, max = {geometry} }}]\n[solver]\nkind = \"explicit\"\nsteps = 1\n",
+        if law == "lps" {
+            "poisson_ratio = 0.25\n"
+        } else {
+            ""
+        },
         if dim == "2d" { "[0, 0]" } else { "[0, 0, 0]" }
     )
 }
@@ -123,7 +128,12 @@ fn products<T: Real + faer::traits::ComplexField>(p: &Problem, reps: usize, pool
         );
         let d = p.dim();
         time_product(&format!("A (x{d})"), &ops.incidence, d, reps, pools);
-        time_product("Theta", ops.theta.as_ref().unwrap(), 1, reps, pools);
+        if let Some(theta) = &ops.theta {
+            time_product("Theta", theta, 1, reps, pools);
+        }
+        if let Some(at) = &ops.incidence_t {
+            time_product(&format!("A^T (x{d})"), at, d, reps, pools);
+        }
         time_product("B^T", &ops.bt, 1, reps, pools);
         time_product("B", &ops.b, 1, reps, pools);
     }
@@ -149,17 +159,30 @@ fn forces<T: Real>(p: &Arc<Problem>, reps: usize, pools: &Pools) {
     let names: Vec<&str> = backends.iter().map(|b| b.0).collect();
     let memory: Vec<usize> = backends.iter().map(|b| b.1.memory_bytes()).collect();
     let mut f = vec![T::zero(); n];
-    let t = fastest(2 * backends.len(), reps, |v| {
+    // variant 4k + m: backend k; m = 0, 1: force on 1 / all threads; m = 2, 3: a step's bond
+    // check and force (the critical stretch, 0.5, is never reached, so nothing changes)
+    let t = fastest(4 * backends.len(), reps, |v| {
         let pool = if v % 2 == 0 { &pools.one } else { &pools.all };
-        let b = &mut backends[v / 2].1;
-        timed(|| pool.install(|| b.internal_force(&u, &mut f)))
+        let step = v % 4 >= 2;
+        let b = &mut backends[v / 4].1;
+        timed(|| {
+            pool.install(|| {
+                if step {
+                    b.break_bonds(&u);
+                }
+                b.internal_force(&u, &mut f)
+            })
+        })
     });
     for (k, name) in names.iter().enumerate() {
         println!(
-            "{:4} {name:16} force evaluation {:>9.5} s (1 thread) {:>9.5} s (all), {:.1} MiB",
+            "{:4} {name:16} force {:>8.5} s (1 thread) {:>8.5} s (all); break + force {:>8.5} s \
+             (1 thread) {:>8.5} s (all); {:.1} MiB",
             T::NAME,
-            t[2 * k],
-            t[2 * k + 1],
+            t[4 * k],
+            t[4 * k + 1],
+            t[4 * k + 2],
+            t[4 * k + 3],
             memory[k] as f64 / (1 << 20) as f64
         );
     }
@@ -170,6 +193,7 @@ fn main() {
     let side: usize = args.get(1).map_or(40, |s| s.parse().expect("side"));
     let reps: usize = args.get(2).map_or(20, |s| s.parse().expect("reps"));
     let dim = args.get(3).map_or("3d", |s| s.as_str());
+    let law = args.get(4).map_or("lps", |s| s.as_str());
     let threads = rayon::current_num_threads();
     let pool = |n| {
         rayon::ThreadPoolBuilder::new()
@@ -181,10 +205,10 @@ fn main() {
         one: pool(1),
         all: pool(threads),
     };
-    let model = peridot::model::parse(&model(side, dim), "spmv.toml", &[]).unwrap();
+    let model = peridot::model::parse(&model(side, dim, law), "spmv.toml", &[]).unwrap();
     let p = Arc::new(Problem::build(model, std::path::Path::new(".")).unwrap());
     println!(
-        "{dim} LPS, {} nodes, {} bonds, {threads} threads, fastest of {reps}, variants interleaved",
+        "{dim} {law}, {} nodes, {} bonds, {threads} threads, fastest of {reps}, variants interleaved",
         p.body.len(),
         p.families.bonds()
     );

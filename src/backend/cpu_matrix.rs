@@ -228,26 +228,33 @@ impl<T: Real> CpuMatrix<T> {
 
     /// PMB: `z = w o mu o a o e` (linearized) or, per component, `w o mu o a o e o y / |y|`.
     fn pmb_force_scalars(&mut self) {
+        match (self.is_nonlinear(), self.dim) {
+            (false, _) => self.pmb_kernel::<1>(),
+            (true, 2) => self.pmb_kernel::<2>(),
+            (true, _) => self.pmb_kernel::<3>(),
+        }
+    }
+
+    /// The PMB bond kernel with `P` values per row (1: linearized, `d`: nonlinear).
+    fn pmb_kernel<const P: usize>(&mut self) {
         let mut z = std::mem::take(&mut self.z);
         let this = &*self;
-        let d = self.dim;
-        let per = if self.is_nonlinear() { d } else { 1 };
-        z.par_chunks_mut(CHUNK * per)
+        z.par_chunks_mut(CHUNK * P)
             .enumerate()
             .for_each(|(c, out)| {
-                for (k, zr) in out.chunks_mut(per).enumerate() {
+                for (k, zr) in out.chunks_exact_mut(P).enumerate() {
                     let r = c * CHUNK + k;
                     if this.mu[r] == 0 {
                         zr.fill(T::zero());
                         continue;
                     }
                     let (xi, eta, x) = this.bond(r);
-                    if per == 1 {
+                    if P == 1 {
                         zr[0] = this.w[r] * (this.a[r] * extension(&xi, &eta, x));
                     } else {
                         let (s, ly) = stretch(&xi, &eta, x);
                         let scale = this.w[r] * (this.a[r] * (s * x)) / ly;
-                        for q in 0..d {
+                        for q in 0..P {
                             zr[q] = scale * (xi[q] + eta[q]);
                         }
                     }
