@@ -146,13 +146,15 @@ impl<T: Real> CpuMatrix<T> {
         }
     }
 
-    /// `xi`, `eta` of row `r` as 3-vectors (zero-padded in 2D, like the loop backend's).
+    /// `xi`, `eta` of row `r` as 3-vectors (zero-padded in 2D, like the loop backend's), in
+    /// dimension `D` (a constant, so the copies compile to moves).
     #[inline(always)]
-    fn bond(&self, r: usize) -> (Vec3<T>, Vec3<T>, T) {
-        let d = self.dim;
+    fn bond<const D: usize>(&self, r: usize) -> (Vec3<T>, Vec3<T>, T) {
         let (mut xi, mut eta) = ([T::zero(); 3], [T::zero(); 3]);
-        xi[..d].copy_from_slice(&self.xi[d * r..d * r + d]);
-        eta[..d].copy_from_slice(&self.eta[d * r..d * r + d]);
+        for k in 0..D {
+            xi[k] = self.xi[D * r + k];
+            eta[k] = self.eta[D * r + k];
+        }
         (xi, eta, self.length[r])
     }
 
@@ -162,8 +164,8 @@ impl<T: Real> CpuMatrix<T> {
 
     /// Stretch of row `r` for the failure criterion (PMB `s`, linearized and LPS `e / x`).
     #[inline(always)]
-    fn criterion_stretch(&self, r: usize) -> T {
-        let (xi, eta, x) = self.bond(r);
+    fn criterion_stretch<const D: usize>(&self, r: usize) -> T {
+        let (xi, eta, x) = self.bond::<D>(r);
         if self.is_nonlinear() {
             stretch(&xi, &eta, x).0
         } else {
@@ -173,8 +175,8 @@ impl<T: Real> CpuMatrix<T> {
 
     /// Extension `e` of row `r`, m (nonlinear PMB: `|y| - x` as `s x`).
     #[inline(always)]
-    fn extension_of(&self, r: usize) -> T {
-        let (xi, eta, x) = self.bond(r);
+    fn extension_of<const D: usize>(&self, r: usize) -> T {
+        let (xi, eta, x) = self.bond::<D>(r);
         if self.is_nonlinear() {
             stretch(&xi, &eta, x).0 * x
         } else {
@@ -184,13 +186,20 @@ impl<T: Real> CpuMatrix<T> {
 
     /// LPS pass 1: `z = mu o e`, then `theta = Theta z`.
     fn lps_dilatation(&mut self) {
+        match self.dim {
+            2 => self.lps_extensions::<2>(),
+            _ => self.lps_extensions::<3>(),
+        }
+    }
+
+    fn lps_extensions<const D: usize>(&mut self) {
         let mut z = std::mem::take(&mut self.z);
         let this = &*self;
         z.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
             for (k, zr) in out.iter_mut().enumerate() {
                 let r = c * CHUNK + k;
                 *zr = if this.mu[r] == 1 {
-                    this.extension_of(r)
+                    this.extension_of::<D>(r)
                 } else {
                     T::zero()
                 };
@@ -226,35 +235,64 @@ impl<T: Real> CpuMatrix<T> {
         self.z = z;
     }
 
+    /// Break every intact row whose stretch exceeds `s0` (no-fail nodes excepted); returns
+    /// the number of rows broken.
+    fn break_kernel<const D: usize>(&mut self, s0: T) -> usize {
+        let mut mu = std::mem::take(&mut self.mu);
+        let this = &*self;
+        let no_fail = &self.problem.no_fail;
+        let broken = mu
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .map(|(c, out)| {
+                let mut count = 0;
+                for (k, m) in out.iter_mut().enumerate() {
+                    let r = c * CHUNK + k;
+                    let (i, j) = this.rows.ends(r);
+                    if *m == 1 && !no_fail[i] && !no_fail[j] && this.criterion_stretch::<D>(r) > s0
+                    {
+                        *m = 0;
+                        count += 1;
+                    }
+                }
+                count
+            })
+            .sum();
+        self.mu = mu;
+        broken
+    }
+
     /// PMB: `z = w o mu o a o e` (linearized) or, per component, `w o mu o a o e o y / |y|`.
     fn pmb_force_scalars(&mut self) {
         match (self.is_nonlinear(), self.dim) {
-            (false, _) => self.pmb_kernel::<1>(),
-            (true, 2) => self.pmb_kernel::<2>(),
-            (true, _) => self.pmb_kernel::<3>(),
+            (false, 2) => self.pmb_kernel::<2, false>(),
+            (false, _) => self.pmb_kernel::<3, false>(),
+            (true, 2) => self.pmb_kernel::<2, true>(),
+            (true, _) => self.pmb_kernel::<3, true>(),
         }
     }
 
-    /// The PMB bond kernel with `P` values per row (1: linearized, `d`: nonlinear).
-    fn pmb_kernel<const P: usize>(&mut self) {
+    /// The PMB bond kernel in dimension `D`, with `D` values per row if `NONLINEAR`, else 1.
+    fn pmb_kernel<const D: usize, const NONLINEAR: bool>(&mut self) {
         let mut z = std::mem::take(&mut self.z);
         let this = &*self;
-        z.par_chunks_mut(CHUNK * P)
+        let per = if NONLINEAR { D } else { 1 };
+        z.par_chunks_mut(CHUNK * per)
             .enumerate()
             .for_each(|(c, out)| {
-                for (k, zr) in out.chunks_exact_mut(P).enumerate() {
+                for (k, zr) in out.chunks_exact_mut(per).enumerate() {
                     let r = c * CHUNK + k;
                     if this.mu[r] == 0 {
                         zr.fill(T::zero());
                         continue;
                     }
-                    let (xi, eta, x) = this.bond(r);
-                    if P == 1 {
+                    let (xi, eta, x) = this.bond::<D>(r);
+                    if !NONLINEAR {
                         zr[0] = this.w[r] * (this.a[r] * extension(&xi, &eta, x));
                     } else {
                         let (s, ly) = stretch(&xi, &eta, x);
                         let scale = this.w[r] * (this.a[r] * (s * x)) / ly;
-                        for q in 0..P {
+                        for q in 0..D {
                             zr[q] = scale * (xi[q] + eta[q]);
                         }
                     }
@@ -291,28 +329,11 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
         let Some(s0) = self.problem.material.critical_stretch else {
             return 0;
         };
-        let s0 = T::of(s0);
         self.update_eta(u);
-        let mut mu = std::mem::take(&mut self.mu);
-        let this = &*self;
-        let no_fail = &self.problem.no_fail;
-        let broken: usize = mu
-            .par_chunks_mut(CHUNK)
-            .enumerate()
-            .map(|(c, out)| {
-                let mut count = 0;
-                for (k, m) in out.iter_mut().enumerate() {
-                    let r = c * CHUNK + k;
-                    let (i, j) = this.rows.ends(r);
-                    if *m == 1 && !no_fail[i] && !no_fail[j] && this.criterion_stretch(r) > s0 {
-                        *m = 0;
-                        count += 1;
-                    }
-                }
-                count
-            })
-            .sum();
-        self.mu = mu;
+        let broken = match self.dim {
+            2 => self.break_kernel::<2>(T::of(s0)),
+            _ => self.break_kernel::<3>(T::of(s0)),
+        };
         broken * self.bonds_per_row()
     }
 
@@ -341,7 +362,12 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
             .into_par_iter()
             .map(|c| {
                 let end = ((c + 1) * CHUNK).min(this.mu.len());
-                (c * CHUNK..end).map(|r| this.row_energy(r)).sum()
+                (c * CHUNK..end)
+                    .map(|r| match this.dim {
+                        2 => this.row_energy::<2>(r),
+                        _ => this.row_energy::<3>(r),
+                    })
+                    .sum()
             })
             .collect();
         let mut total: f64 = partial.iter().sum();
@@ -432,11 +458,11 @@ impl<T: Real> CpuMatrix<T> {
     }
 
     /// Strain energy of row `r`, J (LPS: `self.theta` up to date).
-    fn row_energy(&self, r: usize) -> f64 {
+    fn row_energy<const D: usize>(&self, r: usize) -> f64 {
         if self.mu[r] == 0 {
             return 0.0;
         }
-        let e = self.extension_of(r).f64();
+        let e = self.extension_of::<D>(r).f64();
         let (w, a) = (self.w[r].f64(), self.a[r].f64());
         match self.law {
             Law::Pmb { .. } => 0.5 * w * a * e * e,
