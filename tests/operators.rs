@@ -5,7 +5,7 @@ mod common;
 
 use peridot::backend::{Backend, CpuLoop, CpuMatrix};
 use peridot::operators::spmv::{spmv, spmv_interleaved, spmv_with};
-use peridot::operators::{footprint, nnz, Mat, Operators, Storage};
+use peridot::operators::{footprint, nnz, transpose, Mat, Operators, Storage};
 use peridot::setup::Problem;
 use std::sync::Arc;
 
@@ -80,6 +80,12 @@ fn incidence_and_extension_operators_encode_the_bonds() {
                     b, bt,
                     "{law} {dim} {storage:?}: B^T is not the transpose of B"
                 );
+                // the general CSR transpose gives the same matrix as the assembly
+                let bits: Vec<_> = entries(&transpose(&ops.b))
+                    .into_iter()
+                    .map(|(r, c, v)| (r, c, v.to_bits()))
+                    .collect();
+                assert_eq!(bits, bt, "{law} {dim} {storage:?}: transpose(B)");
             }
         }
     }
