@@ -21,6 +21,7 @@
 //! `InvalidInput` I/O error naming the file that could not be written, never as a panic.
 
 pub mod image;
+pub mod matrix_market;
 pub mod probes;
 pub mod progress;
 pub mod summary;

@@ -5,6 +5,8 @@
 pub mod adr;
 pub mod explicit;
 pub mod loads;
+mod outputs;
+pub mod rigid;
 pub mod run;
 pub mod state;
 
