@@ -4,6 +4,7 @@
 
 pub mod adr;
 pub mod explicit;
+pub mod linear;
 pub mod loads;
 mod outputs;
 pub mod rigid;
