@@ -3,7 +3,8 @@
 //! Data flows one way through the modules:
 //! `model` (parse and validate the TOML model file) -> `geometry` (points, volumes, regions,
 //! pre-cracks) -> `neighbors` (cell list, CSR families) -> `material` (PMB and LPS constants,
-//! critical stretch, lattice sums) -> `backend` (force evaluation and damage, one trait, several
+//! critical stretch, lattice sums) -> `operators` (the sparse matrices of the matrix
+//! formulation) -> `backend` (force evaluation and damage, one trait, several
 //! executions) -> `solver` (explicit leapfrog, adaptive dynamic relaxation) -> `output` (VTK,
 //! CSV probes, summary JSON, PNG damage map, progress).
 //!
@@ -15,6 +16,7 @@ pub mod geometry;
 pub mod material;
 pub mod model;
 pub mod neighbors;
+pub mod operators;
 pub mod output;
 pub mod real;
 pub mod setup;
