@@ -139,6 +139,9 @@ pub struct StaticSolveInfo {
     /// `|Q^T f| / |f|`: the part of the load along the removed modes before it was relieved
     /// (0 when no mode was removed).
     pub load_imbalance: f64,
+    /// `|K u - f|` over the supports relative to the load scale: what the supports carry
+    /// (round-off when the loads are in equilibrium).
+    pub support_load: f64,
     /// Iterative-refinement steps after the first solve.
     pub refinement_steps: usize,
     /// Bonds whose stretch in the solution exceeds the critical stretch (the linear solve

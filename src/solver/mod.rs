@@ -4,6 +4,8 @@
 
 pub mod adr;
 pub mod explicit;
+pub mod export;
+pub mod implicit;
 pub mod linear;
 pub mod loads;
 mod outputs;

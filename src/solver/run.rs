@@ -4,6 +4,7 @@
 
 use super::adr::Adr;
 use super::explicit::{Explicit, StepTimes};
+use super::export::{export_matrices, Exported};
 use super::loads::Loads;
 use super::outputs::{self, initial_summary, Snapshot};
 use super::state::State;
@@ -73,11 +74,36 @@ pub fn run(problem: Problem, opts: &RunOptions) -> Result<Summary> {
     }
 }
 
-/// The end of a run: final state, the backend (bond status, damage) and the summary.
+/// Run `problem` like [`run`], then write the global stiffness `K` of the final bond status
+/// (with the export side files, `solver/export.rs`) into the output folder, and rewrite
+/// `summary.json` with the export's time added to the output phase.
+pub fn run_and_export_stiffness(problem: Problem, opts: &RunOptions) -> Result<Summary> {
+    let (problem_out, status, mut summary) = match opts.precision {
+        Precision::F32 => simulate::<f32>(problem, opts)
+            .map(|o| (o.problem, o.backend.bond_status(), o.summary))?,
+        Precision::F64 => simulate::<f64>(problem, opts)
+            .map(|o| (o.problem, o.backend.bond_status(), o.summary))?,
+    };
+    let Some(dir) = &opts.out_dir else {
+        return Ok(summary);
+    };
+    let t0 = Instant::now();
+    export_matrices(&problem_out, &status, &[Exported::K], dir)?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let output = summary.phase_seconds.output.unwrap_or(0.0);
+    summary.phase_seconds.output = Some(output + seconds);
+    summary.wall_seconds += seconds;
+    summary.write(&dir.join("summary.json"))?;
+    Ok(summary)
+}
+
+/// The end of a run: final state, the backend (bond status, damage), the summary and the
+/// problem it ran.
 pub struct Outcome<T: Real> {
     pub state: State<T>,
     pub backend: Box<dyn Backend<T>>,
     pub summary: Summary,
+    pub problem: Arc<Problem>,
 }
 
 /// Run `problem` in precision `T` (ignoring `opts.precision`) and return the final state.
@@ -348,6 +374,7 @@ impl<T: Real> Runner<T> {
             state: self.state,
             backend: self.backend,
             summary: self.summary,
+            problem: self.problem,
         })
     }
 }
