@@ -39,7 +39,7 @@ pub fn spmv(a: &Csr, x: &[f64]) -> Vec<f64> {
 }
 
 fn norm(v: impl Iterator<Item = f64>) -> f64 {
-    v.map(|x| x * x).sum::<f64>().sqrt()
+    v.fold(0.0, |s, x| s + x * x).sqrt()
 }
 
 /// Solve `K u = f` for symmetric `K` (`n x n`), with the dofs of `prescribed` held at their

@@ -81,8 +81,7 @@ impl RigidModes {
         self.pieces
             .iter()
             .flat_map(|p| p.modes.iter().map(move |m| dot_on(m, &p.dofs, f)))
-            .map(|x| x * x)
-            .sum::<f64>()
+            .fold(0.0, |s, x| s + x * x)
             .sqrt()
     }
 

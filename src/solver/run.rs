@@ -210,6 +210,10 @@ impl<T: Real> Runner<T> {
         let tol = s.tolerance.unwrap_or(DEFAULT_TOLERANCE);
         let (steps, load_steps) = (s.steps, s.load_steps);
         self.loads.initial_velocity(&mut self.state.v);
+        // Start from the boundary values at t = 0 (the full value of an unramped prescribed
+        // displacement), so that the first residual sees them: otherwise a body loaded only
+        // by an unramped displacement has zero force at u = 0 and "converges" at once.
+        self.loads.impose(0.0, &mut self.state.u, &mut self.state.v);
         self.state.v.iter_mut().for_each(|v| *v = T::zero());
         self.observe(true)?;
         let mut converged = false;
