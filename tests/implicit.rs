@@ -172,3 +172,66 @@ tolerance = 1e-11
     println!("strip: |u_adr - u_static| / |u_static| = {err:.2e}");
     assert!(err < 1e-4, "strip: {err:e}");
 }
+
+/// A pre-crack through the whole height cuts a clamped strip in two: the loose right piece
+/// (unloaded) has three rigid-body modes, held by supports, and stays at rest; the clamped
+/// left piece carries its body force. Loading the loose piece instead is refused.
+#[test]
+fn a_piece_cut_off_by_a_precrack_is_held_by_supports() {
+    let text = format!(
+        r#"name = "cut"
+{}
+[discretization]
+dimension = "plane-stress"
+thickness = 1e-3
+dx = 1e-3
+horizon_factor = 3.015
+[geometry]
+box = [{{ min = [0, 0], max = [0.02, 0.008] }}]
+[[precrack]]
+start = [0.0101, -0.001]
+end = [0.0101, 0.009]
+[[region]]
+name = "left"
+shape = "edge"
+side = "-x"
+depth_dx = 2
+[[region]]
+name = "loaded"
+shape = "box"
+min = [0.003, 0]
+max = [0.009, 0.008]
+[[boundary]]
+region = "left"
+kind = "fixed"
+[[boundary]]
+region = "loaded"
+kind = "body-force"
+y = 1e9
+[solver]
+kind = "adr"
+steps = 10
+"#,
+        common::material("lps", Some(0.25))
+    );
+    let p = common::problem(&text, &[]);
+    let s = implicit(&p);
+    let info = s.summary.static_solve.clone().unwrap();
+    assert_eq!((info.pieces, info.rigid_modes_removed), (2, 3));
+    let d = p.dim();
+    let right = (0..p.body.len()).filter(|&i| p.body.positions[i][0] > 0.0101);
+    let umax = s.u.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    for i in right {
+        for k in 0..d {
+            assert!(s.u[d * i + k].abs() <= 1e-12 * umax, "loose node {i} moves");
+        }
+    }
+    let loose = common::problem(
+        &text.replace("max = [0.009, 0.008]", "max = [0.019, 0.008]"),
+        &[],
+    );
+    let err = solve_static(loose, &StaticOptions::default())
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("not in equilibrium"), "{err}");
+}

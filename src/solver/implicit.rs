@@ -207,7 +207,7 @@ fn write_outputs(
     info.bonds_over_critical_stretch = backend.break_bonds(u);
     if info.bonds_over_critical_stretch > 0 {
         let w = format!(
-            "{} bonds are stretched beyond the critical stretch; the linear static solve \
+            "{} directed bonds are stretched beyond the critical stretch; the linear static solve \
              breaks none (use an ADR run to follow the damage)",
             info.bonds_over_critical_stretch
         );

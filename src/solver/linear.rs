@@ -244,6 +244,17 @@ mod tests {
         assert!(residuals(&k, &s.u, &f, &[(0, 0.0)], &[]).free < 1e-15);
     }
 
+    // A symmetric indefinite matrix defeats Cholesky; LU solves it.
+    #[test]
+    fn indefinite_falls_back_to_lu() {
+        let t = [(0, 0, 1.0), (0, 1, 2.0), (1, 0, 2.0), (1, 1, 1.0)]
+            .map(|(i, j, v)| faer::sparse::Triplet::new(i as u32, j as u32, v));
+        let k = Csr::try_new_from_triplets(2, 2, &t).unwrap();
+        let s = solve(&k, &[3.0, 3.0], &[], &[]).unwrap();
+        assert_eq!(s.factorization, "lu");
+        assert!((s.u[0] - 1.0).abs() < 1e-15 && (s.u[1] - 1.0).abs() < 1e-15);
+    }
+
     // With nothing held, the chain is singular: an error, not a panic or NaN.
     #[test]
     fn singular_is_an_error() {
