@@ -88,6 +88,7 @@ fn info_and_validate_describe_the_model() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(text.contains("nodes        200"), "{text}");
     assert!(text.contains("time step"), "{text}");
+    assert!(text.contains("cpu-matrix f64 half"), "{text}");
     assert!(peridot(&["validate", &model]).status.success());
 }
 

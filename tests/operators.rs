@@ -3,7 +3,7 @@
 
 mod common;
 
-use peridot::backend::{Backend, CpuLoop};
+use peridot::backend::{Backend, CpuLoop, CpuMatrix};
 use peridot::operators::spmv::{spmv, spmv_interleaved, spmv_with};
 use peridot::operators::{footprint, nnz, Mat, Operators, Storage};
 use peridot::setup::Problem;
@@ -246,4 +246,29 @@ fn half_storage_pairs_map_to_both_directed_bonds() {
         ops.bond_status(&ops.row_status(&p.initial_mu)),
         p.initial_mu
     );
+}
+
+/// The matrix backend holds exactly the bytes `peridot info` predicts for it.
+#[test]
+fn matrix_backend_memory_matches_its_estimate() {
+    for law in LAWS {
+        for dim in DIMS {
+            let p = problem(law, dim);
+            for storage in [Storage::Full, Storage::Half] {
+                let b64 = CpuMatrix::<f64>::new(p.clone(), storage).unwrap();
+                let b32 = CpuMatrix::<f32>::new(p.clone(), storage).unwrap();
+                let case = format!("{law} {dim} {storage:?}");
+                assert_eq!(
+                    b64.memory_bytes(),
+                    CpuMatrix::<f64>::memory_estimate(&p, storage, 8),
+                    "{case}"
+                );
+                assert_eq!(
+                    b32.memory_bytes(),
+                    CpuMatrix::<f32>::memory_estimate(&p, storage, 4),
+                    "{case}"
+                );
+            }
+        }
+    }
 }

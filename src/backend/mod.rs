@@ -1,15 +1,18 @@
 //! Backends: the executions of one physics. Every backend implements [`Backend`]: evaluate the
 //! internal force density for a displacement field, break bonds by critical stretch, and report
 //! damage, dilatation and strain energy. The CPU loop backend (`cpu_loop.rs`) is the reference
-//! the others are tested against.
+//! the others are tested against; `cpu_matrix.rs` runs the matrix formulation on the
+//! operators of `crate::operators`.
 //!
 //! Units: displacement in m, force density in N/m^3 (`rho a = L + b`), energy in J.
 //! Vectors are flat, node-major: component `k` of node `i` is at `d * i + k`.
 
 pub mod blocks;
 pub mod cpu_loop;
+pub mod cpu_matrix;
 
 pub use cpu_loop::CpuLoop;
+pub use cpu_matrix::CpuMatrix;
 
 use crate::setup::Problem;
 use crate::{Error, Real, Result};
@@ -85,9 +88,15 @@ impl BackendKind {
 pub fn create<T: Real>(kind: BackendKind, problem: Arc<Problem>) -> Result<Box<dyn Backend<T>>> {
     match kind {
         BackendKind::Auto | BackendKind::CpuLoop => Ok(Box::new(CpuLoop::<T>::new(problem))),
+        // half storage: half the bond memory and about half the time of full storage, with
+        // the same results to round-off (tests/agreement.rs, docs/matrix-formulation.md)
+        BackendKind::CpuMatrix => Ok(Box::new(CpuMatrix::<T>::new(
+            problem,
+            crate::operators::Storage::Half,
+        )?)),
         other => Err(Error::Backend {
             backend: other.name().into(),
-            message: "not available in this version; use --backend cpu-loop".into(),
+            message: "not available in this version; use --backend cpu-loop or cpu-matrix".into(),
         }),
     }
 }

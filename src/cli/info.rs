@@ -1,7 +1,11 @@
 //! `peridot info`: size of a model and memory per backend, without running it.
 
 use super::{load_problem, ModelArgs};
+use peridot::backend::CpuMatrix;
+use peridot::operators::{footprint, Storage};
 use peridot::solver::run::choose_dt;
+
+const MIB: f64 = (1 << 20) as f64;
 
 /// Bytes the CPU loop backend holds per node and per directed bond, for precision bytes `p`.
 fn cpu_loop_bytes(dim: usize, p: usize, correction: bool) -> (usize, usize) {
@@ -45,9 +49,24 @@ pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
         println!(
             "  cpu-loop {name}: {bn} B/node + {bb} B/bond = {:.1} B/node, total {:.3} MiB",
             total as f64 / n.max(1) as f64,
-            total as f64 / (1 << 20) as f64
+            total as f64 / MIB
         );
     }
-    println!("  cpu-matrix, gpu-loop, gpu-matrix: not available in this version");
+    for (name, p) in [("f32", 4), ("f64", 8)] {
+        for storage in [Storage::Full, Storage::Half] {
+            let held = CpuMatrix::<f64>::memory_estimate(&problem, storage, p);
+            let fp = footprint(&problem, storage, p);
+            println!(
+                "  cpu-matrix {name} {}: {:.1} B/node, total {:.3} MiB (operators {:.3} MiB; \
+                 {:.3} MiB with B for K and export)",
+                storage.name(),
+                held as f64 / n.max(1) as f64,
+                held as f64 / MIB,
+                fp.step() as f64 / MIB,
+                fp.assembled() as f64 / MIB
+            );
+        }
+    }
+    println!("  gpu-loop, gpu-matrix: not available in this version");
     Ok(())
 }

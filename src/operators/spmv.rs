@@ -11,8 +11,9 @@ use super::Mat;
 use crate::Real;
 use rayon::prelude::*;
 
-/// Rows per rayon task at least: enough to amortize scheduling on small rows.
-const MIN_ROWS_PER_TASK: usize = 512;
+/// Rows per rayon task: enough to amortize scheduling on short rows, few enough to balance
+/// the load of rows of different lengths over many cores.
+const ROWS_PER_TASK: usize = 256;
 
 /// `y = M x`.
 pub fn spmv<T: Real>(m: &Mat<T>, x: &[T], y: &mut [T]) {
@@ -48,20 +49,26 @@ where
 {
     let sym = m.symbolic();
     let (ptr, cols, val) = (sym.row_ptr(), sym.col_idx(), m.val());
-    y.par_chunks_mut(K)
-        .with_min_len(MIN_ROWS_PER_TASK)
+    y.par_chunks_mut(K * ROWS_PER_TASK)
         .enumerate()
-        .for_each(|(r, yr)| {
-            let (s, e) = (ptr[r] as usize, ptr[r + 1] as usize);
-            let mut acc = [T::zero(); K];
-            for (&c, &a) in cols[s..e].iter().zip(&val[s..e]) {
-                let xc = &x[K * c as usize..K * c as usize + K];
-                for q in 0..K {
-                    acc[q] += a * xc[q];
+        .for_each(|(block, ys)| {
+            let first = block * ROWS_PER_TASK;
+            for (k, yr) in ys.chunks_exact_mut(K).enumerate() {
+                let r = first + k;
+                let (s, e) = (ptr[r] as usize, ptr[r + 1] as usize);
+                let mut acc = [T::zero(); K];
+                for (&c, &a) in cols[s..e].iter().zip(&val[s..e]) {
+                    let base = K * c as usize;
+                    for q in 0..K {
+                        // SAFETY: a `Mat` built through faer's safe constructors has every
+                        // column index below `ncols`, and `x.len() == K * ncols` is asserted
+                        // above, so `base + q < x.len()`.
+                        acc[q] += a * unsafe { *x.get_unchecked(base + q) };
+                    }
                 }
-            }
-            for q in 0..K {
-                yr[q] = out(r, q, acc[q]);
+                for q in 0..K {
+                    yr[q] = out(r, q, acc[q]);
+                }
             }
         });
 }
