@@ -8,9 +8,11 @@
 use crate::operators::spmv::spmv as spmv_into;
 use crate::operators::Mat;
 use crate::{Error, Result};
-use faer::linalg::solvers::Solve;
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::sparse::linalg::cholesky::factorize_symbolic_cholesky;
+use faer::sparse::linalg::lu::{factorize_symbolic_lu, NumericLu};
 use faer::sparse::{SparseColMat, SymbolicSparseColMat};
-use faer::Side;
+use faer::{Conj, MatMut, Par, Side};
 
 /// Iterative-refinement steps after the first solve, at most.
 const MAX_REFINEMENT: usize = 3;
@@ -110,8 +112,9 @@ fn reduce(k: &Csr, free: &[usize], index: &[u32]) -> Csr {
     )
 }
 
-/// Factor the reduced matrix (Cholesky, else LU) and solve, refining while the relative
-/// residual is above a few ulps.
+/// Factor the reduced matrix (Cholesky, else LU) and solve, with refinement. The
+/// factorizations and solves run sequentially (`Par::Seq`) so that the solution is bitwise the
+/// same at any thread count.
 fn factor_and_solve(a: &Csr, rhs: &[f64], out: &mut LinearSolution) -> Result<Vec<f64>> {
     let m = a.nrows();
     // A symmetric CSR matrix is its own transpose, so its arrays are also the CSC form.
@@ -126,23 +129,75 @@ fn factor_and_solve(a: &Csr, rhs: &[f64], out: &mut LinearSolution) -> Result<Ve
         ),
         val.to_vec(),
     );
-    let solver: Box<dyn Fn(&mut faer::Mat<f64>)> = match csc.sp_cholesky(Side::Lower) {
-        Ok(llt) => Box::new(move |x: &mut faer::Mat<f64>| llt.solve_in_place(x.as_mut())),
-        Err(_) => {
-            out.factorization = "lu";
-            let lu = csc.sp_lu().map_err(|e| singular(&format!("{e:?}")))?;
-            Box::new(move |x: &mut faer::Mat<f64>| lu.solve_in_place(x.as_mut()))
+    let csc = csc.as_ref();
+    let failed = |e: &dyn std::fmt::Debug| singular(&format!("{e:?}"));
+    if let Ok(symbolic) = factorize_symbolic_cholesky(
+        csc.symbolic(),
+        Side::Lower,
+        Default::default(),
+        Default::default(),
+    ) {
+        let mut values = vec![0.0; symbolic.len_val()];
+        let scratch = symbolic.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default());
+        let mut mem = MemBuffer::try_new(scratch).map_err(|e| failed(&e))?;
+        let factor = symbolic.factorize_numeric_llt(
+            &mut values,
+            csc,
+            Side::Lower,
+            Default::default(),
+            Par::Seq,
+            MemStack::new(&mut mem),
+            Default::default(),
+        );
+        if let Ok(llt) = factor {
+            let scratch = symbolic.solve_in_place_scratch::<f64>(1, Par::Seq);
+            let mut mem = MemBuffer::try_new(scratch).map_err(|e| failed(&e))?;
+            let solve = |x: MatMut<'_, f64>| {
+                llt.solve_in_place_with_conj(Conj::No, x, Par::Seq, MemStack::new(&mut mem))
+            };
+            return refine(a, rhs, solve, out);
         }
+    }
+    out.factorization = "lu";
+    let symbolic =
+        factorize_symbolic_lu(csc.symbolic(), Default::default()).map_err(|e| failed(&e))?;
+    let mut numeric = NumericLu::new();
+    let scratch = symbolic.factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default());
+    let mut mem = MemBuffer::try_new(scratch).map_err(|e| failed(&e))?;
+    let lu = symbolic
+        .factorize_numeric_lu(
+            &mut numeric,
+            csc,
+            Par::Seq,
+            MemStack::new(&mut mem),
+            Default::default(),
+        )
+        .map_err(|e| failed(&e))?;
+    let scratch = symbolic.solve_in_place_scratch::<f64>(1, Par::Seq);
+    let mut mem = MemBuffer::try_new(scratch).map_err(|e| failed(&e))?;
+    let solve = |x: MatMut<'_, f64>| {
+        lu.solve_in_place_with_conj(Conj::No, x, Par::Seq, MemStack::new(&mut mem))
     };
+    refine(a, rhs, solve, out)
+}
+
+/// Solve with `solve` (a factorization of `a`) and refine while a step at least halves the
+/// residual; at the round-off floor of `A x` further steps only trade digits, so the best
+/// iterate is kept.
+fn refine(
+    a: &Csr,
+    rhs: &[f64],
+    mut solve: impl FnMut(MatMut<'_, f64>),
+    out: &mut LinearSolution,
+) -> Result<Vec<f64>> {
+    let m = a.nrows();
     let scale = norm(rhs.iter().copied());
     let mut x = vec![0.0; m];
     let mut r = rhs.to_vec();
     let mut best = f64::INFINITY;
-    // Refine while a step at least halves the residual; at the round-off floor of `A x`
-    // further steps only trade digits, so the best iterate is kept.
     for step in 0..MAX_REFINEMENT + 1 {
         let mut dx = faer::Mat::from_fn(m, 1, |i, _| r[i]);
-        solver(&mut dx);
+        solve(dx.as_mut());
         let trial: Vec<f64> = x.iter().enumerate().map(|(i, x)| x + dx[(i, 0)]).collect();
         let ax = spmv(a, &trial);
         let trial_r: Vec<f64> = rhs.iter().zip(&ax).map(|(b, ax)| b - ax).collect();
