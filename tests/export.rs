@@ -232,7 +232,7 @@ fn check_side_files(out: &Path, p: &peridot::setup::Problem) {
 
 fn entries_sorted(m: &MatrixMarket) -> Vec<(usize, usize, f64)> {
     let mut e = m.entries.clone();
-    e.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    e.sort_by_key(|&(i, j, _)| (i, j));
     e
 }
 
