@@ -11,7 +11,7 @@ pub fn export(args: &ModelArgs, out: &Path, what: &str) -> anyhow::Result<()> {
     let sidecar = export_matrices(&problem, &problem.initial_mu, &what, out)?;
     for m in &sidecar.matrices {
         println!(
-            "{}: {} x {}, {} entries stored ({}), {}",
+            "{}: {} x {}, {} entries stored, {}, {}",
             m.file, m.rows, m.cols, m.stored_entries, m.symmetry, m.units
         );
     }
