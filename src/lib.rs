@@ -5,8 +5,9 @@
 //! pre-cracks) -> `neighbors` (cell list, CSR families) -> `material` (PMB and LPS constants,
 //! critical stretch, lattice sums) -> `operators` (the sparse matrices of the matrix
 //! formulation) -> `backend` (force evaluation and damage, one trait, several
-//! executions) -> `solver` (explicit leapfrog, adaptive dynamic relaxation) -> `output` (VTK,
-//! CSV probes, summary JSON, PNG damage map, progress).
+//! executions) -> `solver` (explicit leapfrog, adaptive dynamic relaxation, implicit static
+//! solve, matrix export) -> `output` (VTK, CSV probes, summary JSON, PNG damage map, Matrix
+//! Market files, progress).
 //!
 //! Units are SI throughout: metres, kilograms, seconds, pascals, newtons.
 

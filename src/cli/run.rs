@@ -2,6 +2,7 @@
 
 use super::{load_problem, ModelArgs};
 use peridot::backend::BackendKind;
+use peridot::solver::run::run_and_export_stiffness;
 use peridot::solver::{run as simulate, RunOptions};
 use peridot::Precision;
 use std::path::PathBuf;
@@ -12,6 +13,7 @@ pub fn run(
     backend: BackendKind,
     precision: Precision,
     quiet: bool,
+    export_stiffness: bool,
 ) -> anyhow::Result<()> {
     let problem = load_problem(args)?;
     let out_dir = out.unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
@@ -24,7 +26,11 @@ pub fn run(
         out_dir: Some(out_dir.clone()),
         quiet,
     };
-    let s = simulate(problem, &opts)?;
+    let s = if export_stiffness {
+        run_and_export_stiffness(problem, &opts)?
+    } else {
+        simulate(problem, &opts)?
+    };
     println!(
         "{}: {} nodes, {} bonds, {} steps of {:.4e} s in {:.2} s ({:.3e} node-steps/s), \
          {} broken bonds, max damage {:.3}",
@@ -46,6 +52,12 @@ pub fn run(
             } else {
                 "not converged"
             }
+        );
+    }
+    if export_stiffness {
+        println!(
+            "stiffness of the final state in {}",
+            out_dir.join("K.mtx").display()
         );
     }
     println!("outputs in {}", out_dir.display());

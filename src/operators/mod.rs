@@ -43,6 +43,7 @@
 mod footprint;
 mod pattern;
 pub mod spmv;
+pub mod stiffness;
 mod values;
 
 pub use footprint::{footprint, mat_bytes, Footprint, OperatorBytes};

@@ -21,7 +21,9 @@
 //! that do not match, an empty body for the PNG) are reported the same way, as an
 //! `InvalidInput` I/O error naming the file that could not be written, never as a panic.
 
+pub mod export;
 pub mod image;
+pub mod matrix_market;
 pub mod probes;
 pub mod progress;
 pub mod sparsity;
@@ -31,7 +33,7 @@ pub mod vtk;
 pub use image::write_damage_png;
 pub use probes::{ProbeValues, ProbeWriter};
 pub use progress::Progress;
-pub use summary::{peak_rss_bytes, PhaseSeconds, Summary};
+pub use summary::{peak_rss_bytes, PhaseSeconds, StaticSolveInfo, Summary};
 pub use vtk::VtkSeries;
 
 use crate::Error;
