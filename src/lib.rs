@@ -12,6 +12,7 @@
 pub mod backend;
 pub mod error;
 pub mod geometry;
+pub mod gpu;
 pub mod material;
 pub mod model;
 pub mod neighbors;
