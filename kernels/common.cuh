@@ -51,71 +51,79 @@ struct BondParams {
     int lps;                       // 1 for LPS (energy: the dilatation term)
 };
 
-// Bond vector and length in double, then rounded, as the CPU reference does. The _rn
-// intrinsics keep the compiler from contracting into FMA, so the length is bitwise the
-// host's `bond_length`.
-__device__ __forceinline__ void bond_geometry(const BondParams& p, u32 i, u32 j, real xi[3],
-                                              real* x, double* xd) {
-    const double a0 = __dsub_rn(p.positions[3 * j + 0], p.positions[3 * i + 0]);
-    const double a1 = __dsub_rn(p.positions[3 * j + 1], p.positions[3 * i + 1]);
-    const double a2 = __dsub_rn(p.positions[3 * j + 2], p.positions[3 * i + 2]);
-    const double s = __dadd_rn(__dadd_rn(__dmul_rn(a0, a0), __dmul_rn(a1, a1)), __dmul_rn(a2, a2));
-    const double len = sqrt(s);
-    xi[0] = (real)a0;
-    xi[1] = (real)a1;
-    xi[2] = (real)a2;
-    *x = (real)len;
-    *xd = len;
+// Read-only loads through the non-coherent cache (the arrays do not change during a launch).
+template <typename V>
+__device__ __forceinline__ V ld(const V* p) { return __ldg(p); }
+
+// The thread's own node: reference position and displacement, loaded once.
+struct Node {
+    double pos[3];
+    real u[3];
+};
+
+__device__ __forceinline__ Node load_node(const BondParams& p, u32 i) {
+    Node n;
+    const int d = p.dim;
+    for (int k = 0; k < 3; ++k) n.pos[k] = ld(p.positions + 3 * i + k);
+    n.u[0] = ld(p.u + d * i);
+    n.u[1] = ld(p.u + d * i + 1);
+    n.u[2] = d == 3 ? ld(p.u + d * i + 2) : (real)0;
+    return n;
 }
 
-// Relative displacement eta = u_j - u_i (components beyond dim are zero).
-__device__ __forceinline__ void bond_eta(const BondParams& p, u32 i, u32 j, real eta[3]) {
-    const int d = p.dim;
-    eta[0] = p.u[d * j + 0] - p.u[d * i + 0];
-    eta[1] = p.u[d * j + 1] - p.u[d * i + 1];
-    eta[2] = d == 3 ? p.u[d * j + 2] - p.u[d * i + 2] : (real)0;
-}
+// One bond i -> j seen from node i: xi (the difference of the f64 positions, then rounded),
+// its length x and 1 / x, and eta = u_j - u_i (components beyond dim are zero).
+struct Bond {
+    real xi[3];
+    real eta[3];
+    real x;
+    real rx;
+};
 
 __device__ __forceinline__ real dot3(const real a[3], const real b[3]) {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
+__device__ __forceinline__ Bond load_bond(const BondParams& p, const Node& n, u32 j) {
+    Bond b;
+    const int d = p.dim;
+    for (int k = 0; k < 3; ++k) b.xi[k] = (real)(ld(p.positions + 3 * j + k) - n.pos[k]);
+    b.eta[0] = ld(p.u + d * j) - n.u[0];
+    b.eta[1] = ld(p.u + d * j + 1) - n.u[1];
+    b.eta[2] = d == 3 ? ld(p.u + d * j + 2) - n.u[2] : (real)0;
+    const real x2 = dot3(b.xi, b.xi);
+    b.rx = rsqrt(x2);
+    b.x = x2 * b.rx;
+    return b;
+}
+
+// Bond length exactly as the host's `bond_length` (f64, no contraction into FMA), for
+// quantities that must match it to the last bit (the partial-volume factor of damage).
+__device__ __forceinline__ double exact_length(const BondParams& p, const Node& n, u32 j) {
+    const double a0 = __dsub_rn(ld(p.positions + 3 * j + 0), n.pos[0]);
+    const double a1 = __dsub_rn(ld(p.positions + 3 * j + 1), n.pos[1]);
+    const double a2 = __dsub_rn(ld(p.positions + 3 * j + 2), n.pos[2]);
+    return sqrt(__dadd_rn(__dadd_rn(__dmul_rn(a0, a0), __dmul_rn(a1, a1)), __dmul_rn(a2, a2)));
+}
+
 // Nonlinear stretch (|y| - x) / x in the form that keeps its digits in f32:
-// eta.(2 xi + eta) / (x (|y| + x)). Writes |y|.
-__device__ __forceinline__ real bond_stretch(const real xi[3], const real eta[3], real x,
-                                             real* ly) {
-    const real y[3] = {xi[0] + eta[0], xi[1] + eta[1], xi[2] + eta[2]};
-    *ly = sqrt(dot3(y, y));
-    const real w[3] = {(real)2 * xi[0] + eta[0], (real)2 * xi[1] + eta[1],
-                       (real)2 * xi[2] + eta[2]};
-    return dot3(eta, w) / (x * (*ly + x));
+// eta.(2 xi + eta) / (x (|y| + x)). Writes 1 / |y|.
+__device__ __forceinline__ real bond_stretch(const Bond& b, real* ry) {
+    const real y[3] = {b.xi[0] + b.eta[0], b.xi[1] + b.eta[1], b.xi[2] + b.eta[2]};
+    const real y2 = dot3(y, y);
+    *ry = rsqrt(y2);
+    const real w[3] = {(real)2 * b.xi[0] + b.eta[0], (real)2 * b.xi[1] + b.eta[1],
+                       (real)2 * b.xi[2] + b.eta[2]};
+    return dot3(b.eta, w) * b.rx / (y2 * *ry + b.x);
 }
 
 // Linearized extension e = n . eta.
-__device__ __forceinline__ real bond_extension(const real xi[3], const real eta[3], real x) {
-    return dot3(xi, eta) / x;
-}
+__device__ __forceinline__ real bond_extension(const Bond& b) { return dot3(b.xi, b.eta) * b.rx; }
 
-// Stretch the failure criterion uses: nonlinear PMB s, otherwise e / x (theory.md 2, 3).
-__device__ __forceinline__ real criterion_stretch(const BondParams& p, const real xi[3],
-                                                  const real eta[3], real x) {
-    if (p.linearized == 0) {
-        real ly;
-        return bond_stretch(xi, eta, x, &ly);
-    }
-    return bond_extension(xi, eta, x) / x;
-}
-
-// Break bond b of node i (i not in a no-fail zone) if its stretch exceeds s0. Returns 1
-// when this call broke it.
-__device__ __forceinline__ u32 try_break(const BondParams& p, u64 b, u32 j, const real xi[3],
-                                         const real eta[3], real x) {
-    if (p.no_fail[j] != 0) return 0;
-    if (criterion_stretch(p, xi, eta, x) > (real)p.critical_stretch) {
-        p.mu[b] = 0;
-        return 1;
-    }
-    return 0;
+// Whether bond i -> j (i not in a no-fail zone) breaks at stretch s: j not in a no-fail zone
+// and s above the critical stretch (theory.md 2; LPS uses s = e / x).
+__device__ __forceinline__ bool breaks(const BondParams& p, u32 j, real s) {
+    return s > (real)p.critical_stretch && ld(p.no_fail + j) == 0;
 }
 
 // Add this thread's broken bonds to the device counter.

@@ -6,23 +6,23 @@
 PD_KERNEL(lps_dilatation)(const BondParams p) {
     const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= p.n) return;
-    const bool can_break = p.check_bonds != 0 && p.no_fail[i] == 0;
+    const Node node = load_node(p, i);
+    const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
+    const u64 b_end = ld(p.offsets + i + 1);
     real s = (real)0;
     u32 broken = 0;
-    for (u64 b = p.offsets[i]; b < p.offsets[i + 1]; ++b) {
+    for (u64 b = ld(p.offsets + i); b < b_end; ++b) {
         if (p.mu[b] == 0) continue;
-        const u32 j = p.neighbors[b];
-        real xi[3], eta[3], x;
-        double xd;
-        bond_geometry(p, i, j, xi, &x, &xd);
-        bond_eta(p, i, j, eta);
-        if (can_break && try_break(p, b, j, xi, eta, x)) {
+        const u32 j = ld(p.neighbors + b);
+        const Bond bd = load_bond(p, node, j);
+        const real e = bond_extension(bd);
+        if (can_break && breaks(p, j, e * bd.rx)) {
+            p.mu[b] = 0;
             ++broken;
             continue;
         }
-        const real e = bond_extension(xi, eta, x);
-        s += p.weight[b] * x * e;
+        s += ld(p.weight + b) * bd.x * e;
     }
-    p.theta[i] = p.d_over_m[i] * s;
+    p.theta[i] = ld(p.d_over_m + i) * s;
     count_broken(p, broken);
 }

@@ -5,24 +5,20 @@
 PD_KERNEL(lps_force)(const BondParams p) {
     const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= p.n) return;
-    const real alpha_i = p.alpha[i];
-    const real pcoef_i = p.pcoef[i];
-    const real theta_i = p.theta[i];
+    const Node node = load_node(p, i);
+    const real alpha_i = ld(p.alpha + i);
+    const real ptheta_i = ld(p.pcoef + i) * ld(p.theta + i);
+    const u64 b_end = ld(p.offsets + i + 1);
     real f[3] = {(real)0, (real)0, (real)0};
-    for (u64 b = p.offsets[i]; b < p.offsets[i + 1]; ++b) {
+    for (u64 b = ld(p.offsets + i); b < b_end; ++b) {
         if (p.mu[b] == 0) continue;
-        const u32 j = p.neighbors[b];
-        real xi[3], eta[3], x;
-        double xd;
-        bond_geometry(p, i, j, xi, &x, &xd);
-        bond_eta(p, i, j, eta);
-        const real e = bond_extension(xi, eta, x);
-        const real t_ij = alpha_i * e + pcoef_i * x * theta_i;
-        const real t_ji = p.alpha[j] * e + p.pcoef[j] * x * p.theta[j];
-        const real scale = p.weight[b] * (t_ij + t_ji) / x;
-        f[0] += scale * xi[0];
-        f[1] += scale * xi[1];
-        f[2] += scale * xi[2];
+        const u32 j = ld(p.neighbors + b);
+        const Bond bd = load_bond(p, node, j);
+        const real e = bond_extension(bd);
+        const real t_ij = alpha_i * e + ptheta_i * bd.x;
+        const real t_ji = ld(p.alpha + j) * e + ld(p.pcoef + j) * ld(p.theta + j) * bd.x;
+        const real scale = ld(p.weight + b) * (t_ij + t_ji) * bd.rx;
+        for (int k = 0; k < 3; ++k) f[k] += scale * bd.xi[k];
     }
     const int d = p.dim;
     for (int k = 0; k < d; ++k) p.force[d * i + k] = f[k];

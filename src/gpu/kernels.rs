@@ -5,7 +5,8 @@
 //! Entry points are named `stage_f32` / `stage_f64`. Compilation errors keep NVRTC's log.
 
 use crate::{Error, Precision, Result};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
+use cudarc::nvrtc::{compile_ptx_with_opts, result, CompileError, CompileOptions, Ptx};
+use std::ffi::{CStr, CString};
 
 /// The header every stage is compiled with.
 pub const COMMON: &str = include_str!("../../kernels/common.cuh");
@@ -84,12 +85,15 @@ pub fn entry_name(entry: &str, precision: Precision) -> String {
     format!("{entry}_{}", precision.name())
 }
 
-/// Compile `source` (named `name` in messages) to PTX for `arch` (`sm_90`). The caller must
-/// have checked [`super::nvrtc_available`]. A failed compilation returns [`Error::Kernel`]
-/// with NVRTC's log.
-pub fn compile(source: &str, name: &str, arch: &str) -> Result<Ptx> {
+/// Compile `source` (named `name` in messages) to PTX for `arch` (`sm_90`), with
+/// approximate division, square root and reciprocal square root where `fast_math` (the f32
+/// programs: their error stays near one unit in the last place, far inside the f32
+/// tolerance). The caller must have checked [`super::nvrtc_available`]. A failed compilation
+/// returns [`Error::Kernel`] with NVRTC's log.
+pub fn compile(source: &str, name: &str, arch: &str, fast_math: bool) -> Result<Ptx> {
     let opts = CompileOptions {
-        options: vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()],
+        options: base_options(arch),
+        use_fast_math: fast_math.then_some(true),
         name: Some(name.to_string()),
         ..Default::default()
     };
@@ -109,11 +113,51 @@ pub fn compile(source: &str, name: &str, arch: &str) -> Result<Ptx> {
 /// Compile one stage alone in `precision` (what the kernel-compile test does per file).
 pub fn compile_stage(stage: &Stage, precision: Precision, arch: &str) -> Result<Ptx> {
     let name = format!("{}[{}]", stage.file, precision.name());
-    compile(&program_source(precision, &[*stage]), &name, arch)
+    let fast = precision == Precision::F32;
+    compile(&program_source(precision, &[*stage]), &name, arch, fast)
 }
 
 /// Compile every stage into one program in `precision` (what a backend loads).
 pub fn compile_all(precision: Precision, arch: &str) -> Result<Ptx> {
     let name = format!("peridot_{}.cu", precision.name());
-    compile(&program_source(precision, STAGES), &name, arch)
+    let fast = precision == Precision::F32;
+    compile(&program_source(precision, STAGES), &name, arch, fast)
+}
+
+fn base_options(arch: &str) -> Vec<String> {
+    vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()]
+}
+
+/// The assembler's resource report (registers, stack, spills per entry point) of the program
+/// of all stages in `precision` for `arch`: what sets occupancy, read without a GPU. The
+/// caller must have checked [`super::nvrtc_available`].
+pub fn resource_report(precision: Precision, arch: &str) -> Result<String> {
+    let name = format!("peridot_{}.cu", precision.name());
+    let fail = |log: String| Error::Kernel {
+        name: name.clone(),
+        arch: arch.to_string(),
+        log,
+    };
+    let src = CString::new(program_source(precision, STAGES)).map_err(|e| fail(e.to_string()))?;
+    let prog = result::create_program(&src, None).map_err(|e| fail(format!("{e:?}")))?;
+    let mut options = base_options(arch);
+    options.push("--ptxas-options=--verbose".into());
+    if precision == Precision::F32 {
+        options.push("--use_fast_math".into());
+    }
+    // SAFETY: `prog` is a live program created above; it is destroyed once below.
+    let compiled = unsafe { result::compile_program(prog, &options) };
+    // SAFETY: as above.
+    let log = unsafe { result::get_program_log(prog) }
+        .map(|raw| {
+            // SAFETY: NVRTC returns a NUL-terminated log.
+            unsafe { CStr::from_ptr(raw.as_ptr()) }
+                .to_string_lossy()
+                .into_owned()
+        })
+        .unwrap_or_default();
+    // SAFETY: as above; not used after this.
+    let _ = unsafe { result::destroy_program(prog) };
+    compiled.map_err(|_| fail(log.clone()))?;
+    Ok(log)
 }
