@@ -84,6 +84,14 @@ __device__ __forceinline__ real dot3(const real a[3], const real b[3]) {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
+// 1 / sqrt(a). The hardware reciprocal square root is approximate: enough for f32 (about
+// 2 ulp); f64 adds one Newton step, which brings it to about 1 ulp.
+__device__ __forceinline__ float inv_sqrt(float a) { return rsqrtf(a); }
+__device__ __forceinline__ double inv_sqrt(double a) {
+    const double r = rsqrt(a);
+    return r * fma(-0.5 * a * r, r, 1.5);
+}
+
 __device__ __forceinline__ Bond load_bond(const BondParams& p, const Node& n, u32 j) {
     Bond b;
     const int d = p.dim;
@@ -92,7 +100,7 @@ __device__ __forceinline__ Bond load_bond(const BondParams& p, const Node& n, u3
     b.eta[1] = ld(p.u + d * j + 1) - n.u[1];
     b.eta[2] = d == 3 ? ld(p.u + d * j + 2) - n.u[2] : (real)0;
     const real x2 = dot3(b.xi, b.xi);
-    b.rx = rsqrt(x2);
+    b.rx = inv_sqrt(x2);
     b.x = x2 * b.rx;
     return b;
 }
@@ -111,7 +119,7 @@ __device__ __forceinline__ double exact_length(const BondParams& p, const Node& 
 __device__ __forceinline__ real bond_stretch(const Bond& b, real* ry) {
     const real y[3] = {b.xi[0] + b.eta[0], b.xi[1] + b.eta[1], b.xi[2] + b.eta[2]};
     const real y2 = dot3(y, y);
-    *ry = rsqrt(y2);
+    *ry = inv_sqrt(y2);
     const real w[3] = {(real)2 * b.xi[0] + b.eta[0], (real)2 * b.xi[1] + b.eta[1],
                        (real)2 * b.xi[2] + b.eta[2]};
     return dot3(b.eta, w) * b.rx / (y2 * *ry + b.x);
@@ -124,6 +132,14 @@ __device__ __forceinline__ real bond_extension(const Bond& b) { return dot3(b.xi
 // and s above the critical stretch (theory.md 2; LPS uses s = e / x).
 __device__ __forceinline__ bool breaks(const BondParams& p, u32 j, real s) {
     return s > (real)p.critical_stretch && ld(p.no_fail + j) == 0;
+}
+
+// Write node i's force density (constant indices keep f in registers).
+__device__ __forceinline__ void store_force(const BondParams& p, u32 i, const real f[3]) {
+    const int d = p.dim;
+    p.force[d * i] = f[0];
+    p.force[d * i + 1] = f[1];
+    if (d == 3) p.force[d * i + 2] = f[2];
 }
 
 // Add this thread's broken bonds to the device counter.

@@ -20,6 +20,5 @@ PD_KERNEL(lps_force)(const BondParams p) {
         const real scale = ld(p.weight + b) * (t_ij + t_ji) * bd.rx;
         for (int k = 0; k < 3; ++k) f[k] += scale * bd.xi[k];
     }
-    const int d = p.dim;
-    for (int k = 0; k < d; ++k) p.force[d * i + k] = f[k];
+    store_force(p, i, f);
 }

@@ -37,7 +37,6 @@ PD_KERNEL(pmb_force)(const BondParams p) {
         scale *= ld(p.weight + b);
         for (int k = 0; k < 3; ++k) f[k] += scale * dir[k];
     }
-    const int d = p.dim;
-    for (int k = 0; k < d; ++k) p.force[d * i + k] = f[k];
+    store_force(p, i, f);
     count_broken(p, broken);
 }

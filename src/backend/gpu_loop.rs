@@ -106,6 +106,8 @@ pub struct GpuLoop<T: Real> {
     pub(super) resident_step: Option<usize>,
     /// Device buffer of per-step condition factors (grown on demand).
     pub(super) table: Option<CudaSlice<f64>>,
+    /// Boundary-condition lists of the device time loop.
+    pub(super) lists: Option<super::gpu_step::Lists>,
 }
 
 /// The precision of `T`.
@@ -184,6 +186,7 @@ impl<T: Real> GpuLoop<T> {
             state,
             resident_step: None,
             table: None,
+            lists: None,
             dim: d,
             k,
             gpu,
@@ -430,6 +433,7 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             s.u.num_bytes() + s.v.num_bytes() + s.a.num_bytes(),
             s.f.num_bytes() + s.b.num_bytes() + s.vhalf.num_bytes(),
             self.table.as_ref().map_or(0, |t| t.num_bytes()),
+            self.lists.as_ref().map_or(0, |l| l.bytes()),
         ]
         .iter()
         .sum()

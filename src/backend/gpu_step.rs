@@ -7,8 +7,8 @@
 
 use super::gpu_loop::GpuLoop;
 use crate::gpu::conditions::{
-    addr, dof_lists, push_table_row, table_stride, DeviceDofList, MODE_BODY_FORCE, MODE_IMPOSE,
-    MODE_STEP_VELOCITY,
+    addr, dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BODY_FORCE,
+    MODE_IMPOSE, MODE_STEP_VELOCITY,
 };
 use crate::gpu::device::driver_error;
 use crate::gpu::params::{ConditionParams, ReduceParams, StepParams};
@@ -18,12 +18,21 @@ use crate::solver::State;
 use crate::{Real, Result};
 use std::time::Instant;
 
-/// The condition lists of one call on the device.
-struct Lists {
+/// The condition lists on the device, with the host lists they were made from (uploaded
+/// again only when the loads change).
+pub(super) struct Lists {
+    host: (DofList, DofList),
     kinematic: DeviceDofList,
     body: DeviceDofList,
     conditions: usize,
     stride: usize,
+}
+
+impl Lists {
+    /// Bytes held on the device.
+    pub(super) fn bytes(&self) -> usize {
+        self.kinematic.bytes() + self.body.bytes()
+    }
 }
 
 impl<T: Real> GpuLoop<T> {
@@ -91,14 +100,23 @@ impl<T: Real> GpuLoop<T> {
         Ok((addr(&self.gpu, buf), t0))
     }
 
-    fn lists(&self, loads: &Loads) -> Result<Lists> {
-        let (kinematic, body) = dof_lists(loads);
-        Ok(Lists {
-            kinematic: DeviceDofList::new(&self.gpu, &kinematic)?,
-            body: DeviceDofList::new(&self.gpu, &body)?,
+    /// Make `self.lists` hold the condition lists of `loads`.
+    fn update_lists(&mut self, loads: &Loads) -> Result<()> {
+        let host = dof_lists(loads);
+        let stride = table_stride(loads);
+        if let Some(l) = &self.lists {
+            if l.host == host && l.stride == stride {
+                return Ok(());
+            }
+        }
+        self.lists = Some(Lists {
+            kinematic: DeviceDofList::new(&self.gpu, &host.0)?,
+            body: DeviceDofList::new(&self.gpu, &host.1)?,
             conditions: loads.conditions().count(),
-            stride: table_stride(loads),
-        })
+            stride,
+            host,
+        });
+        Ok(())
     }
 
     /// Launch `apply_conditions` over `list` in `mode` with the table row at `row`.
@@ -133,8 +151,9 @@ impl<T: Real> GpuLoop<T> {
         if self.resident_step != Some(state.step) {
             self.upload_state(state)?;
         }
-        let lists = self.lists(loads)?;
+        self.update_lists(loads)?;
         let (table, t_end) = self.upload_table(loads, state.time, ex.dt, steps)?;
+        let lists = self.lists.as_ref().expect("made by update_lists");
         let g = self.gpu.clone();
         let ndof = state.u.len();
         let sp = StepParams {

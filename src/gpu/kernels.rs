@@ -91,9 +91,13 @@ pub fn entry_name(entry: &str, precision: Precision) -> String {
 /// tolerance). The caller must have checked [`super::nvrtc_available`]. A failed compilation
 /// returns [`Error::Kernel`] with NVRTC's log.
 pub fn compile(source: &str, name: &str, arch: &str, fast_math: bool) -> Result<Ptx> {
+    let mut options = base_options(arch);
+    if fast_math {
+        // (cudarc's `use_fast_math` field passes only `--fmad=true`)
+        options.push("--use_fast_math".into());
+    }
     let opts = CompileOptions {
-        options: base_options(arch),
-        use_fast_math: fast_math.then_some(true),
+        options,
         name: Some(name.to_string()),
         ..Default::default()
     };
