@@ -20,15 +20,18 @@ typedef unsigned int u32;
 typedef unsigned char u8;
 
 // Everything the bond loops (force, dilatation, bond breaking, damage, energy) read or write.
-// One thread per node walks the node's CSR family.
+// One thread per node walks the node's family. Per-bond arrays are in sliced order
+// (src/gpu/layout.rs): slices of 32 nodes, slot k of the slice's node l at
+// slice_start + 32 k + l, so a warp reads 32 consecutive entries per slot.
 struct BondParams {
-    const u64* offsets;            // n + 1, bond range of each node
-    const u32* neighbors;          // nb, neighbour of each directed bond
+    const u64* slice_start;        // n / 32 + 1, start of each slice
+    const u32* lengths;            // n, family size of each node
+    const u32* neighbors;          // per bond (sliced), neighbour
     const double* positions;       // 3 n, reference positions
     const double* volumes;         // n
     const double* horizon_volume;  // n, sum_j beta V_j (damage)
-    const real* weight;            // nb: PMB c lambda beta V_j; LPS omega beta V_j
-    u8* mu;                        // nb, bond status: 1 intact, 0 broken
+    const real* weight;            // per bond: PMB c lambda beta V_j; LPS omega beta V_j
+    u8* mu;                        // per bond, status: 1 intact, 0 broken (0 in padding)
     const u8* no_fail;             // n, 1 where bonds never break
     const real* u;                 // d n, displacement
     real* force;                   // d n, internal force density (out)
@@ -54,6 +57,19 @@ struct BondParams {
 // Read-only loads through the non-coherent cache (the arrays do not change during a launch).
 template <typename V>
 __device__ __forceinline__ V ld(const V* p) { return __ldg(p); }
+
+// The bonds of node i in the sliced order: b = begin, begin + 32, ... < end.
+struct BondRange {
+    u64 begin;
+    u64 end;
+};
+
+__device__ __forceinline__ BondRange bond_range(const BondParams& p, u32 i) {
+    BondRange r;
+    r.begin = ld(p.slice_start + i / 32) + (i % 32);
+    r.end = r.begin + 32 * (u64)ld(p.lengths + i);
+    return r;
+}
 
 // The thread's own node: reference position and displacement, loaded once.
 struct Node {

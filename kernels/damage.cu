@@ -7,9 +7,9 @@ PD_KERNEL(break_bonds)(const BondParams p) {
     const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= p.n || ld(p.no_fail + i) != 0) return;
     const Node node = load_node(p, i);
-    const u64 b_end = ld(p.offsets + i + 1);
+    const BondRange r = bond_range(p, i);
     u32 broken = 0;
-    for (u64 b = ld(p.offsets + i); b < b_end; ++b) {
+    for (u64 b = r.begin; b < r.end; b += 32) {
         if (p.mu[b] == 0) continue;
         const u32 j = ld(p.neighbors + b);
         const Bond bd = load_bond(p, node, j);
@@ -30,9 +30,9 @@ PD_KERNEL(damage)(const BondParams p) {
     const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= p.n) return;
     const Node node = load_node(p, i);
-    const u64 b_end = ld(p.offsets + i + 1);
+    const BondRange r = bond_range(p, i);
     double intact = 0.0;
-    for (u64 b = ld(p.offsets + i); b < b_end; ++b) {
+    for (u64 b = r.begin; b < r.end; b += 32) {
         if (p.mu[b] == 0) continue;
         const u32 j = ld(p.neighbors + b);
         intact += partial_volume(p, exact_length(p, node, j)) * ld(p.volumes + j);
@@ -52,9 +52,9 @@ PD_KERNEL(strain_energy)(const BondParams p) {
     const double d = (double)p.dim;
     const double theta_i = lps ? (double)ld(p.theta + i) : 0.0;
     const double alpha_i = lps ? (double)ld(p.alpha + i) : 0.0;
-    const u64 b_end = ld(p.offsets + i + 1);
+    const BondRange r = bond_range(p, i);
     double w = 0.0;
-    for (u64 b = ld(p.offsets + i); b < b_end; ++b) {
+    for (u64 b = r.begin; b < r.end; b += 32) {
         if (p.mu[b] == 0) continue;
         const u32 j = ld(p.neighbors + b);
         const Bond bd = load_bond(p, node, j);

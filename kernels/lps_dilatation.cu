@@ -8,10 +8,10 @@ PD_KERNEL(lps_dilatation)(const BondParams p) {
     if (i >= p.n) return;
     const Node node = load_node(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
-    const u64 b_end = ld(p.offsets + i + 1);
+    const BondRange r = bond_range(p, i);
     real s = (real)0;
     u32 broken = 0;
-    for (u64 b = ld(p.offsets + i); b < b_end; ++b) {
+    for (u64 b = r.begin; b < r.end; b += 32) {
         if (p.mu[b] == 0) continue;
         const u32 j = ld(p.neighbors + b);
         const Bond bd = load_bond(p, node, j);

@@ -8,9 +8,9 @@ PD_KERNEL(lps_force)(const BondParams p) {
     const Node node = load_node(p, i);
     const real alpha_i = ld(p.alpha + i);
     const real ptheta_i = ld(p.pcoef + i) * ld(p.theta + i);
-    const u64 b_end = ld(p.offsets + i + 1);
+    const BondRange r = bond_range(p, i);
     real f[3] = {(real)0, (real)0, (real)0};
-    for (u64 b = ld(p.offsets + i); b < b_end; ++b) {
+    for (u64 b = r.begin; b < r.end; b += 32) {
         if (p.mu[b] == 0) continue;
         const u32 j = ld(p.neighbors + b);
         const Bond bd = load_bond(p, node, j);

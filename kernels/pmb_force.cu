@@ -1,4 +1,4 @@
-// PMB force density (theory.md section 2), one thread per node over its CSR family:
+// PMB force density (theory.md section 2), one thread per node over its family:
 // L_i = sum_j w_ij s_ij mu_ij y/|y| (nonlinear) or w_ij (n . eta / x) mu_ij n (linearized),
 // with w = c lambda beta V_j. With check_bonds, a bond whose stretch exceeds s0 is broken
 // before it contributes (the damage check fused into the force pass; the reverse bond has
@@ -11,10 +11,10 @@ PD_KERNEL(pmb_force)(const BondParams p) {
     const Node node = load_node(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
     const bool linearized = p.linearized != 0;
-    const u64 b_end = ld(p.offsets + i + 1);
+    const BondRange r = bond_range(p, i);
     real f[3] = {(real)0, (real)0, (real)0};
     u32 broken = 0;
-    for (u64 b = ld(p.offsets + i); b < b_end; ++b) {
+    for (u64 b = r.begin; b < r.end; b += 32) {
         if (p.mu[b] == 0) continue;
         const u32 j = ld(p.neighbors + b);
         const Bond bd = load_bond(p, node, j);

@@ -1,7 +1,7 @@
 //! The GPU loop backend: the CPU loop's node-parallel bond loops as NVRTC kernels
-//! (`kernels/*.cu`), one thread per node over the CSR families. Families, positions,
-//! volumes, bond weights and bond status are uploaded once; each call uploads the
-//! displacement and downloads its result. [`GpuLoop`] also runs the whole explicit time loop
+//! (`kernels/*.cu`), one thread per node over its family, the per-bond arrays in the sliced
+//! order of `gpu/layout.rs`. Families, positions, volumes, bond weights and bond status are
+//! uploaded once; each call uploads the displacement and downloads its result. [`GpuLoop`] also runs the whole explicit time loop
 //! on the device (`gpu_step.rs`), where the host only syncs for output and checks.
 //!
 //! Units as in [`super`]: m, N/m^3, J.
@@ -10,6 +10,7 @@ use super::coefficients::{bond_weights, lps_coefficients};
 use super::Backend;
 use crate::gpu::conditions::{addr, upload};
 use crate::gpu::device::driver_error;
+use crate::gpu::layout::SlicedLayout;
 use crate::gpu::params::BondParams;
 use crate::gpu::Gpu;
 use crate::material::Law;
@@ -72,8 +73,10 @@ pub struct GpuLoop<T: Real> {
     pub(super) gpu: Arc<Gpu>,
     pub(super) k: Kernels,
     pub(super) dim: usize,
-    // Families and geometry.
-    offsets: CudaSlice<u64>,
+    // Families (sliced order) and geometry.
+    layout: SlicedLayout,
+    slice_start: CudaSlice<u64>,
+    lengths: CudaSlice<u32>,
     neighbors: CudaSlice<u32>,
     positions: CudaSlice<f64>,
     volumes: CudaSlice<f64>,
@@ -140,7 +143,10 @@ impl<T: Real> GpuLoop<T> {
                 message: format!("{n} nodes exceed the 32-bit node indices of the kernels"),
             });
         }
-        let offsets: Vec<u64> = p.families.offsets.iter().map(|&o| o as u64).collect();
+        let layout = SlicedLayout::new(&p.families);
+        // Padding slots (never visited: a thread stops at its family size) hold node 0,
+        // weight 0 and status broken.
+        let neighbors = layout.to_device(&p.families.neighbors, 0);
         let positions: Vec<f64> = p.body.positions.iter().flatten().copied().collect();
         let no_fail: Vec<u8> = p.no_fail.iter().map(|&b| u8::from(b)).collect();
         let lps = matches!(p.material.law, Law::Lps { .. });
@@ -160,14 +166,18 @@ impl<T: Real> GpuLoop<T> {
             vhalf: zeros(n * d).map_err(driver_error)?,
         };
         let backend = GpuLoop {
-            offsets: upload(&gpu, &offsets)?,
-            neighbors: upload(&gpu, &p.families.neighbors)?,
+            slice_start: upload(&gpu, &layout.slice_start)?,
+            lengths: upload(&gpu, &layout.lengths)?,
+            neighbors: upload(&gpu, &neighbors)?,
             positions: upload(&gpu, &positions)?,
             volumes: upload(&gpu, &p.body.volumes)?,
             horizon_volume: upload(&gpu, &p.bonds.horizon_volume)?,
             no_fail: upload(&gpu, &no_fail)?,
-            weight: upload(&gpu, &to_t::<T>(&bond_weights(p)))?,
-            mu: upload(&gpu, &p.initial_mu)?,
+            weight: upload(
+                &gpu,
+                &layout.to_device(&to_t::<T>(&bond_weights(p)), T::zero()),
+            )?,
+            mu: upload(&gpu, &layout.to_device(&p.initial_mu, 0))?,
             theta: zeros(n).map_err(driver_error)?,
             alpha: upload(&gpu, &per_node(|c| &c.alpha))?,
             pcoef: upload(&gpu, &per_node(|c| &c.pcoef))?,
@@ -182,6 +192,7 @@ impl<T: Real> GpuLoop<T> {
             broken: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
             reduce_out: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
             broken_seen: 0,
+            layout,
             precracked: p.precracked_bonds(),
             state,
             resident_step: None,
@@ -207,7 +218,8 @@ impl<T: Real> GpuLoop<T> {
             Law::Lps { kd, .. } => (true, kd, true),
         };
         BondParams {
-            offsets: addr(g, &self.offsets),
+            slice_start: addr(g, &self.slice_start),
+            lengths: addr(g, &self.lengths),
             neighbors: addr(g, &self.neighbors),
             positions: addr(g, &self.positions),
             volumes: addr(g, &self.volumes),
@@ -405,15 +417,16 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
     }
 
     fn bond_status(&self) -> Vec<u8> {
-        let mut mu = vec![0u8; self.problem.families.bonds()];
+        let mut mu = vec![0u8; self.layout.padded_len()];
         fatal(self.download(&self.mu, &mut mu), "bond status download");
-        mu
+        self.layout.to_csr(&mu)
     }
 
     fn memory_bytes(&self) -> usize {
         let s = &self.state;
         [
-            self.offsets.num_bytes(),
+            self.slice_start.num_bytes(),
+            self.lengths.num_bytes(),
             self.neighbors.num_bytes(),
             self.positions.num_bytes(),
             self.volumes.num_bytes(),
@@ -446,11 +459,11 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.problem.families.bonds(),
             self.dim,
         );
-        // per bond: neighbour index, status, weight; per node: positions (f64), offset (u64),
+        // per bond: neighbour index, status, weight; per node: positions (f64), family size,
         // no-fail flag, displacement in, force out (LPS: theta written once and read once
-        // more, alpha, p, d/m read once)
+        // more, alpha, p, d/m read once); padding of the sliced order not counted
         let lps = matches!(self.problem.material.law, Law::Lps { .. });
-        let node = 3 * 8 + 8 + 1 + 2 * d * t + if lps { 2 * t + 3 * t } else { 0 };
+        let node = 3 * 8 + 4 + 1 + 2 * d * t + if lps { 2 * t + 3 * t } else { 0 };
         nb * (4 + 1 + t) + n * node
     }
 

@@ -8,7 +8,8 @@ use cudarc::driver::DeviceRepr;
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BondParams {
-    pub offsets: u64,
+    pub slice_start: u64,
+    pub lengths: u64,
     pub neighbors: u64,
     pub positions: u64,
     pub volumes: u64,
@@ -99,7 +100,7 @@ mod tests {
     /// The C structs have the same sizes (natural alignment, no hidden padding).
     #[test]
     fn sizes_match_the_c_structs() {
-        assert_eq!(std::mem::size_of::<BondParams>(), 17 * 8 + 4 * 8 + 6 * 4);
+        assert_eq!(std::mem::size_of::<BondParams>(), 18 * 8 + 4 * 8 + 6 * 4);
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 9 * 8 + 4 * 4);
     }
