@@ -5,7 +5,8 @@
 //! pre-cracks) -> `neighbors` (cell list, CSR families) -> `material` (PMB and LPS constants,
 //! critical stretch, lattice sums) -> `backend` (force evaluation and damage, one trait, several
 //! executions) -> `solver` (explicit leapfrog, adaptive dynamic relaxation) -> `output` (VTK,
-//! CSV probes, summary JSON, PNG damage map, progress).
+//! CSV probes, summary JSON, PNG damage map, progress). `gpu` (CUDA driver detection, the
+//! NVRTC-compiled kernels of `kernels/`) serves the GPU backends.
 //!
 //! Units are SI throughout: metres, kilograms, seconds, pascals, newtons.
 
