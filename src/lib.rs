@@ -7,13 +7,15 @@
 //! formulation) -> `backend` (force evaluation and damage, one trait, several
 //! executions) -> `solver` (explicit leapfrog, adaptive dynamic relaxation, implicit static
 //! solve, matrix export) -> `output` (VTK, CSV probes, summary JSON, PNG damage map, Matrix
-//! Market files, progress).
+//! Market files, progress). `gpu` (CUDA driver detection, the
+//! NVRTC-compiled kernels of `kernels/`) serves the GPU backends.
 //!
 //! Units are SI throughout: metres, kilograms, seconds, pascals, newtons.
 
 pub mod backend;
 pub mod error;
 pub mod geometry;
+pub mod gpu;
 pub mod material;
 pub mod model;
 pub mod neighbors;

@@ -17,6 +17,16 @@ fn cpu_loop_bytes(dim: usize, p: usize, correction: bool) -> (usize, usize) {
     (node, bond)
 }
 
+/// Bytes the GPU loop backend holds on the device per node and per directed bond, for
+/// precision bytes `p` (the sliced order's padding comes on top of the bond bytes).
+fn gpu_loop_bytes(dim: usize, p: usize) -> (usize, usize) {
+    // positions 24, volume 8, horizon volume 8, no-fail 1, family size 4, LPS alpha, p, d/m,
+    // theta (4 p), damage p, energy 8, state u v a f b v_half (6 d p), scratch u f (2 d p)
+    let node = 24 + 8 + 8 + 1 + 4 + 4 * p + p + 8 + 8 * dim * p;
+    // neighbour 4, status 1, weight p
+    (node, 4 + 1 + p)
+}
+
 pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
     let problem = load_problem(args)?;
     let (n, nb) = (problem.body.len(), problem.families.bonds());
@@ -70,6 +80,14 @@ pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
             );
         }
     }
-    println!("  gpu-loop, gpu-matrix: not available in this version");
+    for (name, p) in [("f32", 4), ("f64", 8)] {
+        let (bn, bb) = gpu_loop_bytes(problem.dim(), p);
+        let total = bn * n + bb * nb;
+        println!(
+            "  gpu-loop {name}: {bn} B/node + {bb} B/bond (+ padding), total {:.3} MiB on the GPU",
+            total as f64 / (1 << 20) as f64
+        );
+    }
+    println!("  gpu-matrix: not available in this version");
     Ok(())
 }

@@ -17,9 +17,13 @@ pub fn run(
 ) -> anyhow::Result<()> {
     let problem = load_problem(args)?;
     let out_dir = out.unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
-    if backend == BackendKind::Auto {
-        eprintln!("backend auto: no GPU backend in this build, using cpu-loop");
-    }
+    let backend = if backend == BackendKind::Auto {
+        let (chosen, why) = peridot::backend::resolve_auto(precision);
+        eprintln!("backend auto: {why}; using {}", chosen.name());
+        chosen
+    } else {
+        backend
+    };
     let opts = RunOptions {
         backend,
         precision,

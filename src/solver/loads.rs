@@ -38,6 +38,17 @@ impl Condition {
     }
 }
 
+/// A boundary condition as plain data, for backends that apply conditions on a device.
+#[derive(Debug, Clone, Copy)]
+pub struct ConditionData<'a> {
+    /// Kind (traction already turned into a body force).
+    pub kind: BoundaryKind,
+    /// Nodes it acts on.
+    pub nodes: &'a [usize],
+    /// Value per component (m, m/s or N/m^3), `None` where it does not act.
+    pub values: [Option<f64>; 3],
+}
+
 /// All boundary conditions of a problem.
 #[derive(Debug, Clone)]
 pub struct Loads {
@@ -78,6 +89,25 @@ impl Loads {
             conditions,
             constrained,
         }
+    }
+
+    /// Components per node.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The conditions in the order they are applied (no-fail zones excluded).
+    pub fn conditions(&self) -> impl Iterator<Item = ConditionData<'_>> {
+        self.conditions.iter().map(|c| ConditionData {
+            kind: c.kind,
+            nodes: &c.nodes,
+            values: c.values,
+        })
+    }
+
+    /// The ramp factor of each condition at time `t`, in the order of [`Loads::conditions`].
+    pub fn factors(&self, t: f64) -> Vec<f64> {
+        self.conditions.iter().map(|c| c.factor(t)).collect()
     }
 
     /// Per dof, whether its displacement is prescribed.

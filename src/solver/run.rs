@@ -31,6 +31,8 @@ pub struct RunOptions {
 
 /// Default factor on the stable time step.
 pub const DEFAULT_SAFETY: f64 = 0.8;
+/// Steps between stability checks.
+const STABILITY_EVERY: usize = 10;
 /// Default ADR tolerance on the relative residual.
 pub const DEFAULT_TOLERANCE: f64 = 1e-8;
 
@@ -189,13 +191,23 @@ impl<T: Real> Runner<T> {
         let steps = s.steps;
         integrator.start(&mut self.state, &self.loads, self.backend.as_mut());
         self.observe(true)?;
-        for _ in 0..steps {
-            integrator.step(
-                &mut self.state,
+        // Advance to the next step where the host looks at the state (a stability check,
+        // an output, the end), so a backend may run the steps in between on its own.
+        while self.state.step < steps {
+            let step = self.state.step;
+            let writes = |s: usize| self.writes_at(s, s == steps);
+            let stop = (step + 1..=steps)
+                .find(|&s| s % STABILITY_EVERY == 0 || s == steps || writes(s))
+                .unwrap_or(steps);
+            let full_sync = stop == steps || writes(stop);
+            self.backend.advance_explicit(
+                &integrator,
                 &self.loads,
-                self.backend.as_mut(),
+                &mut self.state,
+                stop - step,
+                full_sync,
                 &mut self.times,
-            );
+            )?;
             self.check_stability()?;
             self.observe(self.state.step == steps)?;
         }
@@ -259,9 +271,9 @@ impl<T: Real> Runner<T> {
     }
 
     /// Stop with a clear error on NaN or blow-up (displacements beyond 10x the body size).
-    fn check_stability(&self) -> Result<()> {
+    fn check_stability(&mut self) -> Result<()> {
         let step = self.state.step;
-        if step % 10 != 0 && step != self.problem.model.solver.steps {
+        if step % STABILITY_EVERY != 0 && step != self.problem.model.solver.steps {
             return Ok(());
         }
         let b = &self.problem.body;
@@ -270,7 +282,7 @@ impl<T: Real> Runner<T> {
             .sum::<f64>()
             .sqrt()
             .max(b.dx);
-        let reason = match self.state.max_abs_displacement() {
+        let reason = match self.backend.max_abs_displacement(&self.state) {
             None => "displacement is not a finite number".to_string(),
             Some(m) if m > 10.0 * size => {
                 format!("displacement {m:.3e} m exceeds 10x the body size {size:.3e} m")
@@ -286,6 +298,16 @@ impl<T: Real> Runner<T> {
 }
 
 impl<T: Real> Runner<T> {
+    /// Whether [`Runner::observe`] writes anything (probes or a snapshot) after `step`.
+    fn writes_at(&self, step: usize, last: bool) -> bool {
+        let out = &self.problem.model.output;
+        let steps = self.problem.model.solver.steps;
+        let probe_every = out.probe_every.unwrap_or((steps / 100).max(1));
+        let vtk_due = step == 0 || last || (out.vtk_every > 0 && step % out.vtk_every == 0);
+        let probe_due = step % probe_every == 0 || last;
+        (self.vtk.is_some() && vtk_due) || (self.probes.is_some() && probe_due)
+    }
+
     /// Progress, probes and snapshots after a step; `last` forces a snapshot.
     fn observe(&mut self, last: bool) -> Result<()> {
         let step = self.state.step;
@@ -352,8 +374,17 @@ impl<T: Real> Runner<T> {
         if let Some(dir) = &self.opts.out_dir {
             outputs::write_picture(&self.problem, dir, &phi)?;
         }
-        let loop_seconds = self.times.forces + self.times.update;
+        let loop_seconds = self.times.forces + self.times.update + self.times.transfers;
+        let gpu_bytes = self
+            .backend
+            .name()
+            .starts_with("gpu")
+            .then(|| self.backend.memory_bytes());
         let s = &mut self.summary;
+        s.peak_gpu_bytes = gpu_bytes.map(|b| b as u64);
+        if self.times.transfers > 0.0 {
+            s.phase_seconds.transfers = Some(self.times.transfers);
+        }
         s.steps = self.state.step;
         s.final_time = self.state.time;
         s.broken_bonds = self.backend.broken_bonds();
