@@ -35,6 +35,14 @@ pub enum Error {
     #[error("backend {backend}: {message}")]
     Backend { backend: String, message: String },
 
+    /// A GPU kernel did not compile; `log` is NVRTC's compile log.
+    #[error("kernel {name} did not compile for {arch}:\n{log}")]
+    Kernel {
+        name: String,
+        arch: String,
+        log: String,
+    },
+
     /// A command-line value is out of range.
     #[error("{option}: {message}")]
     Usage { option: String, message: String },

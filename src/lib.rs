@@ -3,9 +3,12 @@
 //! Data flows one way through the modules:
 //! `model` (parse and validate the TOML model file) -> `geometry` (points, volumes, regions,
 //! pre-cracks) -> `neighbors` (cell list, CSR families) -> `material` (PMB and LPS constants,
-//! critical stretch, lattice sums) -> `backend` (force evaluation and damage, one trait, several
-//! executions) -> `solver` (explicit leapfrog, adaptive dynamic relaxation) -> `output` (VTK,
-//! CSV probes, summary JSON, PNG damage map, progress).
+//! critical stretch, lattice sums) -> `operators` (the sparse matrices of the matrix
+//! formulation) -> `backend` (force evaluation and damage, one trait, several
+//! executions) -> `solver` (explicit leapfrog, adaptive dynamic relaxation, implicit static
+//! solve, matrix export) -> `output` (VTK, CSV probes, summary JSON, PNG damage map, Matrix
+//! Market files, progress). `gpu` (CUDA driver detection, the
+//! NVRTC-compiled kernels of `kernels/`) serves the GPU backends.
 //!
 //! Units are SI throughout: metres, kilograms, seconds, pascals, newtons.
 
@@ -13,9 +16,11 @@ pub mod backend;
 pub mod bench;
 pub mod error;
 pub mod geometry;
+pub mod gpu;
 pub mod material;
 pub mod model;
 pub mod neighbors;
+pub mod operators;
 pub mod output;
 pub mod real;
 pub mod setup;

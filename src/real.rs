@@ -4,7 +4,8 @@ use std::fmt::{Debug, Display};
 use std::iter::Sum;
 
 /// A floating-point scalar the engine computes in. Geometry is always built in `f64`; the
-/// state (displacement, velocity, force) and the bond kernels run in `T`.
+/// state (displacement, velocity, force) and the bond kernels run in `T`. It can be copied to
+/// a GPU as is (`DeviceRepr`).
 pub trait Real:
     num_traits::Float
     + num_traits::FromPrimitive
@@ -16,6 +17,8 @@ pub trait Real:
     + Default
     + Debug
     + Display
+    + cudarc::driver::DeviceRepr
+    + cudarc::driver::ValidAsZeroBits
     + 'static
 {
     /// `"f32"` or `"f64"`, as the CLI and `summary.json` name the precision.

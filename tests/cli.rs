@@ -2,6 +2,8 @@
 //! a non-zero exit status for bad input, a time step above the stable one refused, and an
 //! unstable run stopped with its step named while the outputs written so far are kept.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -63,15 +65,18 @@ fn run_writes_every_output() {
     let out = dir.path().join("out");
     let o = peridot(&["run", &model, "--out", out.to_str().unwrap(), "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    for f in ["summary.json", "damage.png", "probes.csv", "tiny.pvd", "tiny_000040.vtu"] {
+    for f in [
+        "summary.json",
+        "damage.png",
+        "probes.csv",
+        "tiny.pvd",
+        "tiny_000040.vtu",
+    ] {
         assert!(out.join(f).is_file(), "missing {f}");
     }
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    for key in [
-        "model", "nodes", "bonds", "steps", "backend", "precision", "dt", "wall_seconds",
-        "phase_seconds", "node_steps_per_second", "peak_rss_bytes", "broken_bonds", "max_damage",
-    ] {
+    for key in common::SUMMARY_KEYS {
         assert!(summary.get(key).is_some(), "summary.json lacks {key}");
     }
     assert_eq!(summary["nodes"], 200);
@@ -88,13 +93,17 @@ fn info_and_validate_describe_the_model() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(text.contains("nodes        200"), "{text}");
     assert!(text.contains("time step"), "{text}");
+    assert!(text.contains("cpu-matrix f64 half"), "{text}");
     assert!(peridot(&["validate", &model]).status.success());
 }
 
 #[test]
 fn bad_input_is_one_line_and_a_failure_status() {
     let dir = tempfile::tempdir().unwrap();
-    let model = write_model(dir.path(), &TINY.replace("youngs_modulus = 200e9", "youngs_modulus = -1"));
+    let model = write_model(
+        dir.path(),
+        &TINY.replace("youngs_modulus = 200e9", "youngs_modulus = -1"),
+    );
     for cmd in ["validate", "run", "info"] {
         let o = peridot(&[cmd, &model, "--quiet"][..if cmd == "run" { 3 } else { 2 }]);
         assert!(!o.status.success(), "{cmd} accepted a negative modulus");
@@ -123,9 +132,17 @@ fn an_unstable_run_stops_naming_the_step_and_keeps_its_outputs() {
     let model = write_model(dir.path(), &TINY.replace("steps = 40", "steps = 400"));
     let out = dir.path().join("out");
     let o = peridot(&[
-        "run", &model, "--quiet", "--out", out.to_str().unwrap(),
-        "--set", "solver.dt=1e-6", "--set", "solver.force_dt=true",
-        "--set", "solver.damage=false",
+        "run",
+        &model,
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "solver.dt=1e-6",
+        "--set",
+        "solver.force_dt=true",
+        "--set",
+        "solver.damage=false",
     ]);
     assert!(!o.status.success(), "a 10x too large dt ran to the end");
     let err = stderr(&o);

@@ -4,7 +4,9 @@
 
 mod common;
 
-use peridot::backend::{Backend, CpuLoop};
+use peridot::backend::{Backend, BackendKind, CpuLoop, CpuMatrix};
+use peridot::operators::Storage;
+use peridot::solver::{simulate, RunOptions};
 use std::sync::Arc;
 
 const PLATE: &str = r#"
@@ -62,7 +64,10 @@ fn run_with_threads(threads: usize, text: &str) -> (Vec<f64>, Vec<u8>) {
 #[test]
 fn results_do_not_depend_on_the_thread_count() {
     let (u1, mu1) = run_with_threads(1, PLATE);
-    assert!(mu1.iter().filter(|&&m| m == 0).count() > 200, "the run must break bonds");
+    assert!(
+        mu1.iter().filter(|&&m| m == 0).count() > 200,
+        "the run must break bonds"
+    );
     for threads in [2, 3] {
         let (u, mu) = run_with_threads(threads, PLATE);
         assert_eq!(mu, mu1, "bond status differs on {threads} threads");
@@ -78,7 +83,10 @@ fn results_do_not_depend_on_the_thread_count() {
 #[test]
 fn f32_forces_agree_with_f64() {
     for law in ["pmb", "pmb-linear"] {
-        let p = Arc::new(common::problem(&PLATE.replace("\"pmb\"", &format!("\"{law}\"")), &[]));
+        let p = Arc::new(common::problem(
+            &PLATE.replace("\"pmb\"", &format!("\"{law}\"")),
+            &[],
+        ));
         let n = p.body.len() * 2;
         let u64s: Vec<f64> = (0..n)
             .map(|k| 1e-5 * ((k as f64 * 0.618).sin() + 0.3 * (k as f64 * 0.17).cos()))
@@ -87,9 +95,81 @@ fn f32_forces_agree_with_f64() {
         let (mut f64s, mut f32s) = (vec![0.0f64; n], vec![0.0f32; n]);
         CpuLoop::<f64>::new(p.clone()).internal_force(&u64s, &mut f64s);
         CpuLoop::<f32>::new(p.clone()).internal_force(&u32s, &mut f32s);
-        let diff: f64 = f64s.iter().zip(&f32s).map(|(a, &b)| (a - b as f64).powi(2)).sum();
+        let diff: f64 = f64s
+            .iter()
+            .zip(&f32s)
+            .map(|(a, &b)| (a - b as f64).powi(2))
+            .sum();
         let norm: f64 = f64s.iter().map(|a| a * a).sum();
         let rel = (diff / norm).sqrt();
-        assert!(rel < 1e-5, "{law}: f32 vs f64 relative difference {rel:.2e}");
+        assert!(
+            rel < 1e-5,
+            "{law}: f32 vs f64 relative difference {rel:.2e}"
+        );
+    }
+}
+
+fn in_pool<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+/// The matrix backend is as deterministic as the loop: a damaging run through `simulate`
+/// (`--backend cpu-matrix`) gives bitwise identical displacements and bond status on 1, 2 and
+/// 3 threads, and so do the forces and energy of both storages (LPS, whose dilatation adds a
+/// product and a gather).
+#[test]
+fn cpu_matrix_results_do_not_depend_on_the_thread_count() {
+    let run = |threads| {
+        in_pool(threads, || {
+            let opts = RunOptions {
+                backend: BackendKind::CpuMatrix,
+                precision: peridot::Precision::F64,
+                out_dir: None,
+                quiet: true,
+            };
+            let out = simulate::<f64>(common::problem(PLATE, &[]), &opts).unwrap();
+            (out.state.u, out.backend.bond_status())
+        })
+    };
+    let (u1, mu1) = run(1);
+    assert!(
+        mu1.iter().filter(|&&m| m == 0).count() > 200,
+        "the run must break bonds"
+    );
+    let lps = PLATE.replace("model = \"pmb\"", "model = \"lps\"\npoisson_ratio = 0.3");
+    let p = Arc::new(common::problem(&lps, &[]));
+    let u: Vec<f64> = common::random_vector(2 * p.body.len(), 5)
+        .iter()
+        .map(|x| 1e-5 * x)
+        .collect();
+    let forces = |threads, storage| {
+        in_pool(threads, || {
+            let mut b = CpuMatrix::<f64>::new(p.clone(), storage).unwrap();
+            let mut f = vec![0.0; u.len()];
+            b.internal_force(&u, &mut f);
+            (f, b.strain_energy(&u))
+        })
+    };
+    let reference = [forces(1, Storage::Full), forces(1, Storage::Half)];
+    for threads in [2, 3] {
+        let (u, mu) = run(threads);
+        assert_eq!(mu, mu1, "bond status differs on {threads} threads");
+        assert!(
+            u.iter().zip(&u1).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "displacements differ on {threads} threads"
+        );
+        for (k, storage) in [Storage::Full, Storage::Half].into_iter().enumerate() {
+            let (f, e) = forces(threads, storage);
+            let same = f
+                .iter()
+                .zip(&reference[k].0)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{storage:?} forces differ on {threads} threads");
+            assert_eq!(e.to_bits(), reference[k].1.to_bits(), "{storage:?} energy");
+        }
     }
 }

@@ -1,5 +1,7 @@
 //! Tests of the output module: every file a run writes is read back and checked.
 
+mod common;
+
 use peridot::output::{
     image, peak_rss_bytes, write_damage_png, NodeFields, PhaseSeconds, ProbeValues, ProbeWriter,
     Progress, Summary, VtkSeries,
@@ -406,22 +408,7 @@ fn summary_json_has_contract_keys() {
     let text = std::fs::read_to_string(&path).unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     let object = json.as_object().unwrap();
-    let required = [
-        "model",
-        "nodes",
-        "bonds",
-        "steps",
-        "backend",
-        "precision",
-        "dt",
-        "wall_seconds",
-        "phase_seconds",
-        "node_steps_per_second",
-        "peak_rss_bytes",
-        "broken_bonds",
-        "max_damage",
-    ];
-    for key in required {
+    for key in common::SUMMARY_KEYS {
         assert!(object.contains_key(key), "missing {key}");
     }
     for key in [

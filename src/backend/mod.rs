@@ -1,23 +1,46 @@
 //! Backends: the executions of one physics. Every backend implements [`Backend`]: evaluate the
 //! internal force density for a displacement field, break bonds by critical stretch, and report
 //! damage, dilatation and strain energy. The CPU loop backend (`cpu_loop.rs`) is the reference
-//! the others are tested against.
+//! the others are tested against; `cpu_matrix.rs` runs the matrix formulation on the
+//! operators of `crate::operators`.
 //!
 //! Units: displacement in m, force density in N/m^3 (`rho a = L + b`), energy in J.
 //! Vectors are flat, node-major: component `k` of node `i` is at `d * i + k`.
 
 pub mod blocks;
+pub mod coefficients;
 pub mod cpu_loop;
+pub mod cpu_matrix;
+pub mod gpu_loop;
+mod gpu_step;
 pub mod pmb_kernel;
 
 pub use cpu_loop::CpuLoop;
+pub use cpu_matrix::CpuMatrix;
+pub use gpu_loop::GpuLoop;
 
 use crate::setup::Problem;
-use crate::{Error, Real, Result};
+use crate::solver::explicit::{Explicit, StepTimes};
+use crate::solver::loads::Loads;
+use crate::solver::State;
+use crate::{Error, Precision, Real, Result};
+use gpu_loop::precision_of;
 use std::sync::Arc;
 
+/// A backend as a trait object, so the trait's provided methods can hand `self` to code that
+/// takes `&mut dyn Backend` (implemented for every sized backend).
+pub trait AsBackend<T: Real> {
+    fn as_backend(&mut self) -> &mut dyn Backend<T>;
+}
+
+impl<T: Real, B: Backend<T>> AsBackend<T> for B {
+    fn as_backend(&mut self) -> &mut dyn Backend<T> {
+        self
+    }
+}
+
 /// One physics, several executions (CPU loop, CPU matrix, GPU loop, GPU matrix).
-pub trait Backend<T: Real>: Send {
+pub trait Backend<T: Real>: Send + AsBackend<T> {
     /// The name the CLI uses (`cpu-loop`, ...).
     fn name(&self) -> &'static str;
 
@@ -65,6 +88,36 @@ pub trait Backend<T: Real>: Send {
     fn operator_nnz(&self) -> Vec<(&'static str, usize)> {
         Vec::new()
     }
+
+    /// Advance the explicit leapfrog (`solver/explicit.rs`) by `steps` steps. On return
+    /// `state.time` and `state.step` are current, and with `full_sync` the whole state is
+    /// (without it the vectors may be stale: ask [`Backend::max_abs_displacement`]). Between
+    /// calls the caller leaves `state` alone. Returns the bonds broken.
+    ///
+    /// The default runs [`Explicit::step`] on the host, calling this backend for forces and
+    /// damage; a GPU backend keeps the state on the device and runs the loop there.
+    fn advance_explicit(
+        &mut self,
+        integrator: &Explicit,
+        loads: &Loads,
+        state: &mut State<T>,
+        steps: usize,
+        full_sync: bool,
+        times: &mut StepTimes,
+    ) -> Result<usize> {
+        let _ = full_sync;
+        let backend = self.as_backend();
+        Ok((0..steps)
+            .map(|_| integrator.step(state, loads, backend, times))
+            .sum())
+    }
+
+    /// Largest absolute displacement of `state` for the stability check, `None` if any entry
+    /// is not finite. The default reads `state.u`; a backend whose `advance_explicit` keeps
+    /// the state on a device answers from there.
+    fn max_abs_displacement(&mut self, state: &State<T>) -> Option<f64> {
+        state.max_abs_displacement()
+    }
 }
 
 /// Which execution to use (`--backend`).
@@ -91,14 +144,45 @@ impl BackendKind {
     }
 }
 
-/// Create the backend `kind` for `problem`. `auto` resolves to the best available one; a
-/// backend this build cannot run is a clear error.
+/// Create the backend `kind` for `problem`. `auto` takes the backend [`resolve_auto`] names
+/// (and the CPU loop should the GPU one fail to set up); a backend this machine or build
+/// cannot run is a clear error, never a panic.
 pub fn create<T: Real>(kind: BackendKind, problem: Arc<Problem>) -> Result<Box<dyn Backend<T>>> {
     match kind {
-        BackendKind::Auto | BackendKind::CpuLoop => Ok(Box::new(CpuLoop::<T>::new(problem))),
+        BackendKind::Auto => match resolve_auto(precision_of::<T>()).0 {
+            BackendKind::GpuLoop => Ok(match GpuLoop::<T>::new(problem.clone()) {
+                Ok(gpu) => Box::new(gpu),
+                Err(_) => Box::new(CpuLoop::<T>::new(problem)),
+            }),
+            _ => Ok(Box::new(CpuLoop::<T>::new(problem))),
+        },
+        BackendKind::CpuLoop => Ok(Box::new(CpuLoop::<T>::new(problem))),
+        // half storage: half the bond memory and about half the time of full storage, with
+        // the same results to round-off (tests/agreement.rs, docs/matrix-formulation.md)
+        BackendKind::CpuMatrix => Ok(Box::new(CpuMatrix::<T>::new(
+            problem,
+            crate::operators::Storage::Half,
+        )?)),
+        BackendKind::GpuLoop => Ok(Box::new(GpuLoop::<T>::new(problem)?)),
         other => Err(Error::Backend {
             backend: other.name().into(),
-            message: "not available in this version; use --backend cpu-loop".into(),
+            message: "not available in this version; use --backend cpu-loop or cpu-matrix".into(),
         }),
+    }
+}
+
+/// What `auto` resolves to on this machine in `precision`, and why: `gpu-loop` where a CUDA
+/// driver and device work and the kernels compile, else `cpu-loop` with the reason the GPU
+/// was passed over.
+pub fn resolve_auto(precision: Precision) -> (BackendKind, String) {
+    if !crate::gpu::driver_available() {
+        return (BackendKind::CpuLoop, "no CUDA driver found".into());
+    }
+    match crate::gpu::Gpu::get().and_then(|g| g.module(precision).map(|_| g)) {
+        Ok(g) => (
+            BackendKind::GpuLoop,
+            format!("CUDA device {} ({})", g.name, g.arch),
+        ),
+        Err(e) => (BackendKind::CpuLoop, e.to_string()),
     }
 }

@@ -1,7 +1,11 @@
 //! `peridot info`: size of a model and memory per backend, without running it.
 
 use super::{load_problem, ModelArgs};
+use peridot::backend::CpuMatrix;
+use peridot::operators::{footprint, Storage};
 use peridot::solver::run::choose_dt;
+
+const MIB: f64 = (1 << 20) as f64;
 
 /// Bytes the CPU loop backend holds per node and per directed bond, for precision bytes `p`.
 fn cpu_loop_bytes(dim: usize, p: usize, correction: bool) -> (usize, usize) {
@@ -12,6 +16,16 @@ fn cpu_loop_bytes(dim: usize, p: usize, correction: bool) -> (usize, usize) {
     // neighbour 4, beta 8, initial and current status 2, length and weight 2 p, correction 8
     let bond = 4 + 8 + 2 + 2 * p + if correction { 8 } else { 0 };
     (node, bond)
+}
+
+/// Bytes the GPU loop backend holds on the device per node and per directed bond, for
+/// precision bytes `p` (the sliced order's padding comes on top of the bond bytes).
+fn gpu_loop_bytes(dim: usize, p: usize) -> (usize, usize) {
+    // positions 24, volume 8, horizon volume 8, no-fail 1, family size 4, LPS alpha, p, d/m,
+    // theta (4 p), damage p, energy 8, state u v a f b v_half (6 d p), scratch u f (2 d p)
+    let node = 24 + 8 + 8 + 1 + 4 + 4 * p + p + 8 + 8 * dim * p;
+    // neighbour 4, status 1, weight p
+    (node, 4 + 1 + p)
 }
 
 pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
@@ -46,9 +60,35 @@ pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
         println!(
             "  cpu-loop {name}: {bn} B/node + {bb} B/bond = {:.1} B/node, total {:.3} MiB",
             total as f64 / n.max(1) as f64,
+            total as f64 / MIB
+        );
+    }
+    for (name, p) in [("f32", 4), ("f64", 8)] {
+        for storage in [Storage::Full, Storage::Half] {
+            let held = match p {
+                4 => CpuMatrix::<f32>::memory_estimate(&problem, storage),
+                _ => CpuMatrix::<f64>::memory_estimate(&problem, storage),
+            };
+            let fp = footprint(&problem, storage, p);
+            println!(
+                "  cpu-matrix {name} {}: {:.1} B/node, total {:.3} MiB (operators {:.3} MiB; \
+                 all operators as assembled for K and export {:.3} MiB)",
+                storage.name(),
+                held as f64 / n.max(1) as f64,
+                held as f64 / MIB,
+                fp.step() as f64 / MIB,
+                fp.assembled() as f64 / MIB
+            );
+        }
+    }
+    for (name, p) in [("f32", 4), ("f64", 8)] {
+        let (bn, bb) = gpu_loop_bytes(problem.dim(), p);
+        let total = bn * n + bb * nb;
+        println!(
+            "  gpu-loop {name}: {bn} B/node + {bb} B/bond (+ padding), total {:.3} MiB on the GPU",
             total as f64 / (1 << 20) as f64
         );
     }
-    println!("  cpu-matrix, gpu-loop, gpu-matrix: not available in this version");
+    println!("  gpu-matrix: not available in this version");
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 mod bench;
 mod info;
+mod matrix;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +45,34 @@ pub enum Command {
         /// No progress display.
         #[arg(long)]
         quiet: bool,
+        /// Also write the global stiffness K of the final bond status (K.mtx, export.json,
+        /// nodes.csv, boundary.json) into the output folder.
+        #[arg(long)]
+        export_stiffness: bool,
+    },
+    /// Write sparse matrices (K, B, Theta) as Matrix Market files plus a JSON sidecar,
+    /// node coordinates and volumes (CSV) and boundary-condition node sets (JSON).
+    ExportMatrix {
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Output folder.
+        #[arg(long)]
+        out: PathBuf,
+        /// Comma-separated matrices: K (stiffness), B (extensions), Theta (dilatation, LPS).
+        #[arg(long, default_value = "K")]
+        what: String,
+        /// File format (Matrix Market only).
+        #[arg(long, value_enum, default_value = "mtx")]
+        format: MatrixFormat,
+    },
+    /// Solve the linear static problem K u = f directly (sparse Cholesky); writes the same
+    /// outputs as run, with static_residual in summary.json.
+    SolveStatic {
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Output folder (default `out/<model name>`).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Nodes, bonds, family sizes, stable dt and memory per backend.
     Info {
@@ -86,6 +115,13 @@ pub enum Command {
     },
 }
 
+/// Matrix file formats of `export-matrix`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MatrixFormat {
+    /// Matrix Market coordinate (`.mtx`).
+    Mtx,
+}
+
 /// Run the parsed command.
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
@@ -95,7 +131,15 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             backend,
             precision,
             quiet,
-        } => run::run(&model, out, backend, precision, quiet),
+            export_stiffness,
+        } => run::run(&model, out, backend, precision, quiet, export_stiffness),
+        Command::ExportMatrix {
+            model,
+            out,
+            what,
+            format: MatrixFormat::Mtx,
+        } => matrix::export(&model, &out, &what),
+        Command::SolveStatic { model, out } => matrix::solve_static(&model, out),
         Command::Info { model } => info::info(&model),
         Command::Bench {
             model,

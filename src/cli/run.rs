@@ -2,6 +2,7 @@
 
 use super::{load_problem, ModelArgs};
 use peridot::backend::BackendKind;
+use peridot::solver::run::run_and_export_stiffness;
 use peridot::solver::{run as simulate, RunOptions};
 use peridot::Precision;
 use std::path::PathBuf;
@@ -12,19 +13,28 @@ pub fn run(
     backend: BackendKind,
     precision: Precision,
     quiet: bool,
+    export_stiffness: bool,
 ) -> anyhow::Result<()> {
     let problem = load_problem(args)?;
     let out_dir = out.unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
-    if backend == BackendKind::Auto {
-        eprintln!("backend auto: no GPU backend in this build, using cpu-loop");
-    }
+    let backend = if backend == BackendKind::Auto {
+        let (chosen, why) = peridot::backend::resolve_auto(precision);
+        eprintln!("backend auto: {why}; using {}", chosen.name());
+        chosen
+    } else {
+        backend
+    };
     let opts = RunOptions {
         backend,
         precision,
         out_dir: Some(out_dir.clone()),
         quiet,
     };
-    let s = simulate(problem, &opts)?;
+    let s = if export_stiffness {
+        run_and_export_stiffness(problem, &opts)?
+    } else {
+        simulate(problem, &opts)?
+    };
     println!(
         "{}: {} nodes, {} bonds, {} steps of {:.4e} s in {:.2} s ({:.3e} node-steps/s), \
          {} broken bonds, max damage {:.3}",
@@ -46,6 +56,12 @@ pub fn run(
             } else {
                 "not converged"
             }
+        );
+    }
+    if export_stiffness {
+        println!(
+            "stiffness of the final state in {}",
+            out_dir.join("K.mtx").display()
         );
     }
     println!("outputs in {}", out_dir.display());

@@ -1,5 +1,5 @@
-//! Pure bond laws, generic over the precision: the loop kernels and (later) the matrix
-//! assembly both call these, so the two schemes cannot drift apart.
+//! Pure bond laws, generic over the precision: the loop kernels and the matrix backend's bond
+//! kernel both call these, so the two schemes cannot drift apart.
 
 use crate::Real;
 

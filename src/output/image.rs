@@ -58,7 +58,7 @@ const VIRIDIS: [[u8; 3]; 9] = [
 ];
 
 const WHITE: [u8; 3] = [255, 255, 255];
-const BLACK: [u8; 3] = [0, 0, 0];
+pub(super) const BLACK: [u8; 3] = [0, 0, 0];
 
 /// PNG of the damage field (0..1) of a 2D body; for 3D the mid-plane slice z ~ middle of the
 /// body (the lattice layer nearest the mid-plane, |z - z_layer| <= dx/2). `dx` is the lattice
@@ -190,14 +190,14 @@ impl Grid {
 }
 
 /// An RGB8 raster.
-struct Canvas {
+pub(super) struct Canvas {
     width: u32,
     height: u32,
     pixels: Vec<u8>,
 }
 
 impl Canvas {
-    fn new(width: u32, height: u32) -> Canvas {
+    pub(super) fn new(width: u32, height: u32) -> Canvas {
         Canvas {
             width,
             height,
@@ -206,7 +206,7 @@ impl Canvas {
     }
 
     /// Fill the rectangle `[x, x + w) x [y, y + h)` (y down), clipped to the canvas.
-    fn fill(&mut self, x: u32, y: u32, w: u32, h: u32, colour: [u8; 3]) {
+    pub(super) fn fill(&mut self, x: u32, y: u32, w: u32, h: u32, colour: [u8; 3]) {
         let (x1, y1) = ((x + w).min(self.width), (y + h).min(self.height));
         for row in y.min(y1)..y1 {
             let start = (row as usize * self.width as usize + x.min(x1) as usize) * 3;
@@ -262,7 +262,7 @@ fn draw_colour_bar(canvas: &mut Canvas, x: u32, y: u32, h: u32) {
 }
 
 /// Encode `canvas` as an 8-bit RGB PNG at `path`.
-fn encode(path: &Path, canvas: &Canvas) -> crate::Result<()> {
+pub(super) fn encode(path: &Path, canvas: &Canvas) -> crate::Result<()> {
     let to_io = |e: png::EncodingError| match e {
         png::EncodingError::IoError(e) => e,
         other => std::io::Error::other(other),

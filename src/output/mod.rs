@@ -10,6 +10,7 @@
 //! | `probes.csv` (name chosen by the caller) | [`probes`] | region-mean displacement and force per step |
 //! | `summary.json` | [`summary`] | run totals, the keys fixed by the contract |
 //! | `damage.png` | [`image`] | damage map (2D body, or the mid-plane slice of a 3D body) |
+//! | sparsity PNG | [`sparsity`] | where the non-zeros of sparse operators lie |
 //! | (stderr) | [`progress`] | progress bar or plain progress lines |
 //!
 //! Units are SI throughout: positions and displacements in metres, velocities in m/s,
@@ -20,16 +21,19 @@
 //! that do not match, an empty body for the PNG) are reported the same way, as an
 //! `InvalidInput` I/O error naming the file that could not be written, never as a panic.
 
+pub mod export;
 pub mod image;
+pub mod matrix_market;
 pub mod probes;
 pub mod progress;
+pub mod sparsity;
 pub mod summary;
 pub mod vtk;
 
 pub use image::write_damage_png;
 pub use probes::{ProbeValues, ProbeWriter};
 pub use progress::Progress;
-pub use summary::{peak_rss_bytes, PhaseSeconds, Summary};
+pub use summary::{peak_rss_bytes, PhaseSeconds, StaticSolveInfo, Summary};
 pub use vtk::VtkSeries;
 
 use crate::Error;

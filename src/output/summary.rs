@@ -36,6 +36,9 @@ pub struct PhaseSeconds {
     /// Writing VTK, probes and images.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub output: Option<f64>,
+    /// Factorizing and solving a linear system (static solves).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub solve: Option<f64>,
 }
 
 impl PhaseSeconds {
@@ -48,6 +51,7 @@ impl PhaseSeconds {
             self.update,
             self.transfers,
             self.output,
+            self.solve,
         ]
         .into_iter()
         .flatten()
@@ -111,6 +115,40 @@ pub struct Summary {
     pub stopped_early: Option<String>,
     /// Warnings issued during the run.
     pub warnings: Vec<String>,
+    /// How a static solve went (`solve-static` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub static_solve: Option<StaticSolveInfo>,
+}
+
+/// Details of a static solve, under the summary key `static_solve`.
+#[derive(Serialize, Deserialize, Default, Clone, Debug, PartialEq)]
+#[serde(default)]
+pub struct StaticSolveInfo {
+    /// `"llt"` (sparse Cholesky) or `"lu"` (the fallback when Cholesky fails).
+    pub factorization: String,
+    /// Unknowns of the reduced system (dofs neither prescribed nor supports).
+    pub free_dofs: usize,
+    /// Dofs with a prescribed displacement (fixed, displacement and velocity conditions).
+    pub prescribed_dofs: usize,
+    /// Rigid-body modes no boundary condition holds, removed by supports (0: none needed).
+    pub rigid_modes_removed: usize,
+    /// Dofs held at zero to remove those modes (`dof = d * node + component`).
+    pub support_dofs: Vec<usize>,
+    /// Connected pieces of the intact bonds (1 for an undamaged body).
+    pub pieces: usize,
+    /// `|Q^T f| / |f|`: the part of the load along the removed modes before it was relieved
+    /// (0 when no mode was removed).
+    pub load_imbalance: f64,
+    /// `|K u - f|` over the supports relative to the load scale: what the supports carry
+    /// (round-off when the loads are in equilibrium).
+    pub support_load: f64,
+    /// Iterative-refinement steps after the first solve.
+    pub refinement_steps: usize,
+    /// Bonds whose stretch in the solution exceeds the critical stretch (the linear solve
+    /// breaks none; a non-zero count means the load would start a crack).
+    pub bonds_over_critical_stretch: usize,
+    /// The non-zeros of the assembled stiffness `K`.
+    pub stiffness_nnz: usize,
 }
 
 impl Summary {

@@ -26,6 +26,8 @@ pub struct Explicit {
 pub struct StepTimes {
     pub forces: f64,
     pub update: f64,
+    /// Host-device copies inside the loop (GPU backends).
+    pub transfers: f64,
 }
 
 impl Explicit {

@@ -38,6 +38,17 @@ impl Condition {
     }
 }
 
+/// A boundary condition as plain data, for backends that apply conditions on a device.
+#[derive(Debug, Clone, Copy)]
+pub struct ConditionData<'a> {
+    /// Kind (traction already turned into a body force).
+    pub kind: BoundaryKind,
+    /// Nodes it acts on.
+    pub nodes: &'a [usize],
+    /// Value per component (m, m/s or N/m^3), `None` where it does not act.
+    pub values: [Option<f64>; 3],
+}
+
 /// All boundary conditions of a problem.
 #[derive(Debug, Clone)]
 pub struct Loads {
@@ -78,6 +89,25 @@ impl Loads {
             conditions,
             constrained,
         }
+    }
+
+    /// Components per node.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The conditions in the order they are applied (no-fail zones excluded).
+    pub fn conditions(&self) -> impl Iterator<Item = ConditionData<'_>> {
+        self.conditions.iter().map(|c| ConditionData {
+            kind: c.kind,
+            nodes: &c.nodes,
+            values: c.values,
+        })
+    }
+
+    /// The ramp factor of each condition at time `t`, in the order of [`Loads::conditions`].
+    pub fn factors(&self, t: f64) -> Vec<f64> {
+        self.conditions.iter().map(|c| c.factor(t)).collect()
     }
 
     /// Per dof, whether its displacement is prescribed.
@@ -246,5 +276,52 @@ pub fn side_axis(side: &str) -> Option<usize> {
         "y" => Some(1),
         "z" => Some(2),
         _ => None,
+    }
+}
+
+/// `integral_0^t ramp_factor(ramp, s / duration) ds`: the displacement per unit velocity a
+/// velocity condition has reached at time `t`.
+pub fn ramp_integral(ramp: Ramp, duration: f64, t: f64) -> f64 {
+    let t = t.max(0.0);
+    if ramp == Ramp::None || duration <= 0.0 {
+        return t;
+    }
+    let r = (t / duration).min(1.0);
+    // Integrals over [0, r] of r and of 10 r^3 - 15 r^4 + 6 r^5, times the duration; both
+    // reach duration / 2 at r = 1, after which the factor is 1.
+    let ramped = match ramp {
+        Ramp::None => unreachable!("handled above"),
+        Ramp::Linear => 0.5 * r * r,
+        Ramp::Smooth => r.powi(4) * (2.5 - 3.0 * r + r * r),
+    };
+    duration * ramped + (t - duration).max(0.0)
+}
+
+impl Loads {
+    /// The prescribed displacement of every constrained dof for a static solve, `(dof, m)`,
+    /// sorted by dof: displacement conditions at their full value, fixed dofs at zero, and
+    /// velocity conditions at the displacement they reach at `t_end` (the end of the run the
+    /// model describes). Where conditions overlap, the later one wins, as in a run.
+    pub fn static_displacements(&self, t_end: f64) -> Vec<(usize, f64)> {
+        let mut value = vec![None; self.constrained.len()];
+        for c in &self.conditions {
+            let scale = match c.kind {
+                BoundaryKind::Displacement | BoundaryKind::Fixed => 1.0,
+                BoundaryKind::Velocity => ramp_integral(c.ramp, c.duration, t_end),
+                _ => continue,
+            };
+            self.for_dofs(c, |dof, val| value[dof] = Some(val * scale));
+        }
+        value
+            .into_iter()
+            .enumerate()
+            .filter_map(|(dof, v)| v.map(|v| (dof, v)))
+            .collect()
+    }
+
+    /// Whether any velocity condition prescribes a non-zero velocity.
+    pub fn has_moving_velocity(&self) -> bool {
+        self.of_kind(BoundaryKind::Velocity)
+            .any(|c| c.values.iter().any(|v| v.is_some_and(|x| x != 0.0)))
     }
 }

@@ -4,7 +4,12 @@
 
 pub mod adr;
 pub mod explicit;
+pub mod export;
+pub mod implicit;
+pub mod linear;
 pub mod loads;
+mod outputs;
+pub mod rigid;
 pub mod run;
 pub mod state;
 

@@ -4,15 +4,14 @@
 
 use super::adr::Adr;
 use super::explicit::{Explicit, StepTimes};
+use super::export::{export_matrices, Exported};
 use super::loads::Loads;
+use super::outputs::{self, initial_summary, Snapshot};
 use super::state::State;
 use crate::backend::{self, Backend, BackendKind};
 use crate::material::stiffness_bound::{row_bounds, stable_time_step};
 use crate::model::SolverKind;
-use crate::output::{
-    peak_rss_bytes, write_damage_png, NodeFields, PhaseSeconds, ProbeValues, ProbeWriter, Progress,
-    Summary, VtkSeries,
-};
+use crate::output::{peak_rss_bytes, ProbeWriter, Progress, Summary, VtkSeries};
 use crate::setup::Problem;
 use crate::{Error, Precision, Real, Result};
 use std::path::PathBuf;
@@ -32,6 +31,8 @@ pub struct RunOptions {
 
 /// Default factor on the stable time step.
 pub const DEFAULT_SAFETY: f64 = 0.8;
+/// Steps between stability checks.
+const STABILITY_EVERY: usize = 10;
 /// Default ADR tolerance on the relative residual.
 pub const DEFAULT_TOLERANCE: f64 = 1e-8;
 
@@ -75,11 +76,36 @@ pub fn run(problem: Problem, opts: &RunOptions) -> Result<Summary> {
     }
 }
 
-/// The end of a run: final state, the backend (bond status, damage) and the summary.
+/// Run `problem` like [`run`], then write the global stiffness `K` of the final bond status
+/// (with the export side files, `solver/export.rs`) into the output folder, and rewrite
+/// `summary.json` with the export's time added to the output phase.
+pub fn run_and_export_stiffness(problem: Problem, opts: &RunOptions) -> Result<Summary> {
+    let (problem_out, status, mut summary) = match opts.precision {
+        Precision::F32 => simulate::<f32>(problem, opts)
+            .map(|o| (o.problem, o.backend.bond_status(), o.summary))?,
+        Precision::F64 => simulate::<f64>(problem, opts)
+            .map(|o| (o.problem, o.backend.bond_status(), o.summary))?,
+    };
+    let Some(dir) = &opts.out_dir else {
+        return Ok(summary);
+    };
+    let t0 = Instant::now();
+    export_matrices(&problem_out, &status, &[Exported::K], dir)?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let output = summary.phase_seconds.output.unwrap_or(0.0);
+    summary.phase_seconds.output = Some(output + seconds);
+    summary.wall_seconds += seconds;
+    summary.write(&dir.join("summary.json"))?;
+    Ok(summary)
+}
+
+/// The end of a run: final state, the backend (bond status, damage), the summary and the
+/// problem it ran.
 pub struct Outcome<T: Real> {
     pub state: State<T>,
     pub backend: Box<dyn Backend<T>>,
     pub summary: Summary,
+    pub problem: Arc<Problem>,
 }
 
 /// Run `problem` in precision `T` (ignoring `opts.precision`) and return the final state.
@@ -129,19 +155,8 @@ impl<T: Real> Runner<T> {
         dt: f64,
         opts: &RunOptions,
     ) -> Result<Self> {
-        let out = &problem.model.output;
         let dir = opts.out_dir.as_deref();
-        let vtk = match dir {
-            Some(dir) if out.vtk => Some(VtkSeries::new(dir, &problem.name)?),
-            _ => None,
-        };
-        let probes = match dir {
-            Some(dir) if !out.probes.is_empty() => {
-                let path = dir.join("probes.csv");
-                Some(ProbeWriter::create(&path, &out.probes, problem.dim())?)
-            }
-            _ => None,
-        };
+        let (vtk, probes) = outputs::open_outputs(&problem, dir)?;
         let steps = problem.model.solver.steps as u64;
         let progress = if opts.quiet || dir.is_none() {
             Progress::hidden(steps)
@@ -176,13 +191,23 @@ impl<T: Real> Runner<T> {
         let steps = s.steps;
         integrator.start(&mut self.state, &self.loads, self.backend.as_mut());
         self.observe(true)?;
-        for _ in 0..steps {
-            integrator.step(
-                &mut self.state,
+        // Advance to the next step where the host looks at the state (a stability check,
+        // an output, the end), so a backend may run the steps in between on its own.
+        while self.state.step < steps {
+            let step = self.state.step;
+            let writes = |s: usize| self.writes_at(s, s == steps);
+            let stop = (step + 1..=steps)
+                .find(|&s| s % STABILITY_EVERY == 0 || s == steps || writes(s))
+                .unwrap_or(steps);
+            let full_sync = stop == steps || writes(stop);
+            self.backend.advance_explicit(
+                &integrator,
                 &self.loads,
-                self.backend.as_mut(),
+                &mut self.state,
+                stop - step,
+                full_sync,
                 &mut self.times,
-            );
+            )?;
             self.check_stability()?;
             self.observe(self.state.step == steps)?;
         }
@@ -197,6 +222,10 @@ impl<T: Real> Runner<T> {
         let tol = s.tolerance.unwrap_or(DEFAULT_TOLERANCE);
         let (steps, load_steps) = (s.steps, s.load_steps);
         self.loads.initial_velocity(&mut self.state.v);
+        // Start from the boundary values at t = 0 (the full value of an unramped prescribed
+        // displacement), so that the first residual sees them: otherwise a body loaded only
+        // by an unramped displacement has zero force at u = 0 and "converges" at once.
+        self.loads.impose(0.0, &mut self.state.u, &mut self.state.v);
         self.state.v.iter_mut().for_each(|v| *v = T::zero());
         self.observe(true)?;
         let mut converged = false;
@@ -242,9 +271,9 @@ impl<T: Real> Runner<T> {
     }
 
     /// Stop with a clear error on NaN or blow-up (displacements beyond 10x the body size).
-    fn check_stability(&self) -> Result<()> {
+    fn check_stability(&mut self) -> Result<()> {
         let step = self.state.step;
-        if step % 10 != 0 && step != self.problem.model.solver.steps {
+        if step % STABILITY_EVERY != 0 && step != self.problem.model.solver.steps {
             return Ok(());
         }
         let b = &self.problem.body;
@@ -253,7 +282,7 @@ impl<T: Real> Runner<T> {
             .sum::<f64>()
             .sqrt()
             .max(b.dx);
-        let reason = match self.state.max_abs_displacement() {
+        let reason = match self.backend.max_abs_displacement(&self.state) {
             None => "displacement is not a finite number".to_string(),
             Some(m) if m > 10.0 * size => {
                 format!("displacement {m:.3e} m exceeds 10x the body size {size:.3e} m")
@@ -269,6 +298,16 @@ impl<T: Real> Runner<T> {
 }
 
 impl<T: Real> Runner<T> {
+    /// Whether [`Runner::observe`] writes anything (probes or a snapshot) after `step`.
+    fn writes_at(&self, step: usize, last: bool) -> bool {
+        let out = &self.problem.model.output;
+        let steps = self.problem.model.solver.steps;
+        let probe_every = out.probe_every.unwrap_or((steps / 100).max(1));
+        let vtk_due = step == 0 || last || (out.vtk_every > 0 && step % out.vtk_every == 0);
+        let probe_due = step % probe_every == 0 || last;
+        (self.vtk.is_some() && vtk_due) || (self.probes.is_some() && probe_due)
+    }
+
     /// Progress, probes and snapshots after a step; `last` forces a snapshot.
     fn observe(&mut self, last: bool) -> Result<()> {
         let step = self.state.step;
@@ -296,41 +335,14 @@ impl<T: Real> Runner<T> {
         let Some(writer) = self.probes.as_mut() else {
             return Ok(());
         };
-        let d = self.problem.dim();
-        let (u, f, vols) = (&self.state.u, &self.state.f, &self.problem.body.volumes);
-        let values: Vec<ProbeValues> = self
-            .problem
-            .model
-            .output
-            .probes
-            .iter()
-            .map(|name| {
-                let nodes = self.problem.region(name);
-                let mut pv = ProbeValues {
-                    mean_displacement: [0.0; 3],
-                    force: [0.0; 3],
-                };
-                for &i in nodes {
-                    for k in 0..d {
-                        pv.mean_displacement[k] += u[d * i + k].f64() / nodes.len() as f64;
-                        pv.force[k] += f[d * i + k].f64() * vols[i];
-                    }
-                }
-                pv
-            })
-            .collect();
+        let values = outputs::probe_values(&self.problem, &self.state.u, &self.state.f);
         writer.write_row(self.state.step, self.state.time, &values)
     }
 
     /// Damage and dilatation of the current state, in f64.
     fn fields(&mut self) -> (Vec<f64>, Option<Vec<f64>>) {
         let n = self.problem.body.len();
-        let mut phi = vec![T::zero(); n];
-        self.backend.damage(&mut phi);
-        let mut theta = vec![T::zero(); n];
-        let has = self.backend.dilatation(&self.state.u, &mut theta);
-        let f64s = |v: Vec<T>| v.into_iter().map(|x| x.f64()).collect::<Vec<f64>>();
-        (f64s(phi), has.then(|| f64s(theta)))
+        outputs::fields(self.backend.as_mut(), &self.state.u, n)
     }
 
     fn write_snapshot(&mut self) -> Result<()> {
@@ -340,18 +352,16 @@ impl<T: Real> Runner<T> {
         let (phi, theta) = self.fields();
         let u: Vec<f64> = self.state.u.iter().map(|x| x.f64()).collect();
         let v: Vec<f64> = self.state.v.iter().map(|x| x.f64()).collect();
-        let body = &self.problem.body;
-        let fields = NodeFields {
-            dim: body.dim(),
-            positions: &body.positions,
-            volumes: &body.volumes,
+        let snapshot = Snapshot {
+            step: self.state.step,
+            time: self.state.time,
             displacement: &u,
             velocity: &v,
             damage: &phi,
             dilatation: theta.as_deref(),
         };
         if let Some(vtk) = self.vtk.as_mut() {
-            vtk.write(self.state.step, self.state.time, &fields)?;
+            outputs::write_snapshot(vtk, &self.problem, &snapshot)?;
         }
         Ok(())
     }
@@ -361,12 +371,20 @@ impl<T: Real> Runner<T> {
         self.progress.finish();
         let t0 = Instant::now();
         let (phi, _) = self.fields();
-        if let (true, Some(dir)) = (self.problem.model.output.image, &self.opts.out_dir) {
-            let b = &self.problem.body;
-            write_damage_png(&dir.join("damage.png"), &b.positions, b.dim(), b.dx, &phi)?;
+        if let Some(dir) = &self.opts.out_dir {
+            outputs::write_picture(&self.problem, dir, &phi)?;
         }
-        let loop_seconds = self.times.forces + self.times.update;
+        let loop_seconds = self.times.forces + self.times.update + self.times.transfers;
+        let gpu_bytes = self
+            .backend
+            .name()
+            .starts_with("gpu")
+            .then(|| self.backend.memory_bytes());
         let s = &mut self.summary;
+        s.peak_gpu_bytes = gpu_bytes.map(|b| b as u64);
+        if self.times.transfers > 0.0 {
+            s.phase_seconds.transfers = Some(self.times.transfers);
+        }
         s.steps = self.state.step;
         s.final_time = self.state.time;
         s.broken_bonds = self.backend.broken_bonds();
@@ -391,28 +409,7 @@ impl<T: Real> Runner<T> {
             state: self.state,
             backend: self.backend,
             summary: self.summary,
+            problem: self.problem,
         })
-    }
-}
-
-fn initial_summary(problem: &Problem, backend: &str, precision: &str, dt: f64) -> Summary {
-    let m = &problem.model;
-    Summary {
-        model: problem.name.clone(),
-        nodes: problem.body.len(),
-        bonds: problem.families.bonds(),
-        backend: backend.to_string(),
-        precision: precision.to_string(),
-        dt,
-        phase_seconds: PhaseSeconds {
-            neighbors: Some(problem.neighbor_seconds),
-            ..Default::default()
-        },
-        solver: format!("{:?}", m.solver.kind).to_lowercase(),
-        dimension: format!("{:?}", m.discretization.dimension),
-        material: problem.material.name().to_string(),
-        dx: problem.body.dx,
-        delta: problem.body.delta,
-        ..Default::default()
     }
 }

@@ -7,6 +7,23 @@ use peridot::solver::{simulate, Outcome, RunOptions};
 use peridot::{Precision, Real};
 use std::path::Path;
 
+/// The keys `contract.md` requires in every `summary.json`.
+pub const SUMMARY_KEYS: [&str; 13] = [
+    "model",
+    "nodes",
+    "bonds",
+    "steps",
+    "backend",
+    "precision",
+    "dt",
+    "wall_seconds",
+    "phase_seconds",
+    "node_steps_per_second",
+    "peak_rss_bytes",
+    "broken_bonds",
+    "max_damage",
+];
+
 /// Parse, validate (with `--set` overrides) and discretize a model given as TOML text.
 pub fn problem(text: &str, overrides: &[&str]) -> Problem {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
@@ -41,4 +58,75 @@ pub fn material(law: &str, nu: Option<f64>) -> String {
         .map(|v| format!("poisson_ratio = {v}\n"))
         .unwrap_or_default();
     format!("[material]\nmodel = \"{law}\"\nyoungs_modulus = 200e9\ndensity = 8000\n{nu}")
+}
+
+/// Deterministic pseudo-random numbers in [-1, 1) (splitmix64), for test fields.
+pub fn random_vector(len: usize, seed: u64) -> Vec<f64> {
+    let mut state = seed;
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        })
+        .collect()
+}
+
+/// Normwise relative difference `|a - b| / |b|` (0 when both are zero).
+pub fn rel_diff<A: Real, B: Real>(a: &[A], b: &[B]) -> f64 {
+    assert_eq!(a.len(), b.len(), "vectors of different lengths");
+    let diff: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x.f64() - y.f64()).powi(2))
+        .sum();
+    let norm: f64 = b.iter().map(|y| y.f64().powi(2)).sum();
+    if norm == 0.0 {
+        diff.sqrt()
+    } else {
+        (diff / norm).sqrt()
+    }
+}
+
+/// A small model for backend and operator comparisons: `law` (`pmb`, `pmb-linear`, `lps`) in
+/// `dim` (`plane-stress`, `plane-strain`, `3d`), a box of about 12 x 10 (x 6) spacings of
+/// 1 mm, with a pre-crack through its middle if `precrack`; `extra` is appended (regions,
+/// boundaries; a one-step explicit `[solver]` unless `extra` has one). Partial volumes
+/// `linear`; the PMB surface correction on.
+pub fn small_model(law: &str, dim: &str, precrack: bool, extra: &str) -> String {
+    let solver = if extra.contains("[solver]") {
+        ""
+    } else {
+        "[solver]\nkind = \"explicit\"\nsteps = 1\n"
+    };
+    let nu = if law == "lps" { Some(0.22) } else { None };
+    let corr = if law == "lps" {
+        ""
+    } else {
+        "surface_correction = true\n"
+    };
+    let (geometry, thick, crack) = if dim == "3d" {
+        (
+            "box = [{ min = [0, 0, 0], max = [0.011, 0.009, 0.005] }]",
+            "",
+            "[[precrack]]\norigin = [-0.001, 0.0045, -0.001]\nedge1 = [0.007, 0, 0]\n\
+             edge2 = [0, 0, 0.008]\n",
+        )
+    } else {
+        (
+            "box = [{ min = [0, 0], max = [0.011, 0.009] }]",
+            "thickness = 1e-3\n",
+            "[[precrack]]\nstart = [-0.001, 0.0045]\nend = [0.006, 0.0045]\n",
+        )
+    };
+    format!(
+        "{}{corr}critical_stretch = 0.002\n[discretization]\ndimension = \"{dim}\"\n{thick}\
+         dx = 1e-3\nhorizon_factor = 3.015\npartial_volume = \"linear\"\n[geometry]\n{geometry}\n\
+         {}{extra}\n{solver}",
+        material(law, nu),
+        if precrack { crack } else { "" },
+    )
 }

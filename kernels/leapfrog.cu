@@ -1,0 +1,112 @@
+// Explicit leapfrog in velocity-Verlet form (theory.md section 5) on device-resident state,
+// one thread per degree of freedom, in the order of `src/solver/explicit.rs`:
+// kick (v += dt/2 a), conditions (step velocity), drift (u += dt v), conditions (impose),
+// forces, accelerate_kick (a = (f + b - eta_d v_half) / rho; v += dt/2 a), conditions.
+
+struct StepParams {
+    real* u;             // displacement, m
+    real* v;             // velocity, m/s
+    real* a;             // acceleration, m/s^2
+    const real* f;       // internal force density, N/m^3
+    const real* b;       // body force density, N/m^3
+    real* vhalf;         // half-step velocity for damping (null without damping)
+    double dt;           // s
+    double half;         // dt / 2
+    double inv_density;  // 1 / rho
+    double damping;      // eta_d, N s/m^4
+    u64 ndof;
+};
+
+PD_KERNEL(kick)(const StepParams p) {
+    const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= p.ndof) return;
+    p.v[k] += (real)p.half * p.a[k];
+}
+
+PD_KERNEL(drift)(const StepParams p) {
+    const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= p.ndof) return;
+    const real v = p.v[k];
+    p.u[k] += (real)p.dt * v;
+    if (p.vhalf != 0) p.vhalf[k] = v;
+}
+
+PD_KERNEL(accelerate_kick)(const StepParams p) {
+    const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= p.ndof) return;
+    const real drag = p.vhalf != 0 ? (real)p.damping * p.vhalf[k] : (real)0;
+    const real a = (p.f[k] + p.b[k] - drag) * (real)p.inv_density;
+    p.a[k] = a;
+    p.v[k] += (real)p.half * a;
+}
+
+// Boundary conditions on the dofs they name, one thread per named dof, each applying its
+// entries in the order of the model's conditions (as `src/solver/loads.rs` does).
+struct ConditionParams {
+    const u32* dofs;       // named dofs of this list
+    const u32* starts;     // count + 1, entry range of each dof
+    const u32* condition;  // entry -> condition index
+    const double* value;   // entry -> value (m, m/s or N/m^3)
+    const u8* kind;        // entry -> 0 displacement or fixed, 1 velocity, 2 body force
+    const double* table;   // this step: [h, factor(t1) per condition, factor(mid) per condition]
+    real* u;
+    real* v;
+    real* b;
+    u32 count;             // named dofs
+    u32 conditions;        // conditions in the table
+    int mode;              // 0 step velocity, 1 impose, 2 body force
+    int pad;
+};
+
+PD_KERNEL(apply_conditions)(const ConditionParams p) {
+    const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= p.count) return;
+    const u32 dof = p.dofs[t];
+    const double* f1 = p.table + 1;
+    const double* fmid = p.table + 1 + p.conditions;
+    real sum = (real)0;
+    for (u32 e = p.starts[t]; e < p.starts[t + 1]; ++e) {
+        const u32 c = p.condition[e];
+        const double val = p.value[e];
+        const u8 kind = p.kind[e];
+        if (p.mode == 0) {
+            if (kind == 0) p.v[dof] = ((real)(val * f1[c]) - p.u[dof]) / (real)p.table[0];
+            else if (kind == 1) p.v[dof] = (real)(val * fmid[c]);
+        } else if (p.mode == 1) {
+            if (kind == 0) p.u[dof] = (real)(val * f1[c]);
+            else if (kind == 1) p.v[dof] = (real)(val * f1[c]);
+        } else if (kind == 2) {
+            sum += (real)(val * f1[c]);
+        }
+    }
+    if (p.mode == 2) p.b[dof] = sum;
+}
+
+// Largest |u| over all dofs, for the host's stability check without copying u back: each
+// block reduces its values and raises *out (the bits of a non-negative double, which order
+// as integers) with atomicMax. A value that is not finite counts as +infinity.
+// Launched with 256 threads per block.
+struct ReduceParams {
+    const real* u;
+    u64 ndof;
+    u64* out;  // zeroed by the host before the launch
+};
+
+PD_KERNEL(max_abs)(const ReduceParams p) {
+    __shared__ double block_max[256];
+    double m = 0.0;
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < p.ndof;
+         k += (u64)gridDim.x * blockDim.x) {
+        const double x = fabs((double)p.u[k]);
+        m = isfinite(x) ? fmax(m, x) : __longlong_as_double(0x7ff0000000000000LL);
+    }
+    block_max[threadIdx.x] = m;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            block_max[threadIdx.x] = fmax(block_max[threadIdx.x], block_max[threadIdx.x + s]);
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) atomicMax(p.out, (u64)__double_as_longlong(block_max[0]));
+}

@@ -1,0 +1,55 @@
+//! Per-bond weights and per-node LPS coefficients in `f64`, before a backend rounds them to
+//! its precision: PMB `w = c lambda beta V_j`, LPS `w = omega beta V_j`; LPS `alpha_i`,
+//! `p_i = d K_d / m_i - alpha_i / d` and `d / m_i` (`theory.md` sections 2 and 3). The same
+//! arithmetic as `CpuLoop::new`, so the backends start from identical numbers.
+
+use crate::material::bonds::bond_length;
+use crate::material::stiffness_bound::lps_node_coefficients;
+use crate::material::Law;
+use crate::setup::Problem;
+use rayon::prelude::*;
+
+/// The weight of every directed bond, in CSR order.
+pub fn bond_weights(p: &Problem) -> Vec<f64> {
+    let (fam, v, m) = (&p.families, &p.body.volumes, &p.material);
+    let pos = &p.body.positions;
+    (0..p.body.len())
+        .into_par_iter()
+        .flat_map_iter(|i| {
+            fam.range(i).map(move |b| {
+                let j = fam.neighbors[b] as usize;
+                let bv = p.bonds.beta[b] * v[j];
+                match m.law {
+                    Law::Pmb { c, .. } => c * p.bonds.correction(b) * bv,
+                    Law::Lps { .. } => m.omega(bond_length(pos, i, j)) * bv,
+                }
+            })
+        })
+        .collect()
+}
+
+/// LPS per-node coefficients (all zero for bond-based models).
+#[derive(Debug, Clone)]
+pub struct LpsCoefficients {
+    pub alpha: Vec<f64>,
+    pub pcoef: Vec<f64>,
+    pub d_over_m: Vec<f64>,
+}
+
+/// `alpha_i`, `p_i` and `d / m_i` of every node.
+pub fn lps_coefficients(p: &Problem) -> LpsCoefficients {
+    let m = &p.material;
+    let (alpha, pcoef) = lps_node_coefficients(m, &p.bonds.weighted_volume);
+    let d = m.d() as f64;
+    let d_over_m = p
+        .bonds
+        .weighted_volume
+        .iter()
+        .map(|&wv| if wv > 0.0 { d / wv } else { 0.0 })
+        .collect();
+    LpsCoefficients {
+        alpha,
+        pcoef,
+        d_over_m,
+    }
+}

@@ -1,0 +1,511 @@
+//! The CPU matrix backend: the matrix formulation of `theory.md` section 4 on the operators of
+//! `crate::operators`, with rayon. One force evaluation is
+//!
+//! 1. `eta = A u` per component (bond differences; a row-parallel SpMV),
+//! 2. one elementwise bond kernel: extension `e = xi . eta / x` (or the nonlinear stretch), and
+//!    the force scalar times the weight, `z = w o t`; LPS splits it around
+//!    `theta = Theta (mu o e)`,
+//! 3. the transposed product `f = -B^T z` (or `-A^T z` per component for nonlinear PMB), whose
+//!    epilogue divides by `V_i` to return a force density, N/m^3.
+//!
+//! Extensions are formed from differences (`eta = A u`, then `e = xi . eta / x`) in both
+//! precisions rather than as `e = B u`: with a large rigid motion `B u` subtracts two large
+//! products and loses digits in `f32`; the difference form keeps them, is one code path for
+//! both precisions, and gives the loop backend's extensions bit for bit, so the failure
+//! criterion sees the same stretches. `eta` is kept with a copy of the `u` it came from, so
+//! `break_bonds` followed by `internal_force` at the same `u` (an explicit step) forms it once.
+//!
+//! Every product and kernel writes only its own rows and sums in storage order; global sums
+//! are taken over fixed chunks in order: results are bitwise the same at any thread count.
+
+use super::Backend;
+use crate::material::laws::{extension, stretch, Vec3};
+use crate::material::Law;
+use crate::operators::spmv::{spmv, spmv_interleaved, spmv_with};
+use crate::operators::{footprint, mat_bytes, nnz, BondRows, Mat, Operators, Storage};
+use crate::setup::Problem;
+use crate::{Real, Result};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Bond rows per rayon task in the bond kernels (fixed, so chunked sums do not depend on
+/// the thread count).
+const CHUNK: usize = 4096;
+
+/// Matrix-formulation backend on the CPU.
+pub struct CpuMatrix<T: Real> {
+    problem: Arc<Problem>,
+    storage: Storage,
+    dim: usize,
+    law: Law,
+    rows: BondRows,
+    xi: Vec<T>,
+    length: Vec<T>,
+    a: Vec<T>,
+    g: Vec<T>,
+    g_second: Vec<T>,
+    a_first: Vec<T>,
+    w: Vec<T>,
+    incidence: Mat<T>,
+    /// `B^T`, for the linear laws (nonlinear PMB uses `A^T`).
+    bt: Option<Mat<T>>,
+    incidence_t: Option<Mat<T>>,
+    theta_op: Option<Mat<T>>,
+    damage_op: Mat<T>,
+    /// Bond status per row (1 intact, 0 broken).
+    mu: Vec<u8>,
+    /// `-1 / V_i` per node, the epilogue of the transposed product.
+    neg_inv_volume: Vec<T>,
+    /// Scratch: `eta` (`d` per row), `z` (per row; `d` per row for nonlinear PMB), `theta`.
+    eta: Vec<T>,
+    z: Vec<T>,
+    theta: Vec<T>,
+    /// The displacement `eta` was formed from, if any.
+    eta_of: Option<Vec<T>>,
+}
+
+impl<T: Real> CpuMatrix<T> {
+    /// Assemble the operators of `problem` in `storage` (bond status from its pre-cracks).
+    /// `B` is not kept (an explicit step does not use it), nor `B^T` for nonlinear PMB.
+    pub fn new(problem: Arc<Problem>, storage: Storage) -> Result<Self> {
+        let ops = Operators::<T>::assemble(&problem, storage)?;
+        let (n, d, rows) = (problem.body.len(), problem.dim(), ops.rows());
+        let law = problem.material.law;
+        let nonlinear = ops.incidence_t.is_some();
+        let lps = ops.theta.is_some();
+        let mu = ops.row_status(&problem.initial_mu);
+        let neg_inv_volume = problem
+            .body
+            .volumes
+            .iter()
+            .map(|&v| T::of(-1.0 / v))
+            .collect();
+        Ok(CpuMatrix {
+            storage,
+            dim: d,
+            law,
+            rows: ops.rows,
+            xi: ops.xi,
+            length: ops.length,
+            a: ops.a,
+            g: ops.g,
+            g_second: ops.g_second,
+            a_first: ops.a_first,
+            w: ops.w,
+            incidence: ops.incidence,
+            bt: (!nonlinear).then_some(ops.bt),
+            incidence_t: ops.incidence_t,
+            theta_op: ops.theta,
+            damage_op: ops.damage,
+            mu,
+            neg_inv_volume,
+            eta: vec![T::zero(); d * rows],
+            z: vec![T::zero(); if nonlinear { d * rows } else { rows }],
+            theta: vec![T::zero(); if lps { n } else { 0 }],
+            eta_of: None,
+            problem,
+        })
+    }
+
+    /// The storage of the bond rows.
+    pub fn storage(&self) -> Storage {
+        self.storage
+    }
+
+    /// Bytes the backend will hold for `problem` in `storage`, without assembling: the
+    /// operators of an explicit step (`Footprint::step`), the bond vectors, the bond status and
+    /// the scratch vectors. Equals [`Backend::memory_bytes`] of the assembled backend.
+    pub fn memory_estimate(problem: &Problem, storage: Storage) -> usize {
+        let t = std::mem::size_of::<T>();
+        let fp = footprint(problem, storage, t);
+        let (n, d, rows) = (problem.body.len(), problem.dim(), fp.rows);
+        let (nonlinear, lps) = match problem.material.law {
+            Law::Pmb { linearized, .. } => (!linearized, false),
+            Law::Lps { .. } => (false, true),
+        };
+        // status; eta and z per row; 1/V, the u of eta and theta per node
+        let per_row = 1 + d * t + if nonlinear { d * t } else { t };
+        let per_node = t + d * t + if lps { t } else { 0 };
+        fp.step() + rows * per_row + n * per_node
+    }
+
+    /// Form `eta = A u` unless it is already the one of this `u` (bitwise, signed zeros too).
+    fn update_eta(&mut self, u: &[T]) {
+        let same = |c: &Vec<T>| {
+            c.iter()
+                .zip(u)
+                .all(|(a, b)| a == b && a.is_sign_negative() == b.is_sign_negative())
+        };
+        if self.eta_of.as_ref().is_some_and(same) {
+            return;
+        }
+        spmv_interleaved(&self.incidence, self.dim, u, &mut self.eta, |_, _, s| s);
+        match &mut self.eta_of {
+            Some(c) => c.copy_from_slice(u),
+            None => self.eta_of = Some(u.to_vec()),
+        }
+    }
+
+    /// `xi`, `eta` of row `r` as 3-vectors (zero-padded in 2D, like the loop backend's), in
+    /// dimension `D` (a constant, so the copies compile to moves).
+    #[inline(always)]
+    fn bond<const D: usize>(&self, r: usize) -> (Vec3<T>, Vec3<T>, T) {
+        let (mut xi, mut eta) = ([T::zero(); 3], [T::zero(); 3]);
+        for k in 0..D {
+            xi[k] = self.xi[D * r + k];
+            eta[k] = self.eta[D * r + k];
+        }
+        (xi, eta, self.length[r])
+    }
+
+    fn is_nonlinear(&self) -> bool {
+        self.incidence_t.is_some()
+    }
+
+    /// Stretch of row `r` for the failure criterion (PMB `s`, linearized and LPS `e / x`).
+    #[inline(always)]
+    fn criterion_stretch<const D: usize>(&self, r: usize) -> T {
+        let (xi, eta, x) = self.bond::<D>(r);
+        if self.is_nonlinear() {
+            stretch(&xi, &eta, x).0
+        } else {
+            extension(&xi, &eta, x) / x
+        }
+    }
+
+    /// Extension `e` of row `r`, m (nonlinear PMB: `|y| - x` as `s x`).
+    #[inline(always)]
+    fn extension_of<const D: usize>(&self, r: usize) -> T {
+        let (xi, eta, x) = self.bond::<D>(r);
+        if self.is_nonlinear() {
+            stretch(&xi, &eta, x).0 * x
+        } else {
+            extension(&xi, &eta, x)
+        }
+    }
+
+    /// LPS pass 1: `z = mu o e`, then `theta = Theta z`.
+    fn lps_dilatation(&mut self) {
+        match self.dim {
+            2 => self.lps_extensions::<2>(),
+            _ => self.lps_extensions::<3>(),
+        }
+    }
+
+    fn lps_extensions<const D: usize>(&mut self) {
+        let mut z = std::mem::take(&mut self.z);
+        let this = &*self;
+        z.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
+            for (k, zr) in out.iter_mut().enumerate() {
+                let r = c * CHUNK + k;
+                *zr = if this.mu[r] == 1 {
+                    this.extension_of::<D>(r)
+                } else {
+                    T::zero()
+                };
+            }
+        });
+        if let Some(m) = &self.theta_op {
+            spmv(m, &z, &mut self.theta);
+        }
+        self.z = z;
+    }
+
+    /// LPS pass 2, in place: `z = w o mu o (a e + g theta_i [+ g_ji theta_j])` from
+    /// `z = mu o e`.
+    fn lps_force_scalars(&mut self) {
+        let mut z = std::mem::take(&mut self.z);
+        let this = &*self;
+        let half = !self.g_second.is_empty();
+        z.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
+            for (k, zr) in out.iter_mut().enumerate() {
+                let r = c * CHUNK + k;
+                if this.mu[r] == 0 {
+                    *zr = T::zero();
+                    continue;
+                }
+                let (i, j) = this.rows.ends(r);
+                let mut t = this.a[r] * *zr + this.g[r] * this.theta[i];
+                if half {
+                    t += this.g_second[r] * this.theta[j];
+                }
+                *zr = this.w[r] * t;
+            }
+        });
+        self.z = z;
+    }
+
+    /// Break every intact row whose stretch exceeds `s0` (no-fail nodes excepted); returns
+    /// the number of rows broken.
+    fn break_kernel<const D: usize>(&mut self, s0: T) -> usize {
+        let mut mu = std::mem::take(&mut self.mu);
+        let this = &*self;
+        let no_fail = &self.problem.no_fail;
+        let broken = mu
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .map(|(c, out)| {
+                let mut count = 0;
+                for (k, m) in out.iter_mut().enumerate() {
+                    let r = c * CHUNK + k;
+                    let (i, j) = this.rows.ends(r);
+                    if *m == 1 && !no_fail[i] && !no_fail[j] && this.criterion_stretch::<D>(r) > s0
+                    {
+                        *m = 0;
+                        count += 1;
+                    }
+                }
+                count
+            })
+            .sum();
+        self.mu = mu;
+        broken
+    }
+
+    /// PMB: `z = w o mu o a o e` (linearized) or, per component, `w o mu o a o e o y / |y|`.
+    fn pmb_force_scalars(&mut self) {
+        match (self.is_nonlinear(), self.dim) {
+            (false, 2) => self.pmb_kernel::<2, false>(),
+            (false, _) => self.pmb_kernel::<3, false>(),
+            (true, 2) => self.pmb_kernel::<2, true>(),
+            (true, _) => self.pmb_kernel::<3, true>(),
+        }
+    }
+
+    /// The PMB bond kernel in dimension `D`, with `D` values per row if `NONLINEAR`, else 1.
+    fn pmb_kernel<const D: usize, const NONLINEAR: bool>(&mut self) {
+        let mut z = std::mem::take(&mut self.z);
+        let this = &*self;
+        let per = if NONLINEAR { D } else { 1 };
+        z.par_chunks_mut(CHUNK * per)
+            .enumerate()
+            .for_each(|(c, out)| {
+                for (k, zr) in out.chunks_exact_mut(per).enumerate() {
+                    let r = c * CHUNK + k;
+                    if this.mu[r] == 0 {
+                        zr.fill(T::zero());
+                        continue;
+                    }
+                    let (xi, eta, x) = this.bond::<D>(r);
+                    if !NONLINEAR {
+                        zr[0] = this.w[r] * (this.a[r] * extension(&xi, &eta, x));
+                    } else {
+                        let (s, ly) = stretch(&xi, &eta, x);
+                        let scale = this.w[r] * (this.a[r] * (s * x)) / ly;
+                        for q in 0..D {
+                            zr[q] = scale * (xi[q] + eta[q]);
+                        }
+                    }
+                }
+            });
+        self.z = z;
+    }
+}
+
+impl<T: Real> Backend<T> for CpuMatrix<T> {
+    fn name(&self) -> &'static str {
+        "cpu-matrix"
+    }
+
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
+        self.update_eta(u);
+        let d = self.dim;
+        match self.law {
+            Law::Pmb { .. } => self.pmb_force_scalars(),
+            Law::Lps { .. } => {
+                self.lps_dilatation();
+                self.lps_force_scalars();
+            }
+        }
+        let inv = &self.neg_inv_volume;
+        match (&self.incidence_t, &self.bt) {
+            (Some(at), _) => spmv_interleaved(at, d, &self.z, force, |i, _, s| s * inv[i]),
+            (None, Some(bt)) => spmv_with(bt, &self.z, force, |k, s| s * inv[k / d]),
+            (None, None) => unreachable!("a linear law keeps B^T"),
+        }
+    }
+
+    fn break_bonds(&mut self, u: &[T]) -> usize {
+        let Some(s0) = self.problem.material.critical_stretch else {
+            return 0;
+        };
+        self.update_eta(u);
+        let broken = match self.dim {
+            2 => self.break_kernel::<2>(T::of(s0)),
+            _ => self.break_kernel::<3>(T::of(s0)),
+        };
+        broken * self.bonds_per_row()
+    }
+
+    fn damage(&self, phi: &mut [T]) {
+        let broken: Vec<T> = self.mu.iter().map(|&m| T::of(1.0 - m as f64)).collect();
+        spmv(&self.damage_op, &broken, phi);
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
+        if self.theta_op.is_none() {
+            return false;
+        }
+        self.update_eta(u);
+        self.lps_dilatation();
+        theta.copy_from_slice(&self.theta);
+        true
+    }
+
+    fn strain_energy(&mut self, u: &[T]) -> f64 {
+        self.update_eta(u);
+        if self.theta_op.is_some() {
+            self.lps_dilatation();
+        }
+        let this = &*self;
+        let partial: Vec<f64> = (0..self.mu.len().div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let end = ((c + 1) * CHUNK).min(this.mu.len());
+                (c * CHUNK..end)
+                    .map(|r| match this.dim {
+                        2 => this.row_energy::<2>(r),
+                        _ => this.row_energy::<3>(r),
+                    })
+                    .sum()
+            })
+            .collect();
+        let mut total: f64 = partial.iter().sum();
+        if let Law::Lps { kd, .. } = self.law {
+            let v = &self.problem.body.volumes;
+            total += (0..v.len())
+                .map(|i| 0.5 * kd * v[i] * self.theta[i].f64().powi(2))
+                .sum::<f64>();
+        }
+        total
+    }
+
+    fn broken_bonds(&self) -> usize {
+        self.mu.iter().filter(|&&m| m == 0).count() * self.bonds_per_row()
+    }
+
+    fn bond_status(&self) -> Vec<u8> {
+        self.rows.bond_status(&self.mu)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        let t = std::mem::size_of::<T>();
+        let mats = self
+            .held_matrices()
+            .iter()
+            .map(|m| mat_bytes(m))
+            .sum::<usize>();
+        let scalars = [
+            &self.xi,
+            &self.length,
+            &self.a,
+            &self.g,
+            &self.g_second,
+            &self.a_first,
+            &self.w,
+            &self.neg_inv_volume,
+            &self.eta,
+            &self.z,
+            &self.theta,
+        ]
+        .iter()
+        .map(|v| v.len())
+        .sum::<usize>()
+            + self
+                .eta_of
+                .as_ref()
+                .map_or(self.dim * self.neg_inv_volume.len(), Vec::len);
+        let r = &self.rows;
+        let indices = r.first.len() + r.second.len() + r.pairs.as_ref().map_or(0, |p| 2 * p.len());
+        mats + scalars * t + 4 * indices + self.mu.len()
+    }
+
+    fn bytes_per_step(&self) -> usize {
+        self.step_bytes()
+    }
+
+    fn operator_nnz(&self) -> Vec<(&'static str, usize)> {
+        let mut out = vec![("A", nnz(&self.incidence))];
+        if let Some(m) = &self.bt {
+            out.push(("B^T", nnz(m)));
+        }
+        if let Some(m) = &self.incidence_t {
+            out.push(("A^T", nnz(m)));
+        }
+        if let Some(m) = &self.theta_op {
+            out.push(("Theta", nnz(m)));
+        }
+        out.push(("Phi", nnz(&self.damage_op)));
+        out
+    }
+}
+
+impl<T: Real> CpuMatrix<T> {
+    /// Directed bonds per row: 1 in full storage, 2 in half.
+    fn bonds_per_row(&self) -> usize {
+        match self.storage {
+            Storage::Full => 1,
+            Storage::Half => 2,
+        }
+    }
+
+    fn held_matrices(&self) -> Vec<&Mat<T>> {
+        let mut v = vec![&self.incidence, &self.damage_op];
+        v.extend(self.bt.iter());
+        v.extend(self.incidence_t.iter());
+        v.extend(self.theta_op.iter());
+        v
+    }
+
+    /// Strain energy of row `r`, J (LPS: `self.theta` up to date).
+    fn row_energy<const D: usize>(&self, r: usize) -> f64 {
+        if self.mu[r] == 0 {
+            return 0.0;
+        }
+        let e = self.extension_of::<D>(r).f64();
+        let (w, a) = (self.w[r].f64(), self.a[r].f64());
+        match self.law {
+            Law::Pmb { .. } => 0.5 * w * a * e * e,
+            Law::Lps { .. } => {
+                let (i, j) = self.rows.ends(r);
+                let (x, d) = (self.length[r].f64(), self.dim as f64);
+                let ed = |k: usize| e - self.theta[k].f64() * x / d;
+                if self.a_first.is_empty() {
+                    0.5 * w * a * ed(i).powi(2)
+                } else {
+                    let a_ij = self.a_first[r].f64();
+                    0.5 * w * (a_ij * ed(i).powi(2) + (a - a_ij) * ed(j).powi(2))
+                }
+            }
+        }
+    }
+
+    /// Minimal bytes of one explicit step (bond breaking and force evaluation): every
+    /// operator and per-row vector read once, `u` read once, `eta`, `z` and `theta` written
+    /// once and read once, the status read and written, the force written once.
+    fn step_bytes(&self) -> usize {
+        let t = std::mem::size_of::<T>();
+        let (n, d, rows) = (self.neg_inv_volume.len(), self.dim, self.mu.len());
+        let mats = self.held_matrices();
+        let ops: usize = mats
+            .iter()
+            .filter(|m| !std::ptr::eq(**m, &self.damage_op))
+            .map(|m| mat_bytes(m))
+            .sum();
+        let vectors = [
+            &self.xi,
+            &self.length,
+            &self.a,
+            &self.g,
+            &self.g_second,
+            &self.w,
+        ]
+        .iter()
+        .map(|v| v.len())
+        .sum::<usize>();
+        let scratch = 2 * (self.eta.len() + self.z.len() + self.theta.len());
+        // row ends (no-fail check, dilatation gather), status in and out, no-fail flags,
+        // u in, f out, 1 / V
+        ops + (vectors + scratch) * t + 8 * rows + 2 * rows + n + (2 * d * n + n) * t
+    }
+}

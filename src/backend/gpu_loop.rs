@@ -1,0 +1,490 @@
+//! The GPU loop backend: the CPU loop's node-parallel bond loops as NVRTC kernels
+//! (`kernels/*.cu`), one thread per node over its family, the per-bond arrays in the sliced
+//! order of `gpu/layout.rs`. Families, positions, volumes, bond weights and bond status are
+//! uploaded once; each call uploads the displacement and downloads its result. [`GpuLoop`] also runs the whole explicit time loop
+//! on the device (`gpu_step.rs`), where the host only syncs for output and checks.
+//!
+//! Units as in [`super`]: m, N/m^3, J.
+
+use super::coefficients::{bond_weights, lps_coefficients};
+use super::Backend;
+use crate::gpu::conditions::{addr, upload};
+use crate::gpu::device::driver_error;
+use crate::gpu::layout::SlicedLayout;
+use crate::gpu::params::BondParams;
+use crate::gpu::Gpu;
+use crate::material::Law;
+use crate::model::PartialVolume;
+use crate::setup::Problem;
+use crate::solver::explicit::{Explicit, StepTimes};
+use crate::solver::loads::Loads;
+use crate::solver::State;
+use crate::{Error, Precision, Real, Result};
+use cudarc::driver::{CudaFunction, CudaSlice};
+use std::sync::Arc;
+
+/// The kernels this backend launches.
+pub(super) struct Kernels {
+    pub pmb_force: CudaFunction,
+    pub lps_dilatation: CudaFunction,
+    pub lps_force: CudaFunction,
+    pub break_bonds: CudaFunction,
+    pub damage: CudaFunction,
+    pub strain_energy: CudaFunction,
+    pub kick: CudaFunction,
+    pub drift: CudaFunction,
+    pub accelerate_kick: CudaFunction,
+    pub apply_conditions: CudaFunction,
+    pub max_abs: CudaFunction,
+}
+
+impl Kernels {
+    fn load(gpu: &Gpu, precision: Precision) -> Result<Self> {
+        let f = |name: &str| gpu.function(precision, name);
+        Ok(Kernels {
+            pmb_force: f("pmb_force")?,
+            lps_dilatation: f("lps_dilatation")?,
+            lps_force: f("lps_force")?,
+            break_bonds: f("break_bonds")?,
+            damage: f("damage")?,
+            strain_energy: f("strain_energy")?,
+            kick: f("kick")?,
+            drift: f("drift")?,
+            accelerate_kick: f("accelerate_kick")?,
+            apply_conditions: f("apply_conditions")?,
+            max_abs: f("max_abs")?,
+        })
+    }
+}
+
+/// Device buffers of the explicit state (`u`, `v`, `a`, `f`, `b`, half-step velocity).
+pub(super) struct DeviceState<T> {
+    pub u: CudaSlice<T>,
+    pub v: CudaSlice<T>,
+    pub a: CudaSlice<T>,
+    pub f: CudaSlice<T>,
+    pub b: CudaSlice<T>,
+    pub vhalf: CudaSlice<T>,
+}
+
+/// GPU loop backend in precision `T`.
+pub struct GpuLoop<T: Real> {
+    pub(super) problem: Arc<Problem>,
+    pub(super) gpu: Arc<Gpu>,
+    pub(super) k: Kernels,
+    pub(super) dim: usize,
+    // Families (sliced order) and geometry.
+    layout: SlicedLayout,
+    slice_start: CudaSlice<u64>,
+    lengths: CudaSlice<u32>,
+    neighbors: CudaSlice<u32>,
+    positions: CudaSlice<f64>,
+    volumes: CudaSlice<f64>,
+    horizon_volume: CudaSlice<f64>,
+    no_fail: CudaSlice<u8>,
+    // Bond data.
+    weight: CudaSlice<T>,
+    mu: CudaSlice<u8>,
+    // LPS per node.
+    theta: CudaSlice<T>,
+    alpha: CudaSlice<T>,
+    pcoef: CudaSlice<T>,
+    d_over_m: CudaSlice<T>,
+    // Outputs and scratch of the trait calls (apart from the resident state).
+    u_in: CudaSlice<T>,
+    f_out: CudaSlice<T>,
+    phi: CudaSlice<T>,
+    energy: CudaSlice<f64>,
+    /// Bonds broken on the device since setup (a running counter).
+    broken: CudaSlice<u64>,
+    /// Result of the `max_abs` reduction.
+    pub(super) reduce_out: CudaSlice<u64>,
+    /// Last value read from `broken`.
+    pub(super) broken_seen: u64,
+    /// Bonds broken by pre-cracks.
+    precracked: usize,
+    /// The explicit state while the time loop runs on the device.
+    pub(super) state: DeviceState<T>,
+    /// `State::step` the device state holds, if it holds one.
+    pub(super) resident_step: Option<usize>,
+    /// Device buffer of per-step condition factors (grown on demand).
+    pub(super) table: Option<CudaSlice<f64>>,
+    /// Boundary-condition lists of the device time loop.
+    pub(super) lists: Option<super::gpu_step::Lists>,
+}
+
+/// The precision of `T`.
+pub(super) fn precision_of<T: Real>() -> Precision {
+    if T::NAME == "f32" {
+        Precision::F32
+    } else {
+        Precision::F64
+    }
+}
+
+fn to_t<T: Real>(v: &[f64]) -> Vec<T> {
+    v.iter().map(|&x| T::of(x)).collect()
+}
+
+impl<T: Real> GpuLoop<T> {
+    /// Open the GPU, compile the kernels (once per process) and upload the problem.
+    pub fn new(problem: Arc<Problem>) -> Result<Self> {
+        let gpu = Gpu::get().map_err(|e| rename(e, "gpu-loop"))?;
+        let k = Kernels::load(&gpu, precision_of::<T>()).map_err(|e| rename(e, "gpu-loop"))?;
+        Self::upload(problem, gpu, k).map_err(|e| rename(e, "gpu-loop"))
+    }
+
+    fn upload(problem: Arc<Problem>, gpu: Arc<Gpu>, k: Kernels) -> Result<Self> {
+        let p = &problem;
+        let (n, d) = (p.body.len(), p.dim());
+        if n >= u32::MAX as usize || n * d >= u32::MAX as usize {
+            return Err(Error::Backend {
+                backend: "gpu-loop".into(),
+                message: format!("{n} nodes exceed the 32-bit node indices of the kernels"),
+            });
+        }
+        let layout = SlicedLayout::new(&p.families);
+        // Padding slots (never visited: a thread stops at its family size) hold node 0,
+        // weight 0 and status broken.
+        let neighbors = layout.to_device(&p.families.neighbors, 0);
+        let positions: Vec<f64> = p.body.positions.iter().flatten().copied().collect();
+        let no_fail: Vec<u8> = p.no_fail.iter().map(|&b| u8::from(b)).collect();
+        let lps = matches!(p.material.law, Law::Lps { .. });
+        let coef = lps.then(|| lps_coefficients(p));
+        let per_node = |pick: fn(&super::coefficients::LpsCoefficients) -> &Vec<f64>| {
+            coef.as_ref()
+                .map(|c| to_t::<T>(pick(c)))
+                .unwrap_or_default()
+        };
+        let zeros = |len: usize| gpu.stream().alloc_zeros::<T>(len.max(1));
+        let state = DeviceState {
+            u: zeros(n * d).map_err(driver_error)?,
+            v: zeros(n * d).map_err(driver_error)?,
+            a: zeros(n * d).map_err(driver_error)?,
+            f: zeros(n * d).map_err(driver_error)?,
+            b: zeros(n * d).map_err(driver_error)?,
+            vhalf: zeros(n * d).map_err(driver_error)?,
+        };
+        let backend = GpuLoop {
+            slice_start: upload(&gpu, &layout.slice_start)?,
+            lengths: upload(&gpu, &layout.lengths)?,
+            neighbors: upload(&gpu, &neighbors)?,
+            positions: upload(&gpu, &positions)?,
+            volumes: upload(&gpu, &p.body.volumes)?,
+            horizon_volume: upload(&gpu, &p.bonds.horizon_volume)?,
+            no_fail: upload(&gpu, &no_fail)?,
+            weight: upload(
+                &gpu,
+                &layout.to_device(&to_t::<T>(&bond_weights(p)), T::zero()),
+            )?,
+            mu: upload(&gpu, &layout.to_device(&p.initial_mu, 0))?,
+            theta: zeros(n).map_err(driver_error)?,
+            alpha: upload(&gpu, &per_node(|c| &c.alpha))?,
+            pcoef: upload(&gpu, &per_node(|c| &c.pcoef))?,
+            d_over_m: upload(&gpu, &per_node(|c| &c.d_over_m))?,
+            u_in: zeros(n * d).map_err(driver_error)?,
+            f_out: zeros(n * d).map_err(driver_error)?,
+            phi: zeros(n).map_err(driver_error)?,
+            energy: gpu
+                .stream()
+                .alloc_zeros::<f64>(n.max(1))
+                .map_err(driver_error)?,
+            broken: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
+            reduce_out: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
+            broken_seen: 0,
+            layout,
+            precracked: p.precracked_bonds(),
+            state,
+            resident_step: None,
+            table: None,
+            lists: None,
+            dim: d,
+            k,
+            gpu,
+            problem,
+        };
+        backend.gpu.synchronize()?;
+        Ok(backend)
+    }
+
+    /// Bond-loop parameters reading displacement `u` and writing force density `force`
+    /// (device addresses).
+    pub(super) fn bond_params(&self, u: u64, force: u64, check_bonds: bool) -> BondParams {
+        let g = &self.gpu;
+        let p = &self.problem;
+        let m = &p.material;
+        let (linearized, kd, lps) = match m.law {
+            Law::Pmb { linearized, .. } => (linearized, 0.0, false),
+            Law::Lps { kd, .. } => (true, kd, true),
+        };
+        BondParams {
+            slice_start: addr(g, &self.slice_start),
+            lengths: addr(g, &self.lengths),
+            neighbors: addr(g, &self.neighbors),
+            positions: addr(g, &self.positions),
+            volumes: addr(g, &self.volumes),
+            horizon_volume: addr(g, &self.horizon_volume),
+            weight: addr(g, &self.weight),
+            mu: addr(g, &self.mu),
+            no_fail: addr(g, &self.no_fail),
+            u,
+            force,
+            theta: addr(g, &self.theta),
+            alpha: addr(g, &self.alpha),
+            pcoef: addr(g, &self.pcoef),
+            d_over_m: addr(g, &self.d_over_m),
+            phi: addr(g, &self.phi),
+            energy: addr(g, &self.energy),
+            broken: addr(g, &self.broken),
+            critical_stretch: m.critical_stretch.unwrap_or(f64::INFINITY),
+            kd,
+            delta: p.body.delta,
+            dx: p.body.dx,
+            n: p.body.len() as u32,
+            dim: self.dim as i32,
+            linearized: i32::from(linearized),
+            check_bonds: i32::from(check_bonds && m.critical_stretch.is_some()),
+            partial_volume: i32::from(p.model.discretization.partial_volume != PartialVolume::None),
+            lps: i32::from(lps),
+        }
+    }
+
+    /// Launch the force kernels (and, with `check_bonds`, the fused bond breaking) for
+    /// displacement `u` into `force` (device addresses).
+    pub(super) fn launch_forces(&self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
+        let params = self.bond_params(u, force, check_bonds);
+        let n = self.problem.body.len();
+        // SAFETY: `params` holds this backend's buffers, sized for `n` nodes and their bonds;
+        // `u` and `force` address `d n` values.
+        unsafe {
+            match self.problem.material.law {
+                Law::Pmb { .. } => self.gpu.launch(&self.k.pmb_force, n, &params),
+                Law::Lps { .. } => {
+                    self.gpu.launch(&self.k.lps_dilatation, n, &params)?;
+                    self.gpu.launch(&self.k.lps_force, n, &params)
+                }
+            }
+        }
+    }
+
+    /// Bonds broken on the device since the last read.
+    pub(super) fn read_broken(&mut self) -> Result<usize> {
+        let total = self
+            .gpu
+            .stream()
+            .clone_dtoh(&self.broken)
+            .map_err(driver_error)?[0];
+        let new = total - self.broken_seen;
+        self.broken_seen = total;
+        Ok(new as usize)
+    }
+
+    fn upload_u(&mut self, u: &[T]) -> Result<u64> {
+        self.gpu
+            .stream()
+            .memcpy_htod(u, &mut self.u_in)
+            .map_err(driver_error)?;
+        Ok(addr(&self.gpu, &self.u_in))
+    }
+
+    fn try_internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        let u = self.upload_u(u)?;
+        self.launch_forces(u, addr(&self.gpu, &self.f_out), false)?;
+        self.download(&self.f_out, force)
+    }
+
+    fn try_break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        if self.problem.material.critical_stretch.is_none() {
+            return Ok(0);
+        }
+        let u = self.upload_u(u)?;
+        let params = self.bond_params(u, 0, true);
+        // SAFETY: as in `launch_forces`; the kernel writes only `mu` and the counter.
+        unsafe {
+            self.gpu
+                .launch(&self.k.break_bonds, self.problem.body.len(), &params)?
+        };
+        self.read_broken()
+    }
+
+    fn try_dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<()> {
+        let u = self.upload_u(u)?;
+        let params = self.bond_params(u, 0, false);
+        // SAFETY: as in `launch_forces`; the kernel writes only `theta`.
+        unsafe {
+            self.gpu
+                .launch(&self.k.lps_dilatation, self.problem.body.len(), &params)?
+        };
+        self.download(&self.theta, theta)
+    }
+
+    fn try_strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        let lps = matches!(self.problem.material.law, Law::Lps { .. });
+        let n = self.problem.body.len();
+        let u = self.upload_u(u)?;
+        let params = self.bond_params(u, 0, false);
+        // SAFETY: as in `launch_forces`; the kernels write `theta` and `energy`.
+        unsafe {
+            if lps {
+                self.gpu.launch(&self.k.lps_dilatation, n, &params)?;
+            }
+            self.gpu.launch(&self.k.strain_energy, n, &params)?;
+        }
+        let per_node = self
+            .gpu
+            .stream()
+            .clone_dtoh(&self.energy)
+            .map_err(driver_error)?;
+        Ok(per_node[..n].iter().sum())
+    }
+
+    fn try_damage(&self, phi: &mut [T]) -> Result<()> {
+        let params = self.bond_params(0, 0, false);
+        // SAFETY: as in `launch_forces`; the kernel reads geometry and `mu`, writes `phi`.
+        unsafe {
+            self.gpu
+                .launch(&self.k.damage, self.problem.body.len(), &params)?
+        };
+        self.download(&self.phi, phi)
+    }
+
+    /// Copy the first `out.len()` values of `src` to the host and wait for them.
+    pub(super) fn download<U: cudarc::driver::DeviceRepr>(
+        &self,
+        src: &CudaSlice<U>,
+        out: &mut [U],
+    ) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        let view = src.slice(..out.len());
+        self.gpu
+            .stream()
+            .memcpy_dtoh(&view, out)
+            .map_err(driver_error)?;
+        self.gpu.synchronize()
+    }
+}
+
+/// Name the backend in a GPU error.
+fn rename(e: Error, backend: &str) -> Error {
+    match e {
+        Error::Backend { message, .. } => Error::Backend {
+            backend: backend.into(),
+            message,
+        },
+        other => other,
+    }
+}
+
+/// A CUDA failure after setup (device lost, launch failure) cannot be returned through the
+/// trait's plain results; it is a fault of the machine, not of the input, and stops the run.
+pub(super) fn fatal<R>(r: Result<R>, what: &str) -> R {
+    r.unwrap_or_else(|e| panic!("gpu-loop: {what} failed on the device: {e}"))
+}
+
+impl<T: Real> Backend<T> for GpuLoop<T> {
+    fn name(&self) -> &'static str {
+        "gpu-loop"
+    }
+
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
+        fatal(self.try_internal_force(u, force), "force evaluation")
+    }
+
+    fn break_bonds(&mut self, u: &[T]) -> usize {
+        fatal(self.try_break_bonds(u), "bond breaking")
+    }
+
+    fn damage(&self, phi: &mut [T]) {
+        fatal(self.try_damage(phi), "damage")
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
+        if !matches!(self.problem.material.law, Law::Lps { .. }) {
+            return false;
+        }
+        fatal(self.try_dilatation(u, theta), "dilatation");
+        true
+    }
+
+    fn strain_energy(&mut self, u: &[T]) -> f64 {
+        fatal(self.try_strain_energy(u), "strain energy")
+    }
+
+    fn broken_bonds(&self) -> usize {
+        self.precracked + self.broken_seen as usize
+    }
+
+    fn bond_status(&self) -> Vec<u8> {
+        let mut mu = vec![0u8; self.layout.padded_len()];
+        fatal(self.download(&self.mu, &mut mu), "bond status download");
+        self.layout.to_csr(&mu)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        let s = &self.state;
+        [
+            self.slice_start.num_bytes(),
+            self.lengths.num_bytes(),
+            self.neighbors.num_bytes(),
+            self.positions.num_bytes(),
+            self.volumes.num_bytes(),
+            self.horizon_volume.num_bytes(),
+            self.no_fail.num_bytes(),
+            self.weight.num_bytes(),
+            self.mu.num_bytes(),
+            self.theta.num_bytes(),
+            self.alpha.num_bytes(),
+            self.pcoef.num_bytes(),
+            self.d_over_m.num_bytes(),
+            self.u_in.num_bytes(),
+            self.f_out.num_bytes(),
+            self.phi.num_bytes(),
+            self.energy.num_bytes(),
+            self.broken.num_bytes() + self.reduce_out.num_bytes(),
+            s.u.num_bytes() + s.v.num_bytes() + s.a.num_bytes(),
+            s.f.num_bytes() + s.b.num_bytes() + s.vhalf.num_bytes(),
+            self.table.as_ref().map_or(0, |t| t.num_bytes()),
+            self.lists.as_ref().map_or(0, |l| l.bytes()),
+        ]
+        .iter()
+        .sum()
+    }
+
+    fn bytes_per_step(&self) -> usize {
+        let t = std::mem::size_of::<T>();
+        let (n, nb, d) = (
+            self.problem.body.len(),
+            self.problem.families.bonds(),
+            self.dim,
+        );
+        // per bond: neighbour index, status, weight; per node: positions (f64), family size,
+        // no-fail flag, displacement in, force out (LPS: theta written once and read once
+        // more, alpha, p, d/m read once); padding of the sliced order not counted
+        let lps = matches!(self.problem.material.law, Law::Lps { .. });
+        let node = 3 * 8 + 4 + 1 + 2 * d * t + if lps { 2 * t + 3 * t } else { 0 };
+        nb * (4 + 1 + t) + n * node
+    }
+
+    fn advance_explicit(
+        &mut self,
+        integrator: &Explicit,
+        loads: &Loads,
+        state: &mut State<T>,
+        steps: usize,
+        full_sync: bool,
+        times: &mut StepTimes,
+    ) -> Result<usize> {
+        self.advance(integrator, loads, state, steps, full_sync, times)
+            .map_err(|e| rename(e, "gpu-loop"))
+    }
+
+    fn max_abs_displacement(&mut self, state: &State<T>) -> Option<f64> {
+        if self.resident_step == Some(state.step) {
+            fatal(self.device_max_abs(state.u.len()), "displacement check")
+        } else {
+            state.max_abs_displacement()
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! The process-wide GPU: device 0, its default stream, and the compiled kernel modules (one
+//! program per precision, compiled by NVRTC for the device's compute capability on first
+//! use and cached for the life of the process).
+
+use super::detect::{driver_available, nvrtc_available};
+use super::kernels;
+use crate::{Error, Precision, Result};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, LaunchConfig,
+    PushKernelArg,
+};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Threads per block of every kernel (one thread per node or per dof).
+const BLOCK: u32 = 256;
+
+/// An open CUDA device with its compiled kernels.
+pub struct Gpu {
+    stream: Arc<CudaStream>,
+    /// Device name (`NVIDIA H100 80GB HBM3`).
+    pub name: String,
+    /// NVRTC target (`sm_90`).
+    pub arch: String,
+    /// Device memory, bytes.
+    pub total_memory: usize,
+    /// Compiled modules, `[f32, f64]`.
+    modules: Mutex<[Option<Arc<CudaModule>>; 2]>,
+}
+
+/// A driver error as a backend error.
+pub fn driver_error(e: DriverError) -> Error {
+    Error::Backend {
+        backend: "gpu".into(),
+        message: format!("CUDA driver: {e:?}"),
+    }
+}
+
+fn backend_error(message: impl Into<String>) -> Error {
+    Error::Backend {
+        backend: "gpu".into(),
+        message: message.into(),
+    }
+}
+
+impl Gpu {
+    /// The device, opened on the first call. Without a CUDA driver or device this is an
+    /// error (never a panic), and cudarc is not called at all without a driver.
+    pub fn get() -> Result<Arc<Gpu>> {
+        static GPU: OnceLock<std::result::Result<Arc<Gpu>, String>> = OnceLock::new();
+        GPU.get_or_init(|| Gpu::open().map(Arc::new))
+            .clone()
+            .map_err(backend_error)
+    }
+
+    fn open() -> std::result::Result<Gpu, String> {
+        if !driver_available() {
+            return Err("no CUDA driver found; use --backend cpu-loop".into());
+        }
+        // cudarc panics on a missing driver symbol; keep that an error too.
+        let opened = catch_unwind(AssertUnwindSafe(
+            || -> std::result::Result<_, DriverError> {
+                if CudaContext::device_count()? < 1 {
+                    return Ok(None);
+                }
+                let ctx = CudaContext::new(0)?;
+                let (major, minor) = ctx.compute_capability()?;
+                let name = ctx.name()?;
+                let total = ctx.total_mem()?;
+                Ok(Some((ctx, major, minor, name, total)))
+            },
+        ));
+        let (ctx, major, minor, name, total_memory) = match opened {
+            Ok(Ok(Some(found))) => found,
+            Ok(Ok(None)) => return Err("no CUDA device found; use --backend cpu-loop".into()),
+            Ok(Err(e)) => {
+                return Err(format!(
+                    "no usable CUDA device ({e:?}); use --backend cpu-loop"
+                ))
+            }
+            Err(_) => {
+                return Err(
+                    "the CUDA driver is missing a function this build needs (CUDA 13 \
+                            or newer is required); use --backend cpu-loop"
+                        .into(),
+                )
+            }
+        };
+        Ok(Gpu {
+            stream: ctx.default_stream(),
+            name,
+            arch: format!("sm_{major}{minor}"),
+            total_memory,
+            modules: Mutex::new([None, None]),
+        })
+    }
+
+    /// The stream every kernel and copy of this process runs on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The module of all kernels in `precision`, compiled and loaded on first use.
+    pub fn module(&self, precision: Precision) -> Result<Arc<CudaModule>> {
+        let slot = match precision {
+            Precision::F32 => 0,
+            Precision::F64 => 1,
+        };
+        let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = &modules[slot] {
+            return Ok(m.clone());
+        }
+        if !nvrtc_available() {
+            return Err(backend_error(
+                "NVRTC (libnvrtc) not found, so the kernels cannot be compiled; install the \
+                 CUDA toolkit or the nvidia-cuda-nvrtc wheel, or use --backend cpu-loop",
+            ));
+        }
+        let ptx = kernels::compile_all(precision, &self.arch)?;
+        let module = self
+            .stream
+            .context()
+            .load_module(ptx)
+            .map_err(driver_error)?;
+        modules[slot] = Some(module.clone());
+        Ok(module)
+    }
+
+    /// Kernel `entry` (without suffix) in `precision`.
+    pub fn function(&self, precision: Precision, entry: &str) -> Result<CudaFunction> {
+        self.module(precision)?
+            .load_function(&kernels::entry_name(entry, precision))
+            .map_err(driver_error)
+    }
+
+    /// Launch `f` over `threads` threads (one per node or dof) with `params` by value.
+    ///
+    /// # Safety
+    /// `params` must be the parameter struct `f` takes, with every device address in it
+    /// valid for what the kernel reads and writes for `threads` threads.
+    pub unsafe fn launch<P: DeviceRepr>(
+        &self,
+        f: &CudaFunction,
+        threads: usize,
+        params: &P,
+    ) -> Result<()> {
+        if threads == 0 {
+            return Ok(());
+        }
+        let blocks = u32::try_from(threads.div_ceil(BLOCK as usize))
+            .map_err(|_| backend_error(format!("{threads} threads exceed one launch")))?;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut builder = self.stream.launch_builder(f);
+        builder.arg(params);
+        // SAFETY: the caller guarantees `params` matches the kernel and its addresses.
+        unsafe { builder.launch(cfg) }
+            .map(|_| ())
+            .map_err(driver_error)
+    }
+
+    /// Wait for all work on the stream.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(driver_error)
+    }
+}

@@ -1,0 +1,167 @@
+//! The CUDA kernel sources of `kernels/` and their run-time compilation by NVRTC.
+//!
+//! Each stage is one `.cu` file; NVRTC resolves no `#include` of our own files, so a source is
+//! the precision prelude (`PD_REAL`, `PD_SUFFIX`), then `common.cuh`, then the stage(s).
+//! Entry points are named `stage_f32` / `stage_f64`. Compilation errors keep NVRTC's log.
+
+use crate::{Error, Precision, Result};
+use cudarc::nvrtc::{compile_ptx_with_opts, result, CompileError, CompileOptions, Ptx};
+use std::ffi::{CStr, CString};
+
+/// The header every stage is compiled with.
+pub const COMMON: &str = include_str!("../../kernels/common.cuh");
+
+/// One kernel source file and the entry points it defines (without the precision suffix).
+#[derive(Debug, Clone, Copy)]
+pub struct Stage {
+    /// File name in `kernels/`.
+    pub file: &'static str,
+    /// The file's text.
+    pub source: &'static str,
+    /// Kernel names defined by the file.
+    pub entries: &'static [&'static str],
+}
+
+/// Every stage, in the order they are concatenated into one program.
+pub const STAGES: &[Stage] = &[
+    Stage {
+        file: "pmb_force.cu",
+        source: include_str!("../../kernels/pmb_force.cu"),
+        entries: &["pmb_force"],
+    },
+    Stage {
+        file: "lps_dilatation.cu",
+        source: include_str!("../../kernels/lps_dilatation.cu"),
+        entries: &["lps_dilatation"],
+    },
+    Stage {
+        file: "lps_force.cu",
+        source: include_str!("../../kernels/lps_force.cu"),
+        entries: &["lps_force"],
+    },
+    Stage {
+        file: "damage.cu",
+        source: include_str!("../../kernels/damage.cu"),
+        entries: &["break_bonds", "damage", "strain_energy"],
+    },
+    Stage {
+        file: "leapfrog.cu",
+        source: include_str!("../../kernels/leapfrog.cu"),
+        entries: &[
+            "kick",
+            "drift",
+            "accelerate_kick",
+            "apply_conditions",
+            "max_abs",
+        ],
+    },
+];
+
+/// The precision prelude: the scalar type and the entry-point suffix.
+pub fn prelude(precision: Precision) -> String {
+    let real = match precision {
+        Precision::F32 => "float",
+        Precision::F64 => "double",
+    };
+    format!(
+        "#define PD_REAL {real}\n#define PD_SUFFIX _{}\n",
+        precision.name()
+    )
+}
+
+/// Full source of a program holding `stages` in `precision`.
+pub fn program_source(precision: Precision, stages: &[Stage]) -> String {
+    let mut src = prelude(precision);
+    src.push_str(COMMON);
+    for s in stages {
+        src.push_str(&format!("\n// ---- {} ----\n", s.file));
+        src.push_str(s.source);
+    }
+    src
+}
+
+/// Name of the entry point `entry` in `precision` (`pmb_force_f64`).
+pub fn entry_name(entry: &str, precision: Precision) -> String {
+    format!("{entry}_{}", precision.name())
+}
+
+/// Compile `source` (named `name` in messages) to PTX for `arch` (`sm_90`), with
+/// approximate division, square root and reciprocal square root where `fast_math` (the f32
+/// programs: their error stays near one unit in the last place, far inside the f32
+/// tolerance). The caller must have checked [`super::nvrtc_available`]. A failed compilation
+/// returns [`Error::Kernel`] with NVRTC's log.
+pub fn compile(source: &str, name: &str, arch: &str, fast_math: bool) -> Result<Ptx> {
+    let mut options = base_options(arch);
+    if fast_math {
+        // (cudarc's `use_fast_math` field passes only `--fmad=true`)
+        options.push("--use_fast_math".into());
+    }
+    let opts = CompileOptions {
+        options,
+        name: Some(name.to_string()),
+        ..Default::default()
+    };
+    compile_ptx_with_opts(source, opts).map_err(|e| {
+        let log = match &e {
+            CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+            other => format!("{other:?}"),
+        };
+        Error::Kernel {
+            name: name.to_string(),
+            arch: arch.to_string(),
+            log,
+        }
+    })
+}
+
+/// Compile one stage alone in `precision` (what the kernel-compile test does per file).
+pub fn compile_stage(stage: &Stage, precision: Precision, arch: &str) -> Result<Ptx> {
+    let name = format!("{}[{}]", stage.file, precision.name());
+    let fast = precision == Precision::F32;
+    compile(&program_source(precision, &[*stage]), &name, arch, fast)
+}
+
+/// Compile every stage into one program in `precision` (what a backend loads).
+pub fn compile_all(precision: Precision, arch: &str) -> Result<Ptx> {
+    let name = format!("peridot_{}.cu", precision.name());
+    let fast = precision == Precision::F32;
+    compile(&program_source(precision, STAGES), &name, arch, fast)
+}
+
+fn base_options(arch: &str) -> Vec<String> {
+    vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()]
+}
+
+/// The assembler's resource report (registers, stack, spills per entry point) of the program
+/// of all stages in `precision` for `arch`: what sets occupancy, read without a GPU. The
+/// caller must have checked [`super::nvrtc_available`].
+pub fn resource_report(precision: Precision, arch: &str) -> Result<String> {
+    let name = format!("peridot_{}.cu", precision.name());
+    let fail = |log: String| Error::Kernel {
+        name: name.clone(),
+        arch: arch.to_string(),
+        log,
+    };
+    let src = CString::new(program_source(precision, STAGES)).map_err(|e| fail(e.to_string()))?;
+    let prog = result::create_program(&src, None).map_err(|e| fail(format!("{e:?}")))?;
+    let mut options = base_options(arch);
+    options.push("--ptxas-options=--verbose".into());
+    if precision == Precision::F32 {
+        options.push("--use_fast_math".into());
+    }
+    // SAFETY: `prog` is a live program created above; it is destroyed once below.
+    let compiled = unsafe { result::compile_program(prog, &options) };
+    // SAFETY: as above.
+    let log = unsafe { result::get_program_log(prog) }
+        .map(|raw| {
+            // SAFETY: NVRTC returns a NUL-terminated log.
+            unsafe { CStr::from_ptr(raw.as_ptr()) }
+                .to_string_lossy()
+                .into_owned()
+        })
+        .unwrap_or_default();
+    // SAFETY: as above; not used after this.
+    let _ = unsafe { result::destroy_program(prog) };
+    compiled.map_err(|_| fail(log.clone()))?;
+    Ok(log)
+}

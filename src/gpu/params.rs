@@ -1,0 +1,107 @@
+//! Kernel parameter structs, passed by value. Each mirrors, field by field, the struct of
+//! the same name in `kernels/common.cuh` or `kernels/leapfrog.cu`: change both together.
+//! Pointers are raw device addresses (`CUdeviceptr`), 0 for "none".
+
+use cudarc::driver::DeviceRepr;
+
+/// Bond loops: force, dilatation, bond breaking, damage, energy (`common.cuh`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BondParams {
+    pub slice_start: u64,
+    pub lengths: u64,
+    pub neighbors: u64,
+    pub positions: u64,
+    pub volumes: u64,
+    pub horizon_volume: u64,
+    pub weight: u64,
+    pub mu: u64,
+    pub no_fail: u64,
+    pub u: u64,
+    pub force: u64,
+    pub theta: u64,
+    pub alpha: u64,
+    pub pcoef: u64,
+    pub d_over_m: u64,
+    pub phi: u64,
+    pub energy: u64,
+    pub broken: u64,
+    pub critical_stretch: f64,
+    pub kd: f64,
+    pub delta: f64,
+    pub dx: f64,
+    pub n: u32,
+    pub dim: i32,
+    pub linearized: i32,
+    pub check_bonds: i32,
+    pub partial_volume: i32,
+    pub lps: i32,
+}
+
+/// Leapfrog updates (`leapfrog.cu`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StepParams {
+    pub u: u64,
+    pub v: u64,
+    pub a: u64,
+    pub f: u64,
+    pub b: u64,
+    pub vhalf: u64,
+    pub dt: f64,
+    pub half: f64,
+    pub inv_density: f64,
+    pub damping: f64,
+    pub ndof: u64,
+}
+
+/// Boundary conditions on named dofs (`leapfrog.cu`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConditionParams {
+    pub dofs: u64,
+    pub starts: u64,
+    pub condition: u64,
+    pub value: u64,
+    pub kind: u64,
+    pub table: u64,
+    pub u: u64,
+    pub v: u64,
+    pub b: u64,
+    pub count: u32,
+    pub conditions: u32,
+    pub mode: i32,
+    pub pad: i32,
+}
+
+/// Largest |u| (`max_abs` in `leapfrog.cu`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReduceParams {
+    pub u: u64,
+    pub ndof: u64,
+    pub out: u64,
+}
+
+// SAFETY: plain `#[repr(C)]` data (integers, floats, device addresses) with the layout of the
+// C structs they mirror; the kernels take them by value.
+unsafe impl DeviceRepr for BondParams {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for StepParams {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for ConditionParams {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for ReduceParams {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The C structs have the same sizes (natural alignment, no hidden padding).
+    #[test]
+    fn sizes_match_the_c_structs() {
+        assert_eq!(std::mem::size_of::<BondParams>(), 18 * 8 + 4 * 8 + 6 * 4);
+        assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
+        assert_eq!(std::mem::size_of::<ConditionParams>(), 9 * 8 + 4 * 4);
+    }
+}

@@ -1,0 +1,320 @@
+//! Bond rows and the sparsity patterns of the operators, without values: a pattern depends on
+//! the families and the storage only, so it is built once; damage never changes it.
+//! Indices are `u32` (node, column and bond indices; `mod.rs` checks the range).
+
+use super::Storage;
+use crate::neighbors::Families;
+use faer::sparse::SymbolicSparseRowMat;
+use rayon::prelude::*;
+
+/// Rows per parallel task when filling per-row data.
+const ROWS_PER_TASK: usize = 256;
+
+/// Fill a per-entry array of a CSR pattern in parallel: `f(row, entries)` writes the entries
+/// of `row` (`entries.len() == ptr[row + 1] - ptr[row]`). Count, scan, then fill: the output
+/// has its exact size from the start and each task writes only its own rows.
+pub fn fill_rows<V, F>(ptr: &[u32], f: F) -> Vec<V>
+where
+    V: Copy + Default + Send,
+    F: Fn(usize, &mut [V]) + Sync,
+{
+    let nrows = ptr.len() - 1;
+    let mut out = vec![V::default(); ptr[nrows] as usize];
+    let mut pieces = Vec::with_capacity(nrows / ROWS_PER_TASK + 1);
+    let mut rest = out.as_mut_slice();
+    for start in (0..nrows).step_by(ROWS_PER_TASK) {
+        let end = (start + ROWS_PER_TASK).min(nrows);
+        let (head, tail) = rest.split_at_mut((ptr[end] - ptr[start]) as usize);
+        pieces.push((start..end, head));
+        rest = tail;
+    }
+    pieces.into_par_iter().for_each(|(rows, mut slice)| {
+        for r in rows {
+            let (head, tail) = slice.split_at_mut((ptr[r + 1] - ptr[r]) as usize);
+            f(r, head);
+            slice = tail;
+        }
+    });
+    out
+}
+
+/// The bond rows of the operators: row `r` joins `first[r] = i` to `second[r] = j`.
+/// Full storage: row `r` is directed bond `r` (CSR order). Half storage: one row per pair
+/// `i < j`, ordered by `i` then `j`, and `pairs[r] = [bond (i -> j), bond (j -> i)]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BondRows {
+    pub first: Vec<u32>,
+    pub second: Vec<u32>,
+    pub pairs: Option<Vec<[u32; 2]>>,
+}
+
+/// Maps from directed bonds (CSR order) used while assembling: the reverse bond
+/// `(j -> i)` of each bond `(i -> j)`, and the row that holds each bond (itself in full
+/// storage, its pair in half storage). Not kept after assembly.
+pub struct BondMaps {
+    pub reverse: Vec<usize>,
+    pub row_of: Vec<u32>,
+}
+
+impl BondMaps {
+    pub fn new(families: &Families, storage: Storage) -> Self {
+        let reverse = families.reverse_bonds();
+        let row_of = match storage {
+            Storage::Full => (0..families.bonds() as u32).collect(),
+            Storage::Half => half_rows_of_bonds(families, &reverse),
+        };
+        BondMaps { reverse, row_of }
+    }
+}
+
+/// Pair row of every directed bond in half storage. Node `i`'s pairs `(i, j > i)` are the
+/// upper part of its family and take rows `start[i]..` in family order, where `start` is the
+/// exclusive scan of the upper counts; a bond `(i -> j)` with `j < i` takes the row of its
+/// reverse.
+fn half_rows_of_bonds(families: &Families, reverse: &[usize]) -> Vec<u32> {
+    let n = families.nodes();
+    let lower: Vec<usize> = (0..n)
+        .into_par_iter()
+        .map(|i| families.family(i).partition_point(|&j| (j as usize) < i))
+        .collect();
+    let mut start = vec![0usize; n + 1];
+    for i in 0..n {
+        start[i + 1] = start[i] + families.range(i).len() - lower[i];
+    }
+    let upper_row = |i: usize, b: usize| start[i] + b - families.offsets[i] - lower[i];
+    (0..n)
+        .into_par_iter()
+        .flat_map_iter(|i| {
+            let (upper_row, reverse) = (&upper_row, reverse);
+            families.range(i).map(move |b| {
+                let j = families.neighbors[b] as usize;
+                let r = if j > i {
+                    upper_row(i, b)
+                } else {
+                    upper_row(j, reverse[b])
+                };
+                r as u32
+            })
+        })
+        .collect()
+}
+
+impl BondRows {
+    /// The rows of `families` in `storage`.
+    pub fn new(families: &Families, storage: Storage) -> Self {
+        Self::from_maps(families, storage, &BondMaps::new(families, storage))
+    }
+
+    /// The rows of `families` in `storage`, with the bond maps already built.
+    pub fn from_maps(families: &Families, storage: Storage, maps: &BondMaps) -> Self {
+        let n = families.nodes();
+        match storage {
+            Storage::Full => {
+                let first = (0..n)
+                    .into_par_iter()
+                    .flat_map_iter(|i| std::iter::repeat_n(i as u32, families.range(i).len()))
+                    .collect();
+                BondRows {
+                    first,
+                    second: families.neighbors.clone(),
+                    pairs: None,
+                }
+            }
+            Storage::Half => {
+                // the upper bonds in CSR order are the pairs in row order
+                let upper: Vec<(u32, u32, [u32; 2])> = (0..n)
+                    .into_par_iter()
+                    .flat_map_iter(|i| {
+                        families
+                            .range(i)
+                            .filter(move |&b| families.neighbors[b] as usize > i)
+                            .map(move |b| {
+                                let j = families.neighbors[b];
+                                (i as u32, j, [b as u32, maps.reverse[b] as u32])
+                            })
+                    })
+                    .collect();
+                BondRows {
+                    first: upper.iter().map(|u| u.0).collect(),
+                    second: upper.iter().map(|u| u.1).collect(),
+                    pairs: Some(upper.iter().map(|u| u.2).collect()),
+                }
+            }
+        }
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.first.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.first.is_empty()
+    }
+
+    /// Bond status per row from a status per directed bond: in half storage a pair is intact
+    /// only if both of its directed bonds are.
+    pub fn row_status(&self, bond_status: &[u8]) -> Vec<u8> {
+        match &self.pairs {
+            None => bond_status.to_vec(),
+            Some(pairs) => pairs
+                .iter()
+                .map(|&[ij, ji]| bond_status[ij as usize].min(bond_status[ji as usize]))
+                .collect(),
+        }
+    }
+
+    /// Status per directed bond (CSR order) from a status per row.
+    pub fn bond_status(&self, row_status: &[u8]) -> Vec<u8> {
+        match &self.pairs {
+            None => row_status.to_vec(),
+            Some(pairs) => {
+                let mut out = vec![0u8; 2 * pairs.len()];
+                for (&[ij, ji], &m) in pairs.iter().zip(row_status) {
+                    out[ij as usize] = m;
+                    out[ji as usize] = m;
+                }
+                out
+            }
+        }
+    }
+
+    /// Nodes `(i, j)` of row `r`.
+    #[inline(always)]
+    pub fn ends(&self, r: usize) -> (usize, usize) {
+        (self.first[r] as usize, self.second[r] as usize)
+    }
+}
+
+/// Pattern of the incidence-like operators, rows x `d n`: row `r` holds the `d` columns of
+/// each of its two nodes, in ascending order (`d = 1`: `A`; `d = dim`: `B`).
+pub fn incidence(rows: &BondRows, n: usize, d: usize) -> SymbolicSparseRowMat<u32> {
+    let per = 2 * d;
+    let row_ptr: Vec<u32> = (0..=rows.len()).map(|r| (per * r) as u32).collect();
+    let mut cols = vec![0u32; per * rows.len()];
+    cols.par_chunks_mut(per).enumerate().for_each(|(r, c)| {
+        let (i, j) = rows.ends(r);
+        let (lo, hi) = (i.min(j), i.max(j));
+        for k in 0..d {
+            c[k] = (d * lo + k) as u32;
+            c[d + k] = (d * hi + k) as u32;
+        }
+    });
+    SymbolicSparseRowMat::new_checked(rows.len(), d * n, row_ptr, None, cols)
+}
+
+/// Pattern of the node-by-row operators `Theta` and `Phi` (`n` x rows): row `k` holds every
+/// bond row that contributes to node `k`. Full storage: the bonds leaving `k` (the family
+/// range, so the pattern is `S^T`); half storage: every pair touching `k`
+/// ([`node_incidence`]).
+pub fn node_rows(
+    families: &Families,
+    storage: Storage,
+    maps: &BondMaps,
+) -> SymbolicSparseRowMat<u32> {
+    match storage {
+        Storage::Full => {
+            let ptr = families.offsets.iter().map(|&o| o as u32).collect();
+            let cols = (0..families.bonds() as u32).collect();
+            let n = families.nodes();
+            SymbolicSparseRowMat::new_checked(n, families.bonds(), ptr, None, cols)
+        }
+        Storage::Half => node_incidence(families, storage, maps),
+    }
+}
+
+/// Pattern of `A^T` (`n` x rows): row `k` lists every bond row with an end at `k`, ascending,
+/// built in parallel from the families (the transpose of `A` without a sort). Full storage:
+/// the bonds entering `k` from lower nodes, the bonds leaving `k`, the bonds entering from
+/// higher nodes. Half storage: the rows of `k`'s family bonds, in family order, which is
+/// ascending (pairs `(j, k)`, `j < k`, come before the pairs `(k, j)`).
+pub fn node_incidence(
+    families: &Families,
+    storage: Storage,
+    maps: &BondMaps,
+) -> SymbolicSparseRowMat<u32> {
+    let n = families.nodes();
+    let per_bond = match storage {
+        Storage::Full => 2,
+        Storage::Half => 1,
+    };
+    let rows = families.bonds() / (3 - per_bond);
+    let mut ptr = vec![0u32; n + 1];
+    for k in 0..n {
+        ptr[k + 1] = ptr[k] + (per_bond * families.range(k).len()) as u32;
+    }
+    let cols = fill_rows(&ptr, |k, out: &mut [u32]| {
+        let range = families.range(k);
+        match storage {
+            Storage::Half => {
+                for (o, b) in out.iter_mut().zip(range) {
+                    *o = maps.row_of[b];
+                }
+            }
+            Storage::Full => {
+                let lower = families.family(k).partition_point(|&j| (j as usize) < k);
+                let mid = range.start + lower;
+                let entering = |b: usize| maps.reverse[b] as u32;
+                let order = (range.start..mid)
+                    .map(entering)
+                    .chain(range.clone().map(|b| b as u32))
+                    .chain((mid..range.end).map(entering));
+                for (o, r) in out.iter_mut().zip(order) {
+                    *o = r;
+                }
+            }
+        }
+    });
+    SymbolicSparseRowMat::new_checked(n, rows, ptr, None, cols)
+}
+
+/// Repeat every row of `pattern` `d` times (row `k` becomes rows `d k .. d k + d`): the
+/// pattern of `B^T` from that of `A^T`.
+pub fn repeat_rows(pattern: &SymbolicSparseRowMat<u32>, d: usize) -> SymbolicSparseRowMat<u32> {
+    let (ptr, cols) = (pattern.row_ptr(), pattern.col_idx());
+    let n = pattern.nrows();
+    let mut out_ptr = vec![0u32; d * n + 1];
+    for k in 0..n {
+        let len = ptr[k + 1] - ptr[k];
+        for c in 0..d {
+            out_ptr[d * k + c + 1] = out_ptr[d * k + c] + len;
+        }
+    }
+    let out_cols = fill_rows(&out_ptr, |kc, out: &mut [u32]| {
+        let k = kc / d;
+        out.copy_from_slice(&cols[ptr[k] as usize..ptr[k + 1] as usize]);
+    });
+    SymbolicSparseRowMat::new_checked(d * n, pattern.ncols(), out_ptr, None, out_cols)
+}
+
+/// Transpose of a CSR pattern (`nrows` x `ncols`, row pointer `rp`, columns `ci`) by counting
+/// sort: returns the transposed row pointer, its columns (the source rows, ascending within
+/// each row) and, per transposed entry, the index of the source entry.
+pub fn transpose_parts(
+    nrows: usize,
+    ncols: usize,
+    rp: &[u32],
+    ci: &[u32],
+) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let mut ptr = vec![0u32; ncols + 1];
+    for &c in ci {
+        ptr[c as usize + 1] += 1;
+    }
+    for c in 0..ncols {
+        ptr[c + 1] += ptr[c];
+    }
+    let mut next = ptr[..ncols].to_vec();
+    let mut cols = vec![0u32; ci.len()];
+    let mut perm = vec![0u32; ci.len()];
+    for r in 0..nrows {
+        let (s, e) = (rp[r] as usize, rp[r + 1] as usize);
+        for (k, &c) in (s..e).zip(&ci[s..e]) {
+            let c = c as usize;
+            let slot = next[c] as usize;
+            next[c] += 1;
+            cols[slot] = r as u32;
+            perm[slot] = k as u32;
+        }
+    }
+    (ptr, cols, perm)
+}

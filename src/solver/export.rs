@@ -1,0 +1,318 @@
+//! Matrix export (`peridot export-matrix`, `peridot run --export-stiffness`): the global
+//! stiffness `K` (N/m, symmetric, lower triangle stored), the extension operator `B` and the
+//! dilatation operator `Theta` (1/m, LPS only) as Matrix Market files, with the sidecar
+//! `export.json`, `nodes.csv`, `bonds.csv` and `boundary.json` (`output/export.rs`).
+//!
+//! `B` and `Theta` are written in full storage (one row of `B`, one column of `Theta` per
+//! directed bond, in the order of `bonds.csv`), the form of `theory.md` section 4. `K` is that
+//! of the given bond status: the pre-cracks for `export-matrix`, the final damage for a run.
+
+use crate::material::Law;
+use crate::model::{Boundary, BoundaryKind, Influence};
+use crate::operators::stiffness::stiffness;
+use crate::operators::{Mat, Operators, Storage};
+use crate::output::export::{
+    write_bonds_csv, write_json, write_nodes_csv, BoundarySet, BoundarySets, ExportMaterial,
+    ExportSidecar, MatrixFile, RegionSet,
+};
+use crate::output::matrix_market::{write_matrix_market, Csr, Symmetry};
+use crate::setup::Problem;
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A matrix `export-matrix` can write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exported {
+    K,
+    B,
+    Theta,
+}
+
+impl Exported {
+    /// The name used by `--what` and in the file name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Exported::K => "K",
+            Exported::B => "B",
+            Exported::Theta => "Theta",
+        }
+    }
+
+    /// Parse a `--what` list such as `K,B,Theta` (case-insensitive, no repeats).
+    pub fn parse_list(list: &str) -> Result<Vec<Exported>> {
+        let mut out = Vec::new();
+        for word in list.split(',').map(str::trim) {
+            let item = match word.to_ascii_lowercase().as_str() {
+                "k" => Exported::K,
+                "b" => Exported::B,
+                "theta" => Exported::Theta,
+                _ => {
+                    return Err(Error::Usage {
+                        option: "--what".into(),
+                        message: format!("{word:?} is not a matrix; choose from K, B, Theta"),
+                    })
+                }
+            };
+            if !out.contains(&item) {
+                out.push(item);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Write the matrices `what` of `problem` with bond status `bond_status` (per directed bond)
+/// and the side files into `dir`; returns the sidecar as written.
+pub fn export_matrices(
+    problem: &Problem,
+    bond_status: &[u8],
+    what: &[Exported],
+    dir: &Path,
+) -> Result<ExportSidecar> {
+    if what.contains(&Exported::Theta) && !matches!(problem.material.law, Law::Lps { .. }) {
+        return Err(Error::Usage {
+            option: "--what".into(),
+            message: format!(
+                "Theta exists for LPS only; this model's material is {}",
+                problem.material.name()
+            ),
+        });
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let ops = Operators::<f64>::assemble(problem, Storage::Full)?;
+    let mut matrices = Vec::new();
+    for &item in what {
+        let (matrix, symmetry, description, units) = match item {
+            Exported::K => (
+                stiffness(&ops, &ops.row_status(bond_status))?,
+                Symmetry::Symmetric,
+                "global stiffness K = B^T W M (A_d + G S Theta M) B; f_int = -K u",
+                "N/m",
+            ),
+            Exported::B => (
+                ops.b.clone(),
+                Symmetry::General,
+                "extensions e = B u; row b = bond b of bonds.csv: -n at node i, +n at node j",
+                "1",
+            ),
+            Exported::Theta => (
+                ops.theta.clone().expect("LPS operators have Theta"),
+                Symmetry::General,
+                "dilatation theta = Theta (mu o e); column b = bond b of bonds.csv",
+                "1/m",
+            ),
+        };
+        let file = format!("{}.mtx", item.name());
+        let comments = vec![
+            format!("peridot export of model {}: {description}", problem.name),
+            format!(
+                "units {units}; dof = {} * node + component; see export.json",
+                problem.dim()
+            ),
+        ];
+        let owned = csr(&matrix);
+        let stored = write_matrix_market(&dir.join(&file), Csr::from(&owned), symmetry, &comments)?;
+        matrices.push(MatrixFile {
+            name: item.name().into(),
+            file,
+            rows: matrix.nrows(),
+            cols: matrix.ncols(),
+            stored_entries: stored,
+            symmetry: if symmetry == Symmetry::Symmetric {
+                "symmetric (lower triangle stored)".into()
+            } else {
+                "general".into()
+            },
+            description: description.into(),
+            units: units.into(),
+        });
+    }
+    let body = &problem.body;
+    write_nodes_csv(
+        &dir.join("nodes.csv"),
+        &body.positions,
+        &body.volumes,
+        body.dim(),
+    )?;
+    let bonds_file = (what.contains(&Exported::B) || what.contains(&Exported::Theta)).then(|| {
+        let fam = &problem.families;
+        write_bonds_csv(
+            &dir.join("bonds.csv"),
+            &fam.offsets,
+            &fam.neighbors,
+            bond_status,
+        )
+        .map(|_| "bonds.csv".to_string())
+    });
+    let bonds_file = bonds_file.transpose()?;
+    write_json(&dir.join("boundary.json"), &boundary_sets(problem))?;
+    let sidecar = sidecar(problem, bond_status, matrices, bonds_file);
+    write_json(&dir.join("export.json"), &sidecar)?;
+    Ok(sidecar)
+}
+
+/// Convert at the edge: the engine's CSR matrix as the writer's plain view.
+fn csr(m: &Mat<f64>) -> CsrOwned {
+    let sym = m.symbolic();
+    CsrOwned {
+        nrows: m.nrows(),
+        ncols: m.ncols(),
+        row_ptr: sym.row_ptr().iter().map(|&p| p as usize).collect(),
+        col_idx: sym.col_idx().iter().map(|&c| c as usize).collect(),
+        val: m.val().to_vec(),
+    }
+}
+
+/// Owned arrays behind a [`Csr`] view.
+struct CsrOwned {
+    nrows: usize,
+    ncols: usize,
+    row_ptr: Vec<usize>,
+    col_idx: Vec<usize>,
+    val: Vec<f64>,
+}
+
+impl<'a> From<&'a CsrOwned> for Csr<'a> {
+    fn from(m: &'a CsrOwned) -> Csr<'a> {
+        Csr {
+            nrows: m.nrows,
+            ncols: m.ncols,
+            row_ptr: &m.row_ptr,
+            col_idx: &m.col_idx,
+            val: &m.val,
+        }
+    }
+}
+
+fn kebab<V: serde::Serialize>(value: &V) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn boundary_sets(problem: &Problem) -> BoundarySets {
+    let regions = problem
+        .regions
+        .iter()
+        .map(|r| RegionSet {
+            name: r.name.clone(),
+            nodes: r.nodes.clone(),
+        })
+        .collect();
+    let boundary = problem
+        .model
+        .boundary
+        .iter()
+        .enumerate()
+        .map(|(index, b)| boundary_set(problem, index, b))
+        .collect();
+    BoundarySets { regions, boundary }
+}
+
+fn boundary_set(problem: &Problem, index: usize, b: &Boundary) -> BoundarySet {
+    let d = problem.dim();
+    let axes = ["x", "y", "z"];
+    let values: Vec<(String, f64)> = match b.kind {
+        BoundaryKind::Fixed => (0..d).map(|k| (axes[k].to_string(), 0.0)).collect(),
+        BoundaryKind::NoFail => Vec::new(),
+        _ => [b.x, b.y, b.z]
+            .iter()
+            .take(d)
+            .enumerate()
+            .filter_map(|(k, v)| v.map(|v| (axes[k].to_string(), v)))
+            .collect(),
+    };
+    BoundarySet {
+        index,
+        region: b.region.clone(),
+        kind: kebab(&b.kind),
+        prescribes_displacement: matches!(
+            b.kind,
+            BoundaryKind::Fixed | BoundaryKind::Displacement | BoundaryKind::Velocity
+        ),
+        components: values.iter().map(|v| v.0.clone()).collect(),
+        values: values.iter().map(|v| v.1).collect(),
+        nodes: problem.region(&b.region).to_vec(),
+    }
+}
+
+fn sidecar(
+    problem: &Problem,
+    bond_status: &[u8],
+    matrices: Vec<MatrixFile>,
+    bonds_file: Option<String>,
+) -> ExportSidecar {
+    let (m, body, d) = (&problem.material, &problem.body, problem.dim());
+    let (micromodulus, kd, g, influence) = match m.law {
+        Law::Pmb { c, .. } => (Some(c), None, None, None),
+        Law::Lps { kd, g, influence } => (
+            None,
+            Some(kd),
+            Some(g),
+            Some(match influence {
+                Influence::DeltaOverX => "delta-over-x".to_string(),
+                Influence::One => "one".to_string(),
+            }),
+        ),
+    };
+    let units = [
+        ("K", "N/m"),
+        ("B", "1"),
+        ("Theta", "1/m"),
+        ("positions", "m"),
+        ("volumes", "m^3"),
+        ("displacement", "m"),
+        ("force", "N"),
+        ("youngs_modulus", "Pa"),
+        ("density", "kg/m^3"),
+        ("micromodulus", "N/m^6"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect::<BTreeMap<_, _>>();
+    let load = |name: &str| match name {
+        "K" => "K = scipy.io.mmread('K.mtx').tocsr()  # MATLAB: K = mmread('K.mtx');".to_string(),
+        other => format!("{other} = scipy.io.mmread('{other}.mtx').tocsr()"),
+    };
+    ExportSidecar {
+        model: problem.name.clone(),
+        dimension: d,
+        setting: kebab(&problem.model.discretization.dimension),
+        nodes: body.len(),
+        dofs: d * body.len(),
+        bonds: problem.families.bonds(),
+        broken_bonds: bond_status.iter().filter(|&&s| s == 0).count(),
+        dof_ordering: format!(
+            "dof = {d} * node + component (component 0 = x, 1 = y{}); node indices as in \
+             nodes.csv",
+            if d == 3 { ", 2 = z" } else { "" }
+        ),
+        index_base: "CSV and JSON indices are 0-based; Matrix Market indices are 1-based \
+                     (file row = dof + 1)"
+            .into(),
+        material: ExportMaterial {
+            model: m.name().into(),
+            youngs_modulus: m.youngs_modulus,
+            poisson_ratio: m.poisson_ratio,
+            density: m.density,
+            horizon: body.delta,
+            dx: body.dx,
+            thickness: body.thickness,
+            critical_stretch: m.critical_stretch,
+            micromodulus,
+            dilatation_modulus: kd,
+            shear_modulus: g,
+            influence,
+            partial_volume: kebab(&problem.model.discretization.partial_volume),
+            surface_correction: m.surface_correction,
+        },
+        units,
+        notes: matrices.iter().map(|f| load(&f.name)).collect(),
+        matrices,
+        nodes_file: "nodes.csv".into(),
+        bonds_file,
+        boundary_file: "boundary.json".into(),
+    }
+}

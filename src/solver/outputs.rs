@@ -1,0 +1,136 @@
+//! Output steps shared by the run driver (`run.rs`) and the static solve (`implicit.rs`):
+//! opening the VTK series and probe file, per-node fields in `f64`, snapshots, probe rows,
+//! the damage picture and the summary's fixed keys. Units are SI; forces in probes are
+//! newtons (force density times volume).
+
+use crate::backend::Backend;
+use crate::output::{
+    write_damage_png, NodeFields, PhaseSeconds, ProbeValues, ProbeWriter, Summary, VtkSeries,
+};
+use crate::setup::Problem;
+use crate::{Real, Result};
+use std::path::Path;
+
+/// The VTK series and probe writer a model asks for, in `dir` (none without a folder).
+pub(crate) fn open_outputs(
+    problem: &Problem,
+    dir: Option<&Path>,
+) -> Result<(Option<VtkSeries>, Option<ProbeWriter>)> {
+    let out = &problem.model.output;
+    let vtk = match dir {
+        Some(dir) if out.vtk => Some(VtkSeries::new(dir, &problem.name)?),
+        _ => None,
+    };
+    let probes = match dir {
+        Some(dir) if !out.probes.is_empty() => {
+            let path = dir.join("probes.csv");
+            Some(ProbeWriter::create(&path, &out.probes, problem.dim())?)
+        }
+        _ => None,
+    };
+    Ok((vtk, probes))
+}
+
+/// Damage and (LPS) dilatation of displacement `u` under `backend`'s bond status, in `f64`.
+pub(crate) fn fields<T: Real>(
+    backend: &mut dyn Backend<T>,
+    u: &[T],
+    nodes: usize,
+) -> (Vec<f64>, Option<Vec<f64>>) {
+    let mut phi = vec![T::zero(); nodes];
+    backend.damage(&mut phi);
+    let mut theta = vec![T::zero(); nodes];
+    let has = backend.dilatation(u, &mut theta);
+    let f64s = |v: Vec<T>| v.into_iter().map(|x| x.f64()).collect::<Vec<f64>>();
+    (f64s(phi), has.then(|| f64s(theta)))
+}
+
+/// Per-node fields of one snapshot, `f64`, SI.
+pub(crate) struct Snapshot<'a> {
+    pub step: usize,
+    pub time: f64,
+    pub displacement: &'a [f64],
+    pub velocity: &'a [f64],
+    pub damage: &'a [f64],
+    pub dilatation: Option<&'a [f64]>,
+}
+
+/// Write one VTK snapshot of `problem`'s body.
+pub(crate) fn write_snapshot(vtk: &mut VtkSeries, problem: &Problem, s: &Snapshot) -> Result<()> {
+    let body = &problem.body;
+    let fields = NodeFields {
+        dim: body.dim(),
+        positions: &body.positions,
+        volumes: &body.volumes,
+        displacement: s.displacement,
+        velocity: s.velocity,
+        damage: s.damage,
+        dilatation: s.dilatation,
+    };
+    vtk.write(s.step, s.time, &fields)?;
+    Ok(())
+}
+
+/// Region-mean displacement (m) and summed force (N) of every probe region, from the
+/// displacement `u` and the force density `f` (N/m^3), both flat node-major.
+pub(crate) fn probe_values<T: Real>(problem: &Problem, u: &[T], f: &[T]) -> Vec<ProbeValues> {
+    let d = problem.dim();
+    let vols = &problem.body.volumes;
+    problem
+        .model
+        .output
+        .probes
+        .iter()
+        .map(|name| {
+            let nodes = problem.region(name);
+            let mut pv = ProbeValues {
+                mean_displacement: [0.0; 3],
+                force: [0.0; 3],
+            };
+            for &i in nodes {
+                for k in 0..d {
+                    pv.mean_displacement[k] += u[d * i + k].f64() / nodes.len() as f64;
+                    pv.force[k] += f[d * i + k].f64() * vols[i];
+                }
+            }
+            pv
+        })
+        .collect()
+}
+
+/// `damage.png` in `dir`, if the model asks for pictures.
+pub(crate) fn write_picture(problem: &Problem, dir: &Path, phi: &[f64]) -> Result<()> {
+    if !problem.model.output.image {
+        return Ok(());
+    }
+    let b = &problem.body;
+    write_damage_png(&dir.join("damage.png"), &b.positions, b.dim(), b.dx, phi)
+}
+
+/// The summary's keys known before a run: model, size, backend, precision, discretization.
+pub(crate) fn initial_summary(
+    problem: &Problem,
+    backend: &str,
+    precision: &str,
+    dt: f64,
+) -> Summary {
+    let m = &problem.model;
+    Summary {
+        model: problem.name.clone(),
+        nodes: problem.body.len(),
+        bonds: problem.families.bonds(),
+        backend: backend.to_string(),
+        precision: precision.to_string(),
+        dt,
+        phase_seconds: PhaseSeconds {
+            neighbors: Some(problem.neighbor_seconds),
+            ..Default::default()
+        },
+        solver: format!("{:?}", m.solver.kind).to_lowercase(),
+        dimension: format!("{:?}", m.discretization.dimension),
+        material: problem.material.name().to_string(),
+        dx: problem.body.dx,
+        delta: problem.body.delta,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,315 @@
+//! One physics, several executions (design invariant 1): every pair of backends gives the same
+//! forces (normwise relative difference 1e-12 in f64, 1e-5 in f32), dilatation, damage and
+//! strain energy, and in f64 breaks the same bonds over a short damaging explicit run.
+//!
+//! One shared body, [`compare`], runs over PMB linearized and nonlinear and LPS, 2D (plane
+//! stress) and 3D, with and without a pre-crack, before and after some bonds are broken. A new
+//! backend pair is one `pair!` line; half against full storage of the matrix backend uses the
+//! same body.
+
+mod common;
+
+use peridot::backend::{self, Backend, BackendKind, CpuMatrix};
+use peridot::operators::Storage;
+use peridot::setup::Problem;
+use peridot::solver::explicit::{Explicit, StepTimes};
+use peridot::solver::loads::Loads;
+use peridot::solver::run::choose_dt;
+use peridot::solver::{simulate, RunOptions, State};
+use peridot::{Precision, Real};
+use std::sync::Arc;
+
+const LAWS: [&str; 3] = ["pmb-linear", "pmb", "lps"];
+const DIMS: [&str; 2] = ["plane-stress", "3d"];
+
+/// Makes a backend for a problem; `None` when this machine cannot run it (no GPU).
+type Make<T> = Box<dyn Fn(Arc<Problem>) -> Option<Box<dyn Backend<T>>>>;
+
+/// An execution under test: a name for messages and a way to make it.
+struct Exec<T: Real> {
+    name: String,
+    make: Make<T>,
+}
+
+fn kind<T: Real>(k: BackendKind) -> Exec<T> {
+    let gpu = matches!(k, BackendKind::GpuLoop | BackendKind::GpuMatrix);
+    Exec {
+        name: k.name().into(),
+        make: Box::new(move |p| match backend::create::<T>(k, p) {
+            Ok(b) => Some(b),
+            Err(e) if gpu => {
+                eprintln!("skipping {}: {e}", k.name());
+                None
+            }
+            Err(e) => panic!("{}: {e}", k.name()),
+        }),
+    }
+}
+
+fn matrix<T: Real>(storage: Storage) -> Exec<T> {
+    Exec {
+        name: format!("cpu-matrix ({})", storage.name()),
+        make: Box::new(move |p| Some(Box::new(CpuMatrix::<T>::new(p, storage).unwrap()))),
+    }
+}
+
+/// The tolerance of the design invariant for precision `T`.
+fn tolerance<T: Real>() -> f64 {
+    if T::NAME == "f32" {
+        1e-5
+    } else {
+        1e-12
+    }
+}
+
+/// The largest differences seen by one comparison (reported with `--nocapture`).
+#[derive(Debug, Default, Clone, Copy)]
+struct Worst {
+    force: f64,
+    dilatation: f64,
+    damage: f64,
+    energy: f64,
+}
+
+impl Worst {
+    fn max(self, o: Worst) -> Worst {
+        Worst {
+            force: self.force.max(o.force),
+            dilatation: self.dilatation.max(o.dilatation),
+            damage: self.damage.max(o.damage),
+            energy: self.energy.max(o.energy),
+        }
+    }
+}
+
+/// The shared body: `a` and `b` agree on every law, dimension and pre-crack case. Returns the
+/// largest differences seen, or `None` if either execution is unavailable here.
+fn compare<T: Real>(a: &Exec<T>, b: &Exec<T>) -> Option<Worst> {
+    let mut worst = Worst::default();
+    for law in LAWS {
+        for dim in DIMS {
+            for precrack in [false, true] {
+                let text = common::small_model(law, dim, precrack, "");
+                let p = Arc::new(common::problem(&text, &[]));
+                let case = format!("{} vs {}, {law} {dim} precrack={precrack}", a.name, b.name);
+                let mut ba = (a.make)(p.clone())?;
+                let mut bb = (b.make)(p.clone())?;
+                worst = worst.max(compare_states(&p, ba.as_mut(), bb.as_mut(), 1, &case));
+                break_some_bonds(&p, ba.as_mut(), bb.as_mut(), &case);
+                worst = worst.max(compare_states(&p, ba.as_mut(), bb.as_mut(), 2, &case));
+            }
+        }
+    }
+    println!(
+        "{} vs {} ({}): largest differences {worst:?}",
+        a.name,
+        b.name,
+        T::NAME
+    );
+    Some(worst)
+}
+
+/// Break bonds at a random displacement whose stretches straddle the critical stretch
+/// (0.002): both executions see bitwise the same bond differences and must break exactly the
+/// same bonds, in either precision.
+fn break_some_bonds<T: Real>(
+    p: &Problem,
+    a: &mut dyn Backend<T>,
+    b: &mut dyn Backend<T>,
+    case: &str,
+) {
+    let amplitude = 0.8 * 0.002 * p.body.dx;
+    let u = random_field::<T>(p, amplitude, 3);
+    let (na, nb) = (a.break_bonds(&u), b.break_bonds(&u));
+    assert_eq!(na, nb, "{case}: bonds broken by one call");
+    let total = p.families.bonds();
+    assert!(na > 0 && na < total / 2, "{case}: {na} of {total} broke");
+    assert_eq!(a.broken_bonds(), b.broken_bonds(), "{case}: broken bonds");
+    assert!(a.bond_status() == b.bond_status(), "{case}: bond status");
+}
+
+fn random_field<T: Real>(p: &Problem, amplitude: f64, seed: u64) -> Vec<T> {
+    common::random_vector(p.dim() * p.body.len(), seed)
+        .into_iter()
+        .map(|x| T::of(amplitude * x))
+        .collect()
+}
+
+/// Forces, dilatation, damage and strain energy at a random displacement of 1% of `dx`.
+fn compare_states<T: Real>(
+    p: &Problem,
+    a: &mut dyn Backend<T>,
+    b: &mut dyn Backend<T>,
+    seed: u64,
+    case: &str,
+) -> Worst {
+    let tol = tolerance::<T>();
+    let (n, d) = (p.body.len(), p.dim());
+    let u = random_field::<T>(p, 0.01 * p.body.dx, seed);
+    let (mut fa, mut fb) = (vec![T::zero(); d * n], vec![T::zero(); d * n]);
+    a.internal_force(&u, &mut fa);
+    b.internal_force(&u, &mut fb);
+    let force = common::rel_diff(&fb, &fa);
+    assert!(
+        force < tol,
+        "{case}: force rel. diff {force:.2e} >= {tol:.0e}"
+    );
+    let (mut ta, mut tb) = (vec![T::zero(); n], vec![T::zero(); n]);
+    let has = a.dilatation(&u, &mut ta);
+    assert_eq!(has, b.dilatation(&u, &mut tb), "{case}: dilatation offered");
+    let dilatation = if has { common::rel_diff(&tb, &ta) } else { 0.0 };
+    assert!(
+        dilatation < tol,
+        "{case}: dilatation rel. diff {dilatation:.2e}"
+    );
+    // damage: fractions of sums of ~30-120 volumes, absolute difference at round-off
+    let (mut pa, mut pb) = (vec![T::zero(); n], vec![T::zero(); n]);
+    a.damage(&mut pa);
+    b.damage(&mut pb);
+    let damage = pa
+        .iter()
+        .zip(&pb)
+        .fold(0.0f64, |m, (x, y)| m.max((x.f64() - y.f64()).abs()));
+    assert!(damage < tol, "{case}: damage abs. diff {damage:.2e}");
+    // energy: accumulated in f64 from the same per-bond quantities
+    let (ea, eb) = (a.strain_energy(&u), b.strain_energy(&u));
+    let energy = (ea - eb).abs() / ea.abs();
+    assert!(energy < tol, "{case}: energy rel. diff {energy:.2e}");
+    Worst {
+        force,
+        dilatation,
+        damage,
+        energy,
+    }
+}
+
+/// A plate pulled apart at its edges at 5 m/s, with a pre-crack: bonds break within 80 steps.
+fn damaging_model(law: &str, dim: &str) -> String {
+    let extra = "[[region]]\nname = \"top\"\nshape = \"edge\"\nside = \"+y\"\ndepth_dx = 2\n\
+                 [[region]]\nname = \"bottom\"\nshape = \"edge\"\nside = \"-y\"\ndepth_dx = 2\n\
+                 [[boundary]]\nregion = \"top\"\nkind = \"velocity\"\ny = 5.0\n\
+                 [[boundary]]\nregion = \"bottom\"\nkind = \"velocity\"\ny = -5.0\n\
+                 [solver]\nkind = \"explicit\"\nsteps = 80\n";
+    common::small_model(law, dim, true, extra)
+}
+
+/// A short explicit run with the solver's own integrator; returns the final bond status and
+/// displacement.
+fn explicit_run<T: Real>(p: Arc<Problem>, backend: &mut dyn Backend<T>) -> (Vec<u8>, Vec<T>) {
+    let (dt, _, _) = choose_dt(&p).unwrap();
+    let integrator = Explicit {
+        dt,
+        density: p.material.density,
+        damping: 0.0,
+        damage: true,
+    };
+    let loads = Loads::new(&p, dt);
+    let mut state = State::<T>::at_rest(p.dim() * p.body.len());
+    let mut times = StepTimes::default();
+    integrator.start(&mut state, &loads, backend);
+    for _ in 0..p.model.solver.steps {
+        integrator.step(&mut state, &loads, backend, &mut times);
+    }
+    (backend.bond_status(), state.u)
+}
+
+/// Short damaging runs in f64 break the same bonds. The runs are 80 steps, short enough that
+/// round-off differences (1e-16 relative per step) cannot move a stretch across the critical
+/// one; long fracture runs are chaotic and are compared by statistics instead.
+fn compare_runs(a: &Exec<f64>, b: &Exec<f64>) -> Option<f64> {
+    let mut worst = 0.0f64;
+    for law in LAWS {
+        for dim in DIMS {
+            let p = Arc::new(common::problem(&damaging_model(law, dim), &[]));
+            let case = format!("{} vs {}, {law} {dim} run", a.name, b.name);
+            let mut ba = (a.make)(p.clone())?;
+            let mut bb = (b.make)(p.clone())?;
+            let (sa, ua) = explicit_run(p.clone(), ba.as_mut());
+            let (sb, ub) = explicit_run(p.clone(), bb.as_mut());
+            let broken = sa.iter().filter(|&&m| m == 0).count() - p.precracked_bonds();
+            assert!(broken > 20, "{case}: the run must break bonds ({broken})");
+            assert!(sa == sb, "{case}: different bonds broke");
+            // displacements: same physics, summation order only; 1e-10 allows the growth of
+            // round-off over 80 steps of an unstable (fracturing) motion
+            let du = common::rel_diff(&ub, &ua);
+            assert!(du < 1e-10, "{case}: displacement rel. diff {du:.2e}");
+            worst = worst.max(du);
+        }
+    }
+    println!(
+        "{} vs {} runs: largest displacement difference {worst:.2e}",
+        a.name, b.name
+    );
+    Some(worst)
+}
+
+/// Tests for one pair of backend kinds: forces in f64 and f32, and damaging runs in f64.
+macro_rules! pair {
+    ($name:ident, $a:expr, $b:expr) => {
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn forces_agree_f64() {
+                compare::<f64>(&kind($a), &kind($b));
+            }
+
+            #[test]
+            fn forces_agree_f32() {
+                compare::<f32>(&kind($a), &kind($b));
+            }
+
+            #[test]
+            fn damaging_runs_break_the_same_bonds() {
+                compare_runs(&kind($a), &kind($b));
+            }
+        }
+    };
+}
+
+pair!(
+    cpu_loop_vs_cpu_matrix,
+    BackendKind::CpuLoop,
+    BackendKind::CpuMatrix
+);
+
+/// Half storage against full storage of the matrix backend, with the same body.
+mod half_vs_full {
+    use super::*;
+
+    #[test]
+    fn forces_agree_f64() {
+        compare::<f64>(&matrix(Storage::Full), &matrix(Storage::Half));
+    }
+
+    #[test]
+    fn forces_agree_f32() {
+        compare::<f32>(&matrix(Storage::Full), &matrix(Storage::Half));
+    }
+
+    #[test]
+    fn damaging_runs_break_the_same_bonds() {
+        compare_runs(&matrix(Storage::Full), &matrix(Storage::Half));
+    }
+}
+
+/// Through the `simulate` API (`--backend cpu-matrix`): the run reports its backend and breaks
+/// the same bonds as the loop backend.
+#[test]
+fn simulate_with_cpu_matrix() {
+    let text = damaging_model("pmb", "plane-stress");
+    let run = |backend| {
+        let opts = RunOptions {
+            backend,
+            precision: Precision::F64,
+            out_dir: None,
+            quiet: true,
+        };
+        simulate::<f64>(common::problem(&text, &[]), &opts).unwrap()
+    };
+    let (lp, mx) = (run(BackendKind::CpuLoop), run(BackendKind::CpuMatrix));
+    assert_eq!(mx.summary.backend, "cpu-matrix");
+    assert!(lp.summary.broken_bonds > 0, "the run must break bonds");
+    assert_eq!(mx.summary.broken_bonds, lp.summary.broken_bonds);
+    assert!(lp.backend.bond_status() == mx.backend.bond_status());
+}

@@ -1,0 +1,127 @@
+//! Every kernel in `kernels/` compiles with NVRTC for both precisions (arch sm_90, the H100
+//! of `docs/gpu-validation.md`), each stage alone and all stages as the one program a backend
+//! loads. NVRTC needs no GPU: CI gets it from the `nvidia-cuda-nvrtc` wheel (`.ci/run`).
+//! Where the library cannot be opened the test says `skipped: NVRTC library not found` and
+//! passes; it never reaches cudarc then (cudarc would panic).
+
+use peridot::gpu::kernels::{
+    compile, compile_all, compile_stage, entry_name, resource_report, STAGES,
+};
+use peridot::{Error, Precision};
+use std::io::Write;
+
+const ARCH: &str = "sm_90";
+
+/// A line on the terminal even when the harness captures test output.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// The NVRTC library name, or `None` after saying the test is skipped.
+fn nvrtc() -> Option<&'static str> {
+    let lib = peridot::gpu::detect::nvrtc_library();
+    if lib.is_none() {
+        say("skipped: NVRTC library not found");
+    }
+    lib
+}
+
+#[test]
+fn every_kernel_compiles_in_both_precisions() {
+    let Some(lib) = nvrtc() else {
+        return;
+    };
+    say(&format!("NVRTC: {lib}"));
+    // The sources are compiled in; the folder is read only to check that none is left out
+    // (it is absent where the test binary was carried to another machine).
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels");
+    let files: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|f| f.ends_with(".cu"))
+                .collect()
+        })
+        .unwrap_or_else(|_| {
+            say(&format!(
+                "{dir} not found: not checking that every file is listed"
+            ));
+            Vec::new()
+        });
+    for f in &files {
+        assert!(
+            STAGES.iter().any(|s| &s.file == f),
+            "kernels/{f} is not listed in peridot::gpu::kernels::STAGES"
+        );
+    }
+    let mut failures = Vec::new();
+    for precision in [Precision::F32, Precision::F64] {
+        for stage in STAGES {
+            match compile_stage(stage, precision, ARCH) {
+                Ok(ptx) => {
+                    let text = ptx.to_src();
+                    for entry in stage.entries {
+                        let name = entry_name(entry, precision);
+                        assert!(
+                            text.contains(&format!(".entry {name}(")),
+                            "{}: no entry point {name} in the PTX",
+                            stage.file
+                        );
+                    }
+                    println!("compiled {} [{}]", stage.file, precision.name());
+                }
+                Err(e) => failures.push(e.to_string()),
+            }
+        }
+        if let Err(e) = compile_all(precision, ARCH) {
+            failures.push(e.to_string());
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A source that does not compile gives `Error::Kernel` carrying NVRTC's log, which names the
+/// line, rather than a panic.
+#[test]
+fn a_compile_error_keeps_the_nvrtc_log() {
+    if nvrtc().is_none() {
+        return;
+    }
+    let src = "extern \"C\" __global__ void broken_f64(double* x) {\n  x[0] = undefined_name;\n}\n";
+    match compile(src, "broken.cu", ARCH, false) {
+        Err(Error::Kernel { name, arch, log }) => {
+            assert_eq!((name.as_str(), arch.as_str()), ("broken.cu", ARCH));
+            assert!(log.contains("undefined_name"), "log: {log}");
+        }
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("a broken source compiled"),
+    }
+}
+
+/// The assembler's registers, stack and spills per kernel, printed for the record (what sets
+/// occupancy on the GPU); the bond kernels must not spill.
+#[test]
+fn resource_report_shows_no_spills() {
+    if nvrtc().is_none() {
+        return;
+    }
+    for precision in [Precision::F32, Precision::F64] {
+        let log = resource_report(precision, ARCH).expect("program compiles");
+        let mut entry = String::new();
+        for line in log.lines() {
+            if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+                entry = rest.split('\'').next().unwrap_or("").to_string();
+            } else if line.contains("Used") {
+                say(&format!(
+                    "{entry:24} {}",
+                    line.trim_start_matches("ptxas info    : ")
+                ));
+            } else if line.contains("spill stores") {
+                assert!(
+                    line.contains(" 0 bytes spill stores"),
+                    "{entry} spills: {line}"
+                );
+            }
+        }
+    }
+}
