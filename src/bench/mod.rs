@@ -2,11 +2,13 @@
 //! precision x size, time explicit steps (force, bond-break check, leapfrog update) of a model
 //! and report one [`BenchRecord`] per combination, written as `bench.json`.
 //!
-//! What is timed is [`Explicit::step`] and nothing else: setup, the neighbour search, backend
-//! creation and output are outside the clock. Damage checking is always on (bonds break where
-//! the model has a critical stretch). A few warm-up steps run first; then every step is timed
-//! on its own and `seconds_per_step` is the median over the timed steps, so a step slowed by
-//! another process on a shared machine does not move it much.
+//! What is timed is `Backend::advance_explicit` (the explicit leapfrog: forces, bond-break
+//! check, update; a device backend runs it on the device) and nothing else: setup, the
+//! neighbour search, backend creation and output are outside the clock. Damage checking is
+//! always on (bonds break where the model has a critical stretch). A few warm-up steps run
+//! first; then steps are timed in calls of `batch` steps (one step per call on CPU backends)
+//! and `seconds_per_step` is the median over the calls, so a step slowed by another process
+//! on a shared machine does not move it much.
 //!
 //! Units: seconds, bytes, GB = 1e9 bytes.
 
@@ -44,7 +46,8 @@ pub struct BenchRecord {
     pub bonds: usize,
     /// Timed steps (warm-up steps not included).
     pub steps: usize,
-    /// Median wall time of one explicit step, s.
+    /// Median wall time of one explicit step, s (median over the timed calls, each call's
+    /// time divided by its steps).
     pub seconds_per_step: f64,
     /// `nodes / seconds_per_step`: node-steps per second of the time-stepping loop (setup and
     /// output excluded, damage checking on).
@@ -74,6 +77,9 @@ pub struct BenchRecord {
     pub mean_seconds_per_step: f64,
     /// Warm-up steps run before timing.
     pub warmup_steps: usize,
+    /// Steps per timed call (`seconds_per_step` is the median over calls of call time /
+    /// `batch_steps`).
+    pub batch_steps: usize,
     /// Parallel host memory copy bandwidth of this machine (read + write bytes of a large
     /// `copy_from_slice` on all threads), GB/s; CPU backends only.
     pub host_copy_gb_per_s: Option<f64>,
@@ -91,9 +97,16 @@ pub struct BenchRecord {
 pub struct BenchSettings {
     pub steps: usize,
     pub warmup: usize,
+    /// Steps per timed call of `Backend::advance_explicit`; `None`: 1 on CPU backends (every
+    /// step timed on its own), [`DEVICE_BATCH`] on the others (a device backend runs the loop
+    /// on the device and synchronizes once per call).
+    pub batch: Option<usize>,
     /// Host copy bandwidth to compare CPU backends with (see [`host_copy_gb_per_s`]).
     pub host_copy_gb_per_s: Option<f64>,
 }
+
+/// Steps per timed call on a device backend unless `--batch` says otherwise.
+pub const DEVICE_BATCH: usize = 10;
 
 /// Whether a backend kind runs on the CPU (its figures compare with the host copy).
 fn on_cpu(name: &str) -> bool {
@@ -165,20 +178,35 @@ fn bench_typed<T: Real>(
     };
     let mut times = StepTimes::default();
     integrator.start(&mut state, &loads, backend.as_mut());
-    for _ in 0..settings.warmup {
-        integrator.step(&mut state, &loads, backend.as_mut(), &mut times);
+    let host_side = on_cpu(backend.name());
+    let batch = settings
+        .batch
+        .unwrap_or(if host_side { 1 } else { DEVICE_BATCH })
+        .max(1);
+    if settings.warmup > 0 {
+        backend.advance_explicit(
+            &integrator,
+            &loads,
+            &mut state,
+            settings.warmup,
+            false,
+            &mut times,
+        )?;
     }
-    let mut seconds = Vec::with_capacity(settings.steps);
+    // Whole batches, at least one: `steps` rounded up to a multiple of `batch`.
+    let batches = settings.steps.div_ceil(batch);
+    let mut seconds = Vec::with_capacity(batches);
     let cpu0 = process_cpu_seconds();
-    for _ in 0..settings.steps {
+    for _ in 0..batches {
         let t0 = Instant::now();
-        integrator.step(&mut state, &loads, backend.as_mut(), &mut times);
-        seconds.push(t0.elapsed().as_secs_f64());
+        backend.advance_explicit(&integrator, &loads, &mut state, batch, false, &mut times)?;
+        seconds.push(t0.elapsed().as_secs_f64() / batch as f64);
     }
+    let timed = batches * batch;
     let cpu = process_cpu_seconds()
         .zip(cpu0)
-        .map(|(b, a)| (b - a) / settings.steps as f64);
-    if state.max_abs_displacement().is_none() {
+        .map(|(b, a)| (b - a) / timed as f64);
+    if backend.max_abs_displacement(&state).is_none() {
         eprintln!(
             "warning: {} {}: the displacement became NaN while timing; the figures stand but \
              the model is unstable at dt = {dt:.4e} s",
@@ -189,7 +217,6 @@ fn bench_typed<T: Real>(
     let (median, min, mean) = stats(&mut seconds);
     let bytes = backend.bytes_per_step();
     let achieved = bytes as f64 / median / 1e9;
-    let host_side = on_cpu(backend.name());
     // A GPU backend measures its own device copy; none exists in this build yet.
     let copy: Option<f64> = None;
     let host = if host_side {
@@ -204,7 +231,7 @@ fn bench_typed<T: Real>(
         dim: d,
         nodes: n,
         bonds: p.families.bonds(),
-        steps: settings.steps,
+        steps: timed,
         seconds_per_step: median,
         node_steps_per_second: n as f64 / median,
         bytes_per_step: bytes,
@@ -223,6 +250,7 @@ fn bench_typed<T: Real>(
         min_seconds_per_step: min,
         mean_seconds_per_step: mean,
         warmup_steps: settings.warmup,
+        batch_steps: batch,
         host_copy_gb_per_s: host,
         threads: rayon::current_num_threads(),
         cpu_seconds_per_step: cpu,

@@ -19,6 +19,7 @@ pub struct BenchArgs {
     pub sizes: Vec<usize>,
     pub steps: usize,
     pub warmup: usize,
+    pub batch: Option<usize>,
     pub out: PathBuf,
 }
 
@@ -44,6 +45,9 @@ pub fn bench(model: &ModelArgs, args: BenchArgs) -> anyhow::Result<()> {
     if args.steps == 0 {
         anyhow::bail!("--steps: must be at least 1");
     }
+    if args.batch == Some(0) {
+        anyhow::bail!("--batch: must be at least 1");
+    }
     let sizes: Vec<Option<usize>> = if args.sizes.is_empty() {
         vec![None]
     } else {
@@ -66,6 +70,7 @@ pub fn bench(model: &ModelArgs, args: BenchArgs) -> anyhow::Result<()> {
     let settings = BenchSettings {
         steps: args.steps,
         warmup: args.warmup,
+        batch: args.batch,
         host_copy_gb_per_s: host_copy,
     };
     let mut records = Vec::new();

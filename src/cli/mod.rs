@@ -109,6 +109,9 @@ pub enum Command {
         /// Untimed steps before timing.
         #[arg(long, default_value_t = 3)]
         warmup: usize,
+        /// Steps per timed call (default: 1 on CPU backends, 10 on device backends).
+        #[arg(long)]
+        batch: Option<usize>,
         /// Folder for bench.json.
         #[arg(long, default_value = "out/bench")]
         out: PathBuf,
@@ -148,6 +151,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             sizes,
             steps,
             warmup,
+            batch,
             out,
         } => bench::bench(
             &model,
@@ -157,6 +161,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 sizes,
                 steps,
                 warmup,
+                batch,
                 out,
             },
         ),
