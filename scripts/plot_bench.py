@@ -2,10 +2,10 @@
 """Plot and tabulate `peridot bench` results (docs/results.md), with the standard library only.
 
 Usage:
-    python3 scripts/plot_bench.py --out docs/images/bench_cpu_loop.png LABEL=DIR [LABEL=DIR ...]
+    python3 scripts/plot_bench.py [--model NAME] [--out PNG] LABEL=DIR [LABEL=DIR ...]
 
-Each DIR holds one or more runs, `DIR/*/bench.json` (as scripts/run_benchmarks.sh writes
-them). Records of the same label, model, backend, precision and node count are pooled over
+Each DIR (a glob pattern is fine: `out/bench/before_*`) holds one or more runs,
+`DIR/*/bench.json` (as scripts/run_benchmarks.sh writes them) or `DIR/bench.json`. Records of the same label, model, backend, precision and node count are pooled over
 the runs: the table gives the median of the runs' node-steps per second (each run's figure is
 already nodes / median seconds per step), the best run, and the CPU share (CPU time of the
 process over threads x wall time, median of the runs: below 100% other processes shared the
@@ -156,7 +156,7 @@ def load(specs):
     for spec in specs:
         label, folder = spec.split("=", 1)
         files = sorted(glob.glob(os.path.join(folder, "*", "bench.json")))
-        files += glob.glob(os.path.join(folder, "bench.json"))
+        files += sorted(glob.glob(os.path.join(folder, "bench.json")))
         if not files:
             raise SystemExit(f"{folder}: no bench.json found")
         for path in files:
@@ -191,7 +191,7 @@ def table(pooled):
         )
 
 
-def plot(pooled, path, title):
+def plot(pooled, path, title, references=True):
     series = {}
     for (label, model, backend, precision, nodes), rs in pooled.items():
         med = statistics.median(r["node_steps_per_second"] for r in rs)
@@ -201,7 +201,7 @@ def plot(pooled, path, title):
     cv = Canvas(W, H)
     pw, ph = W - left - right, H - top - bottom
     xs = [n for pts in series.values() for n, _ in pts]
-    ys = [v for pts in series.values() for _, v in pts] + [TARGET, LAMMPS]
+    ys = [v for pts in series.values() for _, v in pts] + ([TARGET, LAMMPS] if references else [])
     import math
 
     lx0 = math.floor(math.log10(min(xs)) - 0.1)
@@ -234,14 +234,16 @@ def plot(pooled, path, title):
     cv.text(10, top - 28, "NODE-STEPS PER SECOND")
     cv.text(left, 8, title)
     red, dark = (214, 39, 40), (90, 90, 90)
-    cv.line(left, Y(TARGET), left + pw, Y(TARGET), red, width=2, dash=8)
-    cv.line(left, Y(LAMMPS), left + pw, Y(LAMMPS), dark, width=2, dash=8)
-    legend_x, legend_y = left + pw + 20, top
-    cv.line(legend_x, legend_y + 7, legend_x + 30, legend_y + 7, red, dash=8)
-    cv.text(legend_x + 40, legend_y, "TARGET 3.8M")
-    legend_y += 24
-    cv.line(legend_x, legend_y + 7, legend_x + 30, legend_y + 7, dark, dash=8)
-    cv.text(legend_x + 40, legend_y, "LAMMPS PERI/PMB 1.27M")
+    legend_x, legend_y = left + pw + 20, top - 24
+    if references:
+        cv.line(left, Y(TARGET), left + pw, Y(TARGET), red, width=2, dash=8)
+        cv.line(left, Y(LAMMPS), left + pw, Y(LAMMPS), dark, width=2, dash=8)
+        legend_y += 24
+        cv.line(legend_x, legend_y + 7, legend_x + 30, legend_y + 7, red, dash=8)
+        cv.text(legend_x + 40, legend_y, "TARGET 3.8M")
+        legend_y += 24
+        cv.line(legend_x, legend_y + 7, legend_x + 30, legend_y + 7, dark, dash=8)
+        cv.text(legend_x + 40, legend_y, "LAMMPS PERI/PMB 1.27M")
     for k, key in enumerate(sorted(series)):
         c = COLOURS[k % len(COLOURS)]
         pts = sorted(series[key])
@@ -252,7 +254,8 @@ def plot(pooled, path, title):
         label, model, backend, precision = key
         legend_y += 24
         cv.rect(legend_x + 10, legend_y + 2, 10, 10, c)
-        cv.text(legend_x + 40, legend_y, f"{label} {model.split('_')[-1]} {precision}")
+        kind = backend.split("-")[-1]
+        cv.text(legend_x + 40, legend_y, f"{label} {kind} {precision}")
     cv.save(path)
 
 
@@ -260,12 +263,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("runs", nargs="+", help="LABEL=DIR")
     ap.add_argument("--out", help="PNG to write")
-    ap.add_argument("--title", default="CPU-LOOP, 2 CORES, DAMAGE CHECK ON")
+    ap.add_argument("--title", default="2 CORES, DAMAGE CHECK ON")
+    ap.add_argument("--model", help="only records whose model name contains this")
+    ap.add_argument(
+        "--no-references",
+        action="store_true",
+        help="leave out the 3.8e6 target and the LAMMPS line (they concern the 3D block)",
+    )
     args = ap.parse_args()
     pooled = load(args.runs)
+    if args.model:
+        pooled = {k: v for k, v in pooled.items() if args.model in k[1]}
     table(pooled)
     if args.out:
-        plot(pooled, args.out, args.title)
+        plot(pooled, args.out, args.title, references=not args.no_references)
 
 
 if __name__ == "__main__":
