@@ -103,6 +103,9 @@ pub struct BenchSettings {
     pub batch: Option<usize>,
     /// Host copy bandwidth to compare CPU backends with (see [`host_copy_gb_per_s`]).
     pub host_copy_gb_per_s: Option<f64>,
+    /// Device-to-device copy bandwidth to compare GPU backends with (see
+    /// [`device_copy_gb_per_s`]); `None` where no GPU backend runs.
+    pub device_copy_gb_per_s: Option<f64>,
 }
 
 /// Steps per timed call on a device backend unless `--batch` says otherwise.
@@ -217,8 +220,11 @@ fn bench_typed<T: Real>(
     let (median, min, mean) = stats(&mut seconds);
     let bytes = backend.bytes_per_step();
     let achieved = bytes as f64 / median / 1e9;
-    // A GPU backend measures its own device copy; none exists in this build yet.
-    let copy: Option<f64> = None;
+    let copy = if host_side {
+        None
+    } else {
+        settings.device_copy_gb_per_s
+    };
     let host = if host_side {
         settings.host_copy_gb_per_s
     } else {
@@ -307,6 +313,29 @@ pub fn host_copy_gb_per_s(bytes: usize, repeats: usize) -> f64 {
     }
     std::hint::black_box(&dst);
     2.0 * (len * 8) as f64 / best / 1e9
+}
+
+/// Bandwidth of a device-to-device copy of `bytes` bytes on the GPU, GB/s, counting each
+/// byte read once and written once: the best of `repeats` copies after one untimed copy.
+/// An error where no GPU can be opened.
+pub fn device_copy_gb_per_s(bytes: usize, repeats: usize) -> Result<f64> {
+    use crate::gpu::{device::driver_error, Gpu};
+    let gpu = Gpu::get()?;
+    let stream = gpu.stream();
+    let len = (bytes / 8).max(1);
+    let src = stream.alloc_zeros::<f64>(len).map_err(driver_error)?;
+    let mut dst = stream.alloc_zeros::<f64>(len).map_err(driver_error)?;
+    let mut best = f64::INFINITY;
+    for r in 0..=repeats.max(1) {
+        gpu.synchronize()?;
+        let t0 = Instant::now();
+        stream.memcpy_dtod(&src, &mut dst).map_err(driver_error)?;
+        gpu.synchronize()?;
+        if r > 0 {
+            best = best.min(t0.elapsed().as_secs_f64());
+        }
+    }
+    Ok(2.0 * (len * 8) as f64 / best / 1e9)
 }
 
 /// Write `records` as `bench.json` (a JSON list) in `dir`, creating it.

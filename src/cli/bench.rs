@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 /// Bytes of the host copy used as the CPU bandwidth reference (well beyond the caches).
 const HOST_COPY_BYTES: usize = 256 << 20;
+/// Bytes of the device copy used as the GPU bandwidth reference (beyond the L2 cache).
+const DEVICE_COPY_BYTES: usize = 1 << 30;
 
 /// Parsed `peridot bench` options.
 pub struct BenchArgs {
@@ -67,11 +69,28 @@ pub fn bench(model: &ModelArgs, args: BenchArgs) -> anyhow::Result<()> {
             HOST_COPY_BYTES >> 20
         );
     }
+    let wants_device = args.backends.iter().any(|b| {
+        matches!(
+            b,
+            BackendKind::Auto | BackendKind::GpuLoop | BackendKind::GpuMatrix
+        )
+    });
+    // Without a GPU this is an error; the GPU backends then print their own skip lines.
+    let device_copy = wants_device
+        .then(|| bench::device_copy_gb_per_s(DEVICE_COPY_BYTES, 5).ok())
+        .flatten();
+    if let Some(c) = device_copy {
+        println!(
+            "device copy bandwidth {c:.1} GB/s (device to device, read + write of {} MiB)",
+            DEVICE_COPY_BYTES >> 20
+        );
+    }
     let settings = BenchSettings {
         steps: args.steps,
         warmup: args.warmup,
         batch: args.batch,
         host_copy_gb_per_s: host_copy,
+        device_copy_gb_per_s: device_copy,
     };
     let mut records = Vec::new();
     for size in sizes {
