@@ -13,6 +13,7 @@
 //! Units are SI throughout: metres, kilograms, seconds, pascals, newtons.
 
 pub mod backend;
+pub mod bench;
 pub mod error;
 pub mod geometry;
 pub mod gpu;

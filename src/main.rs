@@ -1,5 +1,6 @@
-//! The `peridot` command line: `run`, `info`, `validate`, `export-matrix`, `solve-static`.
-//! User errors print one line on stderr and exit with status 1; nothing panics on bad input.
+//! The `peridot` command line: `run`, `info`, `validate`, `export-matrix`, `solve-static`,
+//! `bench`. User errors print one line on stderr and exit with status 1; nothing panics on bad
+//! input.
 
 mod cli;
 

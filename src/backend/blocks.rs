@@ -33,3 +33,36 @@ where
         .map(|(nodes, slice)| f(nodes, slice))
         .sum()
 }
+
+/// Like [`par_node_blocks`], with a per-node array as well: `f(nodes, bonds_of_nodes,
+/// node_values)` where `node_values` is `per_node` entries per node of the block.
+pub fn par_node_blocks_with<D, E, F>(
+    offsets: &[usize],
+    bond_data: &mut [D],
+    node_data: &mut [E],
+    per_node: usize,
+    f: F,
+) -> usize
+where
+    D: Send,
+    E: Send,
+    F: Fn(Range<usize>, &mut [D], &mut [E]) -> usize + Sync,
+{
+    let n = offsets.len().saturating_sub(1);
+    assert_eq!(node_data.len(), n * per_node, "per-node array length");
+    let mut pieces = Vec::with_capacity(n / BLOCK + 1);
+    let (mut bonds, mut nodes) = (bond_data, node_data);
+    let mut start = 0;
+    while start < n {
+        let end = (start + BLOCK).min(n);
+        let (bond_head, bond_tail) = bonds.split_at_mut(offsets[end] - offsets[start]);
+        let (node_head, node_tail) = nodes.split_at_mut((end - start) * per_node);
+        pieces.push((start..end, bond_head, node_head));
+        (bonds, nodes) = (bond_tail, node_tail);
+        start = end;
+    }
+    pieces
+        .into_par_iter()
+        .map(|(range, b, v)| f(range, b, v))
+        .sum()
+}

@@ -1,9 +1,18 @@
 //! The CPU loop backend: node-parallel loops over CSR families with rayon, the reference
 //! implementation of every bond law (`theory.md` sections 2 and 3). Each node sums its own
 //! bonds in family order, so results are bitwise the same at any thread count.
+//!
+//! Per bond it keeps the reference length and the weight in the working precision, and a
+//! status byte that also says whether the bond may break (`pmb_kernel::{BROKEN, INTACT,
+//! KEPT}`), so no square root of the reference length and no no-fail lookup is repeated per
+//! step. The PMB force loop, with the bond-break check fused in, is `pmb_kernel.rs`.
 
-use super::blocks::par_node_blocks;
+use super::blocks::{par_node_blocks, par_node_blocks_with};
+use super::pmb_kernel::{
+    forces_and_breaks, node_records, stage_displacement, NodeRecord, PmbBonds, BROKEN, INTACT, KEPT,
+};
 use super::Backend;
+use crate::material::bonds::bond_length;
 use crate::material::laws::{extension, stretch, Vec3};
 use crate::material::stiffness_bound::lps_node_coefficients;
 use crate::material::Law;
@@ -16,10 +25,15 @@ use std::sync::Arc;
 pub struct CpuLoop<T: Real> {
     problem: Arc<Problem>,
     dim: usize,
-    /// Bond status per directed bond (1 intact, 0 broken).
-    mu: Vec<u8>,
+    /// Bond status per directed bond: `BROKEN`, `INTACT` or `KEPT` (intact, never breaks).
+    status: Vec<u8>,
+    /// Reference bond length `|xi|` per bond, m (computed in f64).
+    length: Vec<T>,
     /// Per-bond weight: PMB `c lambda beta V_j`; LPS `omega beta V_j`.
     weight: Vec<T>,
+    /// PMB: per node, the reference position and the displacement (copied in at each
+    /// evaluation), padded, in one cache line.
+    records: Vec<NodeRecord<T>>,
     /// LPS per node: `alpha_i`, `p_i = d K_d / m_i - alpha_i / d`, `d / m_i`.
     alpha: Vec<T>,
     pcoef: Vec<T>,
@@ -29,25 +43,35 @@ pub struct CpuLoop<T: Real> {
 }
 
 impl<T: Real> CpuLoop<T> {
-    /// Set up the backend for `problem` (bond status from its pre-cracks).
+    /// Set up the backend for `problem` (bond status from its pre-cracks and no-fail zones).
     pub fn new(problem: Arc<Problem>) -> Self {
         let p = &problem;
         let (fam, v, m) = (&p.families, &p.body.volumes, &p.material);
-        let pos = &p.body.positions;
-        let weight: Vec<T> = (0..p.body.len())
+        let (pos, no_fail) = (&p.body.positions, &p.no_fail);
+        let per_bond: Vec<(T, T, u8)> = (0..p.body.len())
             .into_par_iter()
             .flat_map_iter(|i| {
                 fam.range(i).map(move |b| {
                     let j = fam.neighbors[b] as usize;
-                    let x = crate::material::bonds::bond_length(pos, i, j);
+                    let x = bond_length(pos, i, j);
                     let bv = p.bonds.beta[b] * v[j];
-                    T::of(match m.law {
+                    let weight = match m.law {
                         Law::Pmb { c, .. } => c * p.bonds.correction(b) * bv,
                         Law::Lps { .. } => m.omega(x) * bv,
-                    })
+                    };
+                    let status = match p.initial_mu[b] {
+                        0 => BROKEN,
+                        _ if no_fail[i] || no_fail[j] => KEPT,
+                        _ => INTACT,
+                    };
+                    (T::of(x), T::of(weight), status)
                 })
             })
             .collect();
+        let length = per_bond.iter().map(|b| b.0).collect();
+        let weight = per_bond.iter().map(|b| b.1).collect();
+        let status = per_bond.iter().map(|b| b.2).collect();
+        drop(per_bond);
         let (alpha, pcoef) = lps_node_coefficients(m, &p.bonds.weighted_volume);
         let d = m.d() as f64;
         let d_over_m = p
@@ -56,10 +80,16 @@ impl<T: Real> CpuLoop<T> {
             .iter()
             .map(|&wv| T::of(if wv > 0.0 { d / wv } else { 0.0 }))
             .collect();
+        let records = match m.law {
+            Law::Pmb { .. } => node_records(pos),
+            Law::Lps { .. } => Vec::new(),
+        };
         CpuLoop {
             dim: p.dim(),
-            mu: p.initial_mu.clone(),
+            status,
+            length,
             weight,
+            records,
             alpha: alpha.into_iter().map(T::of).collect(),
             pcoef: pcoef.into_iter().map(T::of).collect(),
             d_over_m,
@@ -68,13 +98,22 @@ impl<T: Real> CpuLoop<T> {
         }
     }
 
-    /// Bond vector `xi`, in `f64` then rounded, and its length.
+    /// Critical stretch in `T`, `+inf` where bonds never break.
+    fn s0(&self) -> T {
+        T::of(
+            self.problem
+                .material
+                .critical_stretch
+                .unwrap_or(f64::INFINITY),
+        )
+    }
+
+    /// Bond vector `xi` of bond `b = (i -> j)`, in `f64` then rounded, and its length.
     #[inline(always)]
-    fn xi(&self, i: usize, j: usize) -> (Vec3<T>, T) {
+    fn xi(&self, i: usize, j: usize, b: usize) -> (Vec3<T>, T) {
         let p = &self.problem.body.positions;
         let xi = [p[j][0] - p[i][0], p[j][1] - p[i][1], p[j][2] - p[i][2]];
-        let x = (xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2]).sqrt();
-        ([T::of(xi[0]), T::of(xi[1]), T::of(xi[2])], T::of(x))
+        ([T::of(xi[0]), T::of(xi[1]), T::of(xi[2])], self.length[b])
     }
 
     #[inline(always)]
@@ -89,8 +128,8 @@ impl<T: Real> CpuLoop<T> {
 
     /// Bond stretch used by the failure criterion (`theory.md`: PMB `s`, LPS `e / x`).
     #[inline(always)]
-    fn criterion_stretch(&self, u: &[T], i: usize, j: usize) -> T {
-        let (xi, x) = self.xi(i, j);
+    fn criterion_stretch(&self, u: &[T], i: usize, j: usize, b: usize) -> T {
+        let (xi, x) = self.xi(i, j, b);
         let eta = self.eta(u, i, j);
         match self.problem.material.law {
             Law::Pmb {
@@ -100,48 +139,57 @@ impl<T: Real> CpuLoop<T> {
         }
     }
 
-    /// LPS dilatation of every node into `self.theta`.
-    fn compute_dilatation(&mut self, u: &[T]) {
-        let fam = &self.problem.families;
-        let mut theta = std::mem::take(&mut self.theta);
-        theta.par_iter_mut().enumerate().for_each(|(i, th)| {
-            let mut s = T::zero();
-            for b in fam.range(i) {
-                let j = fam.neighbors[b] as usize;
-                let (xi, x) = self.xi(i, j);
-                let e = extension(&xi, &self.eta(u, i, j), x);
-                s += T::of(self.mu[b] as f64) * self.weight[b] * x * e;
-            }
-            *th = self.d_over_m[i] * s;
-        });
-        self.theta = theta;
+    /// The PMB bond loop: forces into `force`, breaking bonds past `s0` first.
+    fn pmb_pass(&mut self, u: &[T], force: &mut [T], s0: T) -> usize {
+        let p = &self.problem;
+        let Law::Pmb { linearized, .. } = p.material.law else {
+            unreachable!("pmb_pass on a PMB material only");
+        };
+        stage_displacement(u, self.dim, &mut self.records);
+        let bonds = PmbBonds {
+            offsets: &p.families.offsets,
+            neighbors: &p.families.neighbors,
+            length: &self.length,
+            weight: &self.weight,
+            linearized,
+        };
+        let (recs, status) = (&self.records, &mut self.status);
+        forces_and_breaks(&bonds, self.dim, recs, s0, status, force)
     }
 
-    /// Force density on node `i` (PMB).
-    #[inline(always)]
-    fn pmb_node_force(&self, u: &[T], i: usize, linearized: bool) -> Vec3<T> {
+    /// LPS dilatation of every node into `self.theta`, first breaking every `INTACT` bond
+    /// whose `e / x` exceeds `s0`. Returns the bonds broken.
+    fn dilatation_pass(&mut self, u: &[T], s0: T) -> usize {
+        let mut status = std::mem::take(&mut self.status);
+        let mut theta = std::mem::take(&mut self.theta);
         let fam = &self.problem.families;
-        let mut f = [T::zero(); 3];
-        for b in fam.range(i) {
-            if self.mu[b] == 0 {
-                continue;
-            }
-            let j = fam.neighbors[b] as usize;
-            let (xi, x) = self.xi(i, j);
-            let eta = self.eta(u, i, j);
-            let (scale, dir) = if linearized {
-                let s = extension(&xi, &eta, x) / x;
-                (self.weight[b] * s / x, xi)
-            } else {
-                let (s, ly) = stretch(&xi, &eta, x);
-                let y = [xi[0] + eta[0], xi[1] + eta[1], xi[2] + eta[2]];
-                (self.weight[b] * s / ly, y)
-            };
-            for k in 0..3 {
-                f[k] += scale * dir[k];
-            }
-        }
-        f
+        let this = &*self;
+        let broken =
+            par_node_blocks_with(&fam.offsets, &mut status, &mut theta, 1, |nodes, st, th| {
+                let (base, first) = (fam.offsets[nodes.start], nodes.start);
+                let mut count = 0;
+                for i in nodes {
+                    let mut s = T::zero();
+                    for b in fam.range(i) {
+                        let j = fam.neighbors[b] as usize;
+                        let (xi, x) = this.xi(i, j, b);
+                        let e = extension(&xi, &this.eta(u, i, j), x);
+                        let sb = &mut st[b - base];
+                        if *sb == INTACT && e / x > s0 {
+                            *sb = BROKEN;
+                            count += 1;
+                        }
+                        if *sb != BROKEN {
+                            s += this.weight[b] * x * e;
+                        }
+                    }
+                    th[i - first] = this.d_over_m[i] * s;
+                }
+                count
+            });
+        self.status = status;
+        self.theta = theta;
+        broken
     }
 
     /// Force density on node `i` (LPS), with `self.theta` up to date.
@@ -150,11 +198,11 @@ impl<T: Real> CpuLoop<T> {
         let fam = &self.problem.families;
         let mut f = [T::zero(); 3];
         for b in fam.range(i) {
-            if self.mu[b] == 0 {
+            if self.status[b] == BROKEN {
                 continue;
             }
             let j = fam.neighbors[b] as usize;
-            let (xi, x) = self.xi(i, j);
+            let (xi, x) = self.xi(i, j, b);
             let e = extension(&xi, &self.eta(u, i, j), x);
             let t_ij = self.alpha[i] * e + self.pcoef[i] * x * self.theta[i];
             let t_ji = self.alpha[j] * e + self.pcoef[j] * x * self.theta[j];
@@ -165,6 +213,14 @@ impl<T: Real> CpuLoop<T> {
         }
         f
     }
+
+    /// LPS forces with `self.theta` up to date.
+    fn lps_forces(&self, u: &[T], force: &mut [T]) {
+        let d = self.dim;
+        force.par_chunks_mut(d).enumerate().for_each(|(i, out)| {
+            out.copy_from_slice(&self.lps_node_force(u, i)[..d]);
+        });
+    }
 }
 
 impl<T: Real> Backend<T> for CpuLoop<T> {
@@ -173,48 +229,53 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
     }
 
     fn internal_force(&mut self, u: &[T], force: &mut [T]) {
-        let d = self.dim;
-        let law = self.problem.material.law;
-        if let Law::Lps { .. } = law {
-            self.compute_dilatation(u);
+        match self.problem.material.law {
+            Law::Pmb { .. } => {
+                self.pmb_pass(u, force, T::infinity());
+            }
+            Law::Lps { .. } => {
+                self.dilatation_pass(u, T::infinity());
+                self.lps_forces(u, force);
+            }
         }
-        let this = &*self;
-        force.par_chunks_mut(d).enumerate().for_each(|(i, out)| {
-            let f = match law {
-                Law::Pmb { linearized, .. } => this.pmb_node_force(u, i, linearized),
-                Law::Lps { .. } => this.lps_node_force(u, i),
-            };
-            out.copy_from_slice(&f[..d]);
-        });
     }
 
     fn break_bonds(&mut self, u: &[T]) -> usize {
-        let Some(s0) = self.problem.material.critical_stretch else {
+        if self.problem.material.critical_stretch.is_none() {
             return 0;
-        };
-        let s0 = T::of(s0);
-        let mut mu = std::mem::take(&mut self.mu);
-        let (fam, no_fail) = (&self.problem.families, &self.problem.no_fail);
+        }
+        let s0 = self.s0();
+        let mut status = std::mem::take(&mut self.status);
+        let fam = &self.problem.families;
         let this = &*self;
-        let broken = par_node_blocks(&fam.offsets, &mut mu, |nodes, slice| {
+        let broken = par_node_blocks(&fam.offsets, &mut status, |nodes, slice| {
             let base = fam.offsets[nodes.start];
             let mut count = 0;
             for i in nodes {
-                if no_fail[i] {
-                    continue;
-                }
                 for b in fam.range(i) {
                     let j = fam.neighbors[b] as usize;
-                    if slice[b - base] == 1 && !no_fail[j] && this.criterion_stretch(u, i, j) > s0 {
-                        slice[b - base] = 0;
+                    if slice[b - base] == INTACT && this.criterion_stretch(u, i, j, b) > s0 {
+                        slice[b - base] = BROKEN;
                         count += 1;
                     }
                 }
             }
             count
         });
-        self.mu = mu;
+        self.status = status;
         broken
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
+        let s0 = self.s0();
+        match self.problem.material.law {
+            Law::Pmb { .. } => self.pmb_pass(u, force, s0),
+            Law::Lps { .. } => {
+                let broken = self.dilatation_pass(u, s0);
+                self.lps_forces(u, force);
+                broken
+            }
+        }
     }
 
     fn damage(&self, phi: &mut [T]) {
@@ -225,7 +286,9 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
             for b in fam.range(i) {
                 let bv = p.bonds.beta[b] * p.body.volumes[fam.neighbors[b] as usize];
                 total += bv;
-                intact += self.mu[b] as f64 * bv;
+                if self.status[b] != BROKEN {
+                    intact += bv;
+                }
             }
             *out = T::of(if total > 0.0 {
                 1.0 - intact / total
@@ -239,7 +302,7 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
         if !matches!(self.problem.material.law, Law::Lps { .. }) {
             return false;
         }
-        self.compute_dilatation(u);
+        self.dilatation_pass(u, T::infinity());
         theta.copy_from_slice(&self.theta);
         true
     }
@@ -247,7 +310,7 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
     fn strain_energy(&mut self, u: &[T]) -> f64 {
         let law = self.problem.material.law;
         if let Law::Lps { .. } = law {
-            self.compute_dilatation(u);
+            self.dilatation_pass(u, T::infinity());
         }
         let p = &self.problem;
         let this = &*self;
@@ -259,28 +322,30 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
     }
 
     fn broken_bonds(&self) -> usize {
-        self.mu.iter().filter(|&&m| m == 0).count()
+        self.status.iter().filter(|&&s| s == BROKEN).count()
     }
 
     fn bond_status(&self) -> Vec<u8> {
-        self.mu.clone()
+        self.status.iter().map(|&s| u8::from(s != BROKEN)).collect()
     }
 
     fn memory_bytes(&self) -> usize {
         let t = std::mem::size_of::<T>();
-        let (n, nb) = (self.problem.body.len(), self.mu.len());
-        // status and weight per bond; four LPS coefficients per node
-        nb * (1 + t) + 4 * n * t
+        let (n, nb) = (self.problem.body.len(), self.status.len());
+        // status, length and weight per bond; four LPS coefficients per node; PMB padded
+        // positions (4 f64) and displacement (4 T) per node
+        let padded = self.records.len() * std::mem::size_of::<NodeRecord<T>>();
+        nb * (1 + 2 * t) + 4 * n * t + padded
     }
 
     fn bytes_per_step(&self) -> usize {
         let t = std::mem::size_of::<T>();
-        let (n, nb, d) = (self.problem.body.len(), self.mu.len(), self.dim);
-        // per bond: neighbour index, status, weight; per node: positions (f64), offset,
-        // displacement in, force out (LPS: theta written once and read once more)
+        let (n, nb, d) = (self.problem.body.len(), self.status.len(), self.dim);
+        // per bond: neighbour index, status, length, weight; per node: positions (f64),
+        // offset, displacement in, force out (LPS: theta written once and read once more)
         let lps = matches!(self.problem.material.law, Law::Lps { .. });
         let node = 3 * 8 + 8 + 2 * d * t + if lps { 2 * t + 3 * t } else { 0 };
-        nb * (4 + 1 + t) + n * node
+        nb * (4 + 1 + 2 * t) + n * node
     }
 }
 
@@ -291,11 +356,11 @@ impl<T: Real> CpuLoop<T> {
         let d = self.dim as f64;
         let mut w = 0.0;
         for b in fam.range(i) {
-            if self.mu[b] == 0 {
+            if self.status[b] == BROKEN {
                 continue;
             }
             let j = fam.neighbors[b] as usize;
-            let (xi, x) = self.xi(i, j);
+            let (xi, x) = self.xi(i, j, b);
             let eta = self.eta(u, i, j);
             let (x, wb) = (x.f64(), self.weight[b].f64());
             w += match law {

@@ -13,6 +13,7 @@ pub mod cpu_loop;
 pub mod cpu_matrix;
 pub mod gpu_loop;
 mod gpu_step;
+pub mod pmb_kernel;
 
 pub use cpu_loop::CpuLoop;
 pub use cpu_matrix::CpuMatrix;
@@ -50,6 +51,16 @@ pub trait Backend<T: Real>: Send + AsBackend<T> {
     /// node is in a no-fail zone. Broken bonds stay broken. Returns the number of directed
     /// bonds broken by this call.
     fn break_bonds(&mut self, u: &[T]) -> usize;
+
+    /// [`break_bonds`](Backend::break_bonds) then [`internal_force`](Backend::internal_force)
+    /// at the same `u`: what a step with damage checking does. A backend may fuse the two
+    /// into one pass over the bonds (the results must be those of the two calls). Returns
+    /// the number of directed bonds broken.
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
+        let broken = self.break_bonds(u);
+        self.internal_force(u, force);
+        broken
+    }
 
     /// Local damage `phi_i` in [0, 1].
     fn damage(&self, phi: &mut [T]);

@@ -1,5 +1,6 @@
 //! Command-line parsing (clap) and dispatch to the subcommands (`contract.md`).
 
+mod bench;
 mod info;
 mod matrix;
 mod run;
@@ -83,6 +84,38 @@ pub enum Command {
         #[command(flatten)]
         model: ModelArgs,
     },
+    /// Time explicit steps per backend x precision x size; a table and bench.json.
+    Bench {
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Backends to time, comma-separated; unavailable ones are skipped with a message.
+        #[arg(
+            long,
+            value_enum,
+            value_delimiter = ',',
+            default_value = "cpu-loop,cpu-matrix,gpu-loop,gpu-matrix"
+        )]
+        backends: Vec<BackendKind>,
+        /// Precisions, comma-separated.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "f64,f32")]
+        precisions: Vec<Precision>,
+        /// Target node counts, comma-separated (`200000`, `200k`, `2M`); dx is scaled to
+        /// reach each. Default: the model as it is.
+        #[arg(long, value_delimiter = ',', value_parser = bench::parse_size)]
+        sizes: Vec<usize>,
+        /// Timed steps per run (the median step is reported).
+        #[arg(long, default_value_t = 20)]
+        steps: usize,
+        /// Untimed steps before timing.
+        #[arg(long, default_value_t = 3)]
+        warmup: usize,
+        /// Steps per timed call (default: 1 on CPU backends, 10 on device backends).
+        #[arg(long)]
+        batch: Option<usize>,
+        /// Folder for bench.json.
+        #[arg(long, default_value = "out/bench")]
+        out: PathBuf,
+    },
 }
 
 /// Matrix file formats of `export-matrix`.
@@ -111,6 +144,27 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         } => matrix::export(&model, &out, &what),
         Command::SolveStatic { model, out } => matrix::solve_static(&model, out),
         Command::Info { model } => info::info(&model),
+        Command::Bench {
+            model,
+            backends,
+            precisions,
+            sizes,
+            steps,
+            warmup,
+            batch,
+            out,
+        } => bench::bench(
+            &model,
+            bench::BenchArgs {
+                backends,
+                precisions,
+                sizes,
+                steps,
+                warmup,
+                batch,
+                out,
+            },
+        ),
         Command::Validate { model } => {
             let m = peridot::model::load(&model.model, &model.set)?;
             println!(

@@ -49,11 +49,11 @@ impl<T: Real> Adr<T> {
         h: f64,
     ) -> usize {
         let broken = if self.damage {
-            backend.break_bonds(&state.u)
+            backend.break_bonds_and_force(&state.u, &mut state.f)
         } else {
+            backend.internal_force(&state.u, &mut state.f);
             0
         };
-        backend.internal_force(&state.u, &mut state.f);
         loads.body_force(state.time, &mut state.b);
         let mask = loads.constrained();
         let mut force: Vec<T> = (0..state.f.len())

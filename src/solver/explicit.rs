@@ -40,10 +40,14 @@ impl Explicit {
     ) {
         loads.initial_velocity(&mut state.v);
         loads.impose(0.0, &mut state.u, &mut state.v);
-        self.accelerate(state, loads, backend, None);
+        self.accelerate(state, loads, backend, None, None);
     }
 
     /// Advance one step; returns the new broken bonds.
+    ///
+    /// The half-step kicks are fused with the neighbouring passes over the state (the first
+    /// with the position update, the second with the accelerations); the arithmetic per dof
+    /// is that of the plain sequence kick, drift, forces, kick.
     pub fn step<T: Real>(
         &self,
         state: &mut State<T>,
@@ -53,57 +57,73 @@ impl Explicit {
     ) -> usize {
         let t0 = std::time::Instant::now();
         let (dt, half) = (T::of(self.dt), T::of(0.5 * self.dt));
-        kick(&mut state.v, &state.a, half);
         let (t, t1) = (state.time, state.time + self.dt);
+        // Constrained dofs get their velocity from the boundary conditions (from `u` alone),
+        // the others the half kick; then every dof drifts.
         loads.step_velocity(t, t1, &state.u, &mut state.v);
         state
             .u
             .par_iter_mut()
-            .zip(&state.v)
-            .for_each(|(u, &v)| *u += dt * v);
+            .zip(state.v.par_iter_mut())
+            .zip(state.a.par_iter().zip(loads.constrained()))
+            .for_each(|((u, v), (&a, &fixed))| {
+                if !fixed {
+                    *v += half * a;
+                }
+                *u += dt * *v;
+            });
         state.time = t1;
         state.step += 1;
         let vhalf = (self.damping > 0.0).then(|| state.v.clone());
         loads.impose(t1, &mut state.u, &mut state.v);
         times.update += t0.elapsed().as_secs_f64();
         let t1w = std::time::Instant::now();
-        let broken = self.accelerate(state, loads, backend, vhalf.as_deref());
+        let broken = self.accelerate(state, loads, backend, vhalf.as_deref(), Some(half));
         times.forces += t1w.elapsed().as_secs_f64();
         let t2 = std::time::Instant::now();
-        kick(&mut state.v, &state.a, half);
         loads.impose(state.time, &mut state.u, &mut state.v);
         times.update += t2.elapsed().as_secs_f64();
         broken
     }
 
-    /// Break bonds and compute forces and accelerations at the current state.
+    /// Break bonds and compute forces and accelerations at the current state; with
+    /// `kick = Some(h)`, also `v += h a` in the same pass.
     fn accelerate<T: Real>(
         &self,
         state: &mut State<T>,
         loads: &Loads,
         backend: &mut dyn Backend<T>,
         vhalf: Option<&[T]>,
+        kick: Option<T>,
     ) -> usize {
         let broken = if self.damage {
-            backend.break_bonds(&state.u)
+            backend.break_bonds_and_force(&state.u, &mut state.f)
         } else {
+            backend.internal_force(&state.u, &mut state.f);
             0
         };
-        backend.internal_force(&state.u, &mut state.f);
-        loads.body_force(state.time, &mut state.b);
+        // Without body forces `b` stays as the first call left it: zero.
+        if state.step == 0 || loads.has_body_force() {
+            loads.body_force(state.time, &mut state.b);
+        }
         let (rho, eta) = (T::of(1.0 / self.density), T::of(self.damping));
         let damped = self.damping > 0.0;
-        state.a.par_iter_mut().enumerate().for_each(|(k, a)| {
-            let drag = match (damped, vhalf) {
-                (true, Some(v)) => eta * v[k],
-                _ => T::zero(),
-            };
-            *a = (state.f[k] + state.b[k] - drag) * rho;
-        });
+        let (f, b) = (&state.f, &state.b);
+        state
+            .a
+            .par_iter_mut()
+            .zip(state.v.par_iter_mut())
+            .enumerate()
+            .for_each(|(k, (a, v))| {
+                let drag = match (damped, vhalf) {
+                    (true, Some(vh)) => eta * vh[k],
+                    _ => T::zero(),
+                };
+                *a = (f[k] + b[k] - drag) * rho;
+                if let Some(h) = kick {
+                    *v += h * *a;
+                }
+            });
         broken
     }
-}
-
-fn kick<T: Real>(v: &mut [T], a: &[T], h: T) {
-    v.par_iter_mut().zip(a).for_each(|(v, &a)| *v += h * a);
 }

@@ -1,0 +1,425 @@
+//! The PMB bond loop of the CPU loop backend: force density of every node with the bond-break
+//! check fused in, in one pass over the bonds (`theory.md` section 2).
+//!
+//! Per node, three short loops over its family: (1) gather the bond vectors `xi` and relative
+//! displacements `eta` as 4-wide records (each node's position and displacement are kept
+//! padded to four components in one 64-byte [`NodeRecord`], so a neighbour costs one cache
+//! line, two vector loads and two subtractions); (2) compute the stretch
+//! and the force term of every bond in straight-line code the compiler vectorizes across
+//! bonds; (3) walk the bonds in CSR order, break the over-stretched ones and add the others'
+//! terms. The arithmetic per bond is that of [`crate::material::laws`] (same operations in
+//! the same order, no fused multiply-add), and every node sums its own bonds in CSR order,
+//! so results are bitwise those of a plain loop, on any machine and at any thread count.
+//!
+//! The same code is also compiled with AVX2 and with AVX-512 enabled, and the best build the
+//! CPU supports is chosen at run time (IEEE arithmetic without contraction into fused
+//! multiply-adds gives the same bits in every build).
+//!
+//! Units: displacement m, force density N/m^3.
+
+use super::blocks::par_node_blocks_with;
+use crate::Real;
+use std::ops::Range;
+
+/// Bond status: broken.
+pub const BROKEN: u8 = 0;
+/// Bond status: intact, breaks past the critical stretch.
+pub const INTACT: u8 = 1;
+/// Bond status: intact and never breaks (an end node is in a no-fail zone).
+pub const KEPT: u8 = 2;
+
+/// A node's vector padded to four components (unused ones zero).
+pub type Quad<T> = [T; 4];
+
+/// What the bond loop reads of a neighbour, in one cache line: its reference position and
+/// its current displacement, both padded.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub struct NodeRecord<T> {
+    pub position: Quad<f64>,
+    pub displacement: Quad<T>,
+}
+
+/// What the PMB loop reads besides the displacement.
+pub struct PmbBonds<'a, T> {
+    pub offsets: &'a [usize],
+    pub neighbors: &'a [u32],
+    /// Reference bond length `|xi|` per bond (computed in f64, rounded to `T`).
+    pub length: &'a [T],
+    /// Per-bond weight `c lambda beta V_j`.
+    pub weight: &'a [T],
+    /// Linearized PMB (`s = n . eta / x`, force along `xi`) instead of the nonlinear law.
+    pub linearized: bool,
+}
+
+/// Node records for reference positions `positions` (displacements zero).
+pub fn node_records<T: Real>(positions: &[[f64; 3]]) -> Vec<NodeRecord<T>> {
+    positions
+        .iter()
+        .map(|x| NodeRecord {
+            position: [x[0], x[1], x[2], 0.0],
+            displacement: [T::zero(); 4],
+        })
+        .collect()
+}
+
+/// Copy the node-major displacement `u` (`dim` per node) into the node records.
+pub fn stage_displacement<T: Real>(u: &[T], dim: usize, recs: &mut [NodeRecord<T>]) {
+    use rayon::prelude::*;
+    recs.par_iter_mut()
+        .zip(u.par_chunks(dim))
+        .for_each(|(q, v)| q.displacement[..dim].copy_from_slice(v));
+}
+
+/// Force density of every node into `force` (`dim` per node, overwritten) at the padded
+/// displacement `u`. Before its force is added, every `INTACT` bond whose stretch exceeds
+/// `s0` is marked `BROKEN` in `status` (pass `s0 = +inf` to break none). Returns the number
+/// of bonds broken.
+pub fn forces_and_breaks<T: Real>(
+    bonds: &PmbBonds<T>,
+    dim: usize,
+    recs: &[NodeRecord<T>],
+    s0: T,
+    status: &mut [u8],
+    force: &mut [T],
+) -> usize {
+    forces_and_breaks_with(detect_simd(), bonds, dim, recs, s0, status, force)
+}
+
+fn forces_and_breaks_with<T: Real>(
+    simd: Simd,
+    bonds: &PmbBonds<T>,
+    dim: usize,
+    recs: &[NodeRecord<T>],
+    s0: T,
+    status: &mut [u8],
+    force: &mut [T],
+) -> usize {
+    let n = bonds.offsets.len() - 1;
+    assert!(recs.len() == n && force.len() == dim * n);
+    assert!(status.len() == bonds.length.len() && bonds.weight.len() == bonds.length.len());
+    par_node_blocks_with(bonds.offsets, status, force, dim, |nodes, st, f| {
+        match (dim, bonds.linearized) {
+            (2, false) => block::<T, 2, false>(simd, bonds, recs, s0, nodes, st, f),
+            (2, true) => block::<T, 2, true>(simd, bonds, recs, s0, nodes, st, f),
+            (_, false) => block::<T, 3, false>(simd, bonds, recs, s0, nodes, st, f),
+            (_, true) => block::<T, 3, true>(simd, bonds, recs, s0, nodes, st, f),
+        }
+    })
+}
+
+/// The instruction sets the bond loop is compiled for, best first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Simd {
+    Avx512,
+    Avx2,
+    Baseline,
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detect_simd() -> Simd {
+    use std::arch::is_x86_feature_detected as has;
+    if has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("avx512bw") {
+        Simd::Avx512
+    } else if has!("avx2") {
+        Simd::Avx2
+    } else {
+        Simd::Baseline
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detect_simd() -> Simd {
+    Simd::Baseline
+}
+
+/// One block of consecutive nodes, with the build of the loop for `simd`.
+fn block<T: Real, const D: usize, const LIN: bool>(
+    simd: Simd,
+    bonds: &PmbBonds<T>,
+    recs: &[NodeRecord<T>],
+    s0: T,
+    nodes: Range<usize>,
+    status: &mut [u8],
+    force: &mut [T],
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    match simd {
+        // SAFETY: the CPU supports these instruction sets (checked by `detect_simd`).
+        Simd::Avx512 => unsafe {
+            return block_avx512::<T, D, LIN>(bonds, recs, s0, nodes, status, force);
+        },
+        // SAFETY: as above.
+        Simd::Avx2 => unsafe {
+            return block_avx2::<T, D, LIN>(bonds, recs, s0, nodes, status, force);
+        },
+        Simd::Baseline => {}
+    }
+    let _ = simd;
+    block_body::<T, D, LIN>(bonds, recs, s0, nodes, status, force)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2")]
+unsafe fn block_avx512<T: Real, const D: usize, const LIN: bool>(
+    bonds: &PmbBonds<T>,
+    recs: &[NodeRecord<T>],
+    s0: T,
+    nodes: Range<usize>,
+    status: &mut [u8],
+    force: &mut [T],
+) -> usize {
+    block_body::<T, D, LIN>(bonds, recs, s0, nodes, status, force)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn block_avx2<T: Real, const D: usize, const LIN: bool>(
+    bonds: &PmbBonds<T>,
+    recs: &[NodeRecord<T>],
+    s0: T,
+    nodes: Range<usize>,
+    status: &mut [u8],
+    force: &mut [T],
+) -> usize {
+    block_body::<T, D, LIN>(bonds, recs, s0, nodes, status, force)
+}
+
+/// Nodes `nodes`; `status` holds their bonds (from `offsets[nodes.start]`), `force` their
+/// `D` components each.
+#[inline(always)]
+fn block_body<T: Real, const D: usize, const LIN: bool>(
+    bonds: &PmbBonds<T>,
+    recs: &[NodeRecord<T>],
+    s0: T,
+    nodes: Range<usize>,
+    status: &mut [u8],
+    force: &mut [T],
+) -> usize {
+    let base = bonds.offsets[nodes.start];
+    let first = nodes.start;
+    let mut scratch = Scratch::<T>::default();
+    let mut broken = 0;
+    for i in nodes {
+        let range = bonds.offsets[i]..bonds.offsets[i + 1];
+        let st = &mut status[range.start - base..range.end - base];
+        let (f, b) = node::<T, D, LIN>(bonds, recs, s0, i, range, st, &mut scratch);
+        force[D * (i - first)..D * (i - first + 1)].copy_from_slice(&f[..D]);
+        broken += b;
+    }
+    broken
+}
+
+/// One family: bond vectors and relative displacements in, force terms and over-stretched
+/// flags out, one padded record per bond.
+#[derive(Default)]
+struct Scratch<T> {
+    xi: Vec<Quad<T>>,
+    eta: Vec<Quad<T>>,
+    term: Vec<Quad<T>>,
+    over: Vec<bool>,
+}
+
+/// Force density on node `i` from its bonds `range` (status `st`), and the bonds it broke.
+#[inline(always)]
+fn node<T: Real, const D: usize, const LIN: bool>(
+    bonds: &PmbBonds<T>,
+    recs: &[NodeRecord<T>],
+    s0: T,
+    i: usize,
+    range: Range<usize>,
+    st: &mut [u8],
+    sc: &mut Scratch<T>,
+) -> (Quad<T>, usize) {
+    let len = range.len();
+    let zero = [T::zero(); 4];
+    sc.xi.resize(len, zero);
+    sc.eta.resize(len, zero);
+    sc.term.resize(len, zero);
+    sc.over.resize(len, false);
+    gather(bonds, recs, i, range.clone(), &mut sc.xi, &mut sc.eta);
+    let (length, weight) = (&bonds.length[range.clone()], &bonds.weight[range]);
+    let (xi, eta) = (&sc.xi[..len], &sc.eta[..len]);
+    terms::<T, D, LIN>(xi, eta, length, weight, s0, &mut sc.term, &mut sc.over);
+    let (term, over, st) = (&sc.term[..len], &sc.over[..len], &mut st[..len]);
+    let mut f = zero;
+    let mut broken = 0;
+    for l in 0..len {
+        let s = &mut st[l];
+        if *s == BROKEN {
+            continue;
+        }
+        if *s == INTACT && over[l] {
+            *s = BROKEN;
+            broken += 1;
+            continue;
+        }
+        for k in 0..4 {
+            f[k] += term[l][k];
+        }
+    }
+    (f, broken)
+}
+
+/// Bond vectors (`f64` differences rounded to `T`) and relative displacements of the bonds
+/// `range` of node `i`, as padded records.
+#[inline(always)]
+fn gather<T: Real>(
+    bonds: &PmbBonds<T>,
+    recs: &[NodeRecord<T>],
+    i: usize,
+    range: Range<usize>,
+    xi: &mut [Quad<T>],
+    eta: &mut [Quad<T>],
+) {
+    let nb = &bonds.neighbors[range];
+    let len = nb.len();
+    let (xi, eta) = (&mut xi[..len], &mut eta[..len]);
+    let (pi, ui) = (recs[i].position, recs[i].displacement);
+    for l in 0..len {
+        let j = nb[l] as usize;
+        let (pj, uj) = (&recs[j].position, &recs[j].displacement);
+        for k in 0..4 {
+            xi[l][k] = T::of(pj[k] - pi[k]);
+            eta[l][k] = uj[k] - ui[k];
+        }
+    }
+}
+
+/// Per bond: the force term `scale * direction` and whether the stretch exceeds `s0`. The
+/// operations are those of `laws::stretch` and `laws::extension`, in the same order (the
+/// padding component only ever adds zeros to itself).
+#[inline(always)]
+fn terms<T: Real, const D: usize, const LIN: bool>(
+    xi: &[Quad<T>],
+    eta: &[Quad<T>],
+    length: &[T],
+    weight: &[T],
+    s0: T,
+    term: &mut [Quad<T>],
+    over: &mut [bool],
+) {
+    let len = length.len();
+    let (xi, eta, weight) = (&xi[..len], &eta[..len], &weight[..len]);
+    let (term, over) = (&mut term[..len], &mut over[..len]);
+    for l in 0..len {
+        let (a, e, x) = (&xi[l], &eta[l], length[l]);
+        if LIN {
+            // s = (n . eta) / x, force along xi
+            let mut dot = a[0] * e[0];
+            for k in 1..D {
+                dot += a[k] * e[k];
+            }
+            let s = dot / x / x;
+            let scale = weight[l] * s / x;
+            over[l] = s > s0;
+            for k in 0..4 {
+                term[l][k] = scale * a[k];
+            }
+        } else {
+            // y = xi + eta; s = eta . (2 xi + eta) / (x (|y| + x)); force along y
+            let two = T::one() + T::one();
+            let y: Quad<T> = std::array::from_fn(|k| a[k] + e[k]);
+            let mut y2 = y[0] * y[0];
+            let mut num = e[0] * (two * a[0] + e[0]);
+            for k in 1..D {
+                y2 += y[k] * y[k];
+                num += e[k] * (two * a[k] + e[k]);
+            }
+            let ly = y2.sqrt();
+            let s = num / (x * (ly + x));
+            let scale = weight[l] * s / ly;
+            over[l] = s > s0;
+            for k in 0..4 {
+                term[l][k] = scale * y[k];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every build of the loop (baseline, AVX2, AVX-512, where the CPU has them) gives the
+    //! same bits: forces, bond status and the count of broken bonds.
+    use super::*;
+    use crate::material::bonds::bond_length;
+    use crate::setup::Problem;
+
+    fn problem(dim: &str, law: &str) -> Problem {
+        let text = format!(
+            "[material]\nmodel = \"{law}\"\nyoungs_modulus = 200e9\ndensity = 8000\n\
+             critical_stretch = 0.004\n[discretization]\ndimension = \"{dim}\"\n\
+             thickness = 1e-3\ndx = 1e-3\nhorizon_factor = 3.015\n[geometry]\n\
+             box = [{{ min = [0, 0, 0], max = [0.008, 0.007, 0.006] }}]\n\
+             [solver]\nkind = \"explicit\"\nsteps = 1\n"
+        );
+        let text = if dim == "3d" {
+            text.replace("thickness = 1e-3\n", "")
+        } else {
+            text.replace("[0, 0, 0]", "[0, 0]")
+                .replace("[0.008, 0.007, 0.006]", "[0.012, 0.01]")
+        };
+        let model = crate::model::parse(&text, "test.toml", &[]).expect("valid model");
+        Problem::build(model, std::path::Path::new(".")).expect("builds")
+    }
+
+    fn run<T: Real>(p: &Problem, simd: Simd) -> (Vec<T>, Vec<u8>, usize) {
+        let (n, d) = (p.body.len(), p.dim());
+        let fam = &p.families;
+        let pos = &p.body.positions;
+        let length: Vec<T> = (0..n)
+            .flat_map(|i| fam.family(i).iter().map(move |&j| (i, j as usize)))
+            .map(|(i, j)| T::of(bond_length(pos, i, j)))
+            .collect();
+        let weight: Vec<T> = (0..length.len())
+            .map(|b| T::of(1.0 + 0.01 * b as f64))
+            .collect();
+        let mut recs = node_records::<T>(pos);
+        // A wavy displacement that stretches some bonds past 0.004.
+        let u: Vec<T> = (0..n * d)
+            .map(|k| T::of(4e-6 * ((k as f64 * 0.37).sin() + (k as f64 * 0.11).cos())))
+            .collect();
+        stage_displacement(&u, d, &mut recs);
+        let mut status: Vec<u8> = (0..length.len()).map(|b| [1, 1, 2, 0][b % 4]).collect();
+        let mut force = vec![T::zero(); n * d];
+        let linearized = p.material.name() == "pmb-linear";
+        let bonds = PmbBonds {
+            offsets: &fam.offsets,
+            neighbors: &fam.neighbors,
+            length: &length,
+            weight: &weight,
+            linearized,
+        };
+        let s0 = T::of(0.004);
+        let broken = forces_and_breaks_with(simd, &bonds, d, &recs, s0, &mut status, &mut force);
+        (force, status, broken)
+    }
+
+    fn same_bits<T: Real>(p: &Problem) {
+        let reference = run::<T>(p, Simd::Baseline);
+        assert!(reference.2 > 0, "the displacement breaks bonds");
+        let best = detect_simd();
+        for simd in [Simd::Avx2, Simd::Avx512] {
+            let supported = matches!((best, simd), (Simd::Avx512, _) | (Simd::Avx2, Simd::Avx2));
+            if !supported {
+                continue;
+            }
+            let (f, st, broken) = run::<T>(p, simd);
+            assert_eq!(broken, reference.2);
+            assert_eq!(st, reference.1);
+            let bits = |v: &[T]| v.iter().map(|x| x.f64().to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&f), bits(&reference.0));
+        }
+    }
+
+    #[test]
+    fn every_simd_build_gives_the_same_bits() {
+        for dim in ["3d", "plane-stress"] {
+            for law in ["pmb", "pmb-linear"] {
+                let p = problem(dim, law);
+                same_bits::<f64>(&p);
+                same_bits::<f32>(&p);
+            }
+        }
+    }
+}
