@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU validation of the gpu-loop backend, in two halves.
 #
-#   scripts/gpu_validate.sh prepare      (here, on a machine without GPU)
+#   [GPU_DIR=.gpu-x] scripts/gpu_validate.sh prepare   (here, on a machine without GPU)
 #       builds the release binaries and copies them, stripped, into .gpu/ of the repository
 #       root that the device tool sends (default: the main checkout, GPU_ROOT overrides):
 #       peridot, gpu_tests (tests/gpu.rs), kernels_compile (tests/kernels_compile.rs),
@@ -22,7 +22,7 @@ prepare() {
     local common
     common=$(git rev-parse --path-format=absolute --git-common-dir)
     local root="${GPU_ROOT:-$(cd "$common/.." && pwd)}"
-    local dest="$root/.gpu"
+    local dest="$root/${GPU_DIR:-.gpu}"
     export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
     cargo build --release
     local tests
@@ -45,7 +45,7 @@ for line in sys.stdin:
     cp models/*.toml "$dest/models/"
     cp scripts/gpu_validate.sh "$dest/"
     mkdir -p "$common/info"
-    grep -qx '/.gpu/' "$common/info/exclude" 2>/dev/null || echo '/.gpu/' >>"$common/info/exclude"
+    grep -qx '/.gpu*/' "$common/info/exclude" 2>/dev/null || echo '/.gpu*/' >>"$common/info/exclude"
     du -sh "$dest"
 }
 
@@ -54,7 +54,7 @@ timed() {
     local label=$1 backend=$2 precision=$3 model=$4
     shift 4
     local dir="$OUTDIR/$label"
-    if timeout 150 ./.gpu/peridot run ".gpu/models/$model" --backend "$backend" --precision "$precision" \
+    if timeout 150 "$G/peridot" run "$G/models/$model" --backend "$backend" --precision "$precision" \
         --out "$dir" --quiet --set output.vtk=false --set 'output.probes=[]' \
         --set output.image=false "$@" >"$dir.log" 2>&1; then
         python3 - "$label" "$backend" "$precision" "$dir/summary.json" >>"$OUTDIR/table.txt" <<'PY'
@@ -73,6 +73,7 @@ PY
 }
 
 run() {
+    G=$(dirname "$0")
     OUTDIR="${OUT:-$PWD/gpu-out}"
     mkdir -p "$OUTDIR"
     {
@@ -82,9 +83,9 @@ run() {
     } >"$OUTDIR/device.txt" 2>&1
     cat "$OUTDIR/device.txt"
     set +e
-    PERIDOT_REQUIRE_GPU=1 timeout 180 ./.gpu/gpu_tests --test-threads 4 >"$OUTDIR/gpu_tests.log" 2>&1
+    PERIDOT_REQUIRE_GPU=1 timeout 180 "$G/gpu_tests" --test-threads 4 >"$OUTDIR/gpu_tests.log" 2>&1
     echo "gpu_tests exit $?" | tee -a "$OUTDIR/gpu_tests.log"
-    timeout 60 ./.gpu/kernels_compile >"$OUTDIR/kernels_compile.log" 2>&1
+    timeout 60 "$G/kernels_compile" >"$OUTDIR/kernels_compile.log" 2>&1
     echo "kernels_compile exit $?" | tee -a "$OUTDIR/kernels_compile.log"
     set -e
     grep -E "^test |test result|agree|broken|skipped|panicked|relative" "$OUTDIR/gpu_tests.log" || true
