@@ -387,3 +387,62 @@ fn bad_matrix_commands_fail_with_one_line() {
         }
     }
 }
+
+/// Width and height from a PNG's IHDR chunk (bytes 16..24, big-endian).
+fn png_size(path: &Path) -> (u32, u32) {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    let be = |k: usize| u32::from_be_bytes(bytes[k..k + 4].try_into().unwrap());
+    (be(16), be(20))
+}
+
+#[test]
+fn png_format_draws_one_panel_per_matrix_with_the_exported_non_zeros() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(dir.path(), PLATE);
+    let (mtx, png) = (dir.path().join("mtx"), dir.path().join("png"));
+    let args = |out: &Path, format: &str| {
+        let out = out.to_str().unwrap().to_string();
+        peridot(&[
+            "export-matrix",
+            &model,
+            "--out",
+            &out,
+            "--what",
+            "K,B,Theta",
+            "--format",
+            format,
+        ])
+    };
+    let o = args(&mtx, "mtx");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = args(&png, "png");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    // every panel's rows, columns and non-zeros are those of the exported matrices: B and
+    // Theta as in their Matrix Market files; K (a file of its lower triangle) as assembled,
+    // both triangles (round-off may keep one of two cancelling entries, so its pattern need
+    // not be exactly symmetric)
+    let p = common::problem(PLATE, &[]);
+    let k_nnz = assemble_stiffness(&p, &p.initial_mu).unwrap().val().len();
+    let mut expected_width = 16;
+    for (k, name) in ["K", "B", "Theta"].iter().enumerate() {
+        let m = read_matrix_market(&mtx.join(format!("{name}.mtx"))).unwrap();
+        let nnz = if *name == "K" { k_nnz } else { m.entries.len() };
+        let line = format!(
+            "panel {}: {name}, {} x {}, {nnz} non-zeros",
+            k + 1,
+            m.nrows,
+            m.ncols
+        );
+        assert!(stdout.contains(&line), "missing '{line}' in:\n{stdout}");
+        let long = m.nrows.max(m.ncols) as f64;
+        expected_width += ((400.0 * m.ncols as f64 / long).round() as u32).max(1) + 2 + 16;
+    }
+    // panels side by side, 400 pixels on the longer side, framed, 16 pixels apart
+    assert_eq!(png_size(&png.join("sparsity.png")), (expected_width, 434));
+    assert!(
+        !png.join("K.mtx").exists(),
+        "png format writes only the picture"
+    );
+}

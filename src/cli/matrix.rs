@@ -1,13 +1,27 @@
 //! `peridot export-matrix` and `peridot solve-static`.
 
-use super::{load_problem, ModelArgs};
-use peridot::solver::export::{export_matrices, Exported};
+use super::{load_problem, MatrixFormat, ModelArgs};
+use peridot::solver::export::{export_matrices, write_sparsity, Exported};
 use peridot::solver::implicit::{solve_static as solve, StaticOptions};
 use std::path::{Path, PathBuf};
 
-pub fn export(args: &ModelArgs, out: &Path, what: &str) -> anyhow::Result<()> {
+pub fn export(
+    args: &ModelArgs,
+    out: &Path,
+    what: &str,
+    format: MatrixFormat,
+) -> anyhow::Result<()> {
     let what = Exported::parse_list(what)?;
     let problem = load_problem(args)?;
+    if format == MatrixFormat::Png {
+        let path = out.join("sparsity.png");
+        let panels = write_sparsity(&problem, &problem.initial_mu, &what, &path)?;
+        for (k, (name, rows, cols, nnz)) in panels.iter().enumerate() {
+            println!("panel {}: {name}, {rows} x {cols}, {nnz} non-zeros", k + 1);
+        }
+        println!("sparsity patterns: {}", path.display());
+        return Ok(());
+    }
     let sidecar = export_matrices(&problem, &problem.initial_mu, &what, out)?;
     for m in &sidecar.matrices {
         println!(

@@ -61,7 +61,8 @@ pub enum Command {
         /// Comma-separated matrices: K (stiffness), B (extensions), Theta (dilatation, LPS).
         #[arg(long, default_value = "K")]
         what: String,
-        /// File format (Matrix Market only).
+        /// File format: `mtx` (Matrix Market and side files) or `png` (a picture of the
+        /// sparsity patterns, one panel per matrix in `--what` order, `DIR/sparsity.png`).
         #[arg(long, value_enum, default_value = "mtx")]
         format: MatrixFormat,
     },
@@ -123,6 +124,8 @@ pub enum Command {
 pub enum MatrixFormat {
     /// Matrix Market coordinate (`.mtx`).
     Mtx,
+    /// Sparsity pattern picture (`sparsity.png`).
+    Png,
 }
 
 /// Run the parsed command.
@@ -140,8 +143,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             model,
             out,
             what,
-            format: MatrixFormat::Mtx,
-        } => matrix::export(&model, &out, &what),
+            format,
+        } => matrix::export(&model, &out, &what, format),
         Command::SolveStatic { model, out } => matrix::solve_static(&model, out),
         Command::Info { model } => info::info(&model),
         Command::Bench {

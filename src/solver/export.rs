@@ -6,6 +6,7 @@
 //! `B` and `Theta` are written in full storage (one row of `B`, one column of `Theta` per
 //! directed bond, in the order of `bonds.csv`), the form of `theory.md` section 4. `K` is that
 //! of the given bond status: the pre-cracks for `export-matrix`, the final damage for a run.
+//! [`write_sparsity`] draws the same matrices' sparsity patterns as a PNG (`--format png`).
 
 use crate::material::Law;
 use crate::model::{Boundary, BoundaryKind, Influence};
@@ -16,6 +17,7 @@ use crate::output::export::{
     ExportSidecar, MatrixFile, RegionSet,
 };
 use crate::output::matrix_market::{write_matrix_market, Csr, Symmetry};
+use crate::output::sparsity::{write_sparsity_png, Pattern};
 use crate::setup::Problem;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
@@ -70,39 +72,12 @@ pub fn export_matrices(
     what: &[Exported],
     dir: &Path,
 ) -> Result<ExportSidecar> {
-    if what.contains(&Exported::Theta) && !matches!(problem.material.law, Law::Lps { .. }) {
-        return Err(Error::Usage {
-            option: "--what".into(),
-            message: format!(
-                "Theta exists for LPS only; this model's material is {}",
-                problem.material.name()
-            ),
-        });
-    }
+    check_exportable(problem, what)?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let ops = Operators::<f64>::assemble(problem, Storage::Full)?;
     let mut matrices = Vec::new();
     for &item in what {
-        let (matrix, symmetry, description, units) = match item {
-            Exported::K => (
-                stiffness(&ops, &ops.row_status(bond_status))?,
-                Symmetry::Symmetric,
-                "global stiffness K = B^T W M (A_d + G S Theta M) B; f_int = -K u",
-                "N/m",
-            ),
-            Exported::B => (
-                ops.b.clone(),
-                Symmetry::General,
-                "extensions e = B u; row b = bond b of bonds.csv: -n at node i, +n at node j",
-                "1",
-            ),
-            Exported::Theta => (
-                ops.theta.clone().expect("LPS operators have Theta"),
-                Symmetry::General,
-                "dilatation theta = Theta (mu o e); column b = bond b of bonds.csv",
-                "1/m",
-            ),
-        };
+        let (matrix, symmetry, description, units) = matrix_of(item, &ops, bond_status)?;
         let file = format!("{}.mtx", item.name());
         let comments = vec![
             format!("peridot export of model {}: {description}", problem.name),
@@ -150,6 +125,83 @@ pub fn export_matrices(
     let sidecar = sidecar(problem, bond_status, matrices, bonds_file);
     write_json(&dir.join("export.json"), &sidecar)?;
     Ok(sidecar)
+}
+
+/// `Theta` exists for LPS only: asking for it on another material is a usage error.
+fn check_exportable(problem: &Problem, what: &[Exported]) -> Result<()> {
+    if what.contains(&Exported::Theta) && !matches!(problem.material.law, Law::Lps { .. }) {
+        return Err(Error::Usage {
+            option: "--what".into(),
+            message: format!(
+                "Theta exists for LPS only; this model's material is {}",
+                problem.material.name()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The matrix `item` of the operators `ops` at bond status `bond_status`, with its symmetry,
+/// description and units.
+fn matrix_of(
+    item: Exported,
+    ops: &Operators<f64>,
+    bond_status: &[u8],
+) -> Result<(Mat<f64>, Symmetry, &'static str, &'static str)> {
+    Ok(match item {
+        Exported::K => (
+            stiffness(ops, &ops.row_status(bond_status))?,
+            Symmetry::Symmetric,
+            "global stiffness K = B^T W M (A_d + G S Theta M) B; f_int = -K u",
+            "N/m",
+        ),
+        Exported::B => (
+            ops.b.clone(),
+            Symmetry::General,
+            "extensions e = B u; row b = bond b of bonds.csv: -n at node i, +n at node j",
+            "1",
+        ),
+        Exported::Theta => (
+            ops.theta.clone().expect("LPS operators have Theta"),
+            Symmetry::General,
+            "dilatation theta = Theta (mu o e); column b = bond b of bonds.csv",
+            "1/m",
+        ),
+    })
+}
+
+/// Draw the sparsity patterns of the matrices `what` (full storage, both triangles of `K`)
+/// side by side, in that order, into the PNG `path` (`output/sparsity.rs`). Returns each
+/// panel's name, rows, columns and non-zeros.
+pub fn write_sparsity(
+    problem: &Problem,
+    bond_status: &[u8],
+    what: &[Exported],
+    path: &Path,
+) -> Result<Vec<(&'static str, usize, usize, usize)>> {
+    check_exportable(problem, what)?;
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    let ops = Operators::<f64>::assemble(problem, Storage::Full)?;
+    let matrices = what
+        .iter()
+        .map(|&item| matrix_of(item, &ops, bond_status).map(|m| (item.name(), m.0)))
+        .collect::<Result<Vec<_>>>()?;
+    let patterns: Vec<Pattern<'_, u32>> = matrices
+        .iter()
+        .map(|(_, m)| Pattern {
+            rows: m.nrows(),
+            cols: m.ncols(),
+            row_ptr: m.symbolic().row_ptr(),
+            col_idx: m.symbolic().col_idx(),
+        })
+        .collect();
+    write_sparsity_png(path, &patterns)?;
+    Ok(matrices
+        .iter()
+        .map(|(name, m)| (*name, m.nrows(), m.ncols(), m.val().len()))
+        .collect())
 }
 
 /// Convert at the edge: the engine's CSR matrix as the writer's plain view.
