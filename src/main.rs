@@ -8,6 +8,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let args = cli::Cli::parse();
     match cli::dispatch(args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -15,5 +16,17 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Let a closed pipe end the process quietly, as for other command-line tools
+/// (`peridot run MODEL | head -1`): Rust ignores `SIGPIPE`, which turns every later `println!`
+/// into a panic.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists; resetting a signal
+    // disposition to its default has no other effect on the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -81,7 +81,9 @@ fn run_writes_every_output() {
     }
     assert_eq!(summary["nodes"], 200);
     assert_eq!(summary["steps"], 40);
-    assert_eq!(summary["backend"], "cpu-loop");
+    // the default backend is `auto`: what this machine resolves it to (cpu-loop without a GPU)
+    let (auto, _) = peridot::backend::resolve_auto(peridot::Precision::F64);
+    assert_eq!(summary["backend"], auto.name());
 }
 
 #[test]
@@ -151,4 +153,22 @@ fn an_unstable_run_stops_naming_the_step_and_keeps_its_outputs() {
     let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary kept");
     assert!(summary.contains("stopped_early"), "{summary}");
     assert!(out.join("tiny_000000.vtu").is_file(), "first snapshot kept");
+}
+
+#[test]
+fn a_closed_output_pipe_ends_the_run_without_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(dir.path(), TINY);
+    let out = dir.path().join("out");
+    // `peridot run ... | head -0`: the reader is gone before the first line is written
+    let mut child = Command::new(env!("CARGO_BIN_EXE_peridot"))
+        .args(["run", &model, "--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(!err.contains("panicked"), "{err}");
 }
