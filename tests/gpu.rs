@@ -373,3 +373,44 @@ fn f32_runs_agree_with_cpu_loop() {
         say(&format!("{name} f32: u agrees to {e:.1e}"));
     }
 }
+
+/// `GpuLoop::device_bytes`, the count the out-of-memory check and `peridot info` use before
+/// allocating, covers what the backend then holds: at least the allocated bytes and at most
+/// 8% more (it counts the LPS per-node arrays, 3 values per node, for every law).
+#[test]
+fn device_memory_estimate_covers_the_allocations() {
+    if !have_gpu() {
+        return;
+    }
+    for dim in ["plane-stress", "3d"] {
+        for (law, material, extra) in MATERIALS {
+            let p = Arc::new(common::problem(&model(dim, material, extra), &[]));
+            let estimate = GpuLoop::<f64>::device_bytes(&p);
+            let held = GpuLoop::<f64>::new(p).unwrap().memory_bytes();
+            let ratio = estimate as f64 / held as f64;
+            say(&format!("{dim} {law}: estimate {estimate} B, held {held} B"));
+            assert!(
+                (1.0..1.08).contains(&ratio),
+                "{dim} {law}: estimate {estimate} B against {held} B held"
+            );
+        }
+    }
+}
+
+/// A model larger than the free device memory is a clear error naming the bytes and the
+/// way out, never a failed allocation.
+#[test]
+fn a_model_too_large_for_the_gpu_is_a_clear_error() {
+    if !have_gpu() {
+        return;
+    }
+    let gpu = peridot::gpu::Gpu::get().unwrap();
+    let (free, total) = gpu.memory_info().unwrap();
+    assert!(free > 0 && free <= total, "free {free} of {total} bytes");
+    assert!(gpu.ensure_fits("gpu-loop", free / 2).is_ok());
+    let e = gpu.ensure_fits("gpu-loop", 2 * total).unwrap_err().to_string();
+    say(&format!("too large: {e}"));
+    for part in ["gpu-loop", "GiB", &format!("{} bytes", 2 * total), "--precision f32"] {
+        assert!(e.contains(part), "{part:?} missing from: {e}");
+    }
+}

@@ -113,6 +113,15 @@ pub struct GpuLoop<T: Real> {
     pub(super) lists: Option<super::gpu_step::Lists>,
 }
 
+/// Device bytes of the GPU loop backend per node and per bond slot, for precision bytes `p`.
+pub fn device_bytes_per(dim: usize, p: usize) -> (usize, usize) {
+    // positions 24, volume 8, horizon volume 8, no-fail 1, family size 4, LPS alpha, p, d/m,
+    // theta (4 p), damage p, energy 8, state u v a f b v_half (6 d p), scratch u f (2 d p)
+    let node = 24 + 8 + 8 + 1 + 4 + 4 * p + p + 8 + 8 * dim * p;
+    // neighbour 4, status 1, weight p
+    (node, 4 + 1 + p)
+}
+
 /// The precision of `T`.
 pub(super) fn precision_of<T: Real>() -> Precision {
     if T::NAME == "f32" {
@@ -134,6 +143,17 @@ impl<T: Real> GpuLoop<T> {
         Self::upload(problem, gpu, k).map_err(|e| rename(e, "gpu-loop"))
     }
 
+    /// Bytes this backend allocates on the device for `problem` in precision `T`, counted
+    /// before any allocation: per node and per bond slot of the sliced order (padding
+    /// included). `peridot info` and the out-of-memory check use it.
+    pub fn device_bytes(problem: &Problem) -> usize {
+        let layout = SlicedLayout::new(&problem.families);
+        let (node, bond) = device_bytes_per(problem.dim(), std::mem::size_of::<T>());
+        let slices = layout.slice_start.len();
+        // slice starts, and the two counters (bonds broken, reduction result)
+        node * problem.body.len() + bond * layout.padded_len() + 8 * slices + 16
+    }
+
     fn upload(problem: Arc<Problem>, gpu: Arc<Gpu>, k: Kernels) -> Result<Self> {
         let p = &problem;
         let (n, d) = (p.body.len(), p.dim());
@@ -143,6 +163,7 @@ impl<T: Real> GpuLoop<T> {
                 message: format!("{n} nodes exceed the 32-bit node indices of the kernels"),
             });
         }
+        gpu.ensure_fits("gpu-loop", Self::device_bytes(p))?;
         let layout = SlicedLayout::new(&p.families);
         // Padding slots (never visited: a thread stops at its family size) hold node 0,
         // weight 0 and status broken.

@@ -1,7 +1,8 @@
 //! `peridot info`: size of a model and memory per backend, without running it.
 
 use super::{load_problem, ModelArgs};
-use peridot::backend::CpuMatrix;
+use peridot::backend::gpu_loop::device_bytes_per;
+use peridot::backend::{CpuMatrix, GpuLoop};
 use peridot::operators::{footprint, Storage};
 use peridot::solver::run::choose_dt;
 
@@ -16,16 +17,6 @@ fn cpu_loop_bytes(dim: usize, p: usize, correction: bool) -> (usize, usize) {
     // neighbour 4, beta 8, initial and current status 2, length and weight 2 p, correction 8
     let bond = 4 + 8 + 2 + 2 * p + if correction { 8 } else { 0 };
     (node, bond)
-}
-
-/// Bytes the GPU loop backend holds on the device per node and per directed bond, for
-/// precision bytes `p` (the sliced order's padding comes on top of the bond bytes).
-fn gpu_loop_bytes(dim: usize, p: usize) -> (usize, usize) {
-    // positions 24, volume 8, horizon volume 8, no-fail 1, family size 4, LPS alpha, p, d/m,
-    // theta (4 p), damage p, energy 8, state u v a f b v_half (6 d p), scratch u f (2 d p)
-    let node = 24 + 8 + 8 + 1 + 4 + 4 * p + p + 8 + 8 * dim * p;
-    // neighbour 4, status 1, weight p
-    (node, 4 + 1 + p)
 }
 
 pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
@@ -53,6 +44,7 @@ pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
         println!("crit. stretch {s0:.4e}");
     }
     println!("memory (estimates of what each backend holds):");
+    let gpu_memory = gpu_memory_bytes();
     let corr = problem.bonds.correction.is_some();
     for (name, p) in [("f32", 4), ("f64", 8)] {
         let (bn, bb) = cpu_loop_bytes(problem.dim(), p, corr);
@@ -82,13 +74,31 @@ pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
         }
     }
     for (name, p) in [("f32", 4), ("f64", 8)] {
-        let (bn, bb) = gpu_loop_bytes(problem.dim(), p);
-        let total = bn * n + bb * nb;
+        let (bn, bb) = device_bytes_per(problem.dim(), p);
+        let total = match p {
+            4 => GpuLoop::<f32>::device_bytes(&problem),
+            _ => GpuLoop::<f64>::device_bytes(&problem),
+        };
+        let per_node = total as f64 / n.max(1) as f64;
         println!(
-            "  gpu-loop {name}: {bn} B/node + {bb} B/bond (+ padding), total {:.3} MiB on the GPU",
-            total as f64 / (1 << 20) as f64
+            "  gpu-loop {name}: {bn} B/node + {bb} B/bond slot = {per_node:.1} B/node, total \
+             {:.3} MiB on the GPU; at this family size {:.3e} nodes fit in {:.0} GB",
+            total as f64 / MIB,
+            gpu_memory as f64 / per_node,
+            gpu_memory as f64 / 1e9
         );
     }
     println!("  gpu-matrix: not available in this version");
     Ok(())
+}
+
+/// Memory of this machine's GPU where one is present (`total_memory` as the driver reports
+/// it), else the 80 GB of an H100, so `info` can say how large a model fits.
+fn gpu_memory_bytes() -> usize {
+    if peridot::gpu::driver_available() {
+        if let Ok(g) = peridot::gpu::Gpu::get() {
+            return g.total_memory;
+        }
+    }
+    80_000_000_000
 }

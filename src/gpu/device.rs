@@ -162,6 +162,38 @@ impl Gpu {
             .map_err(driver_error)
     }
 
+    /// `(free, total)` device memory in bytes, as the driver reports it now.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.stream
+            .context()
+            .bind_to_thread()
+            .map_err(driver_error)?;
+        cudarc::driver::result::mem_get_info().map_err(driver_error)
+    }
+
+    /// A clear error, before any allocation, when `backend` needs `needed` bytes of device
+    /// memory for a model and fewer are free: it names both and what to try instead.
+    pub fn ensure_fits(&self, backend: &str, needed: usize) -> Result<()> {
+        let (free, total) = self.memory_info()?;
+        if needed <= free {
+            return Ok(());
+        }
+        let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
+        Err(Error::Backend {
+            backend: backend.into(),
+            message: format!(
+                "the model needs {:.2} GiB ({needed} bytes) of GPU memory, but only {:.2} GiB \
+                 ({free} bytes) of the {:.2} GiB on {} are free; try --precision f32, a \
+                 coarser discretization.dx, or --backend cpu-loop (`peridot info` shows the \
+                 bytes per node of each backend)",
+                gib(needed),
+                gib(free),
+                gib(total),
+                self.name
+            ),
+        })
+    }
+
     /// Wait for all work on the stream.
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(driver_error)
