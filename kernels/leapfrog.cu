@@ -70,7 +70,12 @@ PD_KERNEL(apply_conditions)(const ConditionParams p) {
         const double val = p.value[e];
         const u8 kind = p.kind[e];
         if (p.mode == 0) {
-            if (kind == 0) p.v[dof] = ((real)(val * f1[c]) - p.u[dof]) / (real)p.table[0];
+            // an empty interval (ADR within a load step) leaves the dof where it is
+            if (kind == 0) {
+                p.v[dof] = p.table[0] == 0.0
+                               ? (real)0
+                               : ((real)(val * f1[c]) - p.u[dof]) / (real)p.table[0];
+            }
             else if (kind == 1) p.v[dof] = (real)(val * fmid[c]);
         } else if (p.mode == 1) {
             if (kind == 0) p.u[dof] = (real)(val * f1[c]);

@@ -127,6 +127,19 @@ fn clamped_lps_bar_matches_adr() {
     assert!(err < 1e-4, "LPS bar: {err:e}");
 }
 
+/// The same bar with the traction applied in 4 ADR load steps: the iterations within a load
+/// step (empty load interval) keep the clamped dofs still, so ADR's damping estimate stays
+/// finite and it converges to the same solution (it once stalled undamped).
+#[test]
+fn clamped_lps_bar_in_load_steps_matches_adr() {
+    let p = common::problem(
+        &lps_bar(),
+        &["solver.load_steps=4", "solver.steps=8000", "solver.tolerance=1e-10"],
+    );
+    let err = compare(&p);
+    assert!(err < 1e-4, "LPS bar in load steps: {err:e}");
+}
+
 #[test]
 fn strip_stretched_by_a_displacement_matches_adr() {
     let text = format!(

@@ -16,6 +16,7 @@ use crate::gpu::Gpu;
 use crate::material::Law;
 use crate::model::PartialVolume;
 use crate::setup::Problem;
+use crate::solver::adr::Adr;
 use crate::solver::explicit::{Explicit, StepTimes};
 use crate::solver::loads::Loads;
 use crate::solver::State;
@@ -111,6 +112,8 @@ pub struct GpuLoop<T: Real> {
     pub(super) table: Option<CudaSlice<f64>>,
     /// Boundary-condition lists of the device time loop.
     pub(super) lists: Option<super::gpu_step::Lists>,
+    /// Buffers of the ADR iteration on the device (made by the first one).
+    pub(super) adr: Option<super::gpu_adr::AdrDevice<T>>,
 }
 
 /// Device bytes of the GPU loop backend per node and per bond slot, for precision bytes `p`.
@@ -219,6 +222,7 @@ impl<T: Real> GpuLoop<T> {
             resident_step: None,
             table: None,
             lists: None,
+            adr: None,
             dim: d,
             k,
             gpu,
@@ -468,6 +472,7 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             s.f.num_bytes() + s.b.num_bytes() + s.vhalf.num_bytes(),
             self.table.as_ref().map_or(0, |t| t.num_bytes()),
             self.lists.as_ref().map_or(0, |l| l.bytes()),
+            self.adr.as_ref().map_or(0, |a| a.bytes()),
         ]
         .iter()
         .sum()
@@ -498,6 +503,22 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         times: &mut StepTimes,
     ) -> Result<usize> {
         self.advance(integrator, loads, state, steps, full_sync, times)
+            .map_err(|e| rename(e, "gpu-loop"))
+    }
+
+    fn advance_adr(
+        &mut self,
+        adr: &mut Adr<T>,
+        loads: &Loads,
+        state: &mut State<T>,
+        h: f64,
+    ) -> Result<usize> {
+        self.adr_iteration(adr, loads, state, h)
+            .map_err(|e| rename(e, "gpu-loop"))
+    }
+
+    fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
+        self.sync_adr_state(state)
             .map_err(|e| rename(e, "gpu-loop"))
     }
 

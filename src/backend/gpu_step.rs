@@ -22,10 +22,10 @@ use std::time::Instant;
 /// again only when the loads change).
 pub(super) struct Lists {
     host: (DofList, DofList),
-    kinematic: DeviceDofList,
-    body: DeviceDofList,
-    conditions: usize,
-    stride: usize,
+    pub(super) kinematic: DeviceDofList,
+    pub(super) body: DeviceDofList,
+    pub(super) conditions: usize,
+    pub(super) stride: usize,
 }
 
 impl Lists {
@@ -37,7 +37,7 @@ impl Lists {
 
 impl<T: Real> GpuLoop<T> {
     /// Copy the host state to the device.
-    fn upload_state(&mut self, state: &State<T>) -> Result<()> {
+    pub(super) fn upload_state(&mut self, state: &State<T>) -> Result<()> {
         let s = self.gpu.stream().clone();
         let d = &mut self.state;
         for (host, dev) in [
@@ -52,7 +52,7 @@ impl<T: Real> GpuLoop<T> {
     }
 
     /// Copy the device state to the host.
-    fn download_state(&self, state: &mut State<T>) -> Result<()> {
+    pub(super) fn download_state(&self, state: &mut State<T>) -> Result<()> {
         let d = &self.state;
         self.download(&d.u, &mut state.u)?;
         self.download(&d.v, &mut state.v)?;
@@ -101,7 +101,7 @@ impl<T: Real> GpuLoop<T> {
     }
 
     /// Make `self.lists` hold the condition lists of `loads`.
-    fn update_lists(&mut self, loads: &Loads) -> Result<()> {
+    pub(super) fn update_lists(&mut self, loads: &Loads) -> Result<()> {
         let host = dof_lists(loads);
         let stride = table_stride(loads);
         if let Some(l) = &self.lists {
@@ -120,7 +120,7 @@ impl<T: Real> GpuLoop<T> {
     }
 
     /// Launch `apply_conditions` over `list` in `mode` with the table row at `row`.
-    fn apply(&self, list: &DeviceDofList, lists: &Lists, mode: i32, row: u64) -> Result<()> {
+    pub(super) fn apply(&self, list: &DeviceDofList, lists: &Lists, mode: i32, row: u64) -> Result<()> {
         if list.count == 0 {
             return Ok(());
         }

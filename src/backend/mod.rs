@@ -11,6 +11,7 @@ pub mod blocks;
 pub mod coefficients;
 pub mod cpu_loop;
 pub mod cpu_matrix;
+mod gpu_adr;
 pub mod gpu_loop;
 mod gpu_step;
 pub mod pmb_kernel;
@@ -20,6 +21,7 @@ pub use cpu_matrix::CpuMatrix;
 pub use gpu_loop::GpuLoop;
 
 use crate::setup::Problem;
+use crate::solver::adr::Adr;
 use crate::solver::explicit::{Explicit, StepTimes};
 use crate::solver::loads::Loads;
 use crate::solver::State;
@@ -110,6 +112,29 @@ pub trait Backend<T: Real>: Send + AsBackend<T> {
         Ok((0..steps)
             .map(|_| integrator.step(state, loads, backend, times))
             .sum())
+    }
+
+    /// One iteration of adaptive dynamic relaxation (`solver/adr.rs`) towards the load at
+    /// `state.time + h`: sets `adr.residual`, advances `state.time` and `state.step`, and
+    /// returns the bonds broken. The default runs [`Adr::iterate`] on the host; a GPU
+    /// backend keeps the state on the device, where `state`'s vectors go stale until
+    /// [`Backend::sync_state`].
+    fn advance_adr(
+        &mut self,
+        adr: &mut Adr<T>,
+        loads: &Loads,
+        state: &mut State<T>,
+        h: f64,
+    ) -> Result<usize> {
+        let backend = self.as_backend();
+        Ok(adr.iterate(state, loads, backend, h))
+    }
+
+    /// Bring `state`'s vectors up to date after [`Backend::advance_adr`] where the backend
+    /// holds them elsewhere (a device). The default has nothing to do.
+    fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
+        let _ = state;
+        Ok(())
     }
 
     /// Largest absolute displacement of `state` for the stability check, `None` if any entry

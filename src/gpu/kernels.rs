@@ -55,6 +55,11 @@ pub const STAGES: &[Stage] = &[
             "max_abs",
         ],
     },
+    Stage {
+        file: "adr.cu",
+        source: include_str!("../../kernels/adr.cu"),
+        entries: &["adr_residual", "adr_finalize", "adr_velocity", "adr_drift"],
+    },
 ];
 
 /// The precision prelude: the scalar type and the entry-point suffix.

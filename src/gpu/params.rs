@@ -83,6 +83,26 @@ pub struct ReduceParams {
     pub out: u64,
 }
 
+/// Adaptive dynamic relaxation (`adr.cu`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AdrParams {
+    pub u: u64,
+    pub v: u64,
+    pub f: u64,
+    pub b: u64,
+    pub lambda: u64,
+    pub force: u64,
+    pub force_prev: u64,
+    pub constrained: u64,
+    pub partials: u64,
+    pub status: u64,
+    pub h: f64,
+    pub ndof: u64,
+    pub blocks: u32,
+    pub pad: i32,
+}
+
 // SAFETY: plain `#[repr(C)]` data (integers, floats, device addresses) with the layout of the
 // C structs they mirror; the kernels take them by value.
 unsafe impl DeviceRepr for BondParams {}
@@ -92,6 +112,8 @@ unsafe impl DeviceRepr for StepParams {}
 unsafe impl DeviceRepr for ConditionParams {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for ReduceParams {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for AdrParams {}
 
 #[cfg(test)]
 mod tests {
@@ -103,5 +125,6 @@ mod tests {
         assert_eq!(std::mem::size_of::<BondParams>(), 18 * 8 + 4 * 8 + 6 * 4);
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 9 * 8 + 4 * 4);
+        assert_eq!(std::mem::size_of::<AdrParams>(), 12 * 8 + 2 * 4);
     }
 }

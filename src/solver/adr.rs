@@ -39,6 +39,16 @@ impl<T: Real> Adr<T> {
         }
     }
 
+    /// Fictitious density per dof, N/m^4.
+    pub fn lambda(&self) -> &[T] {
+        &self.lambda
+    }
+
+    /// Whether bonds may break.
+    pub fn damage(&self) -> bool {
+        self.damage
+    }
+
     /// One iteration towards the load at time `t1 = state.time + h` (`h` = 1, or a whole load
     /// step). Returns the bonds broken in it.
     pub fn iterate(

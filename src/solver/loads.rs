@@ -145,12 +145,17 @@ impl Loads {
     /// Before a position update `u += (t1 - t0) v` over the interval `t0 -> t1`: set the
     /// velocity of every constrained dof so that the update lands on its prescribed value
     /// (displacement conditions at `t1`, velocity conditions integrated at mid-interval,
-    /// fixed dofs at zero).
+    /// fixed dofs at zero). An empty interval (an ADR iteration within a load step) gives
+    /// displacement-controlled dofs zero velocity: they do not move, and a velocity of
+    /// `0 / 0` would poison ADR's damping estimate.
     pub fn step_velocity<T: Real>(&self, t0: f64, t1: f64, u: &[T], v: &mut [T]) {
         let h = T::of(t1 - t0);
         for c in &self.conditions {
             let target = |dof: usize, val: f64| -> Option<T> {
                 match c.kind {
+                    BoundaryKind::Displacement | BoundaryKind::Fixed if h == T::zero() => {
+                        Some(T::zero())
+                    }
                     BoundaryKind::Displacement | BoundaryKind::Fixed => {
                         Some((T::of(val * c.factor(t1)) - u[dof]) / h)
                     }

@@ -232,11 +232,11 @@ impl<T: Real> Runner<T> {
         match load_steps {
             None => {
                 for _ in 0..steps {
-                    self.timed_iteration(&mut adr, 1.0);
+                    self.timed_iteration(&mut adr, 1.0)?;
                     self.check_stability()?;
                     converged = adr.residual < tol;
                     let done = converged && self.loads.is_static_after(self.state.time);
-                    self.observe(done || self.state.step == steps)?;
+                    self.observe_adr(done || self.state.step == steps)?;
                     if done {
                         break;
                     }
@@ -246,28 +246,43 @@ impl<T: Real> Runner<T> {
                 let per = (steps / l).max(1);
                 let h = steps as f64 / l as f64;
                 for _ in 0..l {
-                    self.timed_iteration(&mut adr, h);
+                    self.timed_iteration(&mut adr, h)?;
                     for _ in 1..per {
-                        self.timed_iteration(&mut adr, 0.0);
+                        self.timed_iteration(&mut adr, 0.0)?;
                         if adr.residual < tol {
                             break;
                         }
                     }
                     self.check_stability()?;
                     converged = adr.residual < tol;
-                    self.observe(true)?;
+                    self.observe_adr(true)?;
                 }
             }
         }
+        self.backend.sync_state(&mut self.state)?;
         self.summary.converged = Some(converged);
         self.summary.static_residual = Some(adr.residual);
         Ok(())
     }
 
-    fn timed_iteration(&mut self, adr: &mut Adr<T>, h: f64) {
+    /// One ADR iteration, by the backend (on a device the state stays there).
+    fn timed_iteration(&mut self, adr: &mut Adr<T>, h: f64) -> Result<()> {
         let t0 = Instant::now();
-        adr.iterate(&mut self.state, &self.loads, self.backend.as_mut(), h);
+        self.backend
+            .advance_adr(adr, &self.loads, &mut self.state, h)?;
         self.times.forces += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// [`Runner::observe`] after an ADR iteration, bringing the state to the host first
+    /// when something is written.
+    fn observe_adr(&mut self, last: bool) -> Result<()> {
+        if self.writes_at(self.state.step, last) {
+            let t0 = Instant::now();
+            self.backend.sync_state(&mut self.state)?;
+            self.times.transfers += t0.elapsed().as_secs_f64();
+        }
+        self.observe(last)
     }
 
     /// Stop with a clear error on NaN or blow-up (displacements beyond 10x the body size).
