@@ -7,6 +7,7 @@
 //! Units as in [`super`]: m, N/m^3, J.
 
 use super::coefficients::{bond_weights, lps_coefficients};
+use super::gpu_step::{advance, DeviceLoop};
 use super::Backend;
 use crate::gpu::conditions::{addr, upload};
 use crate::gpu::device::driver_error;
@@ -31,11 +32,6 @@ pub(super) struct Kernels {
     pub break_bonds: CudaFunction,
     pub damage: CudaFunction,
     pub strain_energy: CudaFunction,
-    pub kick: CudaFunction,
-    pub drift: CudaFunction,
-    pub accelerate_kick: CudaFunction,
-    pub apply_conditions: CudaFunction,
-    pub max_abs: CudaFunction,
 }
 
 impl Kernels {
@@ -48,23 +44,8 @@ impl Kernels {
             break_bonds: f("break_bonds")?,
             damage: f("damage")?,
             strain_energy: f("strain_energy")?,
-            kick: f("kick")?,
-            drift: f("drift")?,
-            accelerate_kick: f("accelerate_kick")?,
-            apply_conditions: f("apply_conditions")?,
-            max_abs: f("max_abs")?,
         })
     }
-}
-
-/// Device buffers of the explicit state (`u`, `v`, `a`, `f`, `b`, half-step velocity).
-pub(super) struct DeviceState<T> {
-    pub u: CudaSlice<T>,
-    pub v: CudaSlice<T>,
-    pub a: CudaSlice<T>,
-    pub f: CudaSlice<T>,
-    pub b: CudaSlice<T>,
-    pub vhalf: CudaSlice<T>,
 }
 
 /// GPU loop backend in precision `T`.
@@ -97,20 +78,12 @@ pub struct GpuLoop<T: Real> {
     energy: CudaSlice<f64>,
     /// Bonds broken on the device since setup (a running counter).
     broken: CudaSlice<u64>,
-    /// Result of the `max_abs` reduction.
-    pub(super) reduce_out: CudaSlice<u64>,
     /// Last value read from `broken`.
     pub(super) broken_seen: u64,
     /// Bonds broken by pre-cracks.
     precracked: usize,
-    /// The explicit state while the time loop runs on the device.
-    pub(super) state: DeviceState<T>,
-    /// `State::step` the device state holds, if it holds one.
-    pub(super) resident_step: Option<usize>,
-    /// Device buffer of per-step condition factors (grown on demand).
-    pub(super) table: Option<CudaSlice<f64>>,
-    /// Boundary-condition lists of the device time loop.
-    pub(super) lists: Option<super::gpu_step::Lists>,
+    /// The device time loop: resident state, condition lists, leapfrog kernels.
+    pub(super) stepper: DeviceLoop<T>,
 }
 
 /// The precision of `T`.
@@ -157,14 +130,7 @@ impl<T: Real> GpuLoop<T> {
                 .unwrap_or_default()
         };
         let zeros = |len: usize| gpu.stream().alloc_zeros::<T>(len.max(1));
-        let state = DeviceState {
-            u: zeros(n * d).map_err(driver_error)?,
-            v: zeros(n * d).map_err(driver_error)?,
-            a: zeros(n * d).map_err(driver_error)?,
-            f: zeros(n * d).map_err(driver_error)?,
-            b: zeros(n * d).map_err(driver_error)?,
-            vhalf: zeros(n * d).map_err(driver_error)?,
-        };
+        let stepper = DeviceLoop::new(&gpu, n * d)?;
         let backend = GpuLoop {
             slice_start: upload(&gpu, &layout.slice_start)?,
             lengths: upload(&gpu, &layout.lengths)?,
@@ -190,14 +156,10 @@ impl<T: Real> GpuLoop<T> {
                 .alloc_zeros::<f64>(n.max(1))
                 .map_err(driver_error)?,
             broken: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
-            reduce_out: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
             broken_seen: 0,
             layout,
             precracked: p.precracked_bonds(),
-            state,
-            resident_step: None,
-            table: None,
-            lists: None,
+            stepper,
             dim: d,
             k,
             gpu,
@@ -367,7 +329,7 @@ impl<T: Real> GpuLoop<T> {
 }
 
 /// Name the backend in a GPU error.
-fn rename(e: Error, backend: &str) -> Error {
+pub(super) fn rename(e: Error, backend: &str) -> Error {
     match e {
         Error::Backend { message, .. } => Error::Backend {
             backend: backend.into(),
@@ -423,7 +385,6 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
     }
 
     fn memory_bytes(&self) -> usize {
-        let s = &self.state;
         [
             self.slice_start.num_bytes(),
             self.lengths.num_bytes(),
@@ -442,11 +403,8 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.f_out.num_bytes(),
             self.phi.num_bytes(),
             self.energy.num_bytes(),
-            self.broken.num_bytes() + self.reduce_out.num_bytes(),
-            s.u.num_bytes() + s.v.num_bytes() + s.a.num_bytes(),
-            s.f.num_bytes() + s.b.num_bytes() + s.vhalf.num_bytes(),
-            self.table.as_ref().map_or(0, |t| t.num_bytes()),
-            self.lists.as_ref().map_or(0, |l| l.bytes()),
+            self.broken.num_bytes(),
+            self.stepper.bytes(),
         ]
         .iter()
         .sum()
@@ -476,15 +434,14 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         full_sync: bool,
         times: &mut StepTimes,
     ) -> Result<usize> {
-        self.advance(integrator, loads, state, steps, full_sync, times)
+        advance(self, integrator, loads, state, steps, full_sync, times)
             .map_err(|e| rename(e, "gpu-loop"))
     }
 
     fn max_abs_displacement(&mut self, state: &State<T>) -> Option<f64> {
-        if self.resident_step == Some(state.step) {
-            fatal(self.device_max_abs(state.u.len()), "displacement check")
-        } else {
-            state.max_abs_displacement()
-        }
+        fatal(
+            self.stepper.max_abs_displacement(state),
+            "displacement check",
+        )
     }
 }

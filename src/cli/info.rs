@@ -1,7 +1,7 @@
 //! `peridot info`: size of a model and memory per backend, without running it.
 
 use super::{load_problem, ModelArgs};
-use peridot::backend::CpuMatrix;
+use peridot::backend::{CpuMatrix, GpuMatrix};
 use peridot::operators::{footprint, Storage};
 use peridot::solver::run::choose_dt;
 
@@ -89,6 +89,16 @@ pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
             total as f64 / (1 << 20) as f64
         );
     }
-    println!("  gpu-matrix: not available in this version");
+    for (name, p) in [("f32", 4), ("f64", 8)] {
+        let storage = Storage::Half;
+        let held = GpuMatrix::<f32>::memory_estimate(&problem, storage, p);
+        println!(
+            "  gpu-matrix {name} {}: {:.1} B/node, total {:.3} MiB on the GPU (+ cuSPARSE \
+             workspaces)",
+            storage.name(),
+            held as f64 / n.max(1) as f64,
+            held as f64 / MIB
+        );
+    }
     Ok(())
 }
