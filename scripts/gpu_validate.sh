@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# GPU validation of the gpu-loop backend, in two halves.
+# GPU validation of the GPU backends (gpu-loop, gpu-matrix), in two halves.
 #
 #   [GPU_DIR=.gpu-x] scripts/gpu_validate.sh prepare   (here, on a machine without GPU)
 #       builds the release binaries and copies them, stripped, into .gpu/ of the repository
 #       root that the device tool sends (default: the main checkout, GPU_ROOT overrides):
-#       peridot, gpu_tests (tests/gpu.rs), kernels_compile (tests/kernels_compile.rs),
-#       the models, and this script.
+#       peridot, gpu_tests (tests/gpu.rs), agreement_tests (tests/agreement.rs),
+#       kernels_compile (tests/kernels_compile.rs), gpu_spmv (examples/gpu_spmv.rs), the
+#       models, and this script.
 #
 #   ./.gpu/gpu_validate.sh run           (on the GPU machine, from the repository root)
 #       device facts, the GPU tests with PERIDOT_REQUIRE_GPU=1 (a missing GPU fails), the
 #       kernel compile test, then timings of `peridot run` on seed models with outputs off:
 #       gpu-loop f64 and f32, and cpu-loop f64 for scale. Logs and summaries go to $OUT
 #       (or ./gpu-out), and a table of node-steps per second is printed last.
+#
+#   ./.gpu/gpu_validate.sh matrix        (on the GPU machine; a shorter run for gpu-matrix)
+#       device facts and the libraries found, the GPU tests and the GPU pairs of the
+#       agreement tests with PERIDOT_REQUIRE_GPU=1, the kernel compile test, then
+#       `peridot bench` of gpu-loop against gpu-matrix (f64, f32) on models/pmb_block_3d.toml
+#       at MATRIX_NODES nodes (default 1000000) and the SpMV timings of examples/gpu_spmv.rs
+#       on the same model and size.
 #
 # The device tool's command for the second half:
 #   ./.gpu/gpu_validate.sh run        with carry: [".gpu"]
@@ -26,7 +34,8 @@ prepare() {
     export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
     cargo build --release
     local tests
-    tests=$(cargo test --release --no-run --test gpu --test kernels_compile \
+    cargo build --release --example gpu_spmv
+    tests=$(cargo test --release --no-run --test gpu --test agreement --test kernels_compile \
         --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -38,10 +47,13 @@ for line in sys.stdin:
     while read -r name exe; do
         case "$name" in
             gpu) cp "$exe" "$dest/gpu_tests" ;;
+            agreement) cp "$exe" "$dest/agreement_tests" ;;
             kernels_compile) cp "$exe" "$dest/kernels_compile" ;;
         esac
     done <<<"$tests"
-    strip "$dest/peridot" "$dest/gpu_tests" "$dest/kernels_compile"
+    cp "$CARGO_TARGET_DIR/release/examples/gpu_spmv" "$dest/gpu_spmv"
+    strip "$dest/peridot" "$dest/gpu_tests" "$dest/agreement_tests" "$dest/kernels_compile" \
+        "$dest/gpu_spmv"
     cp models/*.toml "$dest/models/"
     cp scripts/gpu_validate.sh "$dest/"
     mkdir -p "$common/info"
@@ -101,6 +113,11 @@ run() {
         --set solver.dt=6e-9 --set solver.steps=400
     timed kw3d_0.5mm gpu-loop f32 kalthoff_winkler_3d.toml --set discretization.dx=0.5e-3 \
         --set solver.dt=6e-9 --set solver.steps=400
+    # gpu-matrix (cuSPARSE) on the same model and size
+    timed kw3d_0.5mm_matrix gpu-matrix f64 kalthoff_winkler_3d.toml \
+        --set discretization.dx=0.5e-3 --set solver.dt=6e-9 --set solver.steps=400
+    timed kw3d_0.5mm_matrix gpu-matrix f32 kalthoff_winkler_3d.toml \
+        --set discretization.dx=0.5e-3 --set solver.dt=6e-9 --set solver.steps=400
     # Pre-cracked plate 2D (seed 000 problem 3) at 1 M nodes, 1000 steps.
     timed plate2d_1M gpu-loop f64 precracked_plate_2d.toml --set discretization.dx=0.05e-3 \
         --set solver.dt=6.68e-9 --set solver.steps=1000
@@ -111,11 +128,44 @@ run() {
     cat "$OUTDIR/table.txt"
 }
 
+matrix() {
+    G=$(dirname "$0")
+    OUTDIR="${OUT:-$PWD/gpu-out}"
+    local nodes="${MATRIX_NODES:-1000000}"
+    mkdir -p "$OUTDIR"
+    {
+        date -u
+        nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+        nproc
+        ldconfig -p | grep -E "cusparse|nvJitLink|nvrtc" || echo "no cusparse in ldconfig"
+    } >"$OUTDIR/device.txt" 2>&1
+    cat "$OUTDIR/device.txt"
+    set +e
+    PERIDOT_REQUIRE_GPU=1 timeout 180 "$G/gpu_tests" --test-threads 4 >"$OUTDIR/gpu_tests.log" 2>&1
+    echo "gpu_tests exit $?" | tee -a "$OUTDIR/gpu_tests.log"
+    PERIDOT_REQUIRE_GPU=1 timeout 90 "$G/agreement_tests" gpu_matrix --test-threads 4 --nocapture \
+        >"$OUTDIR/agreement.log" 2>&1
+    echo "agreement_tests exit $?" | tee -a "$OUTDIR/agreement.log"
+    timeout 30 "$G/kernels_compile" >"$OUTDIR/kernels_compile.log" 2>&1
+    echo "kernels_compile exit $?" | tee -a "$OUTDIR/kernels_compile.log"
+    grep -E "^test |test result|agree|broken|skipp|panicked|relative|largest|bytes" \
+        "$OUTDIR/gpu_tests.log" "$OUTDIR/agreement.log" || true
+    timeout 180 "$G/peridot" bench "$G/models/pmb_block_3d.toml" --backends gpu-loop,gpu-matrix \
+        --precisions f64,f32 --sizes "$nodes" --steps 30 --warmup 5 --out "$OUTDIR/bench" \
+        >"$OUTDIR/bench.log" 2>&1
+    echo "bench exit $?" | tee -a "$OUTDIR/bench.log"
+    timeout 150 "$G/gpu_spmv" "$G/models/pmb_block_3d.toml" "$nodes" 10 >"$OUTDIR/spmv.log" 2>&1
+    echo "gpu_spmv exit $?" | tee -a "$OUTDIR/spmv.log"
+    set -e
+    cat "$OUTDIR/bench.log" "$OUTDIR/spmv.log"
+}
+
 case "${1:-}" in
     prepare) prepare ;;
     run) run ;;
+    matrix) matrix ;;
     *)
-        echo "usage: $0 prepare|run" >&2
+        echo "usage: $0 prepare|run|matrix" >&2
         exit 2
         ;;
 esac

@@ -22,7 +22,8 @@ use std::sync::Arc;
 const LAWS: [&str; 3] = ["pmb-linear", "pmb", "lps"];
 const DIMS: [&str; 2] = ["plane-stress", "3d"];
 
-/// Makes a backend for a problem; `None` when this machine cannot run it (no GPU).
+/// Makes a backend for a problem; `None` when this machine cannot run it (no GPU; with
+/// `PERIDOT_REQUIRE_GPU=1` that fails the test instead).
 type Make<T> = Box<dyn Fn(Arc<Problem>) -> Option<Box<dyn Backend<T>>>>;
 
 /// An execution under test: a name for messages and a way to make it.
@@ -37,7 +38,7 @@ fn kind<T: Real>(k: BackendKind) -> Exec<T> {
         name: k.name().into(),
         make: Box::new(move |p| match backend::create::<T>(k, p) {
             Ok(b) => Some(b),
-            Err(e) if gpu => {
+            Err(e) if gpu && std::env::var("PERIDOT_REQUIRE_GPU").as_deref() != Ok("1") => {
                 eprintln!("skipping {}: {e}", k.name());
                 None
             }
@@ -271,6 +272,19 @@ pair!(
     cpu_loop_vs_cpu_matrix,
     BackendKind::CpuLoop,
     BackendKind::CpuMatrix
+);
+
+// The GPU backends skip where no GPU is (tests/gpu.rs has their device-loop runs).
+pair!(
+    cpu_loop_vs_gpu_matrix,
+    BackendKind::CpuLoop,
+    BackendKind::GpuMatrix
+);
+
+pair!(
+    cpu_matrix_vs_gpu_matrix,
+    BackendKind::CpuMatrix,
+    BackendKind::GpuMatrix
 );
 
 /// Half storage against full storage of the matrix backend, with the same body.

@@ -96,7 +96,45 @@ fn info_and_validate_describe_the_model() {
     assert!(text.contains("nodes        200"), "{text}");
     assert!(text.contains("time step"), "{text}");
     assert!(text.contains("cpu-matrix f64 half"), "{text}");
+    assert!(text.contains("gpu-matrix f64 half"), "{text}");
     assert!(peridot(&["validate", &model]).status.success());
+}
+
+/// An explicit GPU backend runs where a GPU is; elsewhere it is a one-line error naming the
+/// backend and the alternative, never a panic.
+#[test]
+fn an_explicit_gpu_backend_runs_or_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(dir.path(), TINY);
+    for backend in ["gpu-loop", "gpu-matrix"] {
+        for precision in ["f64", "f32"] {
+            let out = dir.path().join(format!("out-{backend}-{precision}"));
+            let o = peridot(&[
+                "run",
+                &model,
+                "--backend",
+                backend,
+                "--precision",
+                precision,
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+            ]);
+            let err = stderr(&o);
+            assert!(!err.contains("panicked"), "{backend}: {err}");
+            if o.status.success() {
+                let summary: serde_json::Value = serde_json::from_str(
+                    &std::fs::read_to_string(out.join("summary.json")).unwrap(),
+                )
+                .unwrap();
+                assert_eq!(summary["backend"], backend);
+            } else {
+                assert_eq!(err.trim().lines().count(), 1, "{backend}: {err}");
+                assert!(err.contains(&format!("backend {backend}")), "{err}");
+                assert!(err.contains("--backend"), "{backend}: {err}");
+            }
+        }
+    }
 }
 
 #[test]

@@ -7,6 +7,8 @@
 //! Units as in [`super`]: m, N/m^3, J.
 
 use super::coefficients::{bond_weights, lps_coefficients};
+use super::gpu_step::{advance, DeviceLoop};
+use super::gpu_adr::{adr_iteration, sync_adr_state};
 use super::Backend;
 use crate::gpu::conditions::{addr, upload};
 use crate::gpu::device::driver_error;
@@ -32,11 +34,6 @@ pub(super) struct Kernels {
     pub break_bonds: CudaFunction,
     pub damage: CudaFunction,
     pub strain_energy: CudaFunction,
-    pub kick: CudaFunction,
-    pub drift: CudaFunction,
-    pub accelerate_kick: CudaFunction,
-    pub apply_conditions: CudaFunction,
-    pub max_abs: CudaFunction,
 }
 
 impl Kernels {
@@ -49,23 +46,8 @@ impl Kernels {
             break_bonds: f("break_bonds")?,
             damage: f("damage")?,
             strain_energy: f("strain_energy")?,
-            kick: f("kick")?,
-            drift: f("drift")?,
-            accelerate_kick: f("accelerate_kick")?,
-            apply_conditions: f("apply_conditions")?,
-            max_abs: f("max_abs")?,
         })
     }
-}
-
-/// Device buffers of the explicit state (`u`, `v`, `a`, `f`, `b`, half-step velocity).
-pub(super) struct DeviceState<T> {
-    pub u: CudaSlice<T>,
-    pub v: CudaSlice<T>,
-    pub a: CudaSlice<T>,
-    pub f: CudaSlice<T>,
-    pub b: CudaSlice<T>,
-    pub vhalf: CudaSlice<T>,
 }
 
 /// GPU loop backend in precision `T`.
@@ -98,22 +80,12 @@ pub struct GpuLoop<T: Real> {
     energy: CudaSlice<f64>,
     /// Bonds broken on the device since setup (a running counter).
     broken: CudaSlice<u64>,
-    /// Result of the `max_abs` reduction.
-    pub(super) reduce_out: CudaSlice<u64>,
     /// Last value read from `broken`.
     pub(super) broken_seen: u64,
     /// Bonds broken by pre-cracks.
     precracked: usize,
-    /// The explicit state while the time loop runs on the device.
-    pub(super) state: DeviceState<T>,
-    /// `State::step` the device state holds, if it holds one.
-    pub(super) resident_step: Option<usize>,
-    /// Device buffer of per-step condition factors (grown on demand).
-    pub(super) table: Option<CudaSlice<f64>>,
-    /// Boundary-condition lists of the device time loop.
-    pub(super) lists: Option<super::gpu_step::Lists>,
-    /// Buffers of the ADR iteration on the device (made by the first one).
-    pub(super) adr: Option<super::gpu_adr::AdrDevice<T>>,
+    /// The device time loop: resident state, condition lists, leapfrog kernels.
+    pub(super) stepper: DeviceLoop<T>,
 }
 
 /// Device bytes of the GPU loop backend per node and per bond slot, for precision bytes `p`.
@@ -181,14 +153,7 @@ impl<T: Real> GpuLoop<T> {
                 .unwrap_or_default()
         };
         let zeros = |len: usize| gpu.stream().alloc_zeros::<T>(len.max(1));
-        let state = DeviceState {
-            u: zeros(n * d).map_err(driver_error)?,
-            v: zeros(n * d).map_err(driver_error)?,
-            a: zeros(n * d).map_err(driver_error)?,
-            f: zeros(n * d).map_err(driver_error)?,
-            b: zeros(n * d).map_err(driver_error)?,
-            vhalf: zeros(n * d).map_err(driver_error)?,
-        };
+        let stepper = DeviceLoop::new(&gpu, n * d)?;
         let backend = GpuLoop {
             slice_start: upload(&gpu, &layout.slice_start)?,
             lengths: upload(&gpu, &layout.lengths)?,
@@ -214,15 +179,10 @@ impl<T: Real> GpuLoop<T> {
                 .alloc_zeros::<f64>(n.max(1))
                 .map_err(driver_error)?,
             broken: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
-            reduce_out: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
             broken_seen: 0,
             layout,
             precracked: p.precracked_bonds(),
-            state,
-            resident_step: None,
-            table: None,
-            lists: None,
-            adr: None,
+            stepper,
             dim: d,
             k,
             gpu,
@@ -392,7 +352,7 @@ impl<T: Real> GpuLoop<T> {
 }
 
 /// Name the backend in a GPU error.
-fn rename(e: Error, backend: &str) -> Error {
+pub(super) fn rename(e: Error, backend: &str) -> Error {
     match e {
         Error::Backend { message, .. } => Error::Backend {
             backend: backend.into(),
@@ -448,7 +408,6 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
     }
 
     fn memory_bytes(&self) -> usize {
-        let s = &self.state;
         [
             self.slice_start.num_bytes(),
             self.lengths.num_bytes(),
@@ -467,12 +426,8 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.f_out.num_bytes(),
             self.phi.num_bytes(),
             self.energy.num_bytes(),
-            self.broken.num_bytes() + self.reduce_out.num_bytes(),
-            s.u.num_bytes() + s.v.num_bytes() + s.a.num_bytes(),
-            s.f.num_bytes() + s.b.num_bytes() + s.vhalf.num_bytes(),
-            self.table.as_ref().map_or(0, |t| t.num_bytes()),
-            self.lists.as_ref().map_or(0, |l| l.bytes()),
-            self.adr.as_ref().map_or(0, |a| a.bytes()),
+            self.broken.num_bytes(),
+            self.stepper.bytes(),
         ]
         .iter()
         .sum()
@@ -502,7 +457,7 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         full_sync: bool,
         times: &mut StepTimes,
     ) -> Result<usize> {
-        self.advance(integrator, loads, state, steps, full_sync, times)
+        advance(self, integrator, loads, state, steps, full_sync, times)
             .map_err(|e| rename(e, "gpu-loop"))
     }
 
@@ -513,20 +468,17 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         state: &mut State<T>,
         h: f64,
     ) -> Result<usize> {
-        self.adr_iteration(adr, loads, state, h)
-            .map_err(|e| rename(e, "gpu-loop"))
+        adr_iteration(self, adr, loads, state, h).map_err(|e| rename(e, "gpu-loop"))
     }
 
     fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
-        self.sync_adr_state(state)
-            .map_err(|e| rename(e, "gpu-loop"))
+        sync_adr_state(&mut self.stepper, state).map_err(|e| rename(e, "gpu-loop"))
     }
 
     fn max_abs_displacement(&mut self, state: &State<T>) -> Option<f64> {
-        if self.resident_step == Some(state.step) {
-            fatal(self.device_max_abs(state.u.len()), "displacement check")
-        } else {
-            state.max_abs_displacement()
-        }
+        fatal(
+            self.stepper.max_abs_displacement(state),
+            "displacement check",
+        )
     }
 }

@@ -1,22 +1,55 @@
-//! The explicit time loop of [`GpuLoop`] on the device: the leapfrog of
+//! The explicit time loop on the device, shared by the GPU backends: the leapfrog of
 //! `src/solver/explicit.rs` step for step (kick, step velocity, drift, impose, fused bond
 //! breaking and forces, body force, accelerate and kick, impose), with the state resident on
 //! the device. The host prepares one table of ramp factors per call, launches the kernels,
 //! reads the count of broken bonds, and copies the state back only when asked (outputs, the
 //! end); the stability check reads one reduced number (`max_abs`).
+//!
+//! What differs between backends is how forces are computed: a backend implements
+//! [`DeviceForces`] (launch the force evaluation on device buffers, read the bonds broken)
+//! and owns a [`DeviceLoop`] (the resident state, the condition lists and the leapfrog
+//! kernels); [`advance`] runs the loop for either. `gpu-loop` launches its bond-loop
+//! kernels, `gpu-matrix` its cuSPARSE products and bond kernels.
 
-use super::gpu_loop::GpuLoop;
+use super::gpu_loop::{precision_of, GpuLoop};
 use crate::gpu::conditions::{
     addr, dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BODY_FORCE,
     MODE_IMPOSE, MODE_STEP_VELOCITY,
 };
 use crate::gpu::device::driver_error;
 use crate::gpu::params::{ConditionParams, ReduceParams, StepParams};
+use crate::gpu::Gpu;
 use crate::solver::explicit::{Explicit, StepTimes};
 use crate::solver::loads::Loads;
 use crate::solver::State;
 use crate::{Real, Result};
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr};
+use std::sync::Arc;
 use std::time::Instant;
+
+/// How a GPU backend computes forces inside the device time loop.
+pub(super) trait DeviceForces<T: Real> {
+    /// The backend's time-loop state.
+    fn device_loop(&mut self) -> &mut DeviceLoop<T>;
+
+    /// Enqueue the internal force density at displacement `u` into `force` (device
+    /// addresses of `d n` values each); with `check_bonds`, bonds whose stretch exceeds the
+    /// critical stretch are broken first (the same result as breaking, then forces).
+    fn launch_forces(&mut self, u: u64, force: u64, check_bonds: bool) -> Result<()>;
+
+    /// Directed bonds broken on the device since the last call (waits for the stream).
+    fn read_broken(&mut self) -> Result<usize>;
+}
+
+/// Device buffers of the explicit state (`u`, `v`, `a`, `f`, `b`, half-step velocity).
+pub(super) struct DeviceState<T> {
+    pub u: CudaSlice<T>,
+    pub v: CudaSlice<T>,
+    pub a: CudaSlice<T>,
+    pub f: CudaSlice<T>,
+    pub b: CudaSlice<T>,
+    pub vhalf: CudaSlice<T>,
+}
 
 /// The condition lists on the device, with the host lists they were made from (uploaded
 /// again only when the loads change).
@@ -25,7 +58,7 @@ pub(super) struct Lists {
     pub(super) kinematic: DeviceDofList,
     pub(super) body: DeviceDofList,
     pub(super) conditions: usize,
-    pub(super) stride: usize,
+    stride: usize,
 }
 
 impl Lists {
@@ -35,7 +68,99 @@ impl Lists {
     }
 }
 
-impl<T: Real> GpuLoop<T> {
+/// The leapfrog and condition kernels (`kernels/leapfrog.cu`).
+struct LeapfrogKernels {
+    kick: CudaFunction,
+    drift: CudaFunction,
+    accelerate_kick: CudaFunction,
+    apply_conditions: CudaFunction,
+    max_abs: CudaFunction,
+}
+
+/// The device time loop's state: the resident explicit state, the per-step factor table,
+/// the condition lists and the reduction result.
+pub(super) struct DeviceLoop<T> {
+    pub(super) gpu: Arc<Gpu>,
+    k: LeapfrogKernels,
+    /// The explicit state while the time loop runs on the device.
+    pub(super) state: DeviceState<T>,
+    /// `State::step` the device state holds, if it holds one.
+    pub(super) resident_step: Option<usize>,
+    /// Device buffer of per-step condition factors (grown on demand).
+    table: Option<CudaSlice<f64>>,
+    /// Boundary-condition lists.
+    pub(super) lists: Option<Lists>,
+    /// Buffers of the ADR iteration on the device (made by the first one).
+    pub(super) adr: Option<super::gpu_adr::AdrDevice<T>>,
+    /// Result of the `max_abs` reduction.
+    reduce_out: CudaSlice<u64>,
+}
+
+/// Copy the first `out.len()` values of `src` to the host and wait for them.
+pub(super) fn download<U: DeviceRepr>(gpu: &Gpu, src: &CudaSlice<U>, out: &mut [U]) -> Result<()> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    let view = src.slice(..out.len());
+    gpu.stream().memcpy_dtoh(&view, out).map_err(driver_error)?;
+    gpu.synchronize()
+}
+
+/// What one call of [`advance`] launches with: the state addresses and the factor table.
+struct Plan {
+    sp: StepParams,
+    table: u64,
+    stride: usize,
+    t_end: f64,
+}
+
+impl<T: Real> DeviceLoop<T> {
+    /// The state buffers for `ndof` values each and the leapfrog kernels of precision `T`.
+    pub(super) fn new(gpu: &Arc<Gpu>, ndof: usize) -> Result<Self> {
+        let f = |name: &str| gpu.function(precision_of::<T>(), name);
+        let k = LeapfrogKernels {
+            kick: f("kick")?,
+            drift: f("drift")?,
+            accelerate_kick: f("accelerate_kick")?,
+            apply_conditions: f("apply_conditions")?,
+            max_abs: f("max_abs")?,
+        };
+        let zeros = || gpu.stream().alloc_zeros::<T>(ndof.max(1));
+        let state = DeviceState {
+            u: zeros().map_err(driver_error)?,
+            v: zeros().map_err(driver_error)?,
+            a: zeros().map_err(driver_error)?,
+            f: zeros().map_err(driver_error)?,
+            b: zeros().map_err(driver_error)?,
+            vhalf: zeros().map_err(driver_error)?,
+        };
+        Ok(DeviceLoop {
+            gpu: gpu.clone(),
+            k,
+            state,
+            resident_step: None,
+            table: None,
+            lists: None,
+            adr: None,
+            reduce_out: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
+        })
+    }
+
+    /// Bytes held on the device: the state, the table, the lists and the reduction result.
+    pub(super) fn bytes(&self) -> usize {
+        let s = &self.state;
+        s.u.num_bytes()
+            + s.v.num_bytes()
+            + s.a.num_bytes()
+            + s.f.num_bytes()
+            + s.b.num_bytes()
+            + s.vhalf.num_bytes()
+            + self.table.as_ref().map_or(0, |t| t.num_bytes())
+            + self.lists.as_ref().map_or(0, |l| l.bytes())
+            + self.adr.as_ref().map_or(0, |a| a.bytes())
+            + self.reduce_out.num_bytes()
+    }
+
     /// Copy the host state to the device.
     pub(super) fn upload_state(&mut self, state: &State<T>) -> Result<()> {
         let s = self.gpu.stream().clone();
@@ -53,16 +178,16 @@ impl<T: Real> GpuLoop<T> {
 
     /// Copy the device state to the host.
     pub(super) fn download_state(&self, state: &mut State<T>) -> Result<()> {
-        let d = &self.state;
-        self.download(&d.u, &mut state.u)?;
-        self.download(&d.v, &mut state.v)?;
-        self.download(&d.a, &mut state.a)?;
-        self.download(&d.f, &mut state.f)?;
-        self.download(&d.b, &mut state.b)
+        let (g, d) = (&*self.gpu, &self.state);
+        download(g, &d.u, &mut state.u)?;
+        download(g, &d.v, &mut state.v)?;
+        download(g, &d.a, &mut state.a)?;
+        download(g, &d.f, &mut state.f)?;
+        download(g, &d.b, &mut state.b)
     }
 
     /// Largest |u| of the resident displacement (`ndof` values), `None` if not finite.
-    pub(super) fn device_max_abs(&mut self, ndof: usize) -> Result<Option<f64>> {
+    fn device_max_abs(&mut self, ndof: usize) -> Result<Option<f64>> {
         let s = self.gpu.stream().clone();
         s.memset_zeros(&mut self.reduce_out).map_err(driver_error)?;
         let p = ReduceParams {
@@ -76,6 +201,16 @@ impl<T: Real> GpuLoop<T> {
         self.gpu.synchronize()?;
         let m = f64::from_bits(bits);
         Ok(m.is_finite().then_some(m))
+    }
+
+    /// Largest |u| for the stability check: from the device where it holds `state`, else
+    /// from the host (see [`super::Backend::max_abs_displacement`]).
+    pub(super) fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
+        if self.resident_step == Some(state.step) {
+            self.device_max_abs(state.u.len())
+        } else {
+            Ok(state.max_abs_displacement())
+        }
     }
 
     /// Upload the factor table of `steps` steps from `state.time`; returns its address and
@@ -119,6 +254,47 @@ impl<T: Real> GpuLoop<T> {
         Ok(())
     }
 
+    /// Upload what `steps` steps from `state` need (the state unless it is resident, the
+    /// lists, the factor table) and return the launch parameters.
+    fn prepare(
+        &mut self,
+        ex: &Explicit,
+        loads: &Loads,
+        state: &State<T>,
+        steps: usize,
+    ) -> Result<Plan> {
+        if self.resident_step != Some(state.step) {
+            self.upload_state(state)?;
+        }
+        self.update_lists(loads)?;
+        let (table, t_end) = self.upload_table(loads, state.time, ex.dt, steps)?;
+        let g = &self.gpu;
+        let sp = StepParams {
+            u: addr(g, &self.state.u),
+            v: addr(g, &self.state.v),
+            a: addr(g, &self.state.a),
+            f: addr(g, &self.state.f),
+            b: addr(g, &self.state.b),
+            vhalf: if ex.damping > 0.0 {
+                addr(g, &self.state.vhalf)
+            } else {
+                0
+            },
+            dt: ex.dt,
+            half: 0.5 * ex.dt,
+            inv_density: 1.0 / ex.density,
+            damping: ex.damping,
+            ndof: state.u.len() as u64,
+        };
+        let stride = self.lists.as_ref().expect("made by update_lists").stride;
+        Ok(Plan {
+            sp,
+            table,
+            stride,
+            t_end,
+        })
+    }
+
     /// Launch `apply_conditions` over `list` in `mode` with the table row at `row`.
     pub(super) fn apply(&self, list: &DeviceDofList, lists: &Lists, mode: i32, row: u64) -> Result<()> {
         if list.count == 0 {
@@ -137,67 +313,74 @@ impl<T: Real> GpuLoop<T> {
         unsafe { g.launch(&self.k.apply_conditions, list.count, &p) }
     }
 
-    /// Run `steps` explicit steps on the device (see [`super::Backend::advance_explicit`]).
-    pub(super) fn advance(
-        &mut self,
-        ex: &Explicit,
-        loads: &Loads,
-        state: &mut State<T>,
-        steps: usize,
-        full_sync: bool,
-        times: &mut StepTimes,
-    ) -> Result<usize> {
-        let t_start = Instant::now();
-        if self.resident_step != Some(state.step) {
-            self.upload_state(state)?;
-        }
-        self.update_lists(loads)?;
-        let (table, t_end) = self.upload_table(loads, state.time, ex.dt, steps)?;
-        let lists = self.lists.as_ref().expect("made by update_lists");
-        let g = self.gpu.clone();
-        let ndof = state.u.len();
-        let sp = StepParams {
-            u: addr(&g, &self.state.u),
-            v: addr(&g, &self.state.v),
-            a: addr(&g, &self.state.a),
-            f: addr(&g, &self.state.f),
-            b: addr(&g, &self.state.b),
-            vhalf: if ex.damping > 0.0 {
-                addr(&g, &self.state.vhalf)
-            } else {
-                0
-            },
-            dt: ex.dt,
-            half: 0.5 * ex.dt,
-            inv_density: 1.0 / ex.density,
-            damping: ex.damping,
-            ndof: ndof as u64,
-        };
-        let k = &self.k;
-        for s in 0..steps {
-            let row = table + (s * lists.stride * std::mem::size_of::<f64>()) as u64;
-            // SAFETY: `sp` addresses the resident state of `ndof` values per vector.
-            unsafe { g.launch(&k.kick, ndof, &sp)? };
-            self.apply(&lists.kinematic, &lists, MODE_STEP_VELOCITY, row)?;
-            // SAFETY: as above.
-            unsafe { g.launch(&k.drift, ndof, &sp)? };
-            self.apply(&lists.kinematic, &lists, MODE_IMPOSE, row)?;
-            self.launch_forces(sp.u, sp.f, ex.damage)?;
-            self.apply(&lists.body, &lists, MODE_BODY_FORCE, row)?;
-            // SAFETY: as above.
-            unsafe { g.launch(&k.accelerate_kick, ndof, &sp)? };
-            self.apply(&lists.kinematic, &lists, MODE_IMPOSE, row)?;
-        }
-        let broken = self.read_broken()?;
-        times.forces += t_start.elapsed().as_secs_f64();
-        if full_sync {
-            let t_copy = Instant::now();
-            self.download_state(state)?;
-            times.transfers += t_copy.elapsed().as_secs_f64();
-        }
-        state.time = t_end;
-        state.step += steps;
-        self.resident_step = Some(state.step);
-        Ok(broken)
+    /// The part of a step before the forces: kick, step velocity, drift, impose.
+    fn before_forces(&self, sp: &StepParams, row: u64) -> Result<()> {
+        let (g, lists) = (&self.gpu, self.lists.as_ref().expect("made by prepare"));
+        let ndof = sp.ndof as usize;
+        // SAFETY: `sp` addresses the resident state of `ndof` values per vector.
+        unsafe { g.launch(&self.k.kick, ndof, sp)? };
+        self.apply(&lists.kinematic, lists, MODE_STEP_VELOCITY, row)?;
+        // SAFETY: as above.
+        unsafe { g.launch(&self.k.drift, ndof, sp)? };
+        self.apply(&lists.kinematic, lists, MODE_IMPOSE, row)
+    }
+
+    /// The part of a step after the forces: body force, accelerate and kick, impose.
+    fn after_forces(&self, sp: &StepParams, row: u64) -> Result<()> {
+        let (g, lists) = (&self.gpu, self.lists.as_ref().expect("made by prepare"));
+        self.apply(&lists.body, lists, MODE_BODY_FORCE, row)?;
+        // SAFETY: `sp` addresses the resident state of `ndof` values per vector.
+        unsafe { g.launch(&self.k.accelerate_kick, sp.ndof as usize, sp)? };
+        self.apply(&lists.kinematic, lists, MODE_IMPOSE, row)
+    }
+}
+
+/// Run `steps` explicit steps on the device for `backend` (see
+/// [`super::Backend::advance_explicit`]).
+pub(super) fn advance<T: Real, B: DeviceForces<T>>(
+    backend: &mut B,
+    ex: &Explicit,
+    loads: &Loads,
+    state: &mut State<T>,
+    steps: usize,
+    full_sync: bool,
+    times: &mut StepTimes,
+) -> Result<usize> {
+    let t_start = Instant::now();
+    let plan = backend.device_loop().prepare(ex, loads, state, steps)?;
+    let sp = plan.sp;
+    for s in 0..steps {
+        let row = plan.table + (s * plan.stride * std::mem::size_of::<f64>()) as u64;
+        backend.device_loop().before_forces(&sp, row)?;
+        backend.launch_forces(sp.u, sp.f, ex.damage)?;
+        backend.device_loop().after_forces(&sp, row)?;
+    }
+    let broken = backend.read_broken()?;
+    times.forces += t_start.elapsed().as_secs_f64();
+    let dl = backend.device_loop();
+    if full_sync {
+        let t_copy = Instant::now();
+        dl.download_state(state)?;
+        times.transfers += t_copy.elapsed().as_secs_f64();
+    }
+    state.time = plan.t_end;
+    state.step += steps;
+    dl.resident_step = Some(state.step);
+    Ok(broken)
+}
+
+// The loop backend's forces: its bond-loop kernels (kept here, so `gpu_loop.rs` holds only
+// the kernels' own code).
+impl<T: Real> DeviceForces<T> for GpuLoop<T> {
+    fn device_loop(&mut self) -> &mut DeviceLoop<T> {
+        &mut self.stepper
+    }
+
+    fn launch_forces(&mut self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
+        GpuLoop::launch_forces(self, u, force, check_bonds)
+    }
+
+    fn read_broken(&mut self) -> Result<usize> {
+        GpuLoop::read_broken(self)
     }
 }

@@ -2,7 +2,9 @@
 //! internal force density for a displacement field, break bonds by critical stretch, and report
 //! damage, dilatation and strain energy. The CPU loop backend (`cpu_loop.rs`) is the reference
 //! the others are tested against; `cpu_matrix.rs` runs the matrix formulation on the
-//! operators of `crate::operators`.
+//! operators of `crate::operators`; `gpu_loop.rs` and `gpu_matrix.rs` are their GPU
+//! counterparts (NVRTC kernels; cuSPARSE products), which share the device time loop of
+//! `gpu_step.rs`.
 //!
 //! Units: displacement in m, force density in N/m^3 (`rho a = L + b`), energy in J.
 //! Vectors are flat, node-major: component `k` of node `i` is at `d * i + k`.
@@ -13,19 +15,21 @@ pub mod cpu_loop;
 pub mod cpu_matrix;
 mod gpu_adr;
 pub mod gpu_loop;
+pub mod gpu_matrix;
 mod gpu_step;
 pub mod pmb_kernel;
 
 pub use cpu_loop::CpuLoop;
 pub use cpu_matrix::CpuMatrix;
 pub use gpu_loop::GpuLoop;
+pub use gpu_matrix::GpuMatrix;
 
 use crate::setup::Problem;
 use crate::solver::adr::Adr;
 use crate::solver::explicit::{Explicit, StepTimes};
 use crate::solver::loads::Loads;
 use crate::solver::State;
-use crate::{Error, Precision, Real, Result};
+use crate::{Precision, Real, Result};
 use gpu_loop::precision_of;
 use std::sync::Arc;
 
@@ -189,10 +193,11 @@ pub fn create<T: Real>(kind: BackendKind, problem: Arc<Problem>) -> Result<Box<d
             crate::operators::Storage::Half,
         )?)),
         BackendKind::GpuLoop => Ok(Box::new(GpuLoop::<T>::new(problem)?)),
-        other => Err(Error::Backend {
-            backend: other.name().into(),
-            message: "not available in this version; use --backend cpu-loop or cpu-matrix".into(),
-        }),
+        // half storage, as cpu-matrix
+        BackendKind::GpuMatrix => Ok(Box::new(GpuMatrix::<T>::new(
+            problem,
+            crate::operators::Storage::Half,
+        )?)),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::{load_problem, ModelArgs};
 use peridot::backend::gpu_loop::device_bytes_per;
-use peridot::backend::{CpuMatrix, GpuLoop};
+use peridot::backend::{CpuMatrix, GpuLoop, GpuMatrix};
 use peridot::operators::{footprint, Storage};
 use peridot::solver::run::choose_dt;
 
@@ -88,7 +88,17 @@ pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
             gpu_memory as f64 / 1e9
         );
     }
-    println!("  gpu-matrix: not available in this version");
+    for (name, p) in [("f32", 4), ("f64", 8)] {
+        let storage = Storage::Half;
+        let held = GpuMatrix::<f32>::memory_estimate(&problem, storage, p);
+        println!(
+            "  gpu-matrix {name} {}: {:.1} B/node, total {:.3} MiB on the GPU (+ cuSPARSE \
+             workspaces)",
+            storage.name(),
+            held as f64 / n.max(1) as f64,
+            held as f64 / MIB
+        );
+    }
     Ok(())
 }
 

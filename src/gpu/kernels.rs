@@ -45,6 +45,18 @@ pub const STAGES: &[Stage] = &[
         entries: &["break_bonds", "damage", "strain_energy"],
     },
     Stage {
+        file: "matrix_bond.cu",
+        source: include_str!("../../kernels/matrix_bond.cu"),
+        entries: &[
+            "matrix_pmb",
+            "matrix_lps_extension",
+            "matrix_lps_force",
+            "matrix_break",
+            "matrix_broken",
+            "matrix_energy",
+        ],
+    },
+    Stage {
         file: "leapfrog.cu",
         source: include_str!("../../kernels/leapfrog.cu"),
         entries: &[

@@ -1,18 +1,19 @@
-//! GPU infrastructure shared by the GPU backends: finding the CUDA driver and NVRTC without
-//! touching cudarc (which panics when a library is missing), the kernel sources of
+//! GPU infrastructure shared by the GPU backends: finding the CUDA driver, NVRTC and cuSPARSE
+//! without touching cudarc (which panics when a library is missing), the kernel sources of
 //! `kernels/` and their run-time compilation, the process-wide device with its cache of
-//! compiled modules, the device order of per-bond arrays, and the `#[repr(C)]` kernel
-//! parameter structs.
+//! compiled modules, a small safe wrapper of cuSPARSE's sparse matrix-vector product, the
+//! device order of per-bond arrays, and the `#[repr(C)]` kernel parameter structs.
 //!
 //! Nothing here runs on a machine without CUDA unless [`detect`] has said the library is
 //! there: CPU-only runs and CI never reach a cudarc call.
 
 pub mod conditions;
+pub mod cusparse;
 pub mod detect;
 pub mod device;
 pub mod kernels;
 pub mod layout;
 pub mod params;
 
-pub use detect::{driver_available, nvrtc_available};
+pub use detect::{cusparse_available, driver_available, nvrtc_available};
 pub use device::Gpu;

@@ -1,5 +1,6 @@
 //! Kernel parameter structs, passed by value. Each mirrors, field by field, the struct of
-//! the same name in `kernels/common.cuh` or `kernels/leapfrog.cu`: change both together.
+//! the same name in `kernels/common.cuh`, `kernels/leapfrog.cu` or `kernels/matrix_bond.cu`:
+//! change both together.
 //! Pointers are raw device addresses (`CUdeviceptr`), 0 for "none".
 
 use cudarc::driver::DeviceRepr;
@@ -103,6 +104,40 @@ pub struct AdrParams {
     pub pad: i32,
 }
 
+/// Bond kernels of the matrix formulation (`matrix_bond.cu`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MatrixParams {
+    pub eta: u64,
+    pub xi: u64,
+    pub length: u64,
+    pub a: u64,
+    pub g: u64,
+    pub g_second: u64,
+    pub a_first: u64,
+    pub w: u64,
+    pub mu: u64,
+    pub first: u64,
+    pub second: u64,
+    pub no_fail: u64,
+    pub z: u64,
+    pub theta: u64,
+    pub out: u64,
+    pub partial: u64,
+    pub broken: u64,
+    pub volumes: u64,
+    pub critical_stretch: f64,
+    pub kd: f64,
+    pub rows: u64,
+    pub n: u32,
+    pub dim: i32,
+    /// 0 PMB linearized, 1 PMB nonlinear, 2 LPS.
+    pub law: i32,
+    pub check_bonds: i32,
+    pub half: i32,
+    pub pad: i32,
+}
+
 // SAFETY: plain `#[repr(C)]` data (integers, floats, device addresses) with the layout of the
 // C structs they mirror; the kernels take them by value.
 unsafe impl DeviceRepr for BondParams {}
@@ -114,6 +149,7 @@ unsafe impl DeviceRepr for ConditionParams {}
 unsafe impl DeviceRepr for ReduceParams {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for AdrParams {}
+unsafe impl DeviceRepr for MatrixParams {}
 
 #[cfg(test)]
 mod tests {
@@ -126,5 +162,6 @@ mod tests {
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 9 * 8 + 4 * 4);
         assert_eq!(std::mem::size_of::<AdrParams>(), 12 * 8 + 2 * 4);
+        assert_eq!(std::mem::size_of::<MatrixParams>(), 21 * 8 + 6 * 4);
     }
 }

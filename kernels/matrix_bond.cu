@@ -1,0 +1,245 @@
+// Bond kernels of the matrix formulation (gpu-matrix; theory.md section 4,
+// docs/matrix-formulation.md): one thread per bond row r joining nodes i = first[r] and
+// j = second[r], between the cuSPARSE products eta = A u (before) and f = -B^T z / V or
+// -A^T z / V (after). What cpu_matrix.rs's bond kernels do, for PMB linearized and nonlinear
+// and LPS:
+//
+//   PMB linearized  z = w a e,                 e = xi . eta / x
+//   PMB nonlinear   z = w a s x / |y| (xi + eta) (d values per row), s = eta.(2 xi + eta) / (x (|y| + x))
+//   LPS             pass 1: z = mu e (then theta = Theta z), pass 2: z = w (a z + g theta_i [+ g2 theta_j])
+//
+// and, with check_bonds, bond breaking fused in front (an intact row whose stretch exceeds
+// s0 is broken, unless an end node is in a no-fail zone; broken rows give z = 0).
+//
+// Every operation of the stretch and of the force scalar is rounded as the CPU rounds it:
+// the _rn intrinsics contract nothing into fused multiply-adds and keep IEEE division and
+// square root under --use_fast_math. With eta = A u exact (a two-term row sums to u_j - u_i
+// exactly), the failure criterion and z equal cpu-matrix's bit for bit in both precisions.
+
+struct MatrixParams {
+    const real* eta;            // d per row, A u
+    const real* xi;             // d per row, reference bond vector, m
+    const real* length;         // per row, reference length x, m
+    const real* a;              // per row (half storage: a_ij + a_ji), N/m^7
+    const real* g;              // per row, LPS g_ij, N/m^6
+    const real* g_second;       // per row, LPS half storage g_ji
+    const real* a_first;        // per row, LPS half storage a_ij (energy)
+    const real* w;              // per row, beta V_i V_j, m^6
+    u8* mu;                     // per row, status: 1 intact, 0 broken
+    const u32* first;           // per row, node i
+    const u32* second;          // per row, node j
+    const u8* no_fail;          // n, 1 where bonds never break
+    real* z;                    // per row (d per row for nonlinear PMB), out
+    const real* theta;          // n, LPS dilatation
+    real* out;                  // per row, 1 - mu (damage), out
+    double* partial;            // per block, strain energy sums, J (out)
+    u64* broken;                // 1, running count of rows broken on the device
+    const double* volumes;      // n, m^3 (LPS energy)
+    double critical_stretch;    // s0 (ignored unless check_bonds)
+    double kd;                  // LPS K_d, Pa
+    u64 rows;                   // bond rows
+    u32 n;                      // nodes
+    int dim;                    // 2 or 3
+    int law;                    // 0 PMB linearized, 1 PMB nonlinear, 2 LPS
+    int check_bonds;            // 1: break rows whose stretch exceeds s0 first
+    int half;                   // 1: half storage (g_second, a_first present)
+    int pad;
+};
+
+#define MX_NONLINEAR 1
+#define MX_LPS 2
+
+__device__ __forceinline__ float mx_add(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double mx_add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float mx_mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mx_mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float mx_div(float a, float b) { return __fdiv_rn(a, b); }
+__device__ __forceinline__ double mx_div(double a, double b) { return __ddiv_rn(a, b); }
+__device__ __forceinline__ float mx_sqrt(float a) { return __fsqrt_rn(a); }
+__device__ __forceinline__ double mx_sqrt(double a) { return __dsqrt_rn(a); }
+
+__device__ __forceinline__ u64 mx_row() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
+
+// laws.rs `dot`: ((a0 b0 + a1 b1) + a2 b2), 2D with zero third components as on the CPU.
+__device__ __forceinline__ real mx_dot(const real a[3], const real b[3]) {
+    return mx_add(mx_add(mx_mul(a[0], b[0]), mx_mul(a[1], b[1])), mx_mul(a[2], b[2]));
+}
+
+// Row r's reference vector, bond difference (zero-padded to 3) and length.
+struct MxBond {
+    real xi[3];
+    real eta[3];
+    real x;
+};
+
+__device__ __forceinline__ MxBond mx_bond(const MatrixParams& p, u64 r) {
+    MxBond b;
+    const int d = p.dim;
+    for (int k = 0; k < 3; ++k) {
+        b.xi[k] = k < d ? p.xi[d * r + k] : (real)0;
+        b.eta[k] = k < d ? p.eta[d * r + k] : (real)0;
+    }
+    b.x = p.length[r];
+    return b;
+}
+
+// laws.rs `extension`: e = xi . eta / x.
+__device__ __forceinline__ real mx_extension(const MxBond& b) {
+    return mx_div(mx_dot(b.xi, b.eta), b.x);
+}
+
+// laws.rs `stretch`: s = eta.(2 xi + eta) / (x (|y| + x)); writes |y|.
+__device__ __forceinline__ real mx_stretch(const MxBond& b, real* ly) {
+    const real two = (real)2;
+    real y[3], w[3];
+    for (int k = 0; k < 3; ++k) {
+        y[k] = mx_add(b.xi[k], b.eta[k]);
+        w[k] = mx_add(mx_mul(two, b.xi[k]), b.eta[k]);
+    }
+    *ly = mx_sqrt(mx_dot(y, y));
+    return mx_div(mx_dot(b.eta, w), mx_mul(b.x, mx_add(*ly, b.x)));
+}
+
+// The stretch of the failure criterion: s (nonlinear PMB), else e / x.
+__device__ __forceinline__ real mx_criterion(const MatrixParams& p, const MxBond& b) {
+    if (p.law == MX_NONLINEAR) {
+        real ly;
+        return mx_stretch(b, &ly);
+    }
+    return mx_div(mx_extension(b), b.x);
+}
+
+// Whether intact row r breaks at stretch s: above s0 and neither end in a no-fail zone.
+__device__ __forceinline__ bool mx_breaks(const MatrixParams& p, u64 r, real s) {
+    return s > (real)p.critical_stretch && p.no_fail[p.first[r]] == 0 &&
+           p.no_fail[p.second[r]] == 0;
+}
+
+// PMB force scalars z (with check_bonds, rows broken first).
+PD_KERNEL(matrix_pmb)(const MatrixParams p) {
+    const u64 r = mx_row();
+    if (r >= p.rows) return;
+    const int d = p.dim;
+    const bool nonlinear = p.law == MX_NONLINEAR;
+    real* z = p.z + (nonlinear ? d * r : r);
+    if (p.mu[r] != 0) {
+        const MxBond b = mx_bond(p, r);
+        real ly = (real)1, e = (real)0, s;
+        if (nonlinear) {
+            s = mx_stretch(b, &ly);
+        } else {
+            e = mx_extension(b);
+            s = mx_div(e, b.x);
+        }
+        if (p.check_bonds != 0 && mx_breaks(p, r, s)) {
+            p.mu[r] = 0;
+            atomicAdd(p.broken, 1ull);
+        } else if (!nonlinear) {
+            z[0] = mx_mul(p.w[r], mx_mul(p.a[r], e));
+            return;
+        } else {
+            const real scale = mx_div(mx_mul(p.w[r], mx_mul(p.a[r], mx_mul(s, b.x))), ly);
+            // constant bounds keep xi and eta in registers
+            for (int q = 0; q < 3; ++q)
+                if (q < d) z[q] = mx_mul(scale, mx_add(b.xi[q], b.eta[q]));
+            return;
+        }
+    }
+    const int per = nonlinear ? d : 1;
+    for (int q = 0; q < 3; ++q)
+        if (q < per) z[q] = (real)0;
+}
+
+// LPS pass 1: z = mu e (with check_bonds, rows broken first at e / x).
+PD_KERNEL(matrix_lps_extension)(const MatrixParams p) {
+    const u64 r = mx_row();
+    if (r >= p.rows) return;
+    real z = (real)0;
+    if (p.mu[r] != 0) {
+        const MxBond b = mx_bond(p, r);
+        const real e = mx_extension(b);
+        if (p.check_bonds != 0 && mx_breaks(p, r, mx_div(e, b.x))) {
+            p.mu[r] = 0;
+            atomicAdd(p.broken, 1ull);
+        } else {
+            z = e;
+        }
+    }
+    p.z[r] = z;
+}
+
+// LPS pass 2, in place: z = w (a z + g theta_i [+ g2 theta_j]) on intact rows, 0 on broken.
+PD_KERNEL(matrix_lps_force)(const MatrixParams p) {
+    const u64 r = mx_row();
+    if (r >= p.rows) return;
+    if (p.mu[r] == 0) {
+        p.z[r] = (real)0;
+        return;
+    }
+    real t = mx_add(mx_mul(p.a[r], p.z[r]), mx_mul(p.g[r], p.theta[p.first[r]]));
+    if (p.half != 0) t = mx_add(t, mx_mul(p.g_second[r], p.theta[p.second[r]]));
+    p.z[r] = mx_mul(p.w[r], t);
+}
+
+// Bond breaking alone (the trait's break_bonds): eta up to date.
+PD_KERNEL(matrix_break)(const MatrixParams p) {
+    const u64 r = mx_row();
+    if (r >= p.rows || p.mu[r] == 0) return;
+    const MxBond b = mx_bond(p, r);
+    if (mx_breaks(p, r, mx_criterion(p, b))) {
+        p.mu[r] = 0;
+        atomicAdd(p.broken, 1ull);
+    }
+}
+
+// out = 1 - mu, for the damage phi = Phi (1 - mu).
+PD_KERNEL(matrix_broken)(const MatrixParams p) {
+    const u64 r = mx_row();
+    if (r >= p.rows) return;
+    p.out[r] = p.mu[r] != 0 ? (real)0 : (real)1;
+}
+
+// Strain energy, J, summed per block of 256 threads in a fixed order (deterministic): thread
+// t adds row t's energy (PMB w a e^2 / 2; LPS w (a_ij ed_i^2 + a_ji ed_j^2) / 2 with
+// ed_k = e - theta_k x / d) and, for LPS, node t's K_d theta^2 V / 2. Launched over
+// max(rows, n) threads; eta (and for LPS theta) up to date. The host sums the blocks.
+PD_KERNEL(matrix_energy)(const MatrixParams p) {
+    __shared__ double sum[256];  // the block size of every launch (src/gpu/device.rs)
+    const u64 t = mx_row();
+    double energy = 0.0;
+    if (t < p.rows && p.mu[t] != 0) {
+        const MxBond b = mx_bond(p, t);
+        real e;
+        if (p.law == MX_NONLINEAR) {
+            real ly;
+            e = mx_mul(mx_stretch(b, &ly), b.x);
+        } else {
+            e = mx_extension(b);
+        }
+        const double ed = (double)e, w = (double)p.w[t], a = (double)p.a[t];
+        if (p.law != MX_LPS) {
+            energy = 0.5 * w * a * ed * ed;
+        } else {
+            const double x = (double)b.x, d = (double)p.dim;
+            const double ei = ed - (double)p.theta[p.first[t]] * x / d;
+            if (p.half == 0) {
+                energy = 0.5 * w * a * ei * ei;
+            } else {
+                const double ej = ed - (double)p.theta[p.second[t]] * x / d;
+                const double aij = (double)p.a_first[t];
+                energy = 0.5 * w * (aij * ei * ei + (a - aij) * ej * ej);
+            }
+        }
+    }
+    if (p.law == MX_LPS && t < p.n) {
+        const double th = (double)p.theta[t];
+        energy += 0.5 * p.kd * p.volumes[t] * th * th;
+    }
+    sum[threadIdx.x] = energy;
+    __syncthreads();
+    for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
+        if (threadIdx.x < h) sum[threadIdx.x] += sum[threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) p.partial[blockIdx.x] = sum[0];
+}

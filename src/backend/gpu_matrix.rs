@@ -1,0 +1,921 @@
+//! The GPU matrix backend: the matrix formulation of `cpu_matrix.rs` (`theory.md` section 4,
+//! `docs/matrix-formulation.md`) on the device, its sparse products by cuSPARSE
+//! (`crate::gpu::cusparse`) and its elementwise bond kernels by NVRTC
+//! (`kernels/matrix_bond.cu`). The operators are assembled once on the host
+//! (`Operators::assemble`, half storage by default) and uploaded once; cuSPARSE descriptors and
+//! workspaces are made once. One force evaluation is
+//!
+//! 1. `eta = (A x I_d) u`: the incidence with each row repeated per component, so one SpMV
+//!    gives the `d` interleaved components of every bond difference (a two-term row sums to
+//!    `u_j - u_i` exactly, as on the CPU);
+//! 2. the bond kernel: (bond breaking,) the extension or stretch, the force scalar `z = w t`
+//!    (LPS: `z = mu e`, `theta = Theta z`, then `z = w t` in place), rounded as the CPU
+//!    rounds it;
+//! 3. `f = F z` with `F = -diag(1/V) B^T` (linear laws) or `-diag(1/V) (A^T x I_d)`
+//!    (nonlinear PMB, `d` values per row): the epilogue `-1/V_i` of `cpu-matrix` is folded
+//!    into the operator's values at upload, so the product gives the force density, N/m^3.
+//!
+//! Damage is `phi = Phi (1 - mu)` (a kernel writes `1 - mu`, one SpMV), as on the CPU. The
+//! explicit time loop runs on the device (`gpu_step.rs`, shared with `gpu-loop`).
+//!
+//! Units as in [`super`]: m, N/m^3, J.
+
+use super::gpu_loop::{precision_of, rename};
+use super::gpu_step::{advance, download, DeviceForces, DeviceLoop};
+use super::gpu_adr::{adr_iteration, sync_adr_state};
+use super::Backend;
+use crate::gpu::conditions::{addr, upload};
+use crate::gpu::cusparse::{CsrMatrix, Handle, Spmv};
+use crate::gpu::device::driver_error;
+use crate::gpu::params::MatrixParams;
+use crate::gpu::Gpu;
+use crate::material::Law;
+use crate::operators::{footprint, BondRows, Mat, Operators, Storage};
+use crate::setup::Problem;
+use crate::solver::adr::Adr;
+use crate::solver::explicit::{Explicit, StepTimes};
+use crate::solver::loads::Loads;
+use crate::solver::State;
+use crate::{Real, Result};
+use cudarc::driver::{CudaFunction, CudaSlice};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+const NAME: &str = "gpu-matrix";
+
+/// Threads per block of every launch (`Gpu::launch`); `matrix_energy` sums per block.
+const BLOCK: usize = 256;
+
+/// `law` codes of `MatrixParams`.
+const PMB_LINEAR: i32 = 0;
+const PMB_NONLINEAR: i32 = 1;
+const LPS: i32 = 2;
+
+/// The bond kernels of `kernels/matrix_bond.cu`.
+struct Kernels {
+    pmb: CudaFunction,
+    lps_extension: CudaFunction,
+    lps_force: CudaFunction,
+    break_rows: CudaFunction,
+    broken_rows: CudaFunction,
+    energy: CudaFunction,
+}
+
+impl Kernels {
+    fn load(gpu: &Gpu, precision: crate::Precision) -> Result<Self> {
+        let f = |name: &str| gpu.function(precision, name);
+        Ok(Kernels {
+            pmb: f("matrix_pmb")?,
+            lps_extension: f("matrix_lps_extension")?,
+            lps_force: f("matrix_lps_force")?,
+            break_rows: f("matrix_break")?,
+            broken_rows: f("matrix_broken")?,
+            energy: f("matrix_energy")?,
+        })
+    }
+}
+
+/// Matrix-formulation backend on the GPU, in precision `T`.
+pub struct GpuMatrix<T: Real> {
+    problem: Arc<Problem>,
+    gpu: Arc<Gpu>,
+    k: Kernels,
+    storage: Storage,
+    dim: usize,
+    law: i32,
+    /// Bond rows on the host (the map back to directed bonds for `bond_status`).
+    rows: BondRows,
+    handle: Handle,
+    /// `eta = (A x I_d) u`.
+    diff: Spmv<T>,
+    /// `f = -diag(1/V) B^T z`, or `-diag(1/V) (A^T x I_d) z` for nonlinear PMB.
+    force: Spmv<T>,
+    /// `theta = Theta z` (LPS).
+    theta_op: Option<Spmv<T>>,
+    /// `phi = Phi (1 - mu)`.
+    damage_op: Spmv<T>,
+    // Bond vectors (per row).
+    xi: CudaSlice<T>,
+    length: CudaSlice<T>,
+    a: CudaSlice<T>,
+    g: CudaSlice<T>,
+    g_second: CudaSlice<T>,
+    a_first: CudaSlice<T>,
+    w: CudaSlice<T>,
+    first: CudaSlice<u32>,
+    second: CudaSlice<u32>,
+    mu: CudaSlice<u8>,
+    // Per node.
+    no_fail: CudaSlice<u8>,
+    volumes: CudaSlice<f64>,
+    // Scratch: eta (d per row), z (per row; d per row for nonlinear PMB), theta, phi,
+    // energy per block, and the displacement and force of the trait calls.
+    eta: CudaSlice<T>,
+    z: CudaSlice<T>,
+    theta: CudaSlice<T>,
+    phi: CudaSlice<T>,
+    partial: CudaSlice<f64>,
+    u_in: CudaSlice<T>,
+    f_out: CudaSlice<T>,
+    /// Rows broken on the device since setup (a running counter).
+    broken: CudaSlice<u64>,
+    /// Last value read from `broken`.
+    broken_seen: u64,
+    /// Rows broken by pre-cracks.
+    precracked_rows: usize,
+    /// The device time loop: resident state, condition lists, leapfrog kernels.
+    stepper: DeviceLoop<T>,
+    /// The bond kernels' parameters (the buffers never move), bond check off.
+    base: MatrixParams,
+}
+
+/// The law code of `problem`.
+fn law_code(problem: &Problem) -> i32 {
+    match problem.material.law {
+        Law::Pmb {
+            linearized: true, ..
+        } => PMB_LINEAR,
+        Law::Pmb { .. } => PMB_NONLINEAR,
+        Law::Lps { .. } => LPS,
+    }
+}
+
+/// A CSR operator as the device gets it, built on the host.
+pub struct HostCsr<T> {
+    pub name: &'static str,
+    pub ncols: usize,
+    pub row_ptr: Vec<u32>,
+    pub col_idx: Vec<u32>,
+    pub values: Vec<T>,
+}
+
+impl<T: Real> HostCsr<T> {
+    fn upload(self, handle: &Handle) -> Result<CsrMatrix<T>> {
+        CsrMatrix::upload(
+            handle,
+            self.name,
+            self.ncols,
+            &self.row_ptr,
+            &self.col_idx,
+            &self.values,
+        )
+    }
+
+    /// As a faer matrix (for host-side checks).
+    pub fn to_mat(&self) -> Mat<T> {
+        Mat::new(
+            faer::sparse::SymbolicSparseRowMat::new_checked(
+                self.row_ptr.len() - 1,
+                self.ncols,
+                self.row_ptr.clone(),
+                None,
+                self.col_idx.clone(),
+            ),
+            self.values.clone(),
+        )
+    }
+}
+
+/// The two operators built for the device from the assembled ones: `A x I_d` (bond
+/// differences, `d` interleaved components per row) and the force operator
+/// `-diag(1/V) B^T` (linear laws) or `-diag(1/V) (A^T x I_d)` (nonlinear PMB), whose rows
+/// are the dofs `d i + k`. `Theta` and `Phi` are uploaded as assembled.
+pub fn device_operators<T: Real>(problem: &Problem, ops: &Operators<T>) -> [HostCsr<T>; 2] {
+    let (n, d, nr) = (problem.body.len(), problem.dim(), ops.rows());
+    let (rp, ci, va) = kron_identity(&ops.incidence, d, |_| T::one());
+    let diff = HostCsr {
+        name: "A x I_d",
+        ncols: d * n,
+        row_ptr: rp,
+        col_idx: ci,
+        values: va,
+    };
+    let neg_inv: Vec<T> = problem
+        .body
+        .volumes
+        .iter()
+        .map(|&v| T::of(-1.0 / v))
+        .collect();
+    let force = match &ops.incidence_t {
+        Some(at) => {
+            let (rp, ci, va) = kron_identity(at, d, |q| neg_inv[q / d]);
+            HostCsr {
+                name: "A^T x I_d",
+                ncols: d * nr,
+                row_ptr: rp,
+                col_idx: ci,
+                values: va,
+            }
+        }
+        None => {
+            let (rp, ci, va) = kron_identity(&ops.bt, 1, |q| neg_inv[q / d]);
+            HostCsr {
+                name: "B^T",
+                ncols: nr,
+                row_ptr: rp,
+                col_idx: ci,
+                values: va,
+            }
+        }
+    };
+    [diff, force]
+}
+
+/// The CSR arrays of `m` with every row repeated for `d` components (`m x I_d`, `d = 1`:
+/// `m` itself): row `(r, k)` is row `d r + k`, its entries those of row `r` at columns
+/// `d c + k`, values times `scale(d r + k)`.
+fn kron_identity<T: Real>(
+    m: &Mat<T>,
+    d: usize,
+    scale: impl Fn(usize) -> T + Sync,
+) -> (Vec<u32>, Vec<u32>, Vec<T>) {
+    let sym = m.symbolic();
+    let (ptr, cols, val) = (sym.row_ptr(), sym.col_idx(), m.val());
+    let nr = sym.nrows();
+    let du = d as u32;
+    let out_ptr = (0..=nr * d)
+        .into_par_iter()
+        .map(|q| {
+            if q == nr * d {
+                return du * ptr[nr];
+            }
+            let (r, k) = (q / d, (q % d) as u32);
+            du * ptr[r] + k * (ptr[r + 1] - ptr[r])
+        })
+        .collect();
+    let row = |r: usize| ptr[r] as usize..ptr[r + 1] as usize;
+    let out_cols = (0..nr)
+        .into_par_iter()
+        .flat_map_iter(|r| (0..du).flat_map(move |k| cols[row(r)].iter().map(move |&c| du * c + k)))
+        .collect();
+    let scale = &scale;
+    let out_val = (0..nr)
+        .into_par_iter()
+        .flat_map_iter(|r| {
+            (0..d).flat_map(move |k| {
+                let s = scale(d * r + k);
+                val[row(r)].iter().map(move |&v| v * s)
+            })
+        })
+        .collect();
+    (out_ptr, out_cols, out_val)
+}
+
+/// Bytes of a CSR matrix on the device as [`CsrMatrix::upload`] allocates it.
+fn csr_bytes(nrows: usize, nnz: usize, t: usize) -> usize {
+    4 * (nrows + 1) + (4 + t) * nnz.max(1)
+}
+
+impl<T: Real> GpuMatrix<T> {
+    /// Open the GPU and cuSPARSE, compile the kernels (once per process), assemble the
+    /// operators of `problem` in `storage` and upload them.
+    pub fn new(problem: Arc<Problem>, storage: Storage) -> Result<Self> {
+        let gpu = Gpu::get().map_err(|e| rename(e, NAME))?;
+        Self::setup(problem, gpu, storage).map_err(|e| rename(e, NAME))
+    }
+
+    fn setup(problem: Arc<Problem>, gpu: Arc<Gpu>, storage: Storage) -> Result<Self> {
+        // the cheap checks first: cuSPARSE, the kernels, then the assembly
+        let handle = Handle::new(&gpu)?;
+        let k = Kernels::load(&gpu, precision_of::<T>())?;
+        let p = &*problem;
+        let (n, d) = (p.body.len(), p.dim());
+        gpu.ensure_fits(
+            NAME,
+            Self::memory_estimate(p, storage, std::mem::size_of::<T>()),
+        )?;
+        let ops = Operators::<T>::assemble(p, storage)?;
+        let nr = ops.rows();
+        let law = law_code(p);
+        let nonlinear = law == PMB_NONLINEAR;
+        let per = if nonlinear { d } else { 1 };
+        let zeros = |len: usize| gpu.stream().alloc_zeros::<T>(len.max(1));
+        let (u_in, f_out) = (
+            zeros(d * n).map_err(driver_error)?,
+            zeros(d * n).map_err(driver_error)?,
+        );
+        let eta = zeros(d * nr).map_err(driver_error)?;
+        let z = zeros(per * nr).map_err(driver_error)?;
+        let theta = zeros(if law == LPS { n } else { 0 }).map_err(driver_error)?;
+        let phi = zeros(n).map_err(driver_error)?;
+        let g = &gpu;
+        // eta = (A x I_d) u; f = -diag(1/V) B^T z, or -diag(1/V) (A^T x I_d) z
+        let [diff, force] = device_operators(p, &ops);
+        let diff = diff.upload(&handle)?;
+        let diff = Spmv::new(&handle, diff, addr(g, &u_in), addr(g, &eta))?;
+        let force = force.upload(&handle)?;
+        let force = Spmv::new(&handle, force, addr(g, &z), addr(g, &f_out))?;
+        let node_op = |name: &str, m: &Mat<T>, y: u64| -> Result<Spmv<T>> {
+            let sym = m.symbolic();
+            let m = CsrMatrix::upload(&handle, name, nr, sym.row_ptr(), sym.col_idx(), m.val())?;
+            Spmv::new(&handle, m, addr(g, &z), y)
+        };
+        let theta_op = match &ops.theta {
+            Some(m) => Some(node_op("Theta", m, addr(g, &theta))?),
+            None => None,
+        };
+        let damage_op = node_op("Phi", &ops.damage, addr(g, &phi))?;
+        let mu = ops.row_status(&p.initial_mu);
+        let precracked_rows = mu.iter().filter(|&&m| m == 0).count();
+        let no_fail: Vec<u8> = p.no_fail.iter().map(|&b| u8::from(b)).collect();
+        let stepper = DeviceLoop::new(&gpu, n * d)?;
+        let mut backend = GpuMatrix {
+            xi: upload(g, &ops.xi)?,
+            length: upload(g, &ops.length)?,
+            a: upload(g, &ops.a)?,
+            g: upload(g, &ops.g)?,
+            g_second: upload(g, &ops.g_second)?,
+            a_first: upload(g, &ops.a_first)?,
+            w: upload(g, &ops.w)?,
+            first: upload(g, &ops.rows.first)?,
+            second: upload(g, &ops.rows.second)?,
+            mu: upload(g, &mu)?,
+            no_fail: upload(g, &no_fail)?,
+            volumes: upload(g, &p.body.volumes)?,
+            eta,
+            z,
+            theta,
+            phi,
+            partial: gpu
+                .stream()
+                .alloc_zeros::<f64>(nr.max(n).div_ceil(BLOCK).max(1))
+                .map_err(driver_error)?,
+            u_in,
+            f_out,
+            broken: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
+            broken_seen: 0,
+            precracked_rows,
+            rows: ops.rows,
+            storage,
+            dim: d,
+            law,
+            handle,
+            diff,
+            force,
+            theta_op,
+            damage_op,
+            stepper,
+            base: MatrixParams::default(),
+            k,
+            gpu,
+            problem,
+        };
+        backend.base = backend.addresses();
+        backend.gpu.synchronize()?;
+        Ok(backend)
+    }
+
+    /// Bytes the backend will hold on the device for `problem` in `storage` with
+    /// `scalar_bytes` per value, without assembling or touching a GPU: operators, bond
+    /// vectors, scratch and the time loop's state. Equals [`Backend::memory_bytes`] less the
+    /// cuSPARSE workspaces ([`GpuMatrix::workspace_bytes`]) and the time loop's condition
+    /// lists and factor table (made by the first `advance_explicit`).
+    pub fn memory_estimate(problem: &Problem, storage: Storage, scalar_bytes: usize) -> usize {
+        let t = scalar_bytes;
+        let (n, d) = (problem.body.len(), problem.dim());
+        let rows = footprint(problem, storage, t).rows;
+        let law = law_code(problem);
+        let (lps, nonlinear) = (law == LPS, law == PMB_NONLINEAR);
+        let half = storage == Storage::Half;
+        let per = if nonlinear { d } else { 1 };
+        let node_nnz = if half { 2 * rows } else { rows };
+        let ops = csr_bytes(d * rows, 2 * d * rows, t)
+            + csr_bytes(d * n, 2 * d * rows, t)
+            + if lps { csr_bytes(n, node_nnz, t) } else { 0 }
+            + csr_bytes(n, node_nnz, t);
+        let v = |len: usize, bytes: usize| len.max(1) * bytes;
+        let lps_rows = if lps { rows } else { 0 };
+        let half_lps_rows = if lps && half { rows } else { 0 };
+        let vectors = v(d * rows, t)
+            + 3 * v(rows, t)
+            + v(lps_rows, t)
+            + 2 * v(half_lps_rows, t)
+            + 2 * v(rows, 4)
+            + v(rows, 1)
+            + v(n, 1)
+            + v(n, 8);
+        let scratch = v(d * rows, t)
+            + v(per * rows, t)
+            + v(if lps { n } else { 0 }, t)
+            + v(n, t)
+            + v(rows.max(n).div_ceil(BLOCK), 8)
+            + 2 * v(d * n, t)
+            + 8;
+        let state = 6 * v(d * n, t) + 8;
+        ops + vectors + scratch + state
+    }
+
+    /// Bytes of the cuSPARSE workspaces.
+    pub fn workspace_bytes(&self) -> usize {
+        self.products().iter().map(|s| s.workspace_bytes()).sum()
+    }
+
+    /// The storage of the bond rows.
+    pub fn storage(&self) -> Storage {
+        self.storage
+    }
+
+    /// The sparse products of one force evaluation and the damage, with their names: what
+    /// `examples/gpu_spmv.rs` times.
+    fn products(&self) -> Vec<&Spmv<T>> {
+        let mut v = vec![&self.diff, &self.force, &self.damage_op];
+        v.extend(self.theta_op.iter());
+        v
+    }
+
+    /// Directed bonds per row: 1 in full storage, 2 in half.
+    fn bonds_per_row(&self) -> usize {
+        match self.storage {
+            Storage::Full => 1,
+            Storage::Half => 2,
+        }
+    }
+
+    fn nrows(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn check(&self, requested: bool) -> bool {
+        requested && self.problem.material.critical_stretch.is_some()
+    }
+
+    /// Parameters of the bond kernels.
+    fn params(&self, check_bonds: bool) -> MatrixParams {
+        MatrixParams {
+            check_bonds: i32::from(self.check(check_bonds)),
+            ..self.base
+        }
+    }
+
+    /// The bond kernels' parameters with the bond check off (made once, at setup).
+    fn addresses(&self) -> MatrixParams {
+        let g = &*self.gpu;
+        let m = &self.problem.material;
+        MatrixParams {
+            eta: addr(g, &self.eta),
+            xi: addr(g, &self.xi),
+            length: addr(g, &self.length),
+            a: addr(g, &self.a),
+            g: addr(g, &self.g),
+            g_second: addr(g, &self.g_second),
+            a_first: addr(g, &self.a_first),
+            w: addr(g, &self.w),
+            mu: addr(g, &self.mu),
+            first: addr(g, &self.first),
+            second: addr(g, &self.second),
+            no_fail: addr(g, &self.no_fail),
+            z: addr(g, &self.z),
+            theta: addr(g, &self.theta),
+            out: addr(g, &self.z),
+            partial: addr(g, &self.partial),
+            broken: addr(g, &self.broken),
+            volumes: addr(g, &self.volumes),
+            critical_stretch: m.critical_stretch.unwrap_or(f64::INFINITY),
+            kd: match m.law {
+                Law::Lps { kd, .. } => kd,
+                Law::Pmb { .. } => 0.0,
+            },
+            rows: self.nrows() as u64,
+            n: self.problem.body.len() as u32,
+            dim: self.dim as i32,
+            law: self.law,
+            check_bonds: 0,
+            half: i32::from(self.storage == Storage::Half),
+            pad: 0,
+        }
+    }
+
+    /// Launch bond kernel `f` over `threads` threads.
+    fn launch(&self, f: &CudaFunction, threads: usize, check_bonds: bool) -> Result<()> {
+        let p = self.params(check_bonds);
+        // SAFETY: `p` holds this backend's buffers, sized for its rows and nodes; each kernel
+        // stops at `rows` (and `n`); `eta`, `z`, `theta` are up to date where it reads them.
+        unsafe { self.gpu.launch(f, threads, &p) }
+    }
+
+    /// `eta = (A x I_d) u` for `u` at a device address of `d n` values.
+    fn form_eta(&self, u: u64) -> Result<()> {
+        // SAFETY: `u` holds `d n` values (the caller's promise); `eta` holds `d rows`.
+        unsafe { self.diff.apply(&self.handle, u, addr(&self.gpu, &self.eta)) }
+    }
+
+    /// LPS: `z = mu e` (with bond breaking), then `theta = Theta z`; `eta` up to date.
+    fn dilatation_pass(&self, check_bonds: bool) -> Result<()> {
+        self.launch(&self.k.lps_extension, self.nrows(), check_bonds)?;
+        let op = self.theta_op.as_ref().expect("LPS has Theta");
+        let g = &*self.gpu;
+        // SAFETY: `z` holds `rows` values, `theta` `n`.
+        unsafe { op.apply(&self.handle, addr(g, &self.z), addr(g, &self.theta)) }
+    }
+
+    /// Enqueue the force density at `u` into `force` (device addresses of `d n` values).
+    fn forces(&self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
+        self.form_eta(u)?;
+        if self.law == LPS {
+            self.dilatation_pass(check_bonds)?;
+            self.launch(&self.k.lps_force, self.nrows(), false)?;
+        } else {
+            self.launch(&self.k.pmb, self.nrows(), check_bonds)?;
+        }
+        // SAFETY: `z` holds the operator's columns, `force` `d n` values (the caller's).
+        unsafe {
+            self.force
+                .apply(&self.handle, addr(&self.gpu, &self.z), force)
+        }
+    }
+
+    /// Directed bonds broken on the device since the last read.
+    fn take_broken(&mut self) -> Result<usize> {
+        let total = self
+            .gpu
+            .stream()
+            .clone_dtoh(&self.broken)
+            .map_err(driver_error)?[0];
+        let new = total - self.broken_seen;
+        self.broken_seen = total;
+        Ok(new as usize * self.bonds_per_row())
+    }
+
+    fn upload_u(&mut self, u: &[T]) -> Result<u64> {
+        self.gpu
+            .stream()
+            .memcpy_htod(u, &mut self.u_in)
+            .map_err(driver_error)?;
+        Ok(addr(&self.gpu, &self.u_in))
+    }
+
+    fn try_force(&mut self, u: &[T], force: &mut [T], check_bonds: bool) -> Result<usize> {
+        let u = self.upload_u(u)?;
+        self.forces(u, addr(&self.gpu, &self.f_out), check_bonds)?;
+        download(&self.gpu, &self.f_out, force)?;
+        if self.check(check_bonds) {
+            self.take_broken()
+        } else {
+            Ok(0)
+        }
+    }
+
+    fn try_break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        if !self.check(true) {
+            return Ok(0);
+        }
+        let u = self.upload_u(u)?;
+        self.form_eta(u)?;
+        self.launch(&self.k.break_rows, self.nrows(), true)?;
+        self.take_broken()
+    }
+
+    fn try_damage(&self, phi: &mut [T]) -> Result<()> {
+        // `z` is scratch: it takes 1 - mu here
+        self.launch(&self.k.broken_rows, self.nrows(), false)?;
+        let g = &*self.gpu;
+        // SAFETY: `z` holds at least `rows` values, `phi` `n`.
+        unsafe {
+            self.damage_op
+                .apply(&self.handle, addr(g, &self.z), addr(g, &self.phi))?
+        };
+        download(g, &self.phi, phi)
+    }
+
+    fn try_dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<()> {
+        let u = self.upload_u(u)?;
+        self.form_eta(u)?;
+        self.dilatation_pass(false)?;
+        download(&self.gpu, &self.theta, theta)
+    }
+
+    fn try_strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        let u = self.upload_u(u)?;
+        self.form_eta(u)?;
+        if self.law == LPS {
+            self.dilatation_pass(false)?;
+        }
+        let n = self.problem.body.len();
+        self.launch(&self.k.energy, self.nrows().max(n), false)?;
+        let blocks = self.nrows().max(n).div_ceil(BLOCK);
+        let mut partial = vec![0.0f64; blocks];
+        download(&self.gpu, &self.partial, &mut partial)?;
+        Ok(partial.iter().sum())
+    }
+
+    /// Time each sparse product of one force evaluation (and the damage's) on the current
+    /// buffers: `(name, rows, columns, non-zeros, minimal bytes, seconds)` per product, the
+    /// fastest of `reps` runs each (after one untimed run). For `examples/gpu_spmv.rs`.
+    pub fn time_products(&mut self, reps: usize) -> Result<Vec<ProductTiming>> {
+        let g = self.gpu.clone();
+        let (u, eta, z, f) = (
+            addr(&g, &self.u_in),
+            addr(&g, &self.eta),
+            addr(&g, &self.z),
+            addr(&g, &self.f_out),
+        );
+        let (theta, phi) = (addr(&g, &self.theta), addr(&g, &self.phi));
+        let mut cases: Vec<(&'static str, &Spmv<T>, u64, u64)> = vec![
+            ("eta = (A x I_d) u", &self.diff, u, eta),
+            (
+                if self.law == PMB_NONLINEAR {
+                    "f = -(A^T x I_d) z / V"
+                } else {
+                    "f = -B^T z / V"
+                },
+                &self.force,
+                z,
+                f,
+            ),
+        ];
+        if let Some(op) = &self.theta_op {
+            cases.push(("theta = Theta z", op, z, theta));
+        }
+        cases.push(("phi = Phi (1 - mu)", &self.damage_op, z, phi));
+        let mut out = Vec::new();
+        for (name, op, x, y) in cases {
+            let mut best = f64::INFINITY;
+            for r in 0..=reps.max(1) {
+                g.synchronize()?;
+                let t0 = std::time::Instant::now();
+                // SAFETY: the backend's own buffers, of the operator's sizes.
+                unsafe { op.apply(&self.handle, x, y)? };
+                g.synchronize()?;
+                if r > 0 {
+                    best = best.min(t0.elapsed().as_secs_f64());
+                }
+            }
+            let m = &op.matrix;
+            out.push(ProductTiming {
+                name,
+                nrows: m.nrows,
+                ncols: m.ncols,
+                nnz: m.nnz,
+                bytes: op.traffic(),
+                seconds: best,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Seconds of one force evaluation with bond checking on the device (fastest of
+    /// `reps`), the state's buffers as input and output. For `examples/gpu_spmv.rs`.
+    pub fn time_force(&mut self, reps: usize) -> Result<f64> {
+        let g = self.gpu.clone();
+        let (u, f) = (addr(&g, &self.u_in), addr(&g, &self.f_out));
+        let mut best = f64::INFINITY;
+        for r in 0..=reps.max(1) {
+            g.synchronize()?;
+            let t0 = std::time::Instant::now();
+            self.forces(u, f, true)?;
+            g.synchronize()?;
+            if r > 0 {
+                best = best.min(t0.elapsed().as_secs_f64());
+            }
+        }
+        self.take_broken()?;
+        Ok(best)
+    }
+}
+
+/// One timed sparse product (see [`GpuMatrix::time_products`]).
+#[derive(Debug, Clone)]
+pub struct ProductTiming {
+    pub name: &'static str,
+    pub nrows: usize,
+    pub ncols: usize,
+    pub nnz: usize,
+    /// Row pointers, column indices and values read once, `x` read once, `y` written once.
+    pub bytes: usize,
+    pub seconds: f64,
+}
+
+impl<T: Real> DeviceForces<T> for GpuMatrix<T> {
+    fn device_loop(&mut self) -> &mut DeviceLoop<T> {
+        &mut self.stepper
+    }
+
+    fn launch_forces(&mut self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
+        self.forces(u, force, check_bonds)
+    }
+
+    fn read_broken(&mut self) -> Result<usize> {
+        self.take_broken()
+    }
+}
+
+/// A CUDA or cuSPARSE failure after setup (device lost, launch failure) cannot be returned
+/// through the trait's plain results; it is a fault of the machine, not of the input, and
+/// stops the run (as in `gpu-loop`).
+fn fatal_m<R>(r: Result<R>, what: &str) -> R {
+    r.unwrap_or_else(|e| panic!("{NAME}: {what} failed on the device: {e}"))
+}
+
+impl<T: Real> Backend<T> for GpuMatrix<T> {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
+        fatal_m(self.try_force(u, force, false), "force evaluation");
+    }
+
+    fn break_bonds(&mut self, u: &[T]) -> usize {
+        fatal_m(self.try_break_bonds(u), "bond breaking")
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
+        fatal_m(self.try_force(u, force, true), "bond breaking and forces")
+    }
+
+    fn damage(&self, phi: &mut [T]) {
+        fatal_m(self.try_damage(phi), "damage")
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
+        if self.law != LPS {
+            return false;
+        }
+        fatal_m(self.try_dilatation(u, theta), "dilatation");
+        true
+    }
+
+    fn strain_energy(&mut self, u: &[T]) -> f64 {
+        fatal_m(self.try_strain_energy(u), "strain energy")
+    }
+
+    fn broken_bonds(&self) -> usize {
+        (self.precracked_rows + self.broken_seen as usize) * self.bonds_per_row()
+    }
+
+    fn bond_status(&self) -> Vec<u8> {
+        let mut mu = vec![0u8; self.nrows()];
+        fatal_m(
+            download(&self.gpu, &self.mu, &mut mu),
+            "bond status download",
+        );
+        self.rows.bond_status(&mu)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        let ops: usize = self.products().iter().map(|s| s.bytes()).sum();
+        let vectors = [
+            &self.xi,
+            &self.length,
+            &self.a,
+            &self.g,
+            &self.g_second,
+            &self.a_first,
+            &self.w,
+            &self.eta,
+            &self.z,
+            &self.theta,
+            &self.phi,
+            &self.u_in,
+            &self.f_out,
+        ]
+        .iter()
+        .map(|v| v.num_bytes())
+        .sum::<usize>();
+        ops + vectors
+            + self.first.num_bytes()
+            + self.second.num_bytes()
+            + self.mu.num_bytes()
+            + self.no_fail.num_bytes()
+            + self.volumes.num_bytes()
+            + self.partial.num_bytes()
+            + self.broken.num_bytes()
+            + self.stepper.bytes()
+    }
+
+    /// Minimal bytes of one explicit step with bond checking: each product's matrix read
+    /// once with its input read once and output written once; the bond kernel reads `eta`,
+    /// `xi`, the length, `a` and `w`, reads and writes the status, reads the row ends and the
+    /// no-fail flags and writes `z`; LPS reads `z`, `g` (and `g_ji`) and `theta` again and
+    /// writes `z` once more.
+    fn bytes_per_step(&self) -> usize {
+        let t = std::mem::size_of::<T>();
+        let (n, d, rows) = (self.problem.body.len(), self.dim, self.nrows());
+        let per = if self.law == PMB_NONLINEAR { d } else { 1 };
+        let mut bytes = self.diff.traffic() + self.force.traffic();
+        bytes += rows * (2 * d * t + 3 * t + 2 + 8 + per * t) + n;
+        if let Some(op) = &self.theta_op {
+            let half = usize::from(self.storage == Storage::Half);
+            bytes += op.traffic() + rows * (3 * t + half * t) + n * t;
+        }
+        bytes
+    }
+
+    fn operator_nnz(&self) -> Vec<(&'static str, usize)> {
+        let mut out = vec![("A x I_d", self.diff.matrix.nnz)];
+        out.push((
+            if self.law == PMB_NONLINEAR {
+                "A^T x I_d"
+            } else {
+                "B^T"
+            },
+            self.force.matrix.nnz,
+        ));
+        if let Some(m) = &self.theta_op {
+            out.push(("Theta", m.matrix.nnz));
+        }
+        out.push(("Phi", self.damage_op.matrix.nnz));
+        out
+    }
+
+    fn advance_explicit(
+        &mut self,
+        integrator: &Explicit,
+        loads: &Loads,
+        state: &mut State<T>,
+        steps: usize,
+        full_sync: bool,
+        times: &mut StepTimes,
+    ) -> Result<usize> {
+        advance(self, integrator, loads, state, steps, full_sync, times)
+            .map_err(|e| rename(e, NAME))
+    }
+
+    fn advance_adr(
+        &mut self,
+        adr: &mut Adr<T>,
+        loads: &Loads,
+        state: &mut State<T>,
+        h: f64,
+    ) -> Result<usize> {
+        adr_iteration(self, adr, loads, state, h).map_err(|e| rename(e, NAME))
+    }
+
+    fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
+        sync_adr_state(&mut self.stepper, state).map_err(|e| rename(e, NAME))
+    }
+
+    fn max_abs_displacement(&mut self, state: &State<T>) -> Option<f64> {
+        fatal_m(
+            self.stepper.max_abs_displacement(state),
+            "displacement check",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operators::spmv::{spmv, spmv_interleaved, spmv_with};
+
+    fn problem(law: &str) -> Problem {
+        let text = format!(
+            "[material]\nmodel = \"{law}\"\nyoungs_modulus = 200e9\ndensity = 8000\n{}\
+             critical_stretch = 0.01\n[discretization]\ndimension = \"3d\"\ndx = 1e-3\n\
+             horizon_factor = 3.015\npartial_volume = \"linear\"\n[geometry]\n\
+             box = [{{ min = [0, 0, 0], max = [0.006, 0.005, 0.004] }}]\n\
+             [solver]\nkind = \"explicit\"\nsteps = 1\n",
+            if law == "lps" {
+                "poisson_ratio = 0.25\n"
+            } else {
+                ""
+            }
+        );
+        let model = crate::model::parse(&text, "t.toml", &[]).unwrap();
+        Problem::build(model, std::path::Path::new(".")).unwrap()
+    }
+
+    fn field(len: usize, seed: usize) -> Vec<f64> {
+        (0..len)
+            .map(|i| (((i * 7919 + seed * 104_729) % 2003) as f64 - 1001.0) * 1e-6)
+            .collect()
+    }
+
+    /// The device operators give the CPU backend's products: `A x I_d` the interleaved
+    /// differences bit for bit, the force operator the transposed product with its `-1/V`
+    /// epilogue to round-off, in both storages and for every law.
+    #[test]
+    fn device_operators_give_the_cpu_products() {
+        for law in ["pmb", "pmb-linear", "lps"] {
+            let p = problem(law);
+            let (n, d) = (p.body.len(), p.dim());
+            for storage in [Storage::Half, Storage::Full] {
+                let ops = Operators::<f64>::assemble(&p, storage).unwrap();
+                let nr = ops.rows();
+                let [diff, force] = device_operators(&p, &ops);
+                assert_eq!(diff.row_ptr.len(), d * nr + 1);
+                assert_eq!(force.row_ptr.len(), d * n + 1);
+                let u = field(d * n, 1);
+                let (mut eta, mut eta_ref) = (vec![0.0; d * nr], vec![0.0; d * nr]);
+                spmv(&diff.to_mat(), &u, &mut eta);
+                spmv_interleaved(&ops.incidence, d, &u, &mut eta_ref, |_, _, s| s);
+                assert!(eta == eta_ref, "{law} {}: eta", storage.name());
+                let inv: Vec<f64> = p.body.volumes.iter().map(|v| -1.0 / v).collect();
+                let per = if ops.incidence_t.is_some() { d } else { 1 };
+                assert_eq!(force.ncols, per * nr);
+                let z = field(per * nr, 2);
+                let (mut f, mut f_ref) = (vec![0.0; d * n], vec![0.0; d * n]);
+                spmv(&force.to_mat(), &z, &mut f);
+                match &ops.incidence_t {
+                    Some(at) => spmv_interleaved(at, d, &z, &mut f_ref, |i, _, s| s * inv[i]),
+                    None => spmv_with(&ops.bt, &z, &mut f_ref, |k, s| s * inv[k / d]),
+                }
+                let (num, den) = f.iter().zip(&f_ref).fold((0.0, 0.0), |(a, b), (x, y)| {
+                    (a + (x - y) * (x - y), b + y * y)
+                });
+                let rel = (num / den).sqrt();
+                assert!(rel < 1e-15, "{law} {}: force {rel:.2e}", storage.name());
+            }
+        }
+    }
+}
