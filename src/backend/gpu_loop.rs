@@ -1,12 +1,14 @@
 //! The GPU loop backend: the CPU loop's node-parallel bond loops as NVRTC kernels
 //! (`kernels/*.cu`), one thread per node over its family, the per-bond arrays in the sliced
-//! order of `gpu/layout.rs`. Families, positions, volumes, bond weights and bond status are
-//! uploaded once; each call uploads the displacement and downloads its result. [`GpuLoop`] also runs the whole explicit time loop
+//! order of `gpu/layout.rs`. Families, node records (position and volume), horizon volumes
+//! and bond status are uploaded once; no per-bond weight is stored (the kernels recompute it
+//! from the bond length, `bond_weight` in `kernels/common.cuh`). Each trait call uploads the
+//! displacement and downloads its result. [`GpuLoop`] also runs the whole explicit time loop
 //! on the device (`gpu_step.rs`), where the host only syncs for output and checks.
 //!
 //! Units as in [`super`]: m, N/m^3, J.
 
-use super::coefficients::{bond_weights, lps_coefficients};
+use super::coefficients::lps_coefficients;
 use super::Backend;
 use crate::gpu::conditions::{addr, upload};
 use crate::gpu::device::driver_error;
@@ -14,6 +16,7 @@ use crate::gpu::layout::SlicedLayout;
 use crate::gpu::params::BondParams;
 use crate::gpu::Gpu;
 use crate::material::Law;
+use crate::model::Influence;
 use crate::model::PartialVolume;
 use crate::setup::Problem;
 use crate::solver::explicit::{Explicit, StepTimes};
@@ -57,7 +60,8 @@ impl Kernels {
     }
 }
 
-/// Device buffers of the explicit state (`u`, `v`, `a`, `f`, `b`, half-step velocity).
+/// Device buffers of the explicit state (`u`, `v`, `a`, `f`, `b`, half-step velocity) and the
+/// displacement the fused step drifts into (`u_next`, swapped with `u` after each step).
 pub(super) struct DeviceState<T> {
     pub u: CudaSlice<T>,
     pub v: CudaSlice<T>,
@@ -65,6 +69,7 @@ pub(super) struct DeviceState<T> {
     pub f: CudaSlice<T>,
     pub b: CudaSlice<T>,
     pub vhalf: CudaSlice<T>,
+    pub u_next: CudaSlice<T>,
 }
 
 /// GPU loop backend in precision `T`.
@@ -78,12 +83,11 @@ pub struct GpuLoop<T: Real> {
     slice_start: CudaSlice<u64>,
     lengths: CudaSlice<u32>,
     neighbors: CudaSlice<u32>,
-    positions: CudaSlice<f64>,
-    volumes: CudaSlice<f64>,
+    /// Node records `[x, y, z, V]`, m and m^3.
+    nodes: CudaSlice<f64>,
     horizon_volume: CudaSlice<f64>,
     no_fail: CudaSlice<u8>,
     // Bond data.
-    weight: CudaSlice<T>,
     mu: CudaSlice<u8>,
     // LPS per node.
     theta: CudaSlice<T>,
@@ -103,6 +107,8 @@ pub struct GpuLoop<T: Real> {
     pub(super) broken_seen: u64,
     /// Bonds broken by pre-cracks.
     precracked: usize,
+    /// Largest horizon volume (the surface correction's reference), m^3.
+    full_volume: f64,
     /// The explicit state while the time loop runs on the device.
     pub(super) state: DeviceState<T>,
     /// `State::step` the device state holds, if it holds one.
@@ -147,7 +153,12 @@ impl<T: Real> GpuLoop<T> {
         // Padding slots (never visited: a thread stops at its family size) hold node 0,
         // weight 0 and status broken.
         let neighbors = layout.to_device(&p.families.neighbors, 0);
-        let positions: Vec<f64> = p.body.positions.iter().flatten().copied().collect();
+        let nodes: Vec<f64> = (0..n)
+            .flat_map(|i| {
+                let x = p.body.positions[i];
+                [x[0], x[1], x[2], p.body.volumes[i]]
+            })
+            .collect();
         let no_fail: Vec<u8> = p.no_fail.iter().map(|&b| u8::from(b)).collect();
         let lps = matches!(p.material.law, Law::Lps { .. });
         let coef = lps.then(|| lps_coefficients(p));
@@ -164,19 +175,15 @@ impl<T: Real> GpuLoop<T> {
             f: zeros(n * d).map_err(driver_error)?,
             b: zeros(n * d).map_err(driver_error)?,
             vhalf: zeros(n * d).map_err(driver_error)?,
+            u_next: zeros(n * d).map_err(driver_error)?,
         };
         let backend = GpuLoop {
             slice_start: upload(&gpu, &layout.slice_start)?,
             lengths: upload(&gpu, &layout.lengths)?,
             neighbors: upload(&gpu, &neighbors)?,
-            positions: upload(&gpu, &positions)?,
-            volumes: upload(&gpu, &p.body.volumes)?,
+            nodes: upload(&gpu, &nodes)?,
             horizon_volume: upload(&gpu, &p.bonds.horizon_volume)?,
             no_fail: upload(&gpu, &no_fail)?,
-            weight: upload(
-                &gpu,
-                &layout.to_device(&to_t::<T>(&bond_weights(p)), T::zero()),
-            )?,
             mu: upload(&gpu, &layout.to_device(&p.initial_mu, 0))?,
             theta: zeros(n).map_err(driver_error)?,
             alpha: upload(&gpu, &per_node(|c| &c.alpha))?,
@@ -194,6 +201,7 @@ impl<T: Real> GpuLoop<T> {
             broken_seen: 0,
             layout,
             precracked: p.precracked_bonds(),
+            full_volume: p.bonds.horizon_volume.iter().copied().fold(0.0, f64::max),
             state,
             resident_step: None,
             table: None,
@@ -213,18 +221,18 @@ impl<T: Real> GpuLoop<T> {
         let g = &self.gpu;
         let p = &self.problem;
         let m = &p.material;
-        let (linearized, kd, lps) = match m.law {
-            Law::Pmb { linearized, .. } => (linearized, 0.0, false),
-            Law::Lps { kd, .. } => (true, kd, true),
+        let (linearized, kd, lps, c, delta_over_x) = match m.law {
+            Law::Pmb { linearized, c } => (linearized, 0.0, false, c, false),
+            Law::Lps { kd, influence, .. } => {
+                (true, kd, true, 0.0, influence == Influence::DeltaOverX)
+            }
         };
         BondParams {
             slice_start: addr(g, &self.slice_start),
             lengths: addr(g, &self.lengths),
             neighbors: addr(g, &self.neighbors),
-            positions: addr(g, &self.positions),
-            volumes: addr(g, &self.volumes),
+            nodes: addr(g, &self.nodes),
             horizon_volume: addr(g, &self.horizon_volume),
-            weight: addr(g, &self.weight),
             mu: addr(g, &self.mu),
             no_fail: addr(g, &self.no_fail),
             u,
@@ -237,6 +245,8 @@ impl<T: Real> GpuLoop<T> {
             energy: addr(g, &self.energy),
             broken: addr(g, &self.broken),
             critical_stretch: m.critical_stretch.unwrap_or(f64::INFINITY),
+            micromodulus: c,
+            full_volume: self.full_volume,
             kd,
             delta: p.body.delta,
             dx: p.body.dx,
@@ -246,13 +256,21 @@ impl<T: Real> GpuLoop<T> {
             check_bonds: i32::from(check_bonds && m.critical_stretch.is_some()),
             partial_volume: i32::from(p.model.discretization.partial_volume != PartialVolume::None),
             lps: i32::from(lps),
+            surface_correction: i32::from(p.bonds.correction.is_some() && !lps),
+            omega_delta_over_x: i32::from(delta_over_x),
+            ..Default::default()
         }
     }
 
     /// Launch the force kernels (and, with `check_bonds`, the fused bond breaking) for
     /// displacement `u` into `force` (device addresses).
     pub(super) fn launch_forces(&self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
-        let params = self.bond_params(u, force, check_bonds);
+        self.launch_force_kernels(&self.bond_params(u, force, check_bonds))
+    }
+
+    /// Launch the force kernels with `params` (which may ask for the fused explicit update).
+    pub(super) fn launch_force_kernels(&self, params: &BondParams) -> Result<()> {
+        let params = *params;
         let n = self.problem.body.len();
         // SAFETY: `params` holds this backend's buffers, sized for `n` nodes and their bonds;
         // `u` and `force` address `d n` values.
@@ -428,11 +446,9 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.slice_start.num_bytes(),
             self.lengths.num_bytes(),
             self.neighbors.num_bytes(),
-            self.positions.num_bytes(),
-            self.volumes.num_bytes(),
+            self.nodes.num_bytes(),
             self.horizon_volume.num_bytes(),
             self.no_fail.num_bytes(),
-            self.weight.num_bytes(),
             self.mu.num_bytes(),
             self.theta.num_bytes(),
             self.alpha.num_bytes(),
@@ -444,7 +460,7 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.energy.num_bytes(),
             self.broken.num_bytes() + self.reduce_out.num_bytes(),
             s.u.num_bytes() + s.v.num_bytes() + s.a.num_bytes(),
-            s.f.num_bytes() + s.b.num_bytes() + s.vhalf.num_bytes(),
+            s.f.num_bytes() + s.b.num_bytes() + s.vhalf.num_bytes() + s.u_next.num_bytes(),
             self.table.as_ref().map_or(0, |t| t.num_bytes()),
             self.lists.as_ref().map_or(0, |l| l.bytes()),
         ]
@@ -459,12 +475,15 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.problem.families.bonds(),
             self.dim,
         );
-        // per bond: neighbour index, status, weight; per node: positions (f64), family size,
-        // no-fail flag, displacement in, force out (LPS: theta written once and read once
-        // more, alpha, p, d/m read once); padding of the sliced order not counted
+        // One step of the device loop (`gpu_step.rs`, fused update): per bond the neighbour
+        // index and the status byte (no weight); per node the record (position and volume,
+        // 32 bytes), family size, slice start share ignored, no-fail flag, and per dof u read,
+        // b read, v read and written, u_next written (f and a are stored only on a call's last
+        // step); LPS adds theta written once and read once more, alpha, p, d/m read once.
+        // Padding of the sliced order not counted.
         let lps = matches!(self.problem.material.law, Law::Lps { .. });
-        let node = 3 * 8 + 4 + 1 + 2 * d * t + if lps { 2 * t + 3 * t } else { 0 };
-        nb * (4 + 1 + t) + n * node
+        let node = 4 * 8 + 4 + 1 + 5 * d * t + if lps { 2 * t + 3 * t } else { 0 };
+        nb * (4 + 1) + n * node
     }
 
     fn advance_explicit(

@@ -4,14 +4,24 @@
 //! the device. The host prepares one table of ramp factors per call, launches the kernels,
 //! reads the count of broken bonds, and copies the state back only when asked (outputs, the
 //! end); the stability check reads one reduced number (`max_abs`).
+//!
+//! One full pass over the nodes per step: the first step of a call runs kick and drift as
+//! their own kernels; after that the force kernel of step s also does step s's accelerate
+//! and kick and step s+1's kick and drift (`BondParams::update`), drifting into a second
+//! displacement buffer that is swapped with `u` (the neighbours still read step s's `u`).
+//! Only the dofs of kinematic conditions are then fixed by a small kernel (`apply_conditions`
+//! mode 3: step velocity, drift, impose). The last step of a call stores `f`, `a` and `v`
+//! and ends with the impose, as the host loop does.
 
 use super::gpu_loop::GpuLoop;
 use crate::gpu::conditions::{
-    addr, dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BODY_FORCE,
-    MODE_IMPOSE, MODE_STEP_VELOCITY,
+    addr, dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BETWEEN_STEPS,
+    MODE_BODY_FORCE, MODE_IMPOSE, MODE_STEP_VELOCITY,
 };
 use crate::gpu::device::driver_error;
-use crate::gpu::params::{ConditionParams, ReduceParams, StepParams};
+use crate::gpu::params::{
+    BondParams, ConditionParams, ReduceParams, StepParams, UPDATE_DRIFT, UPDATE_END,
+};
 use crate::solver::explicit::{Explicit, StepTimes};
 use crate::solver::loads::Loads;
 use crate::solver::State;
@@ -119,8 +129,16 @@ impl<T: Real> GpuLoop<T> {
         Ok(())
     }
 
-    /// Launch `apply_conditions` over `list` in `mode` with the table row at `row`.
-    fn apply(&self, list: &DeviceDofList, lists: &Lists, mode: i32, row: u64) -> Result<()> {
+    /// Launch `apply_conditions` over `list` in `mode` with the table row at `row` (mode
+    /// [`MODE_BETWEEN_STEPS`] drifts into `u_next` by `dt`).
+    fn apply(
+        &self,
+        list: &DeviceDofList,
+        lists: &Lists,
+        mode: i32,
+        row: u64,
+        dt: f64,
+    ) -> Result<()> {
         if list.count == 0 {
             return Ok(());
         }
@@ -130,11 +148,35 @@ impl<T: Real> GpuLoop<T> {
             u: addr(g, &self.state.u),
             v: addr(g, &self.state.v),
             b: addr(g, &self.state.b),
+            u_next: addr(g, &self.state.u_next),
+            // (mode 3 also writes the half-step velocity without damping, where nothing
+            // reads it)
+            vhalf: addr(g, &self.state.vhalf),
+            dt,
             ..list.params(g, lists.conditions, mode)
         };
-        // SAFETY: the list's dofs are below `d n`, the size of `u`, `v` and `b`; `row`
-        // addresses one table row of `1 + 2 conditions` doubles.
+        // SAFETY: the list's dofs are below `d n`, the size of `u`, `v`, `b`, `u_next` and
+        // `vhalf`; `row` addresses one table row of `1 + 2 conditions` doubles.
         unsafe { g.launch(&self.k.apply_conditions, list.count, &p) }
+    }
+
+    /// Force-kernel parameters of a step with the fused explicit update: accelerate and kick
+    /// only on the `last` step of a call, else also the next step's kick and drift.
+    fn step_params(&self, ex: &Explicit, sp: &StepParams, last: bool) -> BondParams {
+        let g = &self.gpu;
+        BondParams {
+            v: sp.v,
+            a: sp.a,
+            b: sp.b,
+            vhalf: sp.vhalf,
+            u_next: addr(g, &self.state.u_next),
+            dt: sp.dt,
+            half: sp.half,
+            inv_density: sp.inv_density,
+            damping: sp.damping,
+            update: if last { UPDATE_END } else { UPDATE_DRIFT },
+            ..self.bond_params(addr(g, &self.state.u), sp.f, ex.damage)
+        }
     }
 
     /// Run `steps` explicit steps on the device (see [`super::Backend::advance_explicit`]).
@@ -174,19 +216,31 @@ impl<T: Real> GpuLoop<T> {
             ndof: ndof as u64,
         };
         let k = &self.k;
-        for s in 0..steps {
-            let row = table + (s * lists.stride * std::mem::size_of::<f64>()) as u64;
+        let row = |s: usize| table + (s * lists.stride * std::mem::size_of::<f64>()) as u64;
+        if steps > 0 {
             // SAFETY: `sp` addresses the resident state of `ndof` values per vector.
             unsafe { g.launch(&k.kick, ndof, &sp)? };
-            self.apply(&lists.kinematic, &lists, MODE_STEP_VELOCITY, row)?;
+            self.apply(&lists.kinematic, lists, MODE_STEP_VELOCITY, row(0), ex.dt)?;
             // SAFETY: as above.
             unsafe { g.launch(&k.drift, ndof, &sp)? };
-            self.apply(&lists.kinematic, &lists, MODE_IMPOSE, row)?;
-            self.launch_forces(sp.u, sp.f, ex.damage)?;
-            self.apply(&lists.body, &lists, MODE_BODY_FORCE, row)?;
-            // SAFETY: as above.
-            unsafe { g.launch(&k.accelerate_kick, ndof, &sp)? };
-            self.apply(&lists.kinematic, &lists, MODE_IMPOSE, row)?;
+            self.apply(&lists.kinematic, lists, MODE_IMPOSE, row(0), ex.dt)?;
+        }
+        for s in 0..steps {
+            let last = s + 1 == steps;
+            self.apply(&lists.body, lists, MODE_BODY_FORCE, row(s), ex.dt)?;
+            self.launch_force_kernels(&self.step_params(ex, &sp, last))?;
+            if last {
+                self.apply(&lists.kinematic, lists, MODE_IMPOSE, row(s), ex.dt)?;
+            } else {
+                self.apply(
+                    &lists.kinematic,
+                    lists,
+                    MODE_BETWEEN_STEPS,
+                    row(s + 1),
+                    ex.dt,
+                )?;
+                std::mem::swap(&mut self.state.u, &mut self.state.u_next);
+            }
         }
         let broken = self.read_broken()?;
         times.forces += t_start.elapsed().as_secs_f64();

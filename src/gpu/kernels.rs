@@ -57,14 +57,21 @@ pub const STAGES: &[Stage] = &[
     },
 ];
 
-/// The precision prelude: the scalar type and the entry-point suffix.
+/// The precision prelude: the scalar type, the entry-point suffix and the bond kernels'
+/// occupancy target.
 pub fn prelude(precision: Precision) -> String {
     let real = match precision {
         Precision::F32 => "float",
         Precision::F64 => "double",
     };
+    // Resident blocks of 256 threads per SM the bond kernels keep (a register cap of 64 in
+    // f64, 48 in f32; `__launch_bounds__` in common.cuh).
+    let min_blocks = match precision {
+        Precision::F32 => 5,
+        Precision::F64 => 4,
+    };
     format!(
-        "#define PD_REAL {real}\n#define PD_SUFFIX _{}\n",
+        "#define PD_REAL {real}\n#define PD_SUFFIX _{}\n#define PD_MIN_BLOCKS {min_blocks}\n",
         precision.name()
     )
 }

@@ -11,10 +11,9 @@ pub struct BondParams {
     pub slice_start: u64,
     pub lengths: u64,
     pub neighbors: u64,
-    pub positions: u64,
-    pub volumes: u64,
+    /// Node records `[x, y, z, V]` (m, m^3), 4 doubles per node.
+    pub nodes: u64,
     pub horizon_volume: u64,
-    pub weight: u64,
     pub mu: u64,
     pub no_fail: u64,
     pub u: u64,
@@ -26,17 +25,40 @@ pub struct BondParams {
     pub phi: u64,
     pub energy: u64,
     pub broken: u64,
+    pub v: u64,
+    pub a: u64,
+    pub b: u64,
+    pub vhalf: u64,
+    pub u_next: u64,
     pub critical_stretch: f64,
     pub kd: f64,
     pub delta: f64,
     pub dx: f64,
+    pub micromodulus: f64,
+    pub full_volume: f64,
+    pub dt: f64,
+    pub half: f64,
+    pub inv_density: f64,
+    pub damping: f64,
     pub n: u32,
     pub dim: i32,
     pub linearized: i32,
     pub check_bonds: i32,
     pub partial_volume: i32,
     pub lps: i32,
+    pub surface_correction: i32,
+    pub omega_delta_over_x: i32,
+    /// Force kernels: [`UPDATE_NONE`], [`UPDATE_END`] or [`UPDATE_DRIFT`].
+    pub update: i32,
+    pub pad: i32,
 }
+
+/// `BondParams::update`: store the force density only.
+pub const UPDATE_NONE: i32 = 0;
+/// Also accelerate and kick (`a`, `v`): the last step of a device loop call.
+pub const UPDATE_END: i32 = 1;
+/// Accelerate, kick, then the next step's kick and drift into `u_next` (`f`, `a` not stored).
+pub const UPDATE_DRIFT: i32 = 2;
 
 /// Leapfrog updates (`leapfrog.cu`).
 #[repr(C)]
@@ -68,6 +90,9 @@ pub struct ConditionParams {
     pub u: u64,
     pub v: u64,
     pub b: u64,
+    pub u_next: u64,
+    pub vhalf: u64,
+    pub dt: f64,
     pub count: u32,
     pub conditions: u32,
     pub mode: i32,
@@ -100,8 +125,8 @@ mod tests {
     /// The C structs have the same sizes (natural alignment, no hidden padding).
     #[test]
     fn sizes_match_the_c_structs() {
-        assert_eq!(std::mem::size_of::<BondParams>(), 18 * 8 + 4 * 8 + 6 * 4);
+        assert_eq!(std::mem::size_of::<BondParams>(), 21 * 8 + 10 * 8 + 10 * 4);
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
-        assert_eq!(std::mem::size_of::<ConditionParams>(), 9 * 8 + 4 * 4);
+        assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
     }
 }
