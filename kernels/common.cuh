@@ -6,6 +6,9 @@
 //     #define PD_MIN_BLOCKS 5          (or 4: resident blocks of 256 threads per SM that the
 //                                       bond kernels' register budget must allow)
 //
+// preceded by any defines of PERIDOT_KERNEL_DEFINES (src/gpu/kernels.rs: for measuring
+// variants such as PD_PREFETCH=0 or PD_MIN_BLOCKS=3 without rebuilding).
+//
 // Entry points are named `stage_f32` / `stage_f64` through PD_KERNEL. The parameter structs
 // below mirror the #[repr(C)] structs of `src/gpu/params.rs` field by field: change both.
 //
@@ -54,6 +57,7 @@ struct BondParams {
     const real* b;                 // d n, body force density (update >= 1)
     real* vhalf;                   // d n, half-step velocity (damping; null without)
     real* u_next;                  // d n, next step's displacement (update 2)
+    real* lps_pair;                // 2 n, LPS (alpha_i, p_i theta_i), written with theta
     double critical_stretch;       // s0 (ignored unless check_bonds)
     double kd;                     // LPS K_d, Pa
     double delta;                  // horizon, m
@@ -93,6 +97,64 @@ __device__ __forceinline__ BondRange bond_range(const BondParams& p, u32 i) {
     r.end = r.begin + 32 * (u64)ld(p.lengths + i);
     return r;
 }
+
+// A walk over node i's bonds that loads the neighbour index and status of the next bond one
+// step ahead, so their latency overlaps the current bond's loads and arithmetic instead of
+// adding to them (the bond loops are latency-bound: docs/results.md). PD_PREFETCH=0 (a
+// define the host can add, `src/gpu/kernels.rs`) walks without the look-ahead.
+//     BondWalk<true> w(p, i); Step t; while (w.next(p, t)) { if (!t.intact) continue; ... }
+// (AHEAD false: no look-ahead, for a kernel whose registers it would spill).
+struct Step {
+    u64 b;        // device index of the bond
+    u32 j;        // neighbour
+    bool intact;  // status
+};
+
+#ifndef PD_PREFETCH
+#define PD_PREFETCH 1
+#endif
+#define PD_AHEAD (PD_PREFETCH != 0)
+
+template <bool AHEAD>
+struct BondWalk {
+    u64 b, end;
+    u32 j;
+    u8 mu;
+    __device__ __forceinline__ BondWalk(const BondParams& p, u32 i) {
+        const BondRange r = bond_range(p, i);
+        b = r.begin;
+        end = r.end;
+        j = 0;
+        mu = 0;
+        if (AHEAD && b < end) {
+            j = ld(p.neighbors + b);
+            mu = p.mu[b];
+        }
+    }
+    __device__ __forceinline__ bool next(const BondParams& p, Step& t) {
+        if (b >= end) return false;
+        t.b = b;
+        if (AHEAD) {
+            t.j = j;
+            t.intact = mu != 0;
+            b += 32;
+            if (b < end) {
+                j = ld(p.neighbors + b);
+                mu = p.mu[b];
+            }
+        } else {
+            t.intact = p.mu[b] != 0;
+            t.j = t.intact ? ld(p.neighbors + b) : 0;
+            b += 32;
+        }
+        return true;
+    }
+};
+
+// Two reals as one aligned vector load.
+template <typename R> struct Pair;
+template <> struct Pair<float> { typedef float2 type; };
+template <> struct Pair<double> { typedef double2 type; };
 
 // A node record: reference position and volume, two aligned 16-byte loads of one 32-byte
 // sector (z is not read in 2D).
@@ -148,13 +210,10 @@ __device__ __forceinline__ real dot(const real a[3], const real b[3]) {
     return s;
 }
 
-// 1 / sqrt(a). The hardware reciprocal square root is approximate: enough for f32 (about
-// 2 ulp); f64 adds one Newton step, which brings it to about 1 ulp.
+// 1 / sqrt(a): in f32 the hardware approximation (about 2 ulp, --use_fast_math); in f64
+// CUDA's rsqrt (the hardware estimate refined by one third-order step: within 1 ulp).
 __device__ __forceinline__ float inv_sqrt(float a) { return rsqrtf(a); }
-__device__ __forceinline__ double inv_sqrt(double a) {
-    const double r = rsqrt(a);
-    return r * fma(-0.5 * a * r, r, 1.5);
-}
+__device__ __forceinline__ double inv_sqrt(double a) { return rsqrt(a); }
 
 template <int D>
 __device__ __forceinline__ Bond load_bond(const BondParams& p, const Node<D>& n, u32 j) {
@@ -197,6 +256,10 @@ __device__ __forceinline__ real bond_stretch(const Bond& b, real* ry) {
     }
     const real y2 = dot<D>(y, y);
     *ry = inv_sqrt(y2);
+#if PD_DIRECT_STRETCH
+    // (measurement variant: f64 without the division, (|y| - x) / x directly)
+    if (sizeof(real) == 8) return (y2 * *ry - b.x) * b.rx;
+#endif
     return dot<D>(b.eta, w) * b.rx / (y2 * *ry + b.x);
 }
 

@@ -1,10 +1,11 @@
 // Explicit leapfrog in velocity-Verlet form (theory.md section 5) on device-resident state,
 // one thread per degree of freedom, in the order of `src/solver/explicit.rs`:
 // kick (v += dt/2 a), conditions (step velocity), drift (u += dt v), conditions (impose),
-// forces, accelerate_kick (a = (f + b - eta_d v_half) / rho; v += dt/2 a), conditions.
-// The device loop (`src/backend/gpu_step.rs`) runs kick and drift here once per call; later
-// steps fuse accelerate_kick, kick and drift into the force kernel's store (`store_force` in
-// common.cuh) and fix the dofs of kinematic conditions with `apply_conditions` mode 3.
+// forces, accelerate and kick (a = (f + b - eta_d v_half) / rho; v += dt/2 a), conditions.
+// The device loop (`src/backend/gpu_step.rs`) runs kick and drift here once per call; the
+// force kernels fuse accelerate and kick, and the next step's kick and drift, into their
+// store (`store_force` in common.cuh), and `apply_conditions` mode 3 fixes the dofs of
+// kinematic conditions between steps.
 
 struct StepParams {
     real* u;             // displacement, m
@@ -32,15 +33,6 @@ PD_KERNEL(drift)(const StepParams p) {
     const real v = p.v[k];
     p.u[k] += (real)p.dt * v;
     if (p.vhalf != 0) p.vhalf[k] = v;
-}
-
-PD_KERNEL(accelerate_kick)(const StepParams p) {
-    const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= p.ndof) return;
-    const real drag = p.vhalf != 0 ? (real)p.damping * p.vhalf[k] : (real)0;
-    const real a = (p.f[k] + p.b[k] - drag) * (real)p.inv_density;
-    p.a[k] = a;
-    p.v[k] += (real)p.half * a;
 }
 
 // Boundary conditions on the dofs they name, one thread per named dof, each applying its

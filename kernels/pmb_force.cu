@@ -10,12 +10,13 @@ template <int D, bool LINEARIZED>
 __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     const Node<D> node = load_node<D>(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
-    const BondRange r = bond_range(p, i);
+    BondWalk<PD_AHEAD> walk(p, i);
+    Step t;
     real f[3] = {(real)0, (real)0, (real)0};
     u32 broken = 0;
-    for (u64 b = r.begin; b < r.end; b += 32) {
-        if (p.mu[b] == 0) continue;
-        const u32 j = ld(p.neighbors + b);
+    while (walk.next(p, t)) {
+        if (!t.intact) continue;
+        const u32 j = t.j;
         const Bond bd = load_bond<D>(p, node, j);
         real s, scale, dir[3];
         if (LINEARIZED) {
@@ -29,7 +30,7 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
             for (int k = 0; k < 3; ++k) dir[k] = bd.xi[k] + bd.eta[k];
         }
         if (can_break && breaks(p, j, s)) {
-            p.mu[b] = 0;
+            p.mu[t.b] = 0;
             ++broken;
             continue;
         }

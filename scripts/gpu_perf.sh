@@ -7,8 +7,10 @@
 #       baseline peridot binary as GPU_DIR/base/peridot.
 #   ./.gpu-perf/gpu_perf.sh run                                   (GPU machine)
 #       bench of the block models (PMB f64 and f32, LPS f64, 4 M nodes) and the 2D plate
-#       (1 M nodes) with the baseline (if present) and the new binary, the GPU tests
-#       (PERIDOT_REQUIRE_GPU=1), and Nsight Compute on the force kernels (3D, 1 M nodes).
+#       (1 M nodes) with the baseline (if present) and the new binary; with VARIANTS (words
+#       of comma-separated kernel defines, e.g. VARIANTS="PD_PREFETCH=0 PD_MIN_BLOCKS=3"),
+#       the 3D block, the plate and the GPU tests once per variant; then the GPU tests
+#       (PERIDOT_REQUIRE_GPU=1) and Nsight Compute on the PMB force kernel (3D, 1 M nodes).
 #       Logs go to $OUT (or ./gpu-out).
 set -euo pipefail
 
@@ -31,9 +33,9 @@ benches() {
     timeout 200 "$bin" bench "$G/models/pmb_block_3d.toml" --backends gpu-loop \
         --precisions f64,f32 --sizes 4M --out "$WORK/$tag-pmb3d" || echo "pmb3d FAILED"
     timeout 150 "$bin" bench "$G/models/lps_block_3d.toml" --backends gpu-loop \
-        --precisions f64,f32 --sizes 4M --out "$WORK/$tag-lps3d" || echo "lps3d FAILED"
+        --precisions f64 --sizes 4M --out "$WORK/$tag-lps3d" || echo "lps3d FAILED"
     timeout 60 "$bin" bench "$G/models/precracked_plate_2d.toml" --backends gpu-loop \
-        --precisions f32,f64 --sizes 1M --out "$WORK/$tag-plate2d" || echo "plate2d FAILED"
+        --precisions f32 --sizes 1M --out "$WORK/$tag-plate2d" || echo "plate2d FAILED"
 }
 
 run() {
@@ -47,6 +49,18 @@ run() {
         benches "$G/base/peridot" base 2>&1 | tee "$OUTDIR/bench_base.log"
     fi
     benches "$G/peridot" new 2>&1 | tee "$OUTDIR/bench_new.log"
+    # Kernel variants (PERIDOT_KERNEL_DEFINES, src/gpu/kernels.rs): the 3D PMB block and the
+    # 2D plate, and the GPU tests under each.
+    for v in ${VARIANTS:-}; do
+        echo "== variant $v"
+        export PERIDOT_KERNEL_DEFINES="${v//,/ }"
+        timeout 200 "$G/peridot" bench "$G/models/pmb_block_3d.toml" --backends gpu-loop \
+            --precisions f64,f32 --sizes 4M --out "$WORK/v-pmb3d" 2>&1 | grep gpu-loop
+        timeout 60 "$G/peridot" bench "$G/models/precracked_plate_2d.toml" --backends gpu-loop \
+            --precisions f32 --sizes 1M --out "$WORK/v-plate2d" 2>&1 | grep gpu-loop
+        PERIDOT_REQUIRE_GPU=1 timeout 120 "$G/gpu_tests" --test-threads 4 2>&1 | grep "test result"
+        unset PERIDOT_KERNEL_DEFINES
+    done 2>&1 | tee "$OUTDIR/variants.log"
     PERIDOT_REQUIRE_GPU=1 timeout 180 "$G/gpu_tests" --test-threads 4 >"$OUTDIR/gpu_tests.log" 2>&1
     echo "gpu_tests exit $?" | tee -a "$OUTDIR/gpu_tests.log"
     grep -E "^test |test result|panicked" "$OUTDIR/gpu_tests.log"
@@ -56,11 +70,11 @@ run() {
         for prec in f64 f32; do
             timeout 120 "$ncu" --clock-control none -k regex:pmb_force -s 5 -c 1 \
                 --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis \
-                --section LaunchStats --section WarpStateStats \
+                --section LaunchStats --section WarpStateStats --section InstructionStats \
                 "$G/peridot" bench "$G/models/pmb_block_3d.toml" --backends gpu-loop \
                 --precisions "$prec" --sizes 1M --steps 2 --warmup 1 --out "$WORK/ncu-$prec"
         done >"$OUTDIR/ncu.log" 2>&1
-        grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|L1/TEX Hit|L2 Hit|Compute \(SM\)|Block Limit Reg|Stall" "$OUTDIR/ncu.log" | head -60
+        grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|L1/TEX Hit|L2 Hit|Compute \(SM\)|Block Limit Reg|Executed Instructions  |Issued Ipc" "$OUTDIR/ncu.log" | head -60
     fi
 }
 

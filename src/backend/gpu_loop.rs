@@ -36,7 +36,6 @@ pub(super) struct Kernels {
     pub strain_energy: CudaFunction,
     pub kick: CudaFunction,
     pub drift: CudaFunction,
-    pub accelerate_kick: CudaFunction,
     pub apply_conditions: CudaFunction,
     pub max_abs: CudaFunction,
 }
@@ -53,7 +52,6 @@ impl Kernels {
             strain_energy: f("strain_energy")?,
             kick: f("kick")?,
             drift: f("drift")?,
-            accelerate_kick: f("accelerate_kick")?,
             apply_conditions: f("apply_conditions")?,
             max_abs: f("max_abs")?,
         })
@@ -94,6 +92,8 @@ pub struct GpuLoop<T: Real> {
     alpha: CudaSlice<T>,
     pcoef: CudaSlice<T>,
     d_over_m: CudaSlice<T>,
+    /// `(alpha_i, p_i theta_i)` per node (what `lps_force` gathers per neighbour).
+    lps_pair: CudaSlice<T>,
     // Outputs and scratch of the trait calls (apart from the resident state).
     u_in: CudaSlice<T>,
     f_out: CudaSlice<T>,
@@ -189,6 +189,7 @@ impl<T: Real> GpuLoop<T> {
             alpha: upload(&gpu, &per_node(|c| &c.alpha))?,
             pcoef: upload(&gpu, &per_node(|c| &c.pcoef))?,
             d_over_m: upload(&gpu, &per_node(|c| &c.d_over_m))?,
+            lps_pair: zeros(if lps { 2 * n } else { 1 }).map_err(driver_error)?,
             u_in: zeros(n * d).map_err(driver_error)?,
             f_out: zeros(n * d).map_err(driver_error)?,
             phi: zeros(n).map_err(driver_error)?,
@@ -241,6 +242,7 @@ impl<T: Real> GpuLoop<T> {
             alpha: addr(g, &self.alpha),
             pcoef: addr(g, &self.pcoef),
             d_over_m: addr(g, &self.d_over_m),
+            lps_pair: addr(g, &self.lps_pair),
             phi: addr(g, &self.phi),
             energy: addr(g, &self.energy),
             broken: addr(g, &self.broken),
@@ -454,6 +456,7 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.alpha.num_bytes(),
             self.pcoef.num_bytes(),
             self.d_over_m.num_bytes(),
+            self.lps_pair.num_bytes(),
             self.u_in.num_bytes(),
             self.f_out.num_bytes(),
             self.phi.num_bytes(),
@@ -479,10 +482,11 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         // index and the status byte (no weight); per node the record (position and volume,
         // 32 bytes), family size, slice start share ignored, no-fail flag, and per dof u read,
         // b read, v read and written, u_next written (f and a are stored only on a call's last
-        // step); LPS adds theta written once and read once more, alpha, p, d/m read once.
+        // step); LPS adds alpha, p, d/m read, theta written and read once more, and the
+        // (alpha, p theta) pair written once and gathered once.
         // Padding of the sliced order not counted.
         let lps = matches!(self.problem.material.law, Law::Lps { .. });
-        let node = 4 * 8 + 4 + 1 + 5 * d * t + if lps { 2 * t + 3 * t } else { 0 };
+        let node = 4 * 8 + 4 + 1 + 5 * d * t + if lps { 5 * t + 2 * t } else { 0 };
         nb * (4 + 1) + n * node
     }
 

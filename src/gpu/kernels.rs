@@ -47,13 +47,7 @@ pub const STAGES: &[Stage] = &[
     Stage {
         file: "leapfrog.cu",
         source: include_str!("../../kernels/leapfrog.cu"),
-        entries: &[
-            "kick",
-            "drift",
-            "accelerate_kick",
-            "apply_conditions",
-            "max_abs",
-        ],
+        entries: &["kick", "drift", "apply_conditions", "max_abs"],
     },
 ];
 
@@ -70,10 +64,35 @@ pub fn prelude(precision: Precision) -> String {
         Precision::F32 => 5,
         Precision::F64 => 4,
     };
-    format!(
-        "#define PD_REAL {real}\n#define PD_SUFFIX _{}\n#define PD_MIN_BLOCKS {min_blocks}\n",
+    let mut text = String::new();
+    for define in extra_defines() {
+        text.push_str(&format!("#define {}\n", define.replacen('=', " ", 1)));
+    }
+    text.push_str(&format!(
+        "#define PD_REAL {real}\n#define PD_SUFFIX _{}\n#ifndef PD_MIN_BLOCKS\n\
+         #define PD_MIN_BLOCKS {min_blocks}\n#endif\n",
         precision.name()
-    )
+    ));
+    text
+}
+
+/// Extra kernel defines from `PERIDOT_KERNEL_DEFINES` (`NAME=VALUE` separated by spaces), a
+/// knob for measuring kernel variants on the GPU without rebuilding (`scripts/gpu_perf.sh`);
+/// names must be identifiers and values plain words, anything else is ignored.
+fn extra_defines() -> Vec<String> {
+    let ok = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '=')
+    };
+    std::env::var("PERIDOT_KERNEL_DEFINES")
+        .map(|v| {
+            v.split_whitespace()
+                .filter(|w| ok(w) && w.starts_with("PD_"))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Full source of a program holding `stages` in `precision`.

@@ -30,6 +30,8 @@ pub struct BondParams {
     pub b: u64,
     pub vhalf: u64,
     pub u_next: u64,
+    /// LPS `(alpha_i, p_i theta_i)` per node, written by the dilatation kernel.
+    pub lps_pair: u64,
     pub critical_stretch: f64,
     pub kd: f64,
     pub delta: f64,
@@ -125,7 +127,7 @@ mod tests {
     /// The C structs have the same sizes (natural alignment, no hidden padding).
     #[test]
     fn sizes_match_the_c_structs() {
-        assert_eq!(std::mem::size_of::<BondParams>(), 21 * 8 + 10 * 8 + 10 * 4);
+        assert_eq!(std::mem::size_of::<BondParams>(), 22 * 8 + 10 * 8 + 10 * 4);
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
     }
