@@ -79,7 +79,14 @@ struct BondParams {
     int update;                    // force kernels: 0 store f; 1 also a, v (accelerate,
                                    // kick); 2 also kick and drift into u_next, not f and a
     int pad;
+    double pv_full;                // delta - dx / 2: bonds up to this length have beta 1
+    double pv_edge;                // delta + dx / 2
+    // The loop constants rounded to f32 on the host, so the f32 bond loops convert nothing.
+    float critical_stretch_f, delta_f, dx_f, pv_full_f, pv_edge_f, micromodulus_f;
 };
+
+// A loop constant in the kernel's precision: the f32 copy or the double.
+#define PD_CONST(p, name) (sizeof(real) == 4 ? (real)(p).PD_CAT(name, _f) : (real)(p).name)
 
 // Read-only loads through the non-coherent cache (the arrays do not change during a launch).
 template <typename V>
@@ -109,6 +116,10 @@ struct Step {
     u32 j;        // neighbour
     bool intact;  // status
 };
+
+#ifndef PD_DIRECT_STRETCH
+#define PD_DIRECT_STRETCH 1
+#endif
 
 #ifndef PD_PREFETCH
 #define PD_PREFETCH 1
@@ -245,7 +256,7 @@ __device__ __forceinline__ double exact_length(const Node<D>& n, const Record& r
     return sqrt(s);
 }
 
-// Nonlinear stretch (|y| - x) / x in the form that keeps its digits in f32:
+// Nonlinear stretch (|y| - x) / x, in f32 in the form that keeps its digits:
 // eta.(2 xi + eta) / (x (|y| + x)). Writes 1 / |y|.
 template <int D>
 __device__ __forceinline__ real bond_stretch(const Bond& b, real* ry) {
@@ -257,7 +268,9 @@ __device__ __forceinline__ real bond_stretch(const Bond& b, real* ry) {
     const real y2 = dot<D>(y, y);
     *ry = inv_sqrt(y2);
 #if PD_DIRECT_STRETCH
-    // (measurement variant: f64 without the division, (|y| - x) / x directly)
+    // f64: (|y| - x) / x directly, no division (its absolute error, about 1e-16, is that of
+    // the rounded lengths; measured 33% faster, docs/results.md; PD_DIRECT_STRETCH=0 keeps
+    // the division in f64 too).
     if (sizeof(real) == 8) return (y2 * *ry - b.x) * b.rx;
 #endif
     return dot<D>(b.eta, w) * b.rx / (y2 * *ry + b.x);
@@ -272,14 +285,14 @@ __device__ __forceinline__ real bond_extension(const Bond& b) {
 // Whether bond i -> j (i not in a no-fail zone) breaks at stretch s: j not in a no-fail zone
 // and s above the critical stretch (theory.md 2; LPS uses s = e / x).
 __device__ __forceinline__ bool breaks(const BondParams& p, u32 j, real s) {
-    return s > (real)p.critical_stretch && ld(p.no_fail + j) == 0;
+    return s > PD_CONST(p, critical_stretch) && ld(p.no_fail + j) == 0;
 }
 
 // Partial-volume factor beta of a bond of length x (theory.md section 1), as the host's
 // `partial_volume` in the kernel's precision.
 __device__ __forceinline__ real partial_volume(const BondParams& p, real x) {
-    if (p.partial_volume == 0 || x <= (real)(p.delta - 0.5 * p.dx)) return (real)1;
-    const real b = ((real)(p.delta + 0.5 * p.dx) - x) / (real)p.dx;
+    if (p.partial_volume == 0 || x <= PD_CONST(p, pv_full)) return (real)1;
+    const real b = (PD_CONST(p, pv_edge) - x) / PD_CONST(p, dx);
     return fmin(fmax(b, (real)0), (real)1);
 }
 
@@ -296,13 +309,14 @@ __device__ __forceinline__ double partial_volume_exact(const BondParams& p, doub
 __device__ __forceinline__ real bond_weight(const BondParams& p, const Bond& b, u32 i, u32 j) {
     const real bv = partial_volume(p, b.x) * b.vol;
     if (p.lps != 0) {
-        const real omega = p.omega_delta_over_x != 0 ? (real)p.delta / b.x : (real)1;
+        const real omega = p.omega_delta_over_x != 0 ? PD_CONST(p, delta) / b.x : (real)1;
         return omega * bv;
     }
-    if (p.surface_correction == 0) return (real)p.micromodulus * bv;
+    const real c = PD_CONST(p, micromodulus);
+    if (p.surface_correction == 0) return c * bv;
     const double vh = ld(p.horizon_volume + i) + ld(p.horizon_volume + j);
     const real lambda = (real)(2.0 * p.full_volume / vh);
-    return (real)p.micromodulus * lambda * bv;
+    return c * lambda * bv;
 }
 
 // Store node i's force density and, with p.update, the explicit update of its dofs in the

@@ -11,7 +11,8 @@
 #       of comma-separated kernel defines, e.g. VARIANTS="PD_PREFETCH=0 PD_MIN_BLOCKS=3"),
 #       the 3D block, the plate and the GPU tests once per variant; then the GPU tests
 #       (PERIDOT_REQUIRE_GPU=1) and Nsight Compute on the PMB force kernel (3D, 1 M nodes).
-#       Logs go to $OUT (or ./gpu-out).
+#       STEPS (default 20) and STEPS2D (default 200: a 2D step is short) set the timed steps;
+#       NCU=0 skips Nsight Compute. Logs go to $OUT (or ./gpu-out).
 set -euo pipefail
 
 prepare() {
@@ -31,11 +32,11 @@ benches() {
     local bin=$1 tag=$2
     echo "== $tag: $bin"
     timeout 200 "$bin" bench "$G/models/pmb_block_3d.toml" --backends gpu-loop \
-        --precisions f64,f32 --sizes 4M --out "$WORK/$tag-pmb3d" || echo "pmb3d FAILED"
+        --precisions f64,f32 --sizes 4M --steps "${STEPS:-20}" --out "$WORK/$tag-pmb3d" || echo "pmb3d FAILED"
     timeout 150 "$bin" bench "$G/models/lps_block_3d.toml" --backends gpu-loop \
-        --precisions f64 --sizes 4M --out "$WORK/$tag-lps3d" || echo "lps3d FAILED"
+        --precisions f64 --sizes 4M --steps "${STEPS:-20}" --out "$WORK/$tag-lps3d" || echo "lps3d FAILED"
     timeout 60 "$bin" bench "$G/models/precracked_plate_2d.toml" --backends gpu-loop \
-        --precisions f32 --sizes 1M --out "$WORK/$tag-plate2d" || echo "plate2d FAILED"
+        --precisions f32,f64 --sizes 1M --steps "${STEPS2D:-200}" --out "$WORK/$tag-plate2d" || echo "plate2d FAILED"
 }
 
 run() {

@@ -228,6 +228,10 @@ impl<T: Real> GpuLoop<T> {
                 (true, kd, true, 0.0, influence == Influence::DeltaOverX)
             }
         };
+        let (delta, dx) = (p.body.delta, p.body.dx);
+        // (the expressions of the host's `partial_volume`)
+        let (pv_full, pv_edge) = (delta - 0.5 * dx, delta + 0.5 * dx);
+        let s0 = m.critical_stretch.unwrap_or(f64::INFINITY);
         BondParams {
             slice_start: addr(g, &self.slice_start),
             lengths: addr(g, &self.lengths),
@@ -246,7 +250,7 @@ impl<T: Real> GpuLoop<T> {
             phi: addr(g, &self.phi),
             energy: addr(g, &self.energy),
             broken: addr(g, &self.broken),
-            critical_stretch: m.critical_stretch.unwrap_or(f64::INFINITY),
+            critical_stretch: s0,
             micromodulus: c,
             full_volume: self.full_volume,
             kd,
@@ -260,6 +264,14 @@ impl<T: Real> GpuLoop<T> {
             lps: i32::from(lps),
             surface_correction: i32::from(p.bonds.correction.is_some() && !lps),
             omega_delta_over_x: i32::from(delta_over_x),
+            pv_full,
+            pv_edge,
+            critical_stretch_f: s0 as f32,
+            delta_f: delta as f32,
+            dx_f: dx as f32,
+            pv_full_f: pv_full as f32,
+            pv_edge_f: pv_edge as f32,
+            micromodulus_f: c as f32,
             ..Default::default()
         }
     }

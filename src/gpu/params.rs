@@ -53,6 +53,16 @@ pub struct BondParams {
     /// Force kernels: [`UPDATE_NONE`], [`UPDATE_END`] or [`UPDATE_DRIFT`].
     pub update: i32,
     pub pad: i32,
+    /// `delta - dx / 2` and `delta + dx / 2`, m (the partial-volume ramp).
+    pub pv_full: f64,
+    pub pv_edge: f64,
+    /// The loop constants rounded to f32 (read by the f32 kernels).
+    pub critical_stretch_f: f32,
+    pub delta_f: f32,
+    pub dx_f: f32,
+    pub pv_full_f: f32,
+    pub pv_edge_f: f32,
+    pub micromodulus_f: f32,
 }
 
 /// `BondParams::update`: store the force density only.
@@ -127,7 +137,10 @@ mod tests {
     /// The C structs have the same sizes (natural alignment, no hidden padding).
     #[test]
     fn sizes_match_the_c_structs() {
-        assert_eq!(std::mem::size_of::<BondParams>(), 22 * 8 + 10 * 8 + 10 * 4);
+        assert_eq!(
+            std::mem::size_of::<BondParams>(),
+            22 * 8 + 10 * 8 + 10 * 4 + 2 * 8 + 6 * 4
+        );
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
     }
