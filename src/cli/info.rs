@@ -21,11 +21,12 @@ fn cpu_loop_bytes(dim: usize, p: usize, correction: bool) -> (usize, usize) {
 /// Bytes the GPU loop backend holds on the device per node and per directed bond, for
 /// precision bytes `p` (the sliced order's padding comes on top of the bond bytes).
 fn gpu_loop_bytes(dim: usize, p: usize) -> (usize, usize) {
-    // positions 24, volume 8, horizon volume 8, no-fail 1, family size 4, LPS alpha, p, d/m,
-    // theta (4 p), damage p, energy 8, state u v a f b v_half (6 d p), scratch u f (2 d p)
-    let node = 24 + 8 + 8 + 1 + 4 + 4 * p + p + 8 + 8 * dim * p;
-    // neighbour 4, status 1, weight p
-    (node, 4 + 1 + p)
+    // record (position and volume) 32, horizon volume 8, no-fail 1, family size 4, LPS
+    // alpha, p, d/m, theta and the (alpha, p theta) pair (6 p), damage p, energy 8, state
+    // u v a f b v_half u_next (7 d p), scratch u f (2 d p)
+    let node = 32 + 8 + 1 + 4 + 6 * p + p + 8 + 9 * dim * p;
+    // neighbour 4, status 1 (no weight: the kernels recompute it)
+    (node, 4 + 1)
 }
 
 pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
