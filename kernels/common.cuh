@@ -3,6 +3,11 @@
 //
 //     #define PD_REAL float            (or double)
 //     #define PD_SUFFIX _f32           (or _f64)
+//     #define PD_MIN_BLOCKS 5          (or 4: resident blocks of 256 threads per SM that the
+//                                       bond kernels' register budget must allow)
+//
+// preceded by any defines of PERIDOT_KERNEL_DEFINES (src/gpu/kernels.rs: for measuring
+// variants such as PD_PREFETCH=0 or PD_MIN_BLOCKS=3 without rebuilding).
 //
 // Entry points are named `stage_f32` / `stage_f64` through PD_KERNEL. The parameter structs
 // below mirror the #[repr(C)] structs of `src/gpu/params.rs` field by field: change both.
@@ -14,23 +19,28 @@ typedef PD_REAL real;
 #define PD_CAT2(a, b) a##b
 #define PD_CAT(a, b) PD_CAT2(a, b)
 #define PD_KERNEL(name) extern "C" __global__ void PD_CAT(name, PD_SUFFIX)
+// A bond loop: 256 threads per block (src/gpu/device.rs), registers capped so that
+// PD_MIN_BLOCKS blocks fit on an SM (64 registers in f64, 48 in f32; gpu.md).
+#define PD_BOND_KERNEL(name) \
+    extern "C" __global__ void __launch_bounds__(256, PD_MIN_BLOCKS) PD_CAT(name, PD_SUFFIX)
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
 typedef unsigned char u8;
 
-// Everything the bond loops (force, dilatation, bond breaking, damage, energy) read or write.
+// Everything the bond loops (force, dilatation, bond breaking, damage, energy) read or write,
+// and the explicit update a force kernel can fuse into its store (`update`).
 // One thread per node walks the node's family. Per-bond arrays are in sliced order
 // (src/gpu/layout.rs): slices of 32 nodes, slot k of the slice's node l at
 // slice_start + 32 k + l, so a warp reads 32 consecutive entries per slot.
+// No per-bond weight is stored: w_ij is recomputed from the bond length and the node record
+// (`bond_weight`), so a bond costs its 4-byte neighbour index and its status byte.
 struct BondParams {
     const u64* slice_start;        // n / 32 + 1, start of each slice
     const u32* lengths;            // n, family size of each node
     const u32* neighbors;          // per bond (sliced), neighbour
-    const double* positions;       // 3 n, reference positions
-    const double* volumes;         // n
-    const double* horizon_volume;  // n, sum_j beta V_j (damage)
-    const real* weight;            // per bond: PMB c lambda beta V_j; LPS omega beta V_j
+    const double* nodes;           // 4 n: reference position x, y, z (m), volume V (m^3)
+    const double* horizon_volume;  // n, sum_j beta V_j (damage, surface correction)
     u8* mu;                        // per bond, status: 1 intact, 0 broken (0 in padding)
     const u8* no_fail;             // n, 1 where bonds never break
     const real* u;                 // d n, displacement
@@ -42,17 +52,41 @@ struct BondParams {
     real* phi;                     // n, local damage (out)
     double* energy;                // n, strain energy of each node, J (out)
     u64* broken;                   // 1, running count of bonds broken on the device
+    real* v;                       // d n, velocity (update >= 1)
+    real* a;                       // d n, acceleration (update >= 1)
+    const real* b;                 // d n, body force density (update >= 1)
+    real* vhalf;                   // d n, half-step velocity (damping; null without)
+    real* u_next;                  // d n, next step's displacement (update 2)
+    real* lps_pair;                // 2 n, LPS (alpha_i, p_i theta_i), written with theta
     double critical_stretch;       // s0 (ignored unless check_bonds)
     double kd;                     // LPS K_d, Pa
     double delta;                  // horizon, m
     double dx;                     // lattice spacing, m
+    double micromodulus;           // PMB c, N/m^6
+    double full_volume;            // largest horizon volume (surface correction), m^3
+    double dt;                     // s (update)
+    double half;                   // dt / 2 (update)
+    double inv_density;            // 1 / rho (update)
+    double damping;                // eta_d, N s/m^4 (update)
     u32 n;                         // nodes
     int dim;                       // 2 or 3
     int linearized;                // PMB: 1 linearized, 0 nonlinear
     int check_bonds;               // 1: break bonds whose stretch exceeds s0 first
     int partial_volume;            // 0 none, 1 linear (beta from the bond length)
     int lps;                       // 1 for LPS (energy: the dilatation term)
+    int surface_correction;        // PMB: 1 multiplies w by 2 V_full / (V_h,i + V_h,j)
+    int omega_delta_over_x;        // LPS influence: 1 delta / x, 0 one
+    int update;                    // force kernels: 0 store f; 1 also a, v (accelerate,
+                                   // kick); 2 also kick and drift into u_next, not f and a
+    int pad;
+    double pv_full;                // delta - dx / 2: bonds up to this length have beta 1
+    double pv_edge;                // delta + dx / 2
+    // The loop constants rounded to f32 on the host, so the f32 bond loops convert nothing.
+    float critical_stretch_f, delta_f, dx_f, pv_full_f, pv_edge_f, micromodulus_f;
 };
+
+// A loop constant in the kernel's precision: the f32 copy or the double.
+#define PD_CONST(p, name) (sizeof(real) == 4 ? (real)(p).PD_CAT(name, _f) : (real)(p).name)
 
 // Read-only loads through the non-coherent cache (the arrays do not change during a launch).
 template <typename V>
@@ -71,51 +105,137 @@ __device__ __forceinline__ BondRange bond_range(const BondParams& p, u32 i) {
     return r;
 }
 
-// The thread's own node: reference position and displacement, loaded once.
+// A walk over node i's bonds that loads the neighbour index and status of the next bond one
+// step ahead, so their latency overlaps the current bond's loads and arithmetic instead of
+// adding to them (the bond loops are latency-bound: docs/results.md). PD_PREFETCH=0 (a
+// define the host can add, `src/gpu/kernels.rs`) walks without the look-ahead.
+//     BondWalk<true> w(p, i); Step t; while (w.next(p, t)) { if (!t.intact) continue; ... }
+// (AHEAD false: no look-ahead, for a kernel whose registers it would spill).
+struct Step {
+    u64 b;        // device index of the bond
+    u32 j;        // neighbour
+    bool intact;  // status
+};
+
+#ifndef PD_DIRECT_STRETCH
+#define PD_DIRECT_STRETCH 1
+#endif
+
+#ifndef PD_PREFETCH
+#define PD_PREFETCH 1
+#endif
+#define PD_AHEAD (PD_PREFETCH != 0)
+
+template <bool AHEAD>
+struct BondWalk {
+    u64 b, end;
+    u32 j;
+    u8 mu;
+    __device__ __forceinline__ BondWalk(const BondParams& p, u32 i) {
+        const BondRange r = bond_range(p, i);
+        b = r.begin;
+        end = r.end;
+        j = 0;
+        mu = 0;
+        if (AHEAD && b < end) {
+            j = ld(p.neighbors + b);
+            mu = p.mu[b];
+        }
+    }
+    __device__ __forceinline__ bool next(const BondParams& p, Step& t) {
+        if (b >= end) return false;
+        t.b = b;
+        if (AHEAD) {
+            t.j = j;
+            t.intact = mu != 0;
+            b += 32;
+            if (b < end) {
+                j = ld(p.neighbors + b);
+                mu = p.mu[b];
+            }
+        } else {
+            t.intact = p.mu[b] != 0;
+            t.j = t.intact ? ld(p.neighbors + b) : 0;
+            b += 32;
+        }
+        return true;
+    }
+};
+
+// Two reals as one aligned vector load.
+template <typename R> struct Pair;
+template <> struct Pair<float> { typedef float2 type; };
+template <> struct Pair<double> { typedef double2 type; };
+
+// A node record: reference position and volume, two aligned 16-byte loads of one 32-byte
+// sector (z is not read in 2D).
+struct Record {
+    double x[3];
+    double vol;
+};
+
+template <int D>
+__device__ __forceinline__ Record load_record(const BondParams& p, u32 j) {
+    const double2* r = reinterpret_cast<const double2*>(p.nodes) + 2 * (u64)j;
+    const double2 a = ld(r);
+    const double2 b = ld(r + 1);
+    Record rec;
+    rec.x[0] = a.x;
+    rec.x[1] = a.y;
+    rec.x[2] = D == 3 ? b.x : 0.0;
+    rec.vol = b.y;
+    return rec;
+}
+
+// The thread's own node: reference position and displacement, loaded once (components
+// beyond D are zero and never used).
+template <int D>
 struct Node {
     double pos[3];
     real u[3];
 };
 
-__device__ __forceinline__ Node load_node(const BondParams& p, u32 i) {
-    Node n;
-    const int d = p.dim;
-    for (int k = 0; k < 3; ++k) n.pos[k] = ld(p.positions + 3 * i + k);
-    n.u[0] = ld(p.u + d * i);
-    n.u[1] = ld(p.u + d * i + 1);
-    n.u[2] = d == 3 ? ld(p.u + d * i + 2) : (real)0;
+template <int D>
+__device__ __forceinline__ Node<D> load_node(const BondParams& p, u32 i) {
+    Node<D> n;
+    const Record rec = load_record<D>(p, i);
+    for (int k = 0; k < 3; ++k) n.pos[k] = rec.x[k];
+    for (int k = 0; k < 3; ++k) n.u[k] = k < D ? ld(p.u + (u64)D * i + k) : (real)0;
     return n;
 }
 
 // One bond i -> j seen from node i: xi (the difference of the f64 positions, then rounded),
-// its length x and 1 / x, and eta = u_j - u_i (components beyond dim are zero).
+// its length x and 1 / x, eta = u_j - u_i, and V_j (components beyond D are zero).
 struct Bond {
     real xi[3];
     real eta[3];
     real x;
     real rx;
+    real vol;
 };
 
-__device__ __forceinline__ real dot3(const real a[3], const real b[3]) {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+template <int D>
+__device__ __forceinline__ real dot(const real a[3], const real b[3]) {
+    real s = a[0] * b[0];
+    for (int k = 1; k < D; ++k) s += a[k] * b[k];
+    return s;
 }
 
-// 1 / sqrt(a). The hardware reciprocal square root is approximate: enough for f32 (about
-// 2 ulp); f64 adds one Newton step, which brings it to about 1 ulp.
+// 1 / sqrt(a): in f32 the hardware approximation (about 2 ulp, --use_fast_math); in f64
+// CUDA's rsqrt (the hardware estimate refined by one third-order step: within 1 ulp).
 __device__ __forceinline__ float inv_sqrt(float a) { return rsqrtf(a); }
-__device__ __forceinline__ double inv_sqrt(double a) {
-    const double r = rsqrt(a);
-    return r * fma(-0.5 * a * r, r, 1.5);
-}
+__device__ __forceinline__ double inv_sqrt(double a) { return rsqrt(a); }
 
-__device__ __forceinline__ Bond load_bond(const BondParams& p, const Node& n, u32 j) {
+template <int D>
+__device__ __forceinline__ Bond load_bond(const BondParams& p, const Node<D>& n, u32 j) {
     Bond b;
-    const int d = p.dim;
-    for (int k = 0; k < 3; ++k) b.xi[k] = (real)(ld(p.positions + 3 * j + k) - n.pos[k]);
-    b.eta[0] = ld(p.u + d * j) - n.u[0];
-    b.eta[1] = ld(p.u + d * j + 1) - n.u[1];
-    b.eta[2] = d == 3 ? ld(p.u + d * j + 2) - n.u[2] : (real)0;
-    const real x2 = dot3(b.xi, b.xi);
+    const Record rec = load_record<D>(p, j);
+    for (int k = 0; k < 3; ++k) {
+        b.xi[k] = k < D ? (real)(rec.x[k] - n.pos[k]) : (real)0;
+        b.eta[k] = k < D ? ld(p.u + (u64)D * j + k) - n.u[k] : (real)0;
+    }
+    b.vol = (real)rec.vol;
+    const real x2 = dot<D>(b.xi, b.xi);
     b.rx = inv_sqrt(x2);
     b.x = x2 * b.rx;
     return b;
@@ -123,39 +243,107 @@ __device__ __forceinline__ Bond load_bond(const BondParams& p, const Node& n, u3
 
 // Bond length exactly as the host's `bond_length` (f64, no contraction into FMA), for
 // quantities that must match it to the last bit (the partial-volume factor of damage).
-__device__ __forceinline__ double exact_length(const BondParams& p, const Node& n, u32 j) {
-    const double a0 = __dsub_rn(ld(p.positions + 3 * j + 0), n.pos[0]);
-    const double a1 = __dsub_rn(ld(p.positions + 3 * j + 1), n.pos[1]);
-    const double a2 = __dsub_rn(ld(p.positions + 3 * j + 2), n.pos[2]);
-    return sqrt(__dadd_rn(__dadd_rn(__dmul_rn(a0, a0), __dmul_rn(a1, a1)), __dmul_rn(a2, a2)));
+// In 2D the z coordinates are zero, so the host's third term adds nothing.
+template <int D>
+__device__ __forceinline__ double exact_length(const Node<D>& n, const Record& r) {
+    const double a0 = __dsub_rn(r.x[0], n.pos[0]);
+    const double a1 = __dsub_rn(r.x[1], n.pos[1]);
+    double s = __dadd_rn(__dmul_rn(a0, a0), __dmul_rn(a1, a1));
+    if (D == 3) {
+        const double a2 = __dsub_rn(r.x[2], n.pos[2]);
+        s = __dadd_rn(s, __dmul_rn(a2, a2));
+    }
+    return sqrt(s);
 }
 
-// Nonlinear stretch (|y| - x) / x in the form that keeps its digits in f32:
+// Nonlinear stretch (|y| - x) / x, in f32 in the form that keeps its digits:
 // eta.(2 xi + eta) / (x (|y| + x)). Writes 1 / |y|.
+template <int D>
 __device__ __forceinline__ real bond_stretch(const Bond& b, real* ry) {
-    const real y[3] = {b.xi[0] + b.eta[0], b.xi[1] + b.eta[1], b.xi[2] + b.eta[2]};
-    const real y2 = dot3(y, y);
+    real y[3], w[3];
+    for (int k = 0; k < 3; ++k) {
+        y[k] = b.xi[k] + b.eta[k];
+        w[k] = (real)2 * b.xi[k] + b.eta[k];
+    }
+    const real y2 = dot<D>(y, y);
     *ry = inv_sqrt(y2);
-    const real w[3] = {(real)2 * b.xi[0] + b.eta[0], (real)2 * b.xi[1] + b.eta[1],
-                       (real)2 * b.xi[2] + b.eta[2]};
-    return dot3(b.eta, w) * b.rx / (y2 * *ry + b.x);
+#if PD_DIRECT_STRETCH
+    // f64: (|y| - x) / x directly, no division (its absolute error, about 1e-16, is that of
+    // the rounded lengths; measured 33% faster, docs/results.md; PD_DIRECT_STRETCH=0 keeps
+    // the division in f64 too).
+    if (sizeof(real) == 8) return (y2 * *ry - b.x) * b.rx;
+#endif
+    return dot<D>(b.eta, w) * b.rx / (y2 * *ry + b.x);
 }
 
 // Linearized extension e = n . eta.
-__device__ __forceinline__ real bond_extension(const Bond& b) { return dot3(b.xi, b.eta) * b.rx; }
+template <int D>
+__device__ __forceinline__ real bond_extension(const Bond& b) {
+    return dot<D>(b.xi, b.eta) * b.rx;
+}
 
 // Whether bond i -> j (i not in a no-fail zone) breaks at stretch s: j not in a no-fail zone
 // and s above the critical stretch (theory.md 2; LPS uses s = e / x).
 __device__ __forceinline__ bool breaks(const BondParams& p, u32 j, real s) {
-    return s > (real)p.critical_stretch && ld(p.no_fail + j) == 0;
+    return s > PD_CONST(p, critical_stretch) && ld(p.no_fail + j) == 0;
 }
 
-// Write node i's force density (constant indices keep f in registers).
-__device__ __forceinline__ void store_force(const BondParams& p, u32 i, const real f[3]) {
-    const int d = p.dim;
-    p.force[d * i] = f[0];
-    p.force[d * i + 1] = f[1];
-    if (d == 3) p.force[d * i + 2] = f[2];
+// Partial-volume factor beta of a bond of length x (theory.md section 1), as the host's
+// `partial_volume` in the kernel's precision.
+__device__ __forceinline__ real partial_volume(const BondParams& p, real x) {
+    if (p.partial_volume == 0 || x <= PD_CONST(p, pv_full)) return (real)1;
+    const real b = (PD_CONST(p, pv_edge) - x) / PD_CONST(p, dx);
+    return fmin(fmax(b, (real)0), (real)1);
+}
+
+// The same in double from the exact length (damage matches the host to the last bit).
+__device__ __forceinline__ double partial_volume_exact(const BondParams& p, double x) {
+    if (p.partial_volume == 0 || x <= p.delta - 0.5 * p.dx) return 1.0;
+    const double b = (p.delta + 0.5 * p.dx - x) / p.dx;
+    return fmin(fmax(b, 0.0), 1.0);
+}
+
+// The bond weight of `src/backend/coefficients.rs`, recomputed per bond instead of stored:
+// PMB c lambda beta V_j (lambda = 2 V_full / (V_h,i + V_h,j) with surface correction, else 1),
+// LPS omega(x) beta V_j. The horizon volumes of i and j are read only with the correction.
+__device__ __forceinline__ real bond_weight(const BondParams& p, const Bond& b, u32 i, u32 j) {
+    const real bv = partial_volume(p, b.x) * b.vol;
+    if (p.lps != 0) {
+        const real omega = p.omega_delta_over_x != 0 ? PD_CONST(p, delta) / b.x : (real)1;
+        return omega * bv;
+    }
+    const real c = PD_CONST(p, micromodulus);
+    if (p.surface_correction == 0) return c * bv;
+    const double vh = ld(p.horizon_volume + i) + ld(p.horizon_volume + j);
+    const real lambda = (real)(2.0 * p.full_volume / vh);
+    return c * lambda * bv;
+}
+
+// Store node i's force density and, with p.update, the explicit update of its dofs in the
+// order of `src/solver/explicit.rs`: a = (f + b - eta_d v_half) / rho, v += dt/2 a (the
+// end of this step; update 1 stores f, a and v), and with update 2 also the next step's
+// kick and drift, v += dt/2 a, u_next = u + dt v, v_half = v (then f and a are not stored:
+// the next step overwrites them before anything reads them). The dofs of kinematic
+// conditions are set afterwards by `apply_conditions` (mode 3 or 1).
+template <int D>
+__device__ __forceinline__ void store_force(const BondParams& p, u32 i, const Node<D>& node,
+                                            const real f[3]) {
+    for (int k = 0; k < D; ++k) {
+        const u64 q = (u64)D * i + k;
+        if (p.update != 2) p.force[q] = f[k];
+        if (p.update == 0) continue;
+        const real drag = p.vhalf != 0 ? (real)p.damping * p.vhalf[q] : (real)0;
+        const real acc = (f[k] + p.b[q] - drag) * (real)p.inv_density;
+        real vel = p.v[q] + (real)p.half * acc;
+        if (p.update == 2) {
+            vel += (real)p.half * acc;
+            p.u_next[q] = node.u[k] + (real)p.dt * vel;
+            if (p.vhalf != 0) p.vhalf[q] = vel;
+        } else {
+            p.a[q] = acc;
+        }
+        p.v[q] = vel;
+    }
 }
 
 // Add this thread's broken bonds to the device counter.
@@ -163,9 +351,17 @@ __device__ __forceinline__ void count_broken(const BondParams& p, u32 count) {
     if (count != 0) atomicAdd(p.broken, (u64)count);
 }
 
-// Partial-volume factor beta of a bond of length x (theory.md section 1).
-__device__ __forceinline__ double partial_volume(const BondParams& p, double x) {
-    if (p.partial_volume == 0 || x <= p.delta - 0.5 * p.dx) return 1.0;
-    const double b = (p.delta + 0.5 * p.dx - x) / p.dx;
-    return fmin(fmax(b, 0.0), 1.0);
-}
+// The entry point of a bond loop: one thread per node, `body<D>(p, i)` with the dimension
+// a compile-time constant (loops unroll; the 2D path touches no third component).
+#define PD_BOND_ENTRY(name, body)                         \
+    PD_BOND_KERNEL(name)(const BondParams p) {            \
+        PD_BOND_BODY(body)                                \
+    }
+// The same without the register cap (the kernels that run once per output, not per step).
+#define PD_BOND_ENTRY_UNCAPPED(name, body)                \
+    PD_KERNEL(name)(const BondParams p) { PD_BOND_BODY(body) }
+#define PD_BOND_BODY(body)                                \
+        const u32 i = blockIdx.x * blockDim.x + threadIdx.x; \
+        if (i >= p.n) return;                             \
+        if (p.dim == 3) body<3>(p, i);                    \
+        else body<2>(p, i);

@@ -1,7 +1,11 @@
 // Explicit leapfrog in velocity-Verlet form (theory.md section 5) on device-resident state,
 // one thread per degree of freedom, in the order of `src/solver/explicit.rs`:
 // kick (v += dt/2 a), conditions (step velocity), drift (u += dt v), conditions (impose),
-// forces, accelerate_kick (a = (f + b - eta_d v_half) / rho; v += dt/2 a), conditions.
+// forces, accelerate and kick (a = (f + b - eta_d v_half) / rho; v += dt/2 a), conditions.
+// The device loop (`src/backend/gpu_step.rs`) runs kick and drift here once per call; the
+// force kernels fuse accelerate and kick, and the next step's kick and drift, into their
+// store (`store_force` in common.cuh), and `apply_conditions` mode 3 fixes the dofs of
+// kinematic conditions between steps.
 
 struct StepParams {
     real* u;             // displacement, m
@@ -31,6 +35,8 @@ PD_KERNEL(drift)(const StepParams p) {
     if (p.vhalf != 0) p.vhalf[k] = v;
 }
 
+// The unfused update after a force pass (the device loop of backends whose force kernels do
+// not update, `gpu-matrix`): a = (f + b - eta_d v_half) / rho; v += dt/2 a.
 PD_KERNEL(accelerate_kick)(const StepParams p) {
     const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= p.ndof) return;
@@ -42,6 +48,10 @@ PD_KERNEL(accelerate_kick)(const StepParams p) {
 
 // Boundary conditions on the dofs they name, one thread per named dof, each applying its
 // entries in the order of the model's conditions (as `src/solver/loads.rs` does).
+// Mode 3 is what the conditions do to a kinematic dof between two fused force kernels:
+// step velocity (from u), drift into u_next (and v_half), impose on u_next; the kick before
+// the step velocity and the impose ending the previous step are overwritten by it (every
+// dof of the kinematic list has a displacement, fixed or velocity entry).
 struct ConditionParams {
     const u32* dofs;       // named dofs of this list
     const u32* starts;     // count + 1, entry range of each dof
@@ -52,9 +62,13 @@ struct ConditionParams {
     real* u;
     real* v;
     real* b;
+    real* u_next;          // mode 3: the drifted displacement
+    real* vhalf;           // mode 3: half-step velocity (null without damping)
+    double dt;             // mode 3: s
     u32 count;             // named dofs
     u32 conditions;        // conditions in the table
-    int mode;              // 0 step velocity, 1 impose, 2 body force
+    int mode;              // 0 step velocity, 1 impose, 2 body force, 3 step velocity,
+                           // drift and impose
     int pad;
 };
 
@@ -64,6 +78,27 @@ PD_KERNEL(apply_conditions)(const ConditionParams p) {
     const u32 dof = p.dofs[t];
     const double* f1 = p.table + 1;
     const double* fmid = p.table + 1 + p.conditions;
+    if (p.mode == 3) {
+        const real u = p.u[dof];
+        real vel = p.v[dof];
+        for (u32 e = p.starts[t]; e < p.starts[t + 1]; ++e) {
+            const double val = p.value[e];
+            const u32 c = p.condition[e];
+            if (p.kind[e] == 0) vel = ((real)(val * f1[c]) - u) / (real)p.table[0];
+            else if (p.kind[e] == 1) vel = (real)(val * fmid[c]);
+        }
+        real un = u + (real)p.dt * vel;
+        if (p.vhalf != 0) p.vhalf[dof] = vel;
+        for (u32 e = p.starts[t]; e < p.starts[t + 1]; ++e) {
+            const double val = p.value[e];
+            const u32 c = p.condition[e];
+            if (p.kind[e] == 0) un = (real)(val * f1[c]);
+            else if (p.kind[e] == 1) vel = (real)(val * f1[c]);
+        }
+        p.u_next[dof] = un;
+        p.v[dof] = vel;
+        return;
+    }
     real sum = (real)0;
     for (u32 e = p.starts[t]; e < p.starts[t + 1]; ++e) {
         const u32 c = p.condition[e];

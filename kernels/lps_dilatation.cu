@@ -1,28 +1,34 @@
 // LPS dilatation (theory.md section 3), one thread per node:
 // theta_i = (d / m_i) sum_j mu omega x e beta V_j, with e = n . eta. With check_bonds, bonds
 // whose stretch e / x exceeds s0 are broken first (the damage check of the step is fused
-// here because the dilatation is the first pass of an LPS force evaluation).
+// here because the dilatation is the first pass of an LPS force evaluation). Also writes the
+// pair (alpha_i, p_i theta_i) that lps_force gathers per neighbour in one load.
 
-PD_KERNEL(lps_dilatation)(const BondParams p) {
-    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= p.n) return;
-    const Node node = load_node(p, i);
+template <int D>
+__device__ __forceinline__ void lps_dilatation_node(const BondParams& p, u32 i) {
+    const Node<D> node = load_node<D>(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
-    const BondRange r = bond_range(p, i);
+    BondWalk<PD_AHEAD> walk(p, i);
+    Step t;
     real s = (real)0;
     u32 broken = 0;
-    for (u64 b = r.begin; b < r.end; b += 32) {
-        if (p.mu[b] == 0) continue;
-        const u32 j = ld(p.neighbors + b);
-        const Bond bd = load_bond(p, node, j);
-        const real e = bond_extension(bd);
+    while (walk.next(p, t)) {
+        if (!t.intact) continue;
+        const u32 j = t.j;
+        const Bond bd = load_bond<D>(p, node, j);
+        const real e = bond_extension<D>(bd);
         if (can_break && breaks(p, j, e * bd.rx)) {
-            p.mu[b] = 0;
+            p.mu[t.b] = 0;
             ++broken;
             continue;
         }
-        s += ld(p.weight + b) * bd.x * e;
+        s += bond_weight(p, bd, i, j) * bd.x * e;
     }
-    p.theta[i] = ld(p.d_over_m + i) * s;
+    const real theta = ld(p.d_over_m + i) * s;
+    p.theta[i] = theta;
+    p.lps_pair[2 * (u64)i] = ld(p.alpha + i);
+    p.lps_pair[2 * (u64)i + 1] = ld(p.pcoef + i) * theta;
     count_broken(p, broken);
 }
+
+PD_BOND_ENTRY(lps_dilatation, lps_dilatation_node)

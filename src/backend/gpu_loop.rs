@@ -1,14 +1,16 @@
 //! The GPU loop backend: the CPU loop's node-parallel bond loops as NVRTC kernels
 //! (`kernels/*.cu`), one thread per node over its family, the per-bond arrays in the sliced
-//! order of `gpu/layout.rs`. Families, positions, volumes, bond weights and bond status are
-//! uploaded once; each call uploads the displacement and downloads its result. [`GpuLoop`] also runs the whole explicit time loop
+//! order of `gpu/layout.rs`. Families, node records (position and volume), horizon volumes
+//! and bond status are uploaded once; no per-bond weight is stored (the kernels recompute it
+//! from the bond length, `bond_weight` in `kernels/common.cuh`). Each trait call uploads the
+//! displacement and downloads its result. [`GpuLoop`] also runs the whole explicit time loop
 //! on the device (`gpu_step.rs`), where the host only syncs for output and checks.
 //!
 //! Units as in [`super`]: m, N/m^3, J.
 
-use super::coefficients::{bond_weights, lps_coefficients};
-use super::gpu_step::{advance, DeviceLoop};
+use super::coefficients::lps_coefficients;
 use super::gpu_adr::{adr_iteration, sync_adr_state};
+use super::gpu_step::{advance_fused, DeviceLoop};
 use super::Backend;
 use crate::gpu::conditions::{addr, upload};
 use crate::gpu::device::driver_error;
@@ -16,6 +18,7 @@ use crate::gpu::layout::SlicedLayout;
 use crate::gpu::params::BondParams;
 use crate::gpu::Gpu;
 use crate::material::Law;
+use crate::model::Influence;
 use crate::model::PartialVolume;
 use crate::setup::Problem;
 use crate::solver::adr::Adr;
@@ -61,18 +64,19 @@ pub struct GpuLoop<T: Real> {
     slice_start: CudaSlice<u64>,
     lengths: CudaSlice<u32>,
     neighbors: CudaSlice<u32>,
-    positions: CudaSlice<f64>,
-    volumes: CudaSlice<f64>,
+    /// Node records `[x, y, z, V]`, m and m^3.
+    nodes: CudaSlice<f64>,
     horizon_volume: CudaSlice<f64>,
     no_fail: CudaSlice<u8>,
     // Bond data.
-    weight: CudaSlice<T>,
     mu: CudaSlice<u8>,
     // LPS per node.
     theta: CudaSlice<T>,
     alpha: CudaSlice<T>,
     pcoef: CudaSlice<T>,
     d_over_m: CudaSlice<T>,
+    /// `(alpha_i, p_i theta_i)` per node (what `lps_force` gathers per neighbour).
+    lps_pair: CudaSlice<T>,
     // Outputs and scratch of the trait calls (apart from the resident state).
     u_in: CudaSlice<T>,
     f_out: CudaSlice<T>,
@@ -84,17 +88,20 @@ pub struct GpuLoop<T: Real> {
     pub(super) broken_seen: u64,
     /// Bonds broken by pre-cracks.
     precracked: usize,
+    /// Largest horizon volume (the surface correction's reference), m^3.
+    full_volume: f64,
     /// The device time loop: resident state, condition lists, leapfrog kernels.
     pub(super) stepper: DeviceLoop<T>,
 }
 
 /// Device bytes of the GPU loop backend per node and per bond slot, for precision bytes `p`.
 pub fn device_bytes_per(dim: usize, p: usize) -> (usize, usize) {
-    // positions 24, volume 8, horizon volume 8, no-fail 1, family size 4, LPS alpha, p, d/m,
-    // theta (4 p), damage p, energy 8, state u v a f b v_half (6 d p), scratch u f (2 d p)
-    let node = 24 + 8 + 8 + 1 + 4 + 4 * p + p + 8 + 8 * dim * p;
-    // neighbour 4, status 1, weight p
-    (node, 4 + 1 + p)
+    // record (position and volume) 32, horizon volume 8, no-fail 1, family size 4, LPS
+    // alpha, p, d/m, theta and the (alpha, p theta) pair (6 p), damage p, energy 8, state
+    // u v a f b v_half u_next (7 d p), scratch u f (2 d p)
+    let node = 32 + 8 + 1 + 4 + 6 * p + p + 8 + 9 * dim * p;
+    // neighbour 4, status 1 (no weight: the kernels recompute it)
+    (node, 4 + 1)
 }
 
 /// The precision of `T`.
@@ -143,7 +150,12 @@ impl<T: Real> GpuLoop<T> {
         // Padding slots (never visited: a thread stops at its family size) hold node 0,
         // weight 0 and status broken.
         let neighbors = layout.to_device(&p.families.neighbors, 0);
-        let positions: Vec<f64> = p.body.positions.iter().flatten().copied().collect();
+        let nodes: Vec<f64> = (0..n)
+            .flat_map(|i| {
+                let x = p.body.positions[i];
+                [x[0], x[1], x[2], p.body.volumes[i]]
+            })
+            .collect();
         let no_fail: Vec<u8> = p.no_fail.iter().map(|&b| u8::from(b)).collect();
         let lps = matches!(p.material.law, Law::Lps { .. });
         let coef = lps.then(|| lps_coefficients(p));
@@ -153,24 +165,20 @@ impl<T: Real> GpuLoop<T> {
                 .unwrap_or_default()
         };
         let zeros = |len: usize| gpu.stream().alloc_zeros::<T>(len.max(1));
-        let stepper = DeviceLoop::new(&gpu, n * d)?;
+        let stepper = DeviceLoop::new(&gpu, n * d, true)?;
         let backend = GpuLoop {
             slice_start: upload(&gpu, &layout.slice_start)?,
             lengths: upload(&gpu, &layout.lengths)?,
             neighbors: upload(&gpu, &neighbors)?,
-            positions: upload(&gpu, &positions)?,
-            volumes: upload(&gpu, &p.body.volumes)?,
+            nodes: upload(&gpu, &nodes)?,
             horizon_volume: upload(&gpu, &p.bonds.horizon_volume)?,
             no_fail: upload(&gpu, &no_fail)?,
-            weight: upload(
-                &gpu,
-                &layout.to_device(&to_t::<T>(&bond_weights(p)), T::zero()),
-            )?,
             mu: upload(&gpu, &layout.to_device(&p.initial_mu, 0))?,
             theta: zeros(n).map_err(driver_error)?,
             alpha: upload(&gpu, &per_node(|c| &c.alpha))?,
             pcoef: upload(&gpu, &per_node(|c| &c.pcoef))?,
             d_over_m: upload(&gpu, &per_node(|c| &c.d_over_m))?,
+            lps_pair: zeros(if lps { 2 * n } else { 1 }).map_err(driver_error)?,
             u_in: zeros(n * d).map_err(driver_error)?,
             f_out: zeros(n * d).map_err(driver_error)?,
             phi: zeros(n).map_err(driver_error)?,
@@ -182,6 +190,7 @@ impl<T: Real> GpuLoop<T> {
             broken_seen: 0,
             layout,
             precracked: p.precracked_bonds(),
+            full_volume: p.bonds.horizon_volume.iter().copied().fold(0.0, f64::max),
             stepper,
             dim: d,
             k,
@@ -198,18 +207,22 @@ impl<T: Real> GpuLoop<T> {
         let g = &self.gpu;
         let p = &self.problem;
         let m = &p.material;
-        let (linearized, kd, lps) = match m.law {
-            Law::Pmb { linearized, .. } => (linearized, 0.0, false),
-            Law::Lps { kd, .. } => (true, kd, true),
+        let (linearized, kd, lps, c, delta_over_x) = match m.law {
+            Law::Pmb { linearized, c } => (linearized, 0.0, false, c, false),
+            Law::Lps { kd, influence, .. } => {
+                (true, kd, true, 0.0, influence == Influence::DeltaOverX)
+            }
         };
+        let (delta, dx) = (p.body.delta, p.body.dx);
+        // (the expressions of the host's `partial_volume`)
+        let (pv_full, pv_edge) = (delta - 0.5 * dx, delta + 0.5 * dx);
+        let s0 = m.critical_stretch.unwrap_or(f64::INFINITY);
         BondParams {
             slice_start: addr(g, &self.slice_start),
             lengths: addr(g, &self.lengths),
             neighbors: addr(g, &self.neighbors),
-            positions: addr(g, &self.positions),
-            volumes: addr(g, &self.volumes),
+            nodes: addr(g, &self.nodes),
             horizon_volume: addr(g, &self.horizon_volume),
-            weight: addr(g, &self.weight),
             mu: addr(g, &self.mu),
             no_fail: addr(g, &self.no_fail),
             u,
@@ -218,10 +231,13 @@ impl<T: Real> GpuLoop<T> {
             alpha: addr(g, &self.alpha),
             pcoef: addr(g, &self.pcoef),
             d_over_m: addr(g, &self.d_over_m),
+            lps_pair: addr(g, &self.lps_pair),
             phi: addr(g, &self.phi),
             energy: addr(g, &self.energy),
             broken: addr(g, &self.broken),
-            critical_stretch: m.critical_stretch.unwrap_or(f64::INFINITY),
+            critical_stretch: s0,
+            micromodulus: c,
+            full_volume: self.full_volume,
             kd,
             delta: p.body.delta,
             dx: p.body.dx,
@@ -231,13 +247,29 @@ impl<T: Real> GpuLoop<T> {
             check_bonds: i32::from(check_bonds && m.critical_stretch.is_some()),
             partial_volume: i32::from(p.model.discretization.partial_volume != PartialVolume::None),
             lps: i32::from(lps),
+            surface_correction: i32::from(p.bonds.correction.is_some() && !lps),
+            omega_delta_over_x: i32::from(delta_over_x),
+            pv_full,
+            pv_edge,
+            critical_stretch_f: s0 as f32,
+            delta_f: delta as f32,
+            dx_f: dx as f32,
+            pv_full_f: pv_full as f32,
+            pv_edge_f: pv_edge as f32,
+            micromodulus_f: c as f32,
+            ..Default::default()
         }
     }
 
     /// Launch the force kernels (and, with `check_bonds`, the fused bond breaking) for
     /// displacement `u` into `force` (device addresses).
     pub(super) fn launch_forces(&self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
-        let params = self.bond_params(u, force, check_bonds);
+        self.launch_force_kernels(&self.bond_params(u, force, check_bonds))
+    }
+
+    /// Launch the force kernels with `params` (which may ask for the fused explicit update).
+    pub(super) fn launch_force_kernels(&self, params: &BondParams) -> Result<()> {
+        let params = *params;
         let n = self.problem.body.len();
         // SAFETY: `params` holds this backend's buffers, sized for `n` nodes and their bonds;
         // `u` and `force` address `d n` values.
@@ -412,16 +444,15 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.slice_start.num_bytes(),
             self.lengths.num_bytes(),
             self.neighbors.num_bytes(),
-            self.positions.num_bytes(),
-            self.volumes.num_bytes(),
+            self.nodes.num_bytes(),
             self.horizon_volume.num_bytes(),
             self.no_fail.num_bytes(),
-            self.weight.num_bytes(),
             self.mu.num_bytes(),
             self.theta.num_bytes(),
             self.alpha.num_bytes(),
             self.pcoef.num_bytes(),
             self.d_over_m.num_bytes(),
+            self.lps_pair.num_bytes(),
             self.u_in.num_bytes(),
             self.f_out.num_bytes(),
             self.phi.num_bytes(),
@@ -440,12 +471,16 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.problem.families.bonds(),
             self.dim,
         );
-        // per bond: neighbour index, status, weight; per node: positions (f64), family size,
-        // no-fail flag, displacement in, force out (LPS: theta written once and read once
-        // more, alpha, p, d/m read once); padding of the sliced order not counted
+        // One step of the device loop (`gpu_step.rs`, fused update): per bond the neighbour
+        // index and the status byte (no weight); per node the record (position and volume,
+        // 32 bytes), family size, slice start share ignored, no-fail flag, and per dof u read,
+        // b read, v read and written, u_next written (f and a are stored only on a call's last
+        // step); LPS adds alpha, p, d/m read, theta written and read once more, and the
+        // (alpha, p theta) pair written once and gathered once.
+        // Padding of the sliced order not counted.
         let lps = matches!(self.problem.material.law, Law::Lps { .. });
-        let node = 3 * 8 + 4 + 1 + 2 * d * t + if lps { 2 * t + 3 * t } else { 0 };
-        nb * (4 + 1 + t) + n * node
+        let node = 4 * 8 + 4 + 1 + 5 * d * t + if lps { 5 * t + 2 * t } else { 0 };
+        nb * (4 + 1) + n * node
     }
 
     fn advance_explicit(
@@ -457,7 +492,7 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         full_sync: bool,
         times: &mut StepTimes,
     ) -> Result<usize> {
-        advance(self, integrator, loads, state, steps, full_sync, times)
+        advance_fused(self, integrator, loads, state, steps, full_sync, times)
             .map_err(|e| rename(e, "gpu-loop"))
     }
 

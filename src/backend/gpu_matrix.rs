@@ -318,7 +318,7 @@ impl<T: Real> GpuMatrix<T> {
         let mu = ops.row_status(&p.initial_mu);
         let precracked_rows = mu.iter().filter(|&&m| m == 0).count();
         let no_fail: Vec<u8> = p.no_fail.iter().map(|&b| u8::from(b)).collect();
-        let stepper = DeviceLoop::new(&gpu, n * d)?;
+        let stepper = DeviceLoop::new(&gpu, n * d, false)?;
         let mut backend = GpuMatrix {
             xi: upload(g, &ops.xi)?,
             length: upload(g, &ops.length)?,

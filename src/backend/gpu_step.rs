@@ -10,14 +10,25 @@
 //! and owns a [`DeviceLoop`] (the resident state, the condition lists and the leapfrog
 //! kernels); [`advance`] runs the loop for either. `gpu-loop` launches its bond-loop
 //! kernels, `gpu-matrix` its cuSPARSE products and bond kernels.
+//!
+//! `gpu-loop` runs a fused variant ([`advance_fused`]): one full pass over the nodes per step.
+//! The first step of a call runs kick and drift as their own kernels; after that the force
+//! kernel of step s also does step s's accelerate and kick and step s+1's kick and drift
+//! (`BondParams::update`), drifting into a second displacement buffer that is swapped with
+//! `u` (the neighbours still read step s's `u`). Only the dofs of kinematic conditions are
+//! then fixed by a small kernel (`apply_conditions` mode 3: step velocity, drift, impose).
+//! The last step of a call stores `f`, `a` and `v` and ends with the impose, as the host
+//! loop does.
 
 use super::gpu_loop::{precision_of, GpuLoop};
 use crate::gpu::conditions::{
-    addr, dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BODY_FORCE,
-    MODE_IMPOSE, MODE_STEP_VELOCITY,
+    addr, dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BETWEEN_STEPS,
+    MODE_BODY_FORCE, MODE_IMPOSE, MODE_STEP_VELOCITY,
 };
 use crate::gpu::device::driver_error;
-use crate::gpu::params::{ConditionParams, ReduceParams, StepParams};
+use crate::gpu::params::{
+    BondParams, ConditionParams, ReduceParams, StepParams, UPDATE_DRIFT, UPDATE_END,
+};
 use crate::gpu::Gpu;
 use crate::solver::explicit::{Explicit, StepTimes};
 use crate::solver::loads::Loads;
@@ -49,6 +60,9 @@ pub(super) struct DeviceState<T> {
     pub f: CudaSlice<T>,
     pub b: CudaSlice<T>,
     pub vhalf: CudaSlice<T>,
+    /// The displacement a fused step drifts into (swapped with `u` after each step); only
+    /// for a backend whose force kernel does the update.
+    pub u_next: Option<CudaSlice<T>>,
 }
 
 /// The condition lists on the device, with the host lists they were made from (uploaded
@@ -115,8 +129,9 @@ struct Plan {
 }
 
 impl<T: Real> DeviceLoop<T> {
-    /// The state buffers for `ndof` values each and the leapfrog kernels of precision `T`.
-    pub(super) fn new(gpu: &Arc<Gpu>, ndof: usize) -> Result<Self> {
+    /// The state buffers for `ndof` values each and the leapfrog kernels of precision `T`;
+    /// `fused`: also the second displacement buffer of [`advance_fused`].
+    pub(super) fn new(gpu: &Arc<Gpu>, ndof: usize, fused: bool) -> Result<Self> {
         let f = |name: &str| gpu.function(precision_of::<T>(), name);
         let k = LeapfrogKernels {
             kick: f("kick")?,
@@ -133,6 +148,11 @@ impl<T: Real> DeviceLoop<T> {
             f: zeros().map_err(driver_error)?,
             b: zeros().map_err(driver_error)?,
             vhalf: zeros().map_err(driver_error)?,
+            u_next: if fused {
+                Some(zeros().map_err(driver_error)?)
+            } else {
+                None
+            },
         };
         Ok(DeviceLoop {
             gpu: gpu.clone(),
@@ -155,6 +175,7 @@ impl<T: Real> DeviceLoop<T> {
             + s.f.num_bytes()
             + s.b.num_bytes()
             + s.vhalf.num_bytes()
+            + s.u_next.as_ref().map_or(0, |b| b.num_bytes())
             + self.table.as_ref().map_or(0, |t| t.num_bytes())
             + self.lists.as_ref().map_or(0, |l| l.bytes())
             + self.adr.as_ref().map_or(0, |a| a.bytes())
@@ -297,6 +318,19 @@ impl<T: Real> DeviceLoop<T> {
 
     /// Launch `apply_conditions` over `list` in `mode` with the table row at `row`.
     pub(super) fn apply(&self, list: &DeviceDofList, lists: &Lists, mode: i32, row: u64) -> Result<()> {
+        self.apply_dt(list, lists, mode, row, 0.0)
+    }
+
+    /// [`DeviceLoop::apply`] with the step `dt` that mode [`MODE_BETWEEN_STEPS`] drifts by
+    /// (into `u_next`).
+    fn apply_dt(
+        &self,
+        list: &DeviceDofList,
+        lists: &Lists,
+        mode: i32,
+        row: u64,
+        dt: f64,
+    ) -> Result<()> {
         if list.count == 0 {
             return Ok(());
         }
@@ -306,10 +340,16 @@ impl<T: Real> DeviceLoop<T> {
             u: addr(g, &self.state.u),
             v: addr(g, &self.state.v),
             b: addr(g, &self.state.b),
+            u_next: self.state.u_next.as_ref().map_or(0, |b| addr(g, b)),
+            // (mode 3 also writes the half-step velocity without damping, where nothing
+            // reads it)
+            vhalf: addr(g, &self.state.vhalf),
+            dt,
             ..list.params(g, lists.conditions, mode)
         };
-        // SAFETY: the list's dofs are below `d n`, the size of `u`, `v` and `b`; `row`
-        // addresses one table row of `1 + 2 conditions` doubles.
+        assert!(mode != MODE_BETWEEN_STEPS || p.u_next != 0, "mode 3 needs u_next");
+        // SAFETY: the list's dofs are below `d n`, the size of `u`, `v`, `b`, `u_next` and
+        // `vhalf`; `row` addresses one table row of `1 + 2 conditions` doubles.
         unsafe { g.launch(&self.k.apply_conditions, list.count, &p) }
     }
 
@@ -382,5 +422,84 @@ impl<T: Real> DeviceForces<T> for GpuLoop<T> {
 
     fn read_broken(&mut self) -> Result<usize> {
         GpuLoop::read_broken(self)
+    }
+}
+
+/// Run `steps` explicit steps of `gpu-loop` on the device with the fused force and update
+/// kernel (see the module notes and [`super::Backend::advance_explicit`]).
+pub(super) fn advance_fused<T: Real>(
+    backend: &mut GpuLoop<T>,
+    ex: &Explicit,
+    loads: &Loads,
+    state: &mut State<T>,
+    steps: usize,
+    full_sync: bool,
+    times: &mut StepTimes,
+) -> Result<usize> {
+    let t_start = Instant::now();
+    let plan = backend.stepper.prepare(ex, loads, state, steps)?;
+    let sp = plan.sp;
+    let ndof = sp.ndof as usize;
+    let row = |s: usize| plan.table + (s * plan.stride * std::mem::size_of::<f64>()) as u64;
+    {
+        let dl = &backend.stepper;
+        let (g, lists) = (&dl.gpu, dl.lists.as_ref().expect("made by prepare"));
+        if steps > 0 {
+            // SAFETY: `sp` addresses the resident state of `ndof` values per vector.
+            unsafe { g.launch(&dl.k.kick, ndof, &sp)? };
+            dl.apply(&lists.kinematic, lists, MODE_STEP_VELOCITY, row(0))?;
+            // SAFETY: as above.
+            unsafe { g.launch(&dl.k.drift, ndof, &sp)? };
+            dl.apply(&lists.kinematic, lists, MODE_IMPOSE, row(0))?;
+        }
+    }
+    for s in 0..steps {
+        let last = s + 1 == steps;
+        let dl = &backend.stepper;
+        let lists = dl.lists.as_ref().expect("made by prepare");
+        dl.apply(&lists.body, lists, MODE_BODY_FORCE, row(s))?;
+        backend.launch_force_kernels(&step_params(backend, ex, &sp, last))?;
+        let dl = &mut backend.stepper;
+        let lists = dl.lists.as_ref().expect("made by prepare");
+        if last {
+            dl.apply(&lists.kinematic, lists, MODE_IMPOSE, row(s))?;
+        } else {
+            dl.apply_dt(&lists.kinematic, lists, MODE_BETWEEN_STEPS, row(s + 1), ex.dt)?;
+            let st = &mut dl.state;
+            std::mem::swap(&mut st.u, st.u_next.as_mut().expect("a fused loop has u_next"));
+        }
+    }
+    let broken = backend.read_broken()?;
+    times.forces += t_start.elapsed().as_secs_f64();
+    let dl = &mut backend.stepper;
+    if full_sync {
+        let t_copy = Instant::now();
+        dl.download_state(state)?;
+        times.transfers += t_copy.elapsed().as_secs_f64();
+    }
+    state.time = plan.t_end;
+    state.step += steps;
+    dl.resident_step = Some(state.step);
+    Ok(broken)
+}
+
+/// Force-kernel parameters of a step with the fused explicit update: accelerate and kick
+/// only on the `last` step of a call, else also the next step's kick and drift.
+fn step_params<T: Real>(gl: &GpuLoop<T>, ex: &Explicit, sp: &StepParams, last: bool) -> BondParams {
+    let dl = &gl.stepper;
+    let g = &dl.gpu;
+    let u_next = dl.state.u_next.as_ref().expect("a fused loop has u_next");
+    BondParams {
+        v: sp.v,
+        a: sp.a,
+        b: sp.b,
+        vhalf: sp.vhalf,
+        u_next: addr(g, u_next),
+        dt: sp.dt,
+        half: sp.half,
+        inv_density: sp.inv_density,
+        damping: sp.damping,
+        update: if last { UPDATE_END } else { UPDATE_DRIFT },
+        ..gl.bond_params(addr(g, &dl.state.u), sp.f, ex.damage)
     }
 }

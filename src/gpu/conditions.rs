@@ -19,6 +19,8 @@ const BODY_FORCE: u8 = 2;
 pub const MODE_STEP_VELOCITY: i32 = 0;
 pub const MODE_IMPOSE: i32 = 1;
 pub const MODE_BODY_FORCE: i32 = 2;
+/// Between two fused force kernels: step velocity, drift into `u_next`, impose.
+pub const MODE_BETWEEN_STEPS: i32 = 3;
 
 /// Named dofs with their entries in order (CSR by dof).
 #[derive(Debug, Clone, Default, PartialEq)]

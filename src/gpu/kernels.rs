@@ -59,13 +59,7 @@ pub const STAGES: &[Stage] = &[
     Stage {
         file: "leapfrog.cu",
         source: include_str!("../../kernels/leapfrog.cu"),
-        entries: &[
-            "kick",
-            "drift",
-            "accelerate_kick",
-            "apply_conditions",
-            "max_abs",
-        ],
+        entries: &["kick", "drift", "accelerate_kick", "apply_conditions", "max_abs"],
     },
     Stage {
         file: "adr.cu",
@@ -74,16 +68,48 @@ pub const STAGES: &[Stage] = &[
     },
 ];
 
-/// The precision prelude: the scalar type and the entry-point suffix.
+/// The precision prelude: the scalar type, the entry-point suffix and the bond kernels'
+/// occupancy target.
 pub fn prelude(precision: Precision) -> String {
     let real = match precision {
         Precision::F32 => "float",
         Precision::F64 => "double",
     };
-    format!(
-        "#define PD_REAL {real}\n#define PD_SUFFIX _{}\n",
+    // Resident blocks of 256 threads per SM the bond kernels keep (a register cap of 64 in
+    // f64, 48 in f32; `__launch_bounds__` in common.cuh).
+    let min_blocks = match precision {
+        Precision::F32 => 5,
+        Precision::F64 => 4,
+    };
+    let mut text = String::new();
+    for define in extra_defines() {
+        text.push_str(&format!("#define {}\n", define.replacen('=', " ", 1)));
+    }
+    text.push_str(&format!(
+        "#define PD_REAL {real}\n#define PD_SUFFIX _{}\n#ifndef PD_MIN_BLOCKS\n\
+         #define PD_MIN_BLOCKS {min_blocks}\n#endif\n",
         precision.name()
-    )
+    ));
+    text
+}
+
+/// Extra kernel defines from `PERIDOT_KERNEL_DEFINES` (`NAME=VALUE` separated by spaces), a
+/// knob for measuring kernel variants on the GPU without rebuilding (`scripts/gpu_perf.sh`);
+/// names must be identifiers and values plain words, anything else is ignored.
+fn extra_defines() -> Vec<String> {
+    let ok = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '=')
+    };
+    std::env::var("PERIDOT_KERNEL_DEFINES")
+        .map(|v| {
+            v.split_whitespace()
+                .filter(|w| ok(w) && w.starts_with("PD_"))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Full source of a program holding `stages` in `precision`.

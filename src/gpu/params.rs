@@ -12,10 +12,9 @@ pub struct BondParams {
     pub slice_start: u64,
     pub lengths: u64,
     pub neighbors: u64,
-    pub positions: u64,
-    pub volumes: u64,
+    /// Node records `[x, y, z, V]` (m, m^3), 4 doubles per node.
+    pub nodes: u64,
     pub horizon_volume: u64,
-    pub weight: u64,
     pub mu: u64,
     pub no_fail: u64,
     pub u: u64,
@@ -27,17 +26,52 @@ pub struct BondParams {
     pub phi: u64,
     pub energy: u64,
     pub broken: u64,
+    pub v: u64,
+    pub a: u64,
+    pub b: u64,
+    pub vhalf: u64,
+    pub u_next: u64,
+    /// LPS `(alpha_i, p_i theta_i)` per node, written by the dilatation kernel.
+    pub lps_pair: u64,
     pub critical_stretch: f64,
     pub kd: f64,
     pub delta: f64,
     pub dx: f64,
+    pub micromodulus: f64,
+    pub full_volume: f64,
+    pub dt: f64,
+    pub half: f64,
+    pub inv_density: f64,
+    pub damping: f64,
     pub n: u32,
     pub dim: i32,
     pub linearized: i32,
     pub check_bonds: i32,
     pub partial_volume: i32,
     pub lps: i32,
+    pub surface_correction: i32,
+    pub omega_delta_over_x: i32,
+    /// Force kernels: [`UPDATE_NONE`], [`UPDATE_END`] or [`UPDATE_DRIFT`].
+    pub update: i32,
+    pub pad: i32,
+    /// `delta - dx / 2` and `delta + dx / 2`, m (the partial-volume ramp).
+    pub pv_full: f64,
+    pub pv_edge: f64,
+    /// The loop constants rounded to f32 (read by the f32 kernels).
+    pub critical_stretch_f: f32,
+    pub delta_f: f32,
+    pub dx_f: f32,
+    pub pv_full_f: f32,
+    pub pv_edge_f: f32,
+    pub micromodulus_f: f32,
 }
+
+/// `BondParams::update`: store the force density only.
+pub const UPDATE_NONE: i32 = 0;
+/// Also accelerate and kick (`a`, `v`): the last step of a device loop call.
+pub const UPDATE_END: i32 = 1;
+/// Accelerate, kick, then the next step's kick and drift into `u_next` (`f`, `a` not stored).
+pub const UPDATE_DRIFT: i32 = 2;
 
 /// Leapfrog updates (`leapfrog.cu`).
 #[repr(C)]
@@ -69,6 +103,9 @@ pub struct ConditionParams {
     pub u: u64,
     pub v: u64,
     pub b: u64,
+    pub u_next: u64,
+    pub vhalf: u64,
+    pub dt: f64,
     pub count: u32,
     pub conditions: u32,
     pub mode: i32,
@@ -158,9 +195,12 @@ mod tests {
     /// The C structs have the same sizes (natural alignment, no hidden padding).
     #[test]
     fn sizes_match_the_c_structs() {
-        assert_eq!(std::mem::size_of::<BondParams>(), 18 * 8 + 4 * 8 + 6 * 4);
+        assert_eq!(
+            std::mem::size_of::<BondParams>(),
+            22 * 8 + 10 * 8 + 10 * 4 + 2 * 8 + 6 * 4
+        );
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
-        assert_eq!(std::mem::size_of::<ConditionParams>(), 9 * 8 + 4 * 4);
+        assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
         assert_eq!(std::mem::size_of::<AdrParams>(), 12 * 8 + 2 * 4);
         assert_eq!(std::mem::size_of::<MatrixParams>(), 21 * 8 + 6 * 4);
     }
