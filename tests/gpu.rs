@@ -9,6 +9,8 @@
 //! by skipping.
 
 mod common;
+#[path = "gpu/neighbors.rs"]
+mod neighbors;
 
 use peridot::backend::{Backend, BackendKind, CpuLoop, GpuLoop};
 use peridot::setup::Problem;

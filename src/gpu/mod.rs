@@ -1,8 +1,8 @@
 //! GPU infrastructure shared by the GPU backends: finding the CUDA driver and NVRTC without
 //! touching cudarc (which panics when a library is missing), the kernel sources of
 //! `kernels/` and their run-time compilation, the process-wide device with its cache of
-//! compiled modules, the device order of per-bond arrays, and the `#[repr(C)]` kernel
-//! parameter structs.
+//! compiled modules, the device order of per-bond arrays, the `#[repr(C)]` kernel parameter
+//! structs, and the neighbour search on the device (`neighbors`).
 //!
 //! Nothing here runs on a machine without CUDA unless [`detect`] has said the library is
 //! there: CPU-only runs and CI never reach a cudarc call.
@@ -12,6 +12,7 @@ pub mod detect;
 pub mod device;
 pub mod kernels;
 pub mod layout;
+pub mod neighbors;
 pub mod params;
 
 pub use detect::{driver_available, nvrtc_available};
