@@ -11,6 +11,8 @@
 //! by skipping.
 
 mod common;
+#[path = "gpu/neighbors.rs"]
+mod neighbors;
 
 use peridot::backend::{self, Backend, BackendKind, CpuLoop, GpuLoop, GpuMatrix};
 use peridot::operators::Storage;
@@ -645,16 +647,20 @@ fn adr_on_the_device_agrees_with_the_cpu() {
             ),
         ),
     ];
-    for (name, text) in &cases {
+    for ((name, text), kind) in cases
+        .iter()
+        .flat_map(|c| [(c, BackendKind::GpuLoop), (c, BackendKind::GpuMatrix)])
+    {
         let cpu = run::<f64>(text, BackendKind::CpuLoop);
-        let gpu = run::<f64>(text, BackendKind::GpuLoop);
-        assert_eq!(gpu.summary.backend, "gpu-loop");
+        let gpu = run::<f64>(text, kind);
+        assert_eq!(gpu.summary.backend, kind.name());
         let (ig, ic) = (gpu.state.step as f64, cpu.state.step as f64);
         let e = rel(&gpu.state.u, &cpu.state.u);
         let (bg, bc) = (gpu.summary.broken_bonds, cpu.summary.broken_bonds);
         say(&format!(
-            "ADR {name} f64: {ig} iterations on the GPU, {ic} on the CPU, residual {:.2e} / \
+            "ADR {name} {} f64: {ig} iterations on the GPU, {ic} on the CPU, residual {:.2e} / \
              {:.2e}, {bg} / {bc} bonds broken, u agrees to {e:.1e}",
+            kind.name(),
             gpu.summary.static_residual.unwrap_or(f64::NAN),
             cpu.summary.static_residual.unwrap_or(f64::NAN),
         ));
@@ -670,11 +676,13 @@ fn adr_on_the_device_agrees_with_the_cpu() {
         }
         assert!(e < 1e-5, "{name}: u relative difference {e:.3e}");
         let cpu = run::<f32>(text, BackendKind::CpuLoop);
-        let gpu = run::<f32>(text, BackendKind::GpuLoop);
+        let gpu = run::<f32>(text, kind);
         let e = rel(&gpu.state.u, &cpu.state.u);
         say(&format!(
-            "ADR {name} f32: {} / {} iterations, u agrees to {e:.1e}",
-            gpu.state.step, cpu.state.step
+            "ADR {name} {} f32: {} / {} iterations, u agrees to {e:.1e}",
+            kind.name(),
+            gpu.state.step,
+            cpu.state.step
         ));
         assert!(e < 1e-3, "{name} f32: u relative difference {e:.3e}");
     }

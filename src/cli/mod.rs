@@ -3,6 +3,7 @@
 mod bench;
 mod info;
 mod matrix;
+mod neighbors;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -79,6 +80,24 @@ pub enum Command {
     Info {
         #[command(flatten)]
         model: ModelArgs,
+    },
+    /// Time the neighbour search alone (device and/or CPU) on a model's nodes; with both,
+    /// check that they give the same families.
+    Neighbors {
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Searches to run, comma-separated, in this order.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "device")]
+        search: Vec<neighbors::SearchKind>,
+        /// Runs of each search (each one printed).
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
+        /// How the device families come back to the host.
+        #[arg(long, value_enum, default_value = "staged")]
+        download: neighbors::DownloadKind,
+        /// Kernel program the device search takes its kernels from (the search is f64).
+        #[arg(long, value_enum, default_value = "f64")]
+        precision: Precision,
     },
     /// Parse and check a model only.
     Validate {
@@ -168,6 +187,21 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 out,
             },
         ),
+        Command::Neighbors {
+            model,
+            search,
+            repeat,
+            download,
+            precision,
+        } => neighbors::neighbors(
+            &model,
+            neighbors::NeighborArgs {
+                search,
+                repeat,
+                download,
+                precision,
+            },
+        ),
         Command::Validate { model } => {
             let m = peridot::model::load(&model.model, &model.set)?;
             println!(
@@ -181,13 +215,19 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Load a model and discretize it.
-pub fn load_problem(args: &ModelArgs) -> anyhow::Result<peridot::setup::Problem> {
+/// Load and validate a model; also the folder its relative file names resolve from.
+pub fn load_model(args: &ModelArgs) -> anyhow::Result<(peridot::model::Model, PathBuf)> {
     let model = peridot::model::load(&args.model, &args.set)?;
     let dir = args
         .model
         .parent()
         .map(|p| p.to_path_buf())
         .unwrap_or_default();
+    Ok((model, dir))
+}
+
+/// Load a model and discretize it (neighbour search on the CPU).
+pub fn load_problem(args: &ModelArgs) -> anyhow::Result<peridot::setup::Problem> {
+    let (model, dir) = load_model(args)?;
     Ok(peridot::setup::Problem::build(model, &dir)?)
 }

@@ -1,7 +1,8 @@
 //! `peridot run`.
 
-use super::{load_problem, ModelArgs};
+use super::{load_model, ModelArgs};
 use peridot::backend::BackendKind;
+use peridot::setup::{NeighborSearch, Problem};
 use peridot::solver::run::run_and_export_stiffness;
 use peridot::solver::{run as simulate, RunOptions};
 use peridot::Precision;
@@ -15,8 +16,7 @@ pub fn run(
     quiet: bool,
     export_stiffness: bool,
 ) -> anyhow::Result<()> {
-    let problem = load_problem(args)?;
-    let out_dir = out.unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
+    let (model, dir) = load_model(args)?;
     let backend = if backend == BackendKind::Auto {
         let (chosen, why) = peridot::backend::resolve_auto(precision);
         eprintln!("backend auto: {why}; using {}", chosen.name());
@@ -24,6 +24,10 @@ pub fn run(
     } else {
         backend
     };
+    // A GPU backend gets its families from the device search (the same families).
+    let search = NeighborSearch::for_backend(backend, precision);
+    let problem = Problem::build_with(model, &dir, search)?;
+    let out_dir = out.unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
     let opts = RunOptions {
         backend,
         precision,
@@ -47,6 +51,11 @@ pub fn run(
         s.node_steps_per_second,
         s.broken_bonds,
         s.max_damage
+    );
+    println!(
+        "neighbour search: {} ({:.3} s)",
+        s.neighbor_search,
+        s.phase_seconds.neighbors.unwrap_or(0.0)
     );
     if let Some(r) = s.static_residual {
         println!(

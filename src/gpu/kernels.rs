@@ -22,7 +22,8 @@ pub struct Stage {
     pub entries: &'static [&'static str],
 }
 
-/// Every stage, in the order they are concatenated into one program.
+/// Every stage, in the order they are concatenated into one program. The neighbour-search
+/// stages carry `cell_grid.cuh` (guarded against a second inclusion) ahead of their own file.
 pub const STAGES: &[Stage] = &[
     Stage {
         file: "pmb_force.cu",
@@ -65,6 +66,27 @@ pub const STAGES: &[Stage] = &[
         file: "adr.cu",
         source: include_str!("../../kernels/adr.cu"),
         entries: &["adr_residual", "adr_finalize", "adr_velocity", "adr_drift"],
+    },
+    Stage {
+        file: "scan.cu",
+        source: include_str!("../../kernels/scan.cu"),
+        entries: &["scan_blocks", "scan_add"],
+    },
+    Stage {
+        file: "cell_bin.cu",
+        source: concat!(
+            include_str!("../../kernels/cell_grid.cuh"),
+            include_str!("../../kernels/cell_bin.cu")
+        ),
+        entries: &["cell_count", "cell_scatter"],
+    },
+    Stage {
+        file: "neighbor_search.cu",
+        source: concat!(
+            include_str!("../../kernels/cell_grid.cuh"),
+            include_str!("../../kernels/neighbor_search.cu")
+        ),
+        entries: &["neighbor_count", "neighbor_fill", "neighbor_sort_rows"],
     },
 ];
 

@@ -2,7 +2,8 @@
 //! without touching cudarc (which panics when a library is missing), the kernel sources of
 //! `kernels/` and their run-time compilation, the process-wide device with its cache of
 //! compiled modules, a small safe wrapper of cuSPARSE's sparse matrix-vector product, the
-//! device order of per-bond arrays, and the `#[repr(C)]` kernel parameter structs.
+//! device order of per-bond arrays, the `#[repr(C)]` kernel parameter structs, and the
+//! neighbour search on the device (`neighbors`).
 //!
 //! Nothing here runs on a machine without CUDA unless [`detect`] has said the library is
 //! there: CPU-only runs and CI never reach a cudarc call.
@@ -13,6 +14,7 @@ pub mod detect;
 pub mod device;
 pub mod kernels;
 pub mod layout;
+pub mod neighbors;
 pub mod params;
 
 pub use detect::{cusparse_available, driver_available, nvrtc_available};

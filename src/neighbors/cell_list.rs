@@ -90,25 +90,48 @@ fn split_blocks<'a>(offsets: &[usize], neighbors: &'a mut [u32]) -> Vec<(usize, 
     blocks
 }
 
-/// The cell grid: `cells[a]` cells along axis `a`, `inv[a]` = 1 / cell edge.
-struct Grid {
-    dim: usize,
-    lo: [f64; 3],
-    inv: [f64; 3],
-    cells: [usize; 3],
+/// The cell grid: `cells[a]` cells along axis `a`, `inv[a]` = cells per metre (0 on a flat
+/// axis and beyond `dim`). The device search (`gpu/neighbors.rs`) bins with this same grid.
+pub(crate) struct Grid {
+    pub(crate) dim: usize,
+    pub(crate) lo: [f64; 3],
+    pub(crate) inv: [f64; 3],
+    pub(crate) cells: [usize; 3],
+}
+
+/// Smallest and largest coordinate along each axis, in parallel. `min` and `max` are exact
+/// and ignore NaN, so the result is the same in any order of reduction.
+fn bounding_box(positions: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
+    let empty = || ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+    positions
+        .par_chunks(1 << 16)
+        .map(|chunk| {
+            let (mut lo, mut hi) = empty();
+            for p in chunk {
+                for a in 0..3 {
+                    lo[a] = lo[a].min(p[a]);
+                    hi[a] = hi[a].max(p[a]);
+                }
+            }
+            (lo, hi)
+        })
+        .reduce(empty, |(l1, h1), (l2, h2)| {
+            (
+                std::array::from_fn(|a| l1[a].min(l2[a])),
+                std::array::from_fn(|a| h1[a].max(h2[a])),
+            )
+        })
 }
 
 impl Grid {
-    fn new(positions: &[[f64; 3]], dim: usize, radius: f64) -> Grid {
+    pub(crate) fn new(positions: &[[f64; 3]], dim: usize, radius: f64) -> Grid {
         let mut lo = [0.0f64; 3];
         let mut hi = [0.0f64; 3];
         let mut max_abs = 0.0f64;
+        let (lo_all, hi_all) = bounding_box(positions);
         for a in 0..dim {
-            lo[a] = positions.iter().map(|p| p[a]).fold(f64::INFINITY, f64::min);
-            hi[a] = positions
-                .iter()
-                .map(|p| p[a])
-                .fold(f64::NEG_INFINITY, f64::max);
+            lo[a] = lo_all[a];
+            hi[a] = hi_all[a];
             max_abs = max_abs.max(lo[a].abs()).max(hi[a].abs());
         }
         // Cells a little wider than the radius: the margin absorbs the rounding of the cell
@@ -154,7 +177,7 @@ impl Grid {
         (c[2] * self.cells[1] + c[1]) * self.cells[0] + c[0]
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.cells.iter().product()
     }
 }

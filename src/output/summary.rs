@@ -5,7 +5,8 @@
 //! (directed bonds, the sum of family sizes), `steps`, `backend`, `precision`, `dt`,
 //! `wall_seconds`, `phase_seconds`, `node_steps_per_second`, `peak_rss_bytes`,
 //! `peak_gpu_bytes` (GPU backends only), `broken_bonds`, `max_damage` and `static_residual`
-//! (`solve-static` only). Optional keys are left out rather than written as `null`. Units are
+//! (`solve-static` only); beyond those, `neighbor_search` (`cpu` or `device`) says where the
+//! families were built. Optional keys are left out rather than written as `null`. Units are
 //! SI (seconds, metres, bytes); `static_residual` is whatever norm the static solver reports.
 
 use super::write_atomically;
@@ -81,6 +82,8 @@ pub struct Summary {
     pub wall_seconds: f64,
     /// Seconds per phase.
     pub phase_seconds: PhaseSeconds,
+    /// Where the neighbour search (`phase_seconds.neighbors`) ran: `cpu` or `device`.
+    pub neighbor_search: String,
     /// nodes x steps / seconds of the time-stepping loop (setup and output excluded).
     pub node_steps_per_second: f64,
     /// Peak resident memory of the process in bytes (0 where unavailable).

@@ -126,6 +126,7 @@ pub(crate) fn initial_summary(
             neighbors: Some(problem.neighbor_seconds),
             ..Default::default()
         },
+        neighbor_search: problem.neighbor_search.name().to_string(),
         solver: format!("{:?}", m.solver.kind).to_lowercase(),
         dimension: format!("{:?}", m.discretization.dimension),
         material: problem.material.name().to_string(),
