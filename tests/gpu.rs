@@ -494,7 +494,7 @@ fn gpu_matrix_f32_runs_agree_with_cpu_loop() {
 
 /// `GpuLoop::device_bytes`, the count the out-of-memory check and `peridot info` use before
 /// allocating, covers what the backend then holds: at least the allocated bytes and at most
-/// 8% more (it counts the LPS per-node arrays, 3 values per node, for every law).
+/// 1% more (placeholders of one value for arrays a law does not use are left out).
 #[test]
 fn device_memory_estimate_covers_the_allocations() {
     if !have_gpu() {
@@ -508,7 +508,7 @@ fn device_memory_estimate_covers_the_allocations() {
             let ratio = estimate as f64 / held as f64;
             say(&format!("{dim} {law}: estimate {estimate} B, held {held} B"));
             assert!(
-                (1.0..1.08).contains(&ratio),
+                (1.0..1.01).contains(&ratio),
                 "{dim} {law}: estimate {estimate} B against {held} B held"
             );
         }

@@ -94,12 +94,13 @@ pub struct GpuLoop<T: Real> {
     pub(super) stepper: DeviceLoop<T>,
 }
 
-/// Device bytes of the GPU loop backend per node and per bond slot, for precision bytes `p`.
-pub fn device_bytes_per(dim: usize, p: usize) -> (usize, usize) {
-    // record (position and volume) 32, horizon volume 8, no-fail 1, family size 4, LPS
-    // alpha, p, d/m, theta and the (alpha, p theta) pair (6 p), damage p, energy 8, state
-    // u v a f b v_half u_next (7 d p), scratch u f (2 d p)
-    let node = 32 + 8 + 1 + 4 + 6 * p + p + 8 + 9 * dim * p;
+/// Device bytes of the GPU loop backend per node and per bond slot, for precision bytes `p`
+/// (`lps`: the state-based law's per-node arrays too).
+pub fn device_bytes_per(dim: usize, p: usize, lps: bool) -> (usize, usize) {
+    // record (position and volume) 32, horizon volume 8, no-fail 1, family size 4, theta and
+    // damage 2 p, energy 8, state u v a f b v_half u_next (7 d p), scratch u f (2 d p); LPS
+    // alpha, p, d/m and the (alpha, p theta) pair (5 p)
+    let node = 32 + 8 + 1 + 4 + 2 * p + 8 + 9 * dim * p + if lps { 5 * p } else { 0 };
     // neighbour 4, status 1 (no weight: the kernels recompute it)
     (node, 4 + 1)
 }
@@ -130,10 +131,12 @@ impl<T: Real> GpuLoop<T> {
     /// included). `peridot info` and the out-of-memory check use it.
     pub fn device_bytes(problem: &Problem) -> usize {
         let layout = SlicedLayout::new(&problem.families);
-        let (node, bond) = device_bytes_per(problem.dim(), std::mem::size_of::<T>());
+        let lps = matches!(problem.material.law, Law::Lps { .. });
+        let (node, bond) = device_bytes_per(problem.dim(), std::mem::size_of::<T>(), lps);
         let slices = layout.slice_start.len();
-        // slice starts, and the two counters (bonds broken, reduction result)
-        node * problem.body.len() + bond * layout.padded_len() + 8 * slices + 16
+        // slice starts, the two counters (bonds broken, reduction result), and up to 32 bytes
+        // of one-value placeholders for the arrays a law does not use
+        node * problem.body.len() + bond * layout.padded_len() + 8 * slices + 16 + 32
     }
 
     fn upload(problem: Arc<Problem>, gpu: Arc<Gpu>, k: Kernels) -> Result<Self> {

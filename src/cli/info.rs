@@ -74,7 +74,8 @@ pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
         }
     }
     for (name, p) in [("f32", 4), ("f64", 8)] {
-        let (bn, bb) = device_bytes_per(problem.dim(), p);
+        let lps = matches!(problem.material.law, peridot::material::Law::Lps { .. });
+        let (bn, bb) = device_bytes_per(problem.dim(), p, lps);
         let total = match p {
             4 => GpuLoop::<f32>::device_bytes(&problem),
             _ => GpuLoop::<f64>::device_bytes(&problem),
