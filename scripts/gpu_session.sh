@@ -9,6 +9,12 @@
 # nodes 3D (timed, and compared with the CPU search), then `peridot bench` of both GPU
 # backends on the 3D PMB and LPS blocks and the 2D plate, and ADR on the 2D plate in
 # tension. Logs to $OUT; the bench.json files in $OUT/bench.tar.
+#
+#   ./.gpu-final/gpu_session.sh sweep                     (GPU machine)
+#
+# sweep: both GPU backends over node counts from 20 k to the largest the time allows, 3D PMB
+# block and 2D plate, f64 and f32 (the figures and plots of docs/results.md); the matrix
+# backend, which holds 10 to 20 times the loop's memory, up to 2 M (3D) and 10 M (2D) nodes.
 set -uo pipefail
 
 prepare() {
@@ -23,9 +29,11 @@ prepare() {
 
 bench() {
     local name=$1 model=$2 backends=$3 precisions=$4 sizes=$5 steps=$6
-    timeout 240 "$G/peridot" bench "$G/models/$model" --backends "$backends" \
+    timeout "${BENCH_TIMEOUT:-240}" "$G/peridot" bench "$G/models/$model" --backends "$backends" \
         --precisions "$precisions" --sizes "$sizes" --steps "$steps" --out "$W/$name" 2>&1 |
         grep -vE "^\s*$" | tee -a "$O/bench.log"
+    [ "${COPY_JSON:-0}" = 1 ] && cp "$W/$name/bench.json" "$O/$name.json"
+    return 0
 }
 
 run() {
@@ -62,9 +70,22 @@ print('ADR plate 2D $b f64', s['nodes'], 'nodes', s['steps'], 'iterations, conve
     (cd "$W" && tar cf "$O/bench.tar" */bench.json adr-*/summary.json)
 }
 
+sweep() {
+    export COPY_JSON=1
+    G=$(dirname "$0")
+    O="${OUT:-$PWD/gpu-out}"
+    W=/tmp/gpu-sweep
+    mkdir -p "$O" "$W"
+    bench loop3d pmb_block_3d.toml gpu-loop f64,f32 20k,100k,500k,2M,8M 40
+    bench matrix3d pmb_block_3d.toml gpu-matrix f64,f32 20k,100k,500k,2M 20
+    bench loop2d precracked_plate_2d.toml gpu-loop f64,f32 20k,100k,1M,4M,20M 100
+    bench matrix2d precracked_plate_2d.toml gpu-matrix f64,f32 20k,100k,1M,10M 40
+}
+
 case "${1:-}" in
     prepare) prepare ;;
     run) run ;;
+    sweep) sweep ;;
     *)
         echo "usage: $0 prepare|run" >&2
         exit 2

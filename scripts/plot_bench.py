@@ -142,8 +142,8 @@ def text_width(s, scale=2):
 
 
 def si(x):
-    """Short label: 200000 -> 200K, 3.8e6 -> 3.8M."""
-    for div, suffix in ((1e6, "M"), (1e3, "K")):
+    """Short label: 200000 -> 200K, 3.8e6 -> 3.8M, 2.5e9 -> 2.5G."""
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
         if x >= div:
             v = x / div
             return (f"{v:.0f}" if v == int(v) else f"{v:.1f}") + suffix
@@ -206,8 +206,14 @@ def plot(pooled, path, title, references=True):
 
     lx0 = math.floor(math.log10(min(xs)) - 0.1)
     lx1 = math.ceil(math.log10(max(xs)) + 0.1)
-    step = 1e6
-    ymax = math.ceil(max(ys) * 1.1 / step) * step
+    # a round tick step giving 4 to 10 ticks (1e6 for the CPU figures, 1e9 on a GPU)
+    top_value = max(ys) * 1.1
+    step = 10 ** math.floor(math.log10(top_value))
+    for factor in (0.2, 0.5, 1.0):
+        if top_value / (step * factor) <= 10:
+            step *= factor
+            break
+    ymax = math.ceil(top_value / step) * step
 
     def X(n):
         return round(left + (math.log10(n) - lx0) / (lx1 - lx0) * pw)
