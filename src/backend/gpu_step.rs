@@ -316,6 +316,27 @@ impl<T: Real> DeviceLoop<T> {
         })
     }
 
+    /// The end of a call of `steps` steps: bring the state to the host if asked (timed as
+    /// transfers), advance `state`'s clock and note which step the device holds.
+    fn end_call(
+        &mut self,
+        state: &mut State<T>,
+        t_end: f64,
+        steps: usize,
+        full_sync: bool,
+        times: &mut StepTimes,
+    ) -> Result<()> {
+        if full_sync {
+            let t_copy = Instant::now();
+            self.download_state(state)?;
+            times.transfers += t_copy.elapsed().as_secs_f64();
+        }
+        state.time = t_end;
+        state.step += steps;
+        self.resident_step = Some(state.step);
+        Ok(())
+    }
+
     /// Launch `apply_conditions` over `list` in `mode` with the table row at `row`.
     pub(super) fn apply(&self, list: &DeviceDofList, lists: &Lists, mode: i32, row: u64) -> Result<()> {
         self.apply_dt(list, lists, mode, row, 0.0)
@@ -397,15 +418,9 @@ pub(super) fn advance<T: Real, B: DeviceForces<T>>(
     }
     let broken = backend.read_broken()?;
     times.forces += t_start.elapsed().as_secs_f64();
-    let dl = backend.device_loop();
-    if full_sync {
-        let t_copy = Instant::now();
-        dl.download_state(state)?;
-        times.transfers += t_copy.elapsed().as_secs_f64();
-    }
-    state.time = plan.t_end;
-    state.step += steps;
-    dl.resident_step = Some(state.step);
+    backend
+        .device_loop()
+        .end_call(state, plan.t_end, steps, full_sync, times)?;
     Ok(broken)
 }
 
@@ -471,15 +486,9 @@ pub(super) fn advance_fused<T: Real>(
     }
     let broken = backend.read_broken()?;
     times.forces += t_start.elapsed().as_secs_f64();
-    let dl = &mut backend.stepper;
-    if full_sync {
-        let t_copy = Instant::now();
-        dl.download_state(state)?;
-        times.transfers += t_copy.elapsed().as_secs_f64();
-    }
-    state.time = plan.t_end;
-    state.step += steps;
-    dl.resident_step = Some(state.step);
+    backend
+        .device_loop()
+        .end_call(state, plan.t_end, steps, full_sync, times)?;
     Ok(broken)
 }
 
