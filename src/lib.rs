@@ -22,6 +22,7 @@ pub mod model;
 pub mod neighbors;
 pub mod operators;
 pub mod output;
+pub mod partition;
 pub mod real;
 pub mod setup;
 pub mod solver;
