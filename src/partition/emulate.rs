@@ -89,7 +89,7 @@ pub fn local_problem(problem: &Problem, sub: &Subdomain) -> Problem {
             offsets,
             neighbors: sub.families.neighbors.clone(),
         },
-        material: problem.material.clone(),
+        material: problem.material,
         bonds: BondData {
             beta: gather_bonds(&b.beta, sub),
             correction: b.correction.as_ref().map(|c| gather_bonds(c, sub)),
