@@ -270,3 +270,18 @@ fn memory_sizes_parse_with_units_and_bad_ones_name_the_option() {
         assert!(e.contains(opt) && e.contains(bad), "{e}");
     }
 }
+
+#[test]
+fn the_model_key_gpu_memory_budget_takes_sizes_and_names_itself_when_bad() {
+    let base = common::small_model("pmb", "plane-stress", false, "");
+    let with = |value: &str| format!("{base}gpu_memory_budget = {value}\n");
+    for (value, bytes) in [("\"2GiB\"", 2u64 << 30), ("1.5e9", 1_500_000_000), ("4096", 4096)] {
+        let model = peridot::model::parse(&with(value), "test.toml", &[]).unwrap();
+        let budget = model.solver.gpu_memory_budget.unwrap();
+        assert_eq!(budget.bytes(), Some(bytes), "{value}");
+    }
+    for bad in ["\"2XB\"", "0", "-5", "\"\"", "true"] {
+        let e = peridot::model::parse(&with(bad), "test.toml", &[]).unwrap_err().to_string();
+        assert!(e.contains("gpu_memory_budget"), "{bad}: {e}");
+    }
+}

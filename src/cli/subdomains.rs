@@ -10,7 +10,8 @@ const MIB: f64 = (1 << 20) as f64;
 /// The backend whose device bytes size the plan: the one `auto` picks on a GPU, in f64.
 const PLAN_BACKEND: &str = "gpu-loop f64";
 
-/// Print the bytes per node of each GPU backend and, with a budget or a count, the plan.
+/// Print the bytes per node of each GPU backend and, with a budget or a count, the plan: the
+/// options first, else the model's `solver.gpu_memory_budget`.
 pub fn print_plan(
     problem: &Problem,
     budget: Option<&str>,
@@ -21,13 +22,18 @@ pub fn print_plan(
         .iter()
         .find(|(name, _)| *name == PLAN_BACKEND)
         .map_or(0.0, |(_, b)| *b);
-    let request = match (budget, count) {
-        (Some(text), _) => PlanRequest::Budget {
+    let from_model = problem.model.solver.gpu_memory_budget.as_ref();
+    let request = match (budget, count, from_model.and_then(|b| b.bytes())) {
+        (Some(text), _, _) => PlanRequest::Budget {
             budget: parse_bytes("--gpu-memory-budget", text)?,
             bytes_per_node: per_node,
         },
-        (None, Some(n)) => PlanRequest::Count(n),
-        (None, None) => return Ok(()),
+        (None, Some(n), _) => PlanRequest::Count(n),
+        (None, None, Some(bytes)) => PlanRequest::Budget {
+            budget: bytes,
+            bytes_per_node: per_node,
+        },
+        (None, None, None) => return Ok(()),
     };
     let plan = Plan::new(problem, request, per_node)?;
     println!("subdomains (sized with {PLAN_BACKEND}, {BUFFERS} buffers on the device):");

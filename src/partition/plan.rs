@@ -12,6 +12,7 @@
 
 use super::{partition, usage, Subdomain};
 use crate::backend::{GpuLoop, GpuMatrix};
+use crate::model::size::parse_byte_size;
 use crate::operators::Storage;
 use crate::setup::Problem;
 use crate::Result;
@@ -125,31 +126,12 @@ pub fn gpu_bytes_per_node(problem: &Problem) -> Vec<(&'static str, f64)> {
 }
 
 /// Parse a byte count for `option`: a number with an optional unit, `1.5e9`, `2GiB`,
-/// `512MiB`, `64KiB`, `2GB`, `500MB`, `1024B`. Must be at least one byte.
+/// `512MiB`, `64KiB`, `2GB`, `500MB`, `1024B` ([`crate::model::size`]). At least one byte.
 pub fn parse_bytes(option: &str, text: &str) -> Result<u64> {
-    const UNITS: [(&str, f64); 9] = [
-        ("GiB", (1u64 << 30) as f64),
-        ("MiB", (1u64 << 20) as f64),
-        ("KiB", 1024.0),
-        ("TiB", (1u64 << 40) as f64),
-        ("GB", 1e9),
-        ("MB", 1e6),
-        ("kB", 1e3),
-        ("TB", 1e12),
-        ("B", 1.0),
-    ];
-    let t = text.trim();
-    let (number, factor) = UNITS
-        .iter()
-        .find_map(|&(u, f)| t.strip_suffix(u).map(|rest| (rest.trim(), f)))
-        .unwrap_or((t, 1.0));
-    match number.parse::<f64>() {
-        Ok(v) if v.is_finite() && v * factor >= 1.0 && v * factor < 1.8e19 => {
-            Ok((v * factor).round() as u64)
-        }
-        _ => Err(usage(
+    parse_byte_size(text).ok_or_else(|| {
+        usage(
             option,
             format!("`{text}` is not a memory size (bytes, at least 1: 1.5e9, 512MiB, 2GiB, 2GB)"),
-        )),
-    }
+        )
+    })
 }

@@ -29,7 +29,9 @@ fn longest_axis(problem: &Problem) -> usize {
 fn slab_of_nodes(problem: &Problem, axis: usize) -> (Vec<usize>, usize) {
     let body = &problem.body;
     let kind = problem.model.discretization.partial_volume;
-    let cell = family_radius(kind, body.delta, body.dx).max(f64::MIN_POSITIVE);
+    // a hair wider than the radius (as the cell list's grid), so a neighbour at the widened
+    // radius of `within_radius` is never two slabs away
+    let cell = (family_radius(kind, body.delta, body.dx) * (1.0 + 1e-9)).max(f64::MIN_POSITIVE);
     let lo = body.bbox_min[axis];
     let slabs = (((body.bbox_max[axis] - lo) / cell).floor() as usize + 1).max(1);
     let slab = body
