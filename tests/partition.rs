@@ -64,8 +64,21 @@ const CASES: [(&str, &str); 6] = [
     ("lps", "3d"),
 ];
 
-fn bits(v: &[f64]) -> Vec<u64> {
-    v.iter().map(|x| x.to_bits()).collect()
+/// Assert `a` and `b` are bitwise equal, naming the first differing entry and the count.
+fn assert_bitwise(a: &[f64], b: &[f64], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    let differ: Vec<usize> = (0..a.len())
+        .filter(|&k| a[k].to_bits() != b[k].to_bits())
+        .collect();
+    if let Some(&k) = differ.first() {
+        panic!(
+            "{what}: {} of {} entries differ, first [{k}]: {:e} vs {:e}",
+            differ.len(),
+            a.len(),
+            a[k],
+            b[k]
+        );
+    }
 }
 
 #[test]
@@ -141,13 +154,13 @@ fn check_forces(law: &str, dim: &str, count: usize) {
             "{case}"
         );
         assert!(seed > 1 || broken > 0, "{case}: the field breaks bonds");
-        assert_eq!(bits(&f_part), bits(&f_core), "{case}: forces");
+        assert_bitwise(&f_part, &f_core, &format!("{case}: forces"));
         core.internal_force(&u, &mut f_core);
         part.internal_force(&u, &mut f_part);
-        assert_eq!(
-            bits(&f_part),
-            bits(&f_core),
-            "{case}: forces without breaking"
+        assert_bitwise(
+            &f_part,
+            &f_core,
+            &format!("{case}: forces without breaking"),
         );
     }
     assert_eq!(
@@ -159,14 +172,14 @@ fn check_forces(law: &str, dim: &str, count: usize) {
     let (mut d_core, mut d_part) = (vec![0.0; problem.body.len()], vec![1.0; problem.body.len()]);
     core.damage(&mut d_core);
     part.damage(&mut d_part);
-    assert_eq!(bits(&d_part), bits(&d_core), "{case}: damage");
+    assert_bitwise(&d_part, &d_core, &format!("{case}: damage"));
     let u = common::random_vector(n, 3);
     let (mut t_core, mut t_part) = (d_core.clone(), d_part.clone());
     assert_eq!(
         core.dilatation(&u, &mut t_core),
         part.dilatation(&u, &mut t_part)
     );
-    assert_eq!(bits(&t_part), bits(&t_core), "{case}: dilatation");
+    assert_bitwise(&t_part, &t_core, &format!("{case}: dilatation"));
     let (e_core, e_part) = (core.strain_energy(&u), part.strain_energy(&u));
     assert!(
         (e_part - e_core).abs() <= 1e-12 * e_core.abs(),
@@ -215,9 +228,9 @@ fn partitioned_explicit_run_breaks_the_same_bonds_and_ends_bitwise_equal() {
             let case = format!("{law} {dim}, {count} subdomains");
             assert_eq!(b_part, b_core, "{case}: bonds broken");
             assert_eq!(part.bond_status(), core.bond_status(), "{case}");
-            assert_eq!(bits(&s_part.u), bits(&s_core.u), "{case}: displacement");
-            assert_eq!(bits(&s_part.v), bits(&s_core.v), "{case}: velocity");
-            assert_eq!(bits(&s_part.f), bits(&s_core.f), "{case}: force");
+            assert_bitwise(&s_part.u, &s_core.u, &format!("{case}: displacement"));
+            assert_bitwise(&s_part.v, &s_core.v, &format!("{case}: velocity"));
+            assert_bitwise(&s_part.f, &s_core.f, &format!("{case}: force"));
         }
     }
 }
@@ -275,13 +288,19 @@ fn memory_sizes_parse_with_units_and_bad_ones_name_the_option() {
 fn the_model_key_gpu_memory_budget_takes_sizes_and_names_itself_when_bad() {
     let base = common::small_model("pmb", "plane-stress", false, "");
     let with = |value: &str| format!("{base}gpu_memory_budget = {value}\n");
-    for (value, bytes) in [("\"2GiB\"", 2u64 << 30), ("1.5e9", 1_500_000_000), ("4096", 4096)] {
+    for (value, bytes) in [
+        ("\"2GiB\"", 2u64 << 30),
+        ("1.5e9", 1_500_000_000),
+        ("4096", 4096),
+    ] {
         let model = peridot::model::parse(&with(value), "test.toml", &[]).unwrap();
         let budget = model.solver.gpu_memory_budget.unwrap();
         assert_eq!(budget.bytes(), Some(bytes), "{value}");
     }
     for bad in ["\"2XB\"", "0", "-5", "\"\"", "true"] {
-        let e = peridot::model::parse(&with(bad), "test.toml", &[]).unwrap_err().to_string();
+        let e = peridot::model::parse(&with(bad), "test.toml", &[])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("gpu_memory_budget"), "{bad}: {e}");
     }
 }
