@@ -304,3 +304,34 @@ fn the_model_key_gpu_memory_budget_takes_sizes_and_names_itself_when_bad() {
         assert!(e.contains("gpu_memory_budget"), "{bad}: {e}");
     }
 }
+
+/// Two blocks with a gap of several cell slabs between them: some subdomains own no node,
+/// and the emulation still equals the in-core run.
+#[test]
+fn subdomains_without_nodes_are_harmless() {
+    let text = format!(
+        "{}critical_stretch = 0.002\n[discretization]\ndimension = \"plane-stress\"\n\
+         thickness = 1e-3\ndx = 1e-3\nhorizon_factor = 3.015\n[geometry]\n\
+         box = [{{ min = [0, 0], max = [0.005, 0.005] }}, {{ min = [0.04, 0], max = [0.045, 0.005] }}]\n\
+         [solver]\nkind = \"explicit\"\nsteps = 1\n",
+        common::material("pmb", None)
+    );
+    let problem = common::problem(&text, &[]);
+    let subs = partition(&problem, 8).unwrap();
+    assert!(
+        subs.iter().any(|s| s.owned == 0),
+        "a subdomain owns no node"
+    );
+    let n = problem.body.len() * problem.dim();
+    let u: Vec<f64> = common::random_vector(n, 5)
+        .iter()
+        .map(|x| 4e-6 * x)
+        .collect();
+    let mut core = CpuLoop::<f64>::new(Arc::new(problem.clone()));
+    let mut part = PartitionedCpu::<f64>::new(&problem, 8).unwrap();
+    let (mut f_core, mut f_part) = (vec![0.0; n], vec![0.0; n]);
+    let broken = core.break_bonds_and_force(&u, &mut f_core);
+    assert_eq!(part.break_bonds_and_force(&u, &mut f_part), broken);
+    assert_bitwise(&f_part, &f_core, "two blocks: forces");
+    assert_eq!(part.bond_status(), core.bond_status());
+}
