@@ -7,7 +7,8 @@
 //! formulation) -> `backend` (force evaluation and damage, one trait, several
 //! executions) -> `solver` (explicit leapfrog, adaptive dynamic relaxation, implicit static
 //! solve, matrix export) -> `output` (VTK, CSV probes, summary JSON, PNG damage map, Matrix
-//! Market files, progress). `gpu` (CUDA driver detection, the
+//! Market files, progress). `partition` splits a problem into subdomains of cell slabs for
+//! models larger than GPU memory (plan, CPU emulation). `gpu` (CUDA driver detection, the
 //! NVRTC-compiled kernels of `kernels/`) serves the GPU backends.
 //!
 //! Units are SI throughout: metres, kilograms, seconds, pascals, newtons.
@@ -22,6 +23,7 @@ pub mod model;
 pub mod neighbors;
 pub mod operators;
 pub mod output;
+pub mod partition;
 pub mod real;
 pub mod setup;
 pub mod solver;

@@ -100,6 +100,31 @@ fn info_and_validate_describe_the_model() {
     assert!(peridot(&["validate", &model]).status.success());
 }
 
+/// `info` plans subdomains for a count or a GPU memory budget; a malformed size or an
+/// impossible count is a one-line error naming the option.
+#[test]
+fn info_plans_subdomains_for_a_count_or_a_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(dir.path(), TINY);
+    let o = peridot(&["info", &model, "--subdomains", "2"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(text.contains("count 2"), "{text}");
+    assert!(text.contains("bytes per node: gpu-loop f32"), "{text}");
+    let o = peridot(&["info", &model, "--gpu-memory-budget", "120KiB"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        text.contains("max_nodes") && text.contains("of 0.117 MiB"),
+        "{text}"
+    );
+    for (option, value) in [("--gpu-memory-budget", "2XB"), ("--subdomains", "0")] {
+        let o = peridot(&["info", &model, option, value]);
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains(option), "{}", stderr(&o));
+    }
+}
+
 /// An explicit GPU backend runs where a GPU is; elsewhere it is a one-line error naming the
 /// backend and the alternative, never a panic.
 #[test]

@@ -350,6 +350,25 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
 }
 
 impl<T: Real> CpuLoop<T> {
+    /// LPS, phase one of a subdomain step (`crate::partition::emulate`): the dilatation of
+    /// every node into `theta`, first breaking (with `breaking`) every intact bond past the
+    /// critical stretch, as [`Backend::break_bonds_and_force`] does. Returns the bonds broken.
+    pub fn dilatation_and_breaks(&mut self, u: &[T], breaking: bool, theta: &mut [T]) -> usize {
+        let s0 = if breaking { self.s0() } else { T::infinity() };
+        let broken = self.dilatation_pass(u, s0);
+        theta.copy_from_slice(&self.theta);
+        broken
+    }
+
+    /// LPS, phase two of a subdomain step: forces at `u` with the dilatation `theta` of every
+    /// node given (owned nodes' from phase one, halo nodes' from their own subdomains).
+    pub fn lps_forces_with(&mut self, u: &[T], theta: &[T], force: &mut [T]) {
+        self.theta.copy_from_slice(theta);
+        self.lps_forces(u, force);
+    }
+}
+
+impl<T: Real> CpuLoop<T> {
     /// Strain energy density of node `i`, J/m^3 (LPS needs `self.theta` up to date).
     fn node_energy_density(&self, u: &[T], i: usize, law: Law) -> f64 {
         let fam = &self.problem.families;

@@ -19,8 +19,18 @@ fn cpu_loop_bytes(dim: usize, p: usize, correction: bool) -> (usize, usize) {
     (node, bond)
 }
 
-pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
+/// Print the model's size, memory per backend and, with `budget` or `subdomains`, the
+/// subdomain plan.
+pub fn info(
+    args: &ModelArgs,
+    budget: Option<&str>,
+    subdomains: Option<usize>,
+) -> anyhow::Result<()> {
     let problem = load_problem(args)?;
+    if let Some(text) = budget {
+        // a malformed size is an error before any output
+        peridot::partition::parse_bytes("--gpu-memory-budget", text)?;
+    }
     let (n, nb) = (problem.body.len(), problem.families.bonds());
     let (fmin, fmean, fmax) = problem.families.size_stats();
     println!("model        {}", problem.name);
@@ -100,7 +110,7 @@ pub fn info(args: &ModelArgs) -> anyhow::Result<()> {
             held as f64 / MIB
         );
     }
-    Ok(())
+    super::subdomains::print_plan(&problem, budget, subdomains)
 }
 
 /// Memory of this machine's GPU where one is present (`total_memory` as the driver reports

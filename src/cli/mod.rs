@@ -5,6 +5,7 @@ mod info;
 mod matrix;
 mod neighbors;
 mod run;
+mod subdomains;
 
 use clap::{Parser, Subcommand};
 use peridot::backend::BackendKind;
@@ -80,6 +81,12 @@ pub enum Command {
     Info {
         #[command(flatten)]
         model: ModelArgs,
+        /// Plan subdomains for this much GPU memory (`2GiB`, `512MiB`, `1.5e9` bytes).
+        #[arg(long, value_name = "SIZE", conflicts_with = "subdomains")]
+        gpu_memory_budget: Option<String>,
+        /// Plan this many subdomains.
+        #[arg(long, value_name = "N")]
+        subdomains: Option<usize>,
     },
     /// Time the neighbour search alone (device and/or CPU) on a model's nodes; with both,
     /// check that they give the same families.
@@ -165,7 +172,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             format,
         } => matrix::export(&model, &out, &what, format),
         Command::SolveStatic { model, out } => matrix::solve_static(&model, out),
-        Command::Info { model } => info::info(&model),
+        Command::Info {
+            model,
+            gpu_memory_budget,
+            subdomains,
+        } => info::info(&model, gpu_memory_budget.as_deref(), subdomains),
         Command::Bench {
             model,
             backends,

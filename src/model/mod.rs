@@ -9,6 +9,7 @@
 mod deserialize;
 pub mod overrides;
 pub mod schema;
+pub mod size;
 pub mod validate;
 
 pub use schema::*;

@@ -388,6 +388,10 @@ pub struct Solver {
     /// Whether bonds break (default true).
     #[serde(default = "yes")]
     pub damage: bool,
+    /// GPU memory for subdomain-partitioned execution (`docs/subdomains.md`): bytes, or text
+    /// with a unit (`"2GiB"`). `peridot info` plans subdomains for it.
+    #[serde(default)]
+    pub gpu_memory_budget: Option<super::size::ByteSize>,
 }
 
 fn yes() -> bool {

@@ -375,6 +375,14 @@ fn solver(s: &Solver) -> Result<()> {
             ));
         }
     }
+    if let Some(b) = s.gpu_memory_budget.as_ref().filter(|b| b.bytes().is_none()) {
+        return Err(Error::model(
+            "solver.gpu_memory_budget",
+            format!(
+                "must be a memory size of at least 1 byte: 1.5e9, \"512MiB\", \"2GiB\" (got {b})"
+            ),
+        ));
+    }
     match s.load_steps {
         Some(_) if !adr => Err(only_for("solver.load_steps", "adr", "(ADR load steps)")),
         Some(0) => Err(Error::model("solver.load_steps", "must be >= 1 (got 0)")),

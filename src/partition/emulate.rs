@@ -1,0 +1,245 @@
+//! CPU emulation of subdomain-partitioned execution: what the GPU streaming will do, one
+//! subdomain at a time, run on the CPU so CI can check it against the in-core run.
+//!
+//! Each subdomain is a small [`Problem`] of its owned nodes (with their full families, in
+//! local indices and global CSR order) and its halo nodes (no families: read-only), with a
+//! [`CpuLoop`] of its own. The bond status of the owned nodes' bonds lives in that backend for
+//! the whole run and is written back on request ([`Backend::bond_status`]). Per evaluation,
+//! the subdomain gathers the displacement of its owned and halo nodes (the values every
+//! subdomain reads are those of the same step: read-only), computes the force density of its
+//! owned nodes with the CPU loop kernel, and scatters it back.
+//!
+//! LPS needs the dilatation of halo nodes: two phases. Phase one computes, per subdomain, the
+//! dilatation of its owned nodes (breaking their over-stretched bonds first, as in core);
+//! the dilatations are exchanged through a global array; phase two gathers those of owned and
+//! halo nodes and computes the owned forces. The halo stays one family radius wide.
+//!
+//! Forces, bond status, damage and dilatation equal the in-core CPU loop backend's bitwise
+//! (same per-bond arithmetic, same summation order per node); the strain energy is summed per
+//! subdomain, so it agrees to round-off only.
+
+use super::{partition, Subdomain};
+use crate::backend::{Backend, CpuLoop};
+use crate::geometry::Body;
+use crate::material::{BondData, Law};
+use crate::neighbors::Families;
+use crate::setup::Problem;
+use crate::{Real, Result};
+use std::sync::Arc;
+
+/// One subdomain and its own CPU loop backend.
+struct Part<T: Real> {
+    sub: Subdomain,
+    backend: CpuLoop<T>,
+}
+
+/// The partitioned execution of a problem, one subdomain after another.
+pub struct PartitionedCpu<T: Real> {
+    parts: Vec<Part<T>>,
+    dim: usize,
+    lps: bool,
+    /// Global dilatation, exchanged between the two LPS phases.
+    theta: Vec<T>,
+}
+
+/// `values` (`per` entries per global node) gathered for the global nodes `nodes`.
+fn gather<T: Copy>(values: &[T], nodes: &[usize], per: usize) -> Vec<T> {
+    nodes
+        .iter()
+        .flat_map(|&g| values[per * g..per * (g + 1)].iter().copied())
+        .collect()
+}
+
+/// Write `local` (`per` entries per node) of the first `nodes.len()` local nodes back to the
+/// global `values`.
+fn scatter<T: Copy>(local: &[T], nodes: &[usize], per: usize, values: &mut [T]) {
+    for (k, &g) in nodes.iter().enumerate() {
+        values[per * g..per * (g + 1)].copy_from_slice(&local[per * k..per * (k + 1)]);
+    }
+}
+
+/// Per-bond values of the owned nodes' bonds, in local bond order.
+fn gather_bonds<T: Copy>(values: &[T], sub: &Subdomain) -> Vec<T> {
+    (0..sub.owned)
+        .flat_map(|k| values[sub.global_bonds(k)].iter().copied())
+        .collect()
+}
+
+/// The problem of one subdomain: owned nodes with their families, halo nodes without.
+pub fn local_problem(problem: &Problem, sub: &Subdomain) -> Problem {
+    let nodes = &sub.nodes;
+    let mut offsets = sub.families.offsets.clone();
+    offsets.resize(nodes.len() + 1, sub.families.bonds());
+    let b = &problem.bonds;
+    let body = &problem.body;
+    Problem {
+        name: problem.name.clone(),
+        model: problem.model.clone(),
+        body: Body {
+            positions: gather(&body.positions, nodes, 1),
+            volumes: gather(&body.volumes, nodes, 1),
+            dimension: body.dimension,
+            dx: body.dx,
+            delta: body.delta,
+            thickness: body.thickness,
+            bbox_min: body.bbox_min,
+            bbox_max: body.bbox_max,
+        },
+        families: Families {
+            offsets,
+            neighbors: sub.families.neighbors.clone(),
+        },
+        material: problem.material,
+        bonds: BondData {
+            beta: gather_bonds(&b.beta, sub),
+            correction: b.correction.as_ref().map(|c| gather_bonds(c, sub)),
+            horizon_volume: gather(&b.horizon_volume, nodes, 1),
+            weighted_volume: gather(&b.weighted_volume, nodes, 1),
+        },
+        initial_mu: gather_bonds(&problem.initial_mu, sub),
+        no_fail: gather(&problem.no_fail, nodes, 1),
+        regions: Vec::new(),
+        neighbor_seconds: 0.0,
+        neighbor_search: problem.neighbor_search,
+    }
+}
+
+impl<T: Real> PartitionedCpu<T> {
+    /// Partition `problem` into `count` subdomains ([`partition`]) and set up each one.
+    pub fn new(problem: &Problem, count: usize) -> Result<Self> {
+        let parts = partition(problem, count)?
+            .into_iter()
+            .map(|sub| {
+                let local = Arc::new(local_problem(problem, &sub));
+                Part {
+                    backend: CpuLoop::new(local),
+                    sub,
+                }
+            })
+            .collect();
+        Ok(PartitionedCpu {
+            parts,
+            dim: problem.dim(),
+            lps: matches!(problem.material.law, Law::Lps { .. }),
+            theta: vec![T::zero(); problem.body.len()],
+        })
+    }
+
+    /// The subdomains.
+    pub fn subdomains(&self) -> impl Iterator<Item = &Subdomain> {
+        self.parts.iter().map(|p| &p.sub)
+    }
+
+    /// LPS phase one: the dilatation of every subdomain's owned nodes into `self.theta`.
+    fn dilatation_phase(&mut self, u: &[T], breaking: bool) -> usize {
+        let mut broken = 0;
+        for part in &mut self.parts {
+            let u_local = gather(u, &part.sub.nodes, self.dim);
+            let mut theta_local = vec![T::zero(); part.sub.nodes.len()];
+            broken += part
+                .backend
+                .dilatation_and_breaks(&u_local, breaking, &mut theta_local);
+            scatter(&theta_local, part.sub.owned_nodes(), 1, &mut self.theta);
+        }
+        broken
+    }
+
+    /// Forces of every subdomain's owned nodes into `force`, breaking bonds first with
+    /// `breaking`. Returns the bonds broken.
+    fn forces(&mut self, u: &[T], force: &mut [T], breaking: bool) -> usize {
+        let broken = if self.lps {
+            self.dilatation_phase(u, breaking)
+        } else {
+            0
+        };
+        let d = self.dim;
+        let mut pmb_broken = 0;
+        for part in &mut self.parts {
+            let u_local = gather(u, &part.sub.nodes, d);
+            let mut f_local = vec![T::zero(); u_local.len()];
+            if self.lps {
+                let theta_local = gather(&self.theta, &part.sub.nodes, 1);
+                part.backend
+                    .lps_forces_with(&u_local, &theta_local, &mut f_local);
+            } else if breaking {
+                pmb_broken += part.backend.break_bonds_and_force(&u_local, &mut f_local);
+            } else {
+                part.backend.internal_force(&u_local, &mut f_local);
+            }
+            scatter(&f_local, part.sub.owned_nodes(), d, force);
+        }
+        broken + pmb_broken
+    }
+}
+
+impl<T: Real> Backend<T> for PartitionedCpu<T> {
+    fn name(&self) -> &'static str {
+        "cpu-loop-partitioned"
+    }
+
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
+        self.forces(u, force, false);
+    }
+
+    fn break_bonds(&mut self, u: &[T]) -> usize {
+        let d = self.dim;
+        self.parts
+            .iter_mut()
+            .map(|p| p.backend.break_bonds(&gather(u, &p.sub.nodes, d)))
+            .sum()
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
+        self.forces(u, force, true)
+    }
+
+    fn damage(&self, phi: &mut [T]) {
+        for part in &self.parts {
+            let mut local = vec![T::zero(); part.sub.nodes.len()];
+            part.backend.damage(&mut local);
+            scatter(&local, part.sub.owned_nodes(), 1, phi);
+        }
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
+        if !self.lps {
+            return false;
+        }
+        self.dilatation_phase(u, false);
+        theta.copy_from_slice(&self.theta);
+        true
+    }
+
+    fn strain_energy(&mut self, u: &[T]) -> f64 {
+        let d = self.dim;
+        self.parts
+            .iter_mut()
+            .map(|p| p.backend.strain_energy(&gather(u, &p.sub.nodes, d)))
+            .sum()
+    }
+
+    fn broken_bonds(&self) -> usize {
+        self.parts.iter().map(|p| p.backend.broken_bonds()).sum()
+    }
+
+    fn bond_status(&self) -> Vec<u8> {
+        let bonds = self.parts.iter().map(|p| p.sub.bonds()).sum();
+        let mut status = vec![0; bonds];
+        for part in &self.parts {
+            let local = part.backend.bond_status();
+            for k in 0..part.sub.owned {
+                let range = part.sub.global_bonds(k);
+                status[range].copy_from_slice(&local[part.sub.families.range(k)]);
+            }
+        }
+        status
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.parts.iter().map(|p| p.backend.memory_bytes()).sum()
+    }
+
+    fn bytes_per_step(&self) -> usize {
+        self.parts.iter().map(|p| p.backend.bytes_per_step()).sum()
+    }
+}

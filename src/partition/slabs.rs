@@ -1,0 +1,108 @@
+//! Assignment of nodes to subdomains: cells of a grid with cell size equal to the family
+//! radius (so a node's neighbours lie in its own or an adjacent cell), grouped into slabs of
+//! whole cells along the body's longest axis, cut where the running node count passes each
+//! `k / count` of the total. Every subdomain gets at least one cell slab.
+
+use super::usage;
+use crate::material::family_radius;
+use crate::setup::Problem;
+use crate::Result;
+use std::ops::Range;
+
+/// The owner of every node and the cell slabs of every subdomain.
+pub struct Assignment {
+    /// Subdomain of each node (global index).
+    pub owner: Vec<usize>,
+    /// Cell slab range of each subdomain along the partition axis.
+    pub cells: Vec<Range<usize>>,
+}
+
+/// The longest axis of the body's bounding box among its `dim` axes.
+fn longest_axis(problem: &Problem) -> usize {
+    let (lo, hi) = (problem.body.bbox_min, problem.body.bbox_max);
+    (0..problem.dim())
+        .max_by(|&a, &b| (hi[a] - lo[a]).total_cmp(&(hi[b] - lo[b])))
+        .unwrap_or(0)
+}
+
+/// Cell slab index of every node along `axis`, and the number of slabs.
+fn slab_of_nodes(problem: &Problem, axis: usize) -> (Vec<usize>, usize) {
+    let body = &problem.body;
+    let kind = problem.model.discretization.partial_volume;
+    // a hair wider than the radius (as the cell list's grid), so a neighbour at the widened
+    // radius of `within_radius` is never two slabs away
+    let cell = (family_radius(kind, body.delta, body.dx) * (1.0 + 1e-9)).max(f64::MIN_POSITIVE);
+    let lo = body.bbox_min[axis];
+    let slabs = (((body.bbox_max[axis] - lo) / cell).floor() as usize + 1).max(1);
+    let slab = body
+        .positions
+        .iter()
+        .map(|p| (((p[axis] - lo) / cell).floor().max(0.0) as usize).min(slabs - 1))
+        .collect();
+    (slab, slabs)
+}
+
+/// Slab cut points: `count + 1` increasing indices from 0 to `counts.len()`, cut where the
+/// running node count first reaches `k * total / count`, each part at least one slab wide.
+fn cuts(counts: &[usize], count: usize) -> Vec<usize> {
+    let total: usize = counts.iter().sum();
+    let slabs = counts.len();
+    let mut prefix = Vec::with_capacity(slabs + 1);
+    prefix.push(0usize);
+    for &c in counts {
+        prefix.push(prefix.last().copied().unwrap_or(0) + c);
+    }
+    let mut cut = vec![0; count + 1];
+    cut[count] = slabs;
+    for k in 1..count {
+        let target = (k * total).div_ceil(count);
+        let first = prefix.partition_point(|&p| p < target);
+        cut[k] = first.clamp(cut[k - 1] + 1, slabs - (count - k));
+    }
+    cut
+}
+
+/// Assign every node of `problem` to one of `count` subdomains.
+pub fn assign(problem: &Problem, count: usize) -> Result<Assignment> {
+    if count == 0 {
+        return Err(usage("--subdomains", "must be at least 1"));
+    }
+    let axis = longest_axis(problem);
+    let (slab, slabs) = slab_of_nodes(problem, axis);
+    if count > slabs {
+        let name = ["x", "y", "z"][axis];
+        return Err(usage(
+            "--subdomains",
+            format!(
+                "{count} subdomains asked for, but the model is only {slabs} cells (of the \
+                 family radius) long along {name}: at most {slabs}"
+            ),
+        ));
+    }
+    let mut counts = vec![0usize; slabs];
+    for &c in &slab {
+        counts[c] += 1;
+    }
+    let cut = cuts(&counts, count);
+    let mut subdomain_of_slab = vec![0; slabs];
+    for s in 0..count {
+        subdomain_of_slab[cut[s]..cut[s + 1]].fill(s);
+    }
+    Ok(Assignment {
+        owner: slab.iter().map(|&c| subdomain_of_slab[c]).collect(),
+        cells: (0..count).map(|s| cut[s]..cut[s + 1]).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cuts;
+
+    #[test]
+    fn cuts_balance_and_keep_every_part_nonempty() {
+        assert_eq!(cuts(&[10, 10, 10, 10], 2), vec![0, 2, 4]);
+        assert_eq!(cuts(&[10, 10, 10, 10], 4), vec![0, 1, 2, 3, 4]);
+        assert_eq!(cuts(&[40, 0, 0, 0], 4), vec![0, 1, 2, 3, 4]);
+        assert_eq!(cuts(&[5], 1), vec![0, 1]);
+    }
+}
