@@ -506,7 +506,9 @@ fn device_memory_estimate_covers_the_allocations() {
             let estimate = GpuLoop::<f64>::device_bytes(&p);
             let held = GpuLoop::<f64>::new(p).unwrap().memory_bytes();
             let ratio = estimate as f64 / held as f64;
-            say(&format!("{dim} {law}: estimate {estimate} B, held {held} B"));
+            say(&format!(
+                "{dim} {law}: estimate {estimate} B, held {held} B"
+            ));
             assert!(
                 (1.0..1.01).contains(&ratio),
                 "{dim} {law}: estimate {estimate} B against {held} B held"
@@ -526,9 +528,17 @@ fn a_model_too_large_for_the_gpu_is_a_clear_error() {
     let (free, total) = gpu.memory_info().unwrap();
     assert!(free > 0 && free <= total, "free {free} of {total} bytes");
     assert!(gpu.ensure_fits("gpu-loop", free / 2).is_ok());
-    let e = gpu.ensure_fits("gpu-loop", 2 * total).unwrap_err().to_string();
+    let e = gpu
+        .ensure_fits("gpu-loop", 2 * total)
+        .unwrap_err()
+        .to_string();
     say(&format!("too large: {e}"));
-    for part in ["gpu-loop", "GiB", &format!("{} bytes", 2 * total), "--precision f32"] {
+    for part in [
+        "gpu-loop",
+        "GiB",
+        &format!("{} bytes", 2 * total),
+        "--precision f32",
+    ] {
         assert!(e.contains(part), "{part:?} missing from: {e}");
     }
 }
@@ -633,7 +643,10 @@ fn adr_on_the_device_agrees_with_the_cpu() {
                 "steps = 20000\ntolerance = 1e-9",
             ),
         ),
-        ("3D LPS bar, traction", bar("steps = 20000\ntolerance = 1e-9")),
+        (
+            "3D LPS bar, traction",
+            bar("steps = 20000\ntolerance = 1e-9"),
+        ),
         (
             "3D LPS bar, traction in 4 load steps",
             bar("steps = 4000\nload_steps = 4\ntolerance = 1e-9"),
@@ -666,7 +679,10 @@ fn adr_on_the_device_agrees_with_the_cpu() {
         ));
         assert_eq!(cpu.summary.converged, Some(true), "{name}: CPU converged");
         assert_eq!(gpu.summary.converged, Some(true), "{name}: GPU converged");
-        assert!((0.7..1.3).contains(&(ig / ic)), "{name}: iterations {ig} vs {ic}");
+        assert!(
+            (0.7..1.3).contains(&(ig / ic)),
+            "{name}: iterations {ig} vs {ic}"
+        );
         if name.starts_with("cracking") {
             let precracked = common::problem(text, &[]).precracked_bonds();
             assert!(bc > precracked, "{name}: must crack");

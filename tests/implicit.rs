@@ -134,7 +134,11 @@ fn clamped_lps_bar_matches_adr() {
 fn clamped_lps_bar_in_load_steps_matches_adr() {
     let p = common::problem(
         &lps_bar(),
-        &["solver.load_steps=4", "solver.steps=8000", "solver.tolerance=1e-10"],
+        &[
+            "solver.load_steps=4",
+            "solver.steps=8000",
+            "solver.tolerance=1e-10",
+        ],
     );
     let err = compare(&p);
     assert!(err < 1e-4, "LPS bar in load steps: {err:e}");

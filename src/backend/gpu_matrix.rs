@@ -20,9 +20,9 @@
 //!
 //! Units as in [`super`]: m, N/m^3, J.
 
+use super::gpu_adr::{adr_iteration, sync_adr_state};
 use super::gpu_loop::{precision_of, rename};
 use super::gpu_step::{advance, download, DeviceForces, DeviceLoop};
-use super::gpu_adr::{adr_iteration, sync_adr_state};
 use super::Backend;
 use crate::gpu::conditions::{addr, upload};
 use crate::gpu::cusparse::{CsrMatrix, Handle, Spmv};

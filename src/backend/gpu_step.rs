@@ -338,7 +338,13 @@ impl<T: Real> DeviceLoop<T> {
     }
 
     /// Launch `apply_conditions` over `list` in `mode` with the table row at `row`.
-    pub(super) fn apply(&self, list: &DeviceDofList, lists: &Lists, mode: i32, row: u64) -> Result<()> {
+    pub(super) fn apply(
+        &self,
+        list: &DeviceDofList,
+        lists: &Lists,
+        mode: i32,
+        row: u64,
+    ) -> Result<()> {
         self.apply_dt(list, lists, mode, row, 0.0)
     }
 
@@ -368,7 +374,10 @@ impl<T: Real> DeviceLoop<T> {
             dt,
             ..list.params(g, lists.conditions, mode)
         };
-        assert!(mode != MODE_BETWEEN_STEPS || p.u_next != 0, "mode 3 needs u_next");
+        assert!(
+            mode != MODE_BETWEEN_STEPS || p.u_next != 0,
+            "mode 3 needs u_next"
+        );
         // SAFETY: the list's dofs are below `d n`, the size of `u`, `v`, `b`, `u_next` and
         // `vhalf`; `row` addresses one table row of `1 + 2 conditions` doubles.
         unsafe { g.launch(&self.k.apply_conditions, list.count, &p) }
@@ -479,9 +488,18 @@ pub(super) fn advance_fused<T: Real>(
         if last {
             dl.apply(&lists.kinematic, lists, MODE_IMPOSE, row(s))?;
         } else {
-            dl.apply_dt(&lists.kinematic, lists, MODE_BETWEEN_STEPS, row(s + 1), ex.dt)?;
+            dl.apply_dt(
+                &lists.kinematic,
+                lists,
+                MODE_BETWEEN_STEPS,
+                row(s + 1),
+                ex.dt,
+            )?;
             let st = &mut dl.state;
-            std::mem::swap(&mut st.u, st.u_next.as_mut().expect("a fused loop has u_next"));
+            std::mem::swap(
+                &mut st.u,
+                st.u_next.as_mut().expect("a fused loop has u_next"),
+            );
         }
     }
     let broken = backend.read_broken()?;

@@ -60,7 +60,13 @@ pub const STAGES: &[Stage] = &[
     Stage {
         file: "leapfrog.cu",
         source: include_str!("../../kernels/leapfrog.cu"),
-        entries: &["kick", "drift", "accelerate_kick", "apply_conditions", "max_abs"],
+        entries: &[
+            "kick",
+            "drift",
+            "accelerate_kick",
+            "apply_conditions",
+            "max_abs",
+        ],
     },
     Stage {
         file: "adr.cu",
