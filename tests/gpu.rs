@@ -579,37 +579,6 @@ kind = "adr"
 SOLVER
 "#;
 
-/// A 3D LPS bar, clamped at one end and loaded by a traction (body force) at the other.
-const ADR_BAR: &str = r#"name = "lps_bar"
-MATERIAL
-[discretization]
-dimension = "3d"
-dx = 1e-3
-horizon_factor = 3.015
-[geometry]
-box = [{ min = [0, 0, 0], max = [0.012, 0.005, 0.005] }]
-[[region]]
-name = "left"
-shape = "edge"
-side = "-x"
-depth_dx = 3
-[[region]]
-name = "right"
-shape = "edge"
-side = "+x"
-depth_dx = 1
-[[boundary]]
-region = "left"
-kind = "fixed"
-[[boundary]]
-region = "right"
-kind = "traction"
-x = 50e6
-[solver]
-kind = "adr"
-SOLVER
-"#;
-
 /// Adaptive dynamic relaxation with the iteration on the device reaches the CPU's equilibrium.
 /// Not bit for bit: the device sums the residual and the Rayleigh quotient of the damping
 /// coefficient `c` in another order, and its force kernels fuse multiply-adds, and ADR's
@@ -629,11 +598,7 @@ fn adr_on_the_device_agrees_with_the_cpu() {
             .replace("DISPLACEMENT", disp)
             .replace("SOLVER", solver)
     };
-    let bar = |solver: &str| {
-        ADR_BAR
-            .replace("MATERIAL", &common::material("lps", Some(0.3)))
-            .replace("SOLVER", solver)
-    };
+    let bar = |solver: &str| common::lps_bar(0.012, solver);
     let cases = [
         (
             "strip, pmb-linear, displacement",

@@ -86,39 +86,7 @@ fn free_plate_in_tension_matches_adr() {
 
 /// A 3D LPS bar, 16 x 5 x 5 mm, clamped at -x, pulled by a traction at +x.
 fn lps_bar() -> String {
-    format!(
-        r#"name = "lps_bar"
-{}
-[discretization]
-dimension = "3d"
-dx = 1e-3
-horizon_factor = 3.015
-[geometry]
-box = [{{ min = [0, 0, 0], max = [0.016, 0.005, 0.005] }}]
-[[region]]
-name = "left"
-shape = "edge"
-side = "-x"
-depth_dx = 3
-[[region]]
-name = "right"
-shape = "edge"
-side = "+x"
-depth_dx = 1
-[[boundary]]
-region = "left"
-kind = "fixed"
-[[boundary]]
-region = "right"
-kind = "traction"
-x = 50e6
-[solver]
-kind = "adr"
-steps = 40000
-tolerance = 1e-11
-"#,
-        common::material("lps", Some(0.3))
-    )
+    common::lps_bar(0.016, "steps = 40000\ntolerance = 1e-11")
 }
 
 #[test]

@@ -2,25 +2,11 @@
 //! pair predicate, so equality is exact, not within a tolerance), symmetric and sorted, with
 //! the lattice family sizes of `theory.md` section 1, at any thread count.
 
+mod common;
+
+use common::Rng;
 use peridot::neighbors::{brute_force_families, cell_list_families, Families};
 use std::time::Instant;
-
-/// splitmix64: a small deterministic generator, so every run tests the same clouds.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 fn random_cloud(rng: &mut Rng, n: usize, dim: usize, size: f64) -> Vec<[f64; 3]> {
     (0..n)

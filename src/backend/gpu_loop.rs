@@ -400,7 +400,12 @@ pub(super) fn rename(e: Error, backend: &str) -> Error {
 /// A CUDA failure after setup (device lost, launch failure) cannot be returned through the
 /// trait's plain results; it is a fault of the machine, not of the input, and stops the run.
 pub(super) fn fatal<R>(r: Result<R>, what: &str) -> R {
-    r.unwrap_or_else(|e| panic!("gpu-loop: {what} failed on the device: {e}"))
+    fatal_in("gpu-loop", r, what)
+}
+
+/// [`fatal`] for the GPU backend named `backend`.
+pub(super) fn fatal_in<R>(backend: &str, r: Result<R>, what: &str) -> R {
+    r.unwrap_or_else(|e| panic!("{backend}: {what} failed on the device: {e}"))
 }
 
 impl<T: Real> Backend<T> for GpuLoop<T> {

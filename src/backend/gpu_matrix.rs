@@ -21,7 +21,7 @@
 //! Units as in [`super`]: m, N/m^3, J.
 
 use super::gpu_adr::{adr_iteration, sync_adr_state};
-use super::gpu_loop::{precision_of, rename};
+use super::gpu_loop::{fatal_in, precision_of, rename};
 use super::gpu_step::{advance, download, DeviceForces, DeviceLoop};
 use super::Backend;
 use crate::gpu::conditions::{addr, upload};
@@ -703,7 +703,7 @@ impl<T: Real> DeviceForces<T> for GpuMatrix<T> {
 /// through the trait's plain results; it is a fault of the machine, not of the input, and
 /// stops the run (as in `gpu-loop`).
 fn fatal_m<R>(r: Result<R>, what: &str) -> R {
-    r.unwrap_or_else(|e| panic!("{NAME}: {what} failed on the device: {e}"))
+    fatal_in(NAME, r, what)
 }
 
 impl<T: Real> Backend<T> for GpuMatrix<T> {

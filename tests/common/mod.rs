@@ -60,19 +60,67 @@ pub fn material(law: &str, nu: Option<f64>) -> String {
     format!("[material]\nmodel = \"{law}\"\nyoungs_modulus = 200e9\ndensity = 8000\n{nu}")
 }
 
+/// splitmix64: a small deterministic generator, so every run tests the same values.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 /// Deterministic pseudo-random numbers in [-1, 1) (splitmix64), for test fields.
 pub fn random_vector(len: usize, seed: u64) -> Vec<f64> {
-    let mut state = seed;
+    let mut rng = Rng(seed);
     (0..len)
-        .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        })
+        .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0)
         .collect()
+}
+
+/// A 3D LPS bar (nu 0.3), `length` x 5 x 5 mm, clamped at -x (3 layers), pulled by a
+/// 50 MPa traction at +x (1 layer), relaxed by ADR with the `solver` lines given.
+pub fn lps_bar(length: f64, solver: &str) -> String {
+    format!(
+        r#"name = "lps_bar"
+{}
+[discretization]
+dimension = "3d"
+dx = 1e-3
+horizon_factor = 3.015
+[geometry]
+box = [{{ min = [0, 0, 0], max = [{length}, 0.005, 0.005] }}]
+[[region]]
+name = "left"
+shape = "edge"
+side = "-x"
+depth_dx = 3
+[[region]]
+name = "right"
+shape = "edge"
+side = "+x"
+depth_dx = 1
+[[boundary]]
+region = "left"
+kind = "fixed"
+[[boundary]]
+region = "right"
+kind = "traction"
+x = 50e6
+[solver]
+kind = "adr"
+{solver}
+"#,
+        material("lps", Some(0.3))
+    )
 }
 
 /// Normwise relative difference `|a - b| / |b|` (0 when both are zero).

@@ -10,28 +10,12 @@
 //! last, which then checks the fallback to the CPU search).
 
 use super::{have_gpu, say};
+use crate::common::Rng;
 use peridot::gpu::neighbors::{device_families, device_families_with, DeviceSearch, Download};
 use peridot::neighbors::{cell_list_families, Families};
 use peridot::setup::{NeighborSearch, Problem};
 use peridot::Precision;
 use std::time::Instant;
-
-/// splitmix64: the same clouds on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// Cell-centred lattice of `n` nodes per axis of spacing `dx` from `origin`, x fastest.
 fn lattice(n: usize, dim: usize, dx: f64, origin: [f64; 3]) -> Vec<[f64; 3]> {
