@@ -12,6 +12,7 @@ use super::coefficients::lps_coefficients;
 use super::gpu_adr::{adr_iteration, sync_adr_state};
 use super::gpu_step::{advance_fused, DeviceLoop};
 use super::Backend;
+use crate::geometry::Body;
 use crate::gpu::conditions::{addr, upload};
 use crate::gpu::device::driver_error;
 use crate::gpu::layout::SlicedLayout;
@@ -30,7 +31,7 @@ use cudarc::driver::{CudaFunction, CudaSlice};
 use std::sync::Arc;
 
 /// The kernels this backend launches.
-pub(super) struct Kernels {
+pub(crate) struct Kernels {
     pub pmb_force: CudaFunction,
     pub lps_dilatation: CudaFunction,
     pub lps_force: CudaFunction,
@@ -40,7 +41,7 @@ pub(super) struct Kernels {
 }
 
 impl Kernels {
-    fn load(gpu: &Gpu, precision: Precision) -> Result<Self> {
+    pub(crate) fn load(gpu: &Gpu, precision: Precision) -> Result<Self> {
         let f = |name: &str| gpu.function(precision, name);
         Ok(Kernels {
             pmb_force: f("pmb_force")?,
@@ -118,6 +119,74 @@ fn to_t<T: Real>(v: &[f64]) -> Vec<T> {
     v.iter().map(|&x| T::of(x)).collect()
 }
 
+/// Node records `[x, y, z, V]` (m, m^3) of `nodes`, in that order: what the bond kernels
+/// read per node and per neighbour.
+pub(crate) fn node_records(body: &Body, nodes: impl Iterator<Item = usize>) -> Vec<f64> {
+    nodes
+        .flat_map(|i| {
+            let x = body.positions[i];
+            [x[0], x[1], x[2], body.volumes[i]]
+        })
+        .collect()
+}
+
+/// The largest horizon volume of `problem`'s nodes, m^3.
+pub(crate) fn full_volume(problem: &Problem) -> f64 {
+    problem
+        .bonds
+        .horizon_volume
+        .iter()
+        .copied()
+        .fold(0.0, f64::max)
+}
+
+/// The bond loops' constants for `problem` (law, horizon, partial volumes, critical stretch)
+/// over `n` nodes, with every device address 0; `check_bonds`: break over-stretched bonds
+/// (where the material has a critical stretch). `full_volume` is the largest horizon volume
+/// of the whole body, m^3 (the surface correction's reference: [`full_volume`]).
+pub(crate) fn law_params(
+    problem: &Problem,
+    n: usize,
+    check_bonds: bool,
+    full_volume: f64,
+) -> BondParams {
+    let p = problem;
+    let m = &p.material;
+    let (linearized, kd, lps, c, delta_over_x) = match m.law {
+        Law::Pmb { linearized, c } => (linearized, 0.0, false, c, false),
+        Law::Lps { kd, influence, .. } => (true, kd, true, 0.0, influence == Influence::DeltaOverX),
+    };
+    let (delta, dx) = (p.body.delta, p.body.dx);
+    // (the expressions of the host's `partial_volume`)
+    let (pv_full, pv_edge) = (delta - 0.5 * dx, delta + 0.5 * dx);
+    let s0 = m.critical_stretch.unwrap_or(f64::INFINITY);
+    BondParams {
+        critical_stretch: s0,
+        micromodulus: c,
+        full_volume,
+        kd,
+        delta,
+        dx,
+        n: n as u32,
+        dim: p.dim() as i32,
+        linearized: i32::from(linearized),
+        check_bonds: i32::from(check_bonds && m.critical_stretch.is_some()),
+        partial_volume: i32::from(p.model.discretization.partial_volume != PartialVolume::None),
+        lps: i32::from(lps),
+        surface_correction: i32::from(p.bonds.correction.is_some() && !lps),
+        omega_delta_over_x: i32::from(delta_over_x),
+        pv_full,
+        pv_edge,
+        critical_stretch_f: s0 as f32,
+        delta_f: delta as f32,
+        dx_f: dx as f32,
+        pv_full_f: pv_full as f32,
+        pv_edge_f: pv_edge as f32,
+        micromodulus_f: c as f32,
+        ..Default::default()
+    }
+}
+
 impl<T: Real> GpuLoop<T> {
     /// Open the GPU, compile the kernels (once per process) and upload the problem.
     pub fn new(problem: Arc<Problem>) -> Result<Self> {
@@ -153,12 +222,7 @@ impl<T: Real> GpuLoop<T> {
         // Padding slots (never visited: a thread stops at its family size) hold node 0,
         // weight 0 and status broken.
         let neighbors = layout.to_device(&p.families.neighbors, 0);
-        let nodes: Vec<f64> = (0..n)
-            .flat_map(|i| {
-                let x = p.body.positions[i];
-                [x[0], x[1], x[2], p.body.volumes[i]]
-            })
-            .collect();
+        let nodes = node_records(&p.body, 0..n);
         let no_fail: Vec<u8> = p.no_fail.iter().map(|&b| u8::from(b)).collect();
         let lps = matches!(p.material.law, Law::Lps { .. });
         let coef = lps.then(|| lps_coefficients(p));
@@ -193,7 +257,7 @@ impl<T: Real> GpuLoop<T> {
             broken_seen: 0,
             layout,
             precracked: p.precracked_bonds(),
-            full_volume: p.bonds.horizon_volume.iter().copied().fold(0.0, f64::max),
+            full_volume: full_volume(p),
             stepper,
             dim: d,
             k,
@@ -208,18 +272,6 @@ impl<T: Real> GpuLoop<T> {
     /// (device addresses).
     pub(super) fn bond_params(&self, u: u64, force: u64, check_bonds: bool) -> BondParams {
         let g = &self.gpu;
-        let p = &self.problem;
-        let m = &p.material;
-        let (linearized, kd, lps, c, delta_over_x) = match m.law {
-            Law::Pmb { linearized, c } => (linearized, 0.0, false, c, false),
-            Law::Lps { kd, influence, .. } => {
-                (true, kd, true, 0.0, influence == Influence::DeltaOverX)
-            }
-        };
-        let (delta, dx) = (p.body.delta, p.body.dx);
-        // (the expressions of the host's `partial_volume`)
-        let (pv_full, pv_edge) = (delta - 0.5 * dx, delta + 0.5 * dx);
-        let s0 = m.critical_stretch.unwrap_or(f64::INFINITY);
         BondParams {
             slice_start: addr(g, &self.slice_start),
             lengths: addr(g, &self.lengths),
@@ -238,29 +290,12 @@ impl<T: Real> GpuLoop<T> {
             phi: addr(g, &self.phi),
             energy: addr(g, &self.energy),
             broken: addr(g, &self.broken),
-            critical_stretch: s0,
-            micromodulus: c,
-            full_volume: self.full_volume,
-            kd,
-            delta: p.body.delta,
-            dx: p.body.dx,
-            n: p.body.len() as u32,
-            dim: self.dim as i32,
-            linearized: i32::from(linearized),
-            check_bonds: i32::from(check_bonds && m.critical_stretch.is_some()),
-            partial_volume: i32::from(p.model.discretization.partial_volume != PartialVolume::None),
-            lps: i32::from(lps),
-            surface_correction: i32::from(p.bonds.correction.is_some() && !lps),
-            omega_delta_over_x: i32::from(delta_over_x),
-            pv_full,
-            pv_edge,
-            critical_stretch_f: s0 as f32,
-            delta_f: delta as f32,
-            dx_f: dx as f32,
-            pv_full_f: pv_full as f32,
-            pv_edge_f: pv_edge as f32,
-            micromodulus_f: c as f32,
-            ..Default::default()
+            ..law_params(
+                &self.problem,
+                self.problem.body.len(),
+                check_bonds,
+                self.full_volume,
+            )
         }
     }
 
