@@ -314,6 +314,7 @@ fn simulate_with_cpu_matrix() {
     let text = damaging_model("pmb", "plane-stress");
     let run = |backend| {
         let opts = RunOptions {
+            subdomains: None,
             backend,
             precision: Precision::F64,
             out_dir: None,

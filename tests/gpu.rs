@@ -13,6 +13,8 @@
 mod common;
 #[path = "gpu/neighbors.rs"]
 mod neighbors;
+#[path = "gpu/stream.rs"]
+mod stream;
 
 use peridot::backend::{self, Backend, BackendKind, CpuLoop, GpuLoop, GpuMatrix};
 use peridot::operators::Storage;
@@ -402,6 +404,7 @@ damping = 1e5
 
 fn run<T: Real>(text: &str, backend: BackendKind) -> peridot::solver::Outcome<T> {
     let opts = RunOptions {
+        subdomains: None,
         backend,
         precision: if T::NAME == "f32" {
             Precision::F32

@@ -7,53 +7,16 @@
 
 mod common;
 
-use peridot::backend::{Backend, CpuLoop};
-use peridot::partition::{parse_bytes, partition, PartitionedCpu, Plan, PlanRequest};
-use peridot::setup::Problem;
-use peridot::solver::explicit::{Explicit, StepTimes};
-use peridot::solver::loads::Loads;
-use peridot::solver::run::choose_dt;
-use peridot::solver::State;
+use peridot::backend::{Backend, BackendKind, CpuLoop};
+use peridot::partition::{
+    parse_bytes, partition, PartitionedCpu, Plan, PlanRequest, SubdomainRequest,
+};
+use peridot::solver::{simulate, RunOptions};
+use peridot::Precision;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 const COUNTS: [usize; 5] = [1, 2, 4, 8, 16];
-
-/// A bar 60 spacings long (17 cell slabs of the family radius), pre-cracked along its
-/// length through about half the slabs, pulled apart at both ends with `steps` steps.
-fn bar(law: &str, dim: &str, steps: usize) -> Problem {
-    let nu = if law == "lps" { Some(0.22) } else { None };
-    let (geometry, thick, crack) = if dim == "3d" {
-        (
-            "box = [{ min = [0, 0, 0], max = [0.059, 0.005, 0.004] }]",
-            "",
-            "origin = [-0.001, 0.0025, -0.001]\nedge1 = [0.026, 0, 0]\nedge2 = [0, 0, 0.006]",
-        )
-    } else {
-        (
-            "box = [{ min = [0, 0], max = [0.059, 0.011] }]",
-            "thickness = 1e-3\n",
-            "start = [-0.001, 0.0055]\nend = [0.025, 0.0055]",
-        )
-    };
-    let corr = if law == "lps" {
-        ""
-    } else {
-        "surface_correction = true\n"
-    };
-    let text = format!(
-        "{}{corr}critical_stretch = 0.002\n[discretization]\ndimension = \"{dim}\"\n{thick}\
-         dx = 1e-3\nhorizon_factor = 3.015\npartial_volume = \"linear\"\n[geometry]\n\
-         {geometry}\n[[precrack]]\n{crack}\n\
-         [[region]]\nname = \"left\"\nshape = \"edge\"\nside = \"-x\"\ndepth_dx = 3\n\
-         [[region]]\nname = \"right\"\nshape = \"edge\"\nside = \"+x\"\ndepth_dx = 3\n\
-         [[boundary]]\nregion = \"left\"\nkind = \"velocity\"\nx = -20.0\n\
-         [[boundary]]\nregion = \"right\"\nkind = \"velocity\"\nx = 20.0\n\
-         [solver]\nkind = \"explicit\"\nsteps = {steps}\n",
-        common::material(law, nu)
-    );
-    common::problem(&text, &[])
-}
 
 const CASES: [(&str, &str); 6] = [
     ("pmb", "plane-stress"),
@@ -64,26 +27,9 @@ const CASES: [(&str, &str); 6] = [
     ("lps", "3d"),
 ];
 
-/// Assert `a` and `b` are bitwise equal, naming the first differing entry and the count.
-fn assert_bitwise(a: &[f64], b: &[f64], what: &str) {
-    assert_eq!(a.len(), b.len(), "{what}: lengths");
-    let differ: Vec<usize> = (0..a.len())
-        .filter(|&k| a[k].to_bits() != b[k].to_bits())
-        .collect();
-    if let Some(&k) = differ.first() {
-        panic!(
-            "{what}: {} of {} entries differ, first [{k}]: {:e} vs {:e}",
-            differ.len(),
-            a.len(),
-            a[k],
-            b[k]
-        );
-    }
-}
-
 #[test]
 fn partition_covers_every_node_once_with_exact_halos() {
-    let problem = bar("pmb", "plane-stress", 1);
+    let problem = common::partition_bar("pmb", "plane-stress", 1);
     let fam = &problem.families;
     for count in COUNTS {
         let subs = partition(&problem, count).unwrap();
@@ -126,118 +72,49 @@ fn partition_covers_every_node_once_with_exact_halos() {
 
 #[test]
 fn bad_subdomain_counts_are_errors_naming_the_option() {
-    let problem = bar("pmb", "plane-stress", 1);
+    let problem = common::partition_bar("pmb", "plane-stress", 1);
     for count in [0, 18, 1000] {
         let e = partition(&problem, count).unwrap_err().to_string();
         assert!(e.contains("--subdomains"), "{e}");
     }
 }
 
-/// In-core and partitioned: break bonds and compute forces at a damaging random field, then
-/// forces at another field with the bonds as broken; every result bitwise the same.
-fn check_forces(law: &str, dim: &str, count: usize) {
-    let problem = bar(law, dim, 1);
-    let n = problem.body.len() * problem.dim();
-    let mut core = CpuLoop::<f64>::new(Arc::new(problem.clone()));
-    let mut part = PartitionedCpu::<f64>::new(&problem, count).unwrap();
-    let case = format!("{law} {dim}, {count} subdomains");
-    for seed in [1, 2] {
-        let u: Vec<f64> = common::random_vector(n, seed)
-            .iter()
-            .map(|x| 4e-6 * x)
-            .collect();
-        let (mut f_core, mut f_part) = (vec![0.0; n], vec![7.0; n]);
-        let broken = core.break_bonds_and_force(&u, &mut f_core);
-        assert_eq!(
-            part.break_bonds_and_force(&u, &mut f_part),
-            broken,
-            "{case}"
-        );
-        assert!(seed > 1 || broken > 0, "{case}: the field breaks bonds");
-        assert_bitwise(&f_part, &f_core, &format!("{case}: forces"));
-        core.internal_force(&u, &mut f_core);
-        part.internal_force(&u, &mut f_part);
-        assert_bitwise(
-            &f_part,
-            &f_core,
-            &format!("{case}: forces without breaking"),
-        );
-    }
-    assert_eq!(
-        part.bond_status(),
-        core.bond_status(),
-        "{case}: bond status"
-    );
-    assert_eq!(part.broken_bonds(), core.broken_bonds(), "{case}");
-    let (mut d_core, mut d_part) = (vec![0.0; problem.body.len()], vec![1.0; problem.body.len()]);
-    core.damage(&mut d_core);
-    part.damage(&mut d_part);
-    assert_bitwise(&d_part, &d_core, &format!("{case}: damage"));
-    let u = common::random_vector(n, 3);
-    let (mut t_core, mut t_part) = (d_core.clone(), d_part.clone());
-    assert_eq!(
-        core.dilatation(&u, &mut t_core),
-        part.dilatation(&u, &mut t_part)
-    );
-    assert_bitwise(&t_part, &t_core, &format!("{case}: dilatation"));
-    let (e_core, e_part) = (core.strain_energy(&u), part.strain_energy(&u));
-    assert!(
-        (e_part - e_core).abs() <= 1e-12 * e_core.abs(),
-        "{case}: energy"
-    );
-}
-
 #[test]
 fn partitioned_forces_and_breaks_equal_in_core_bitwise() {
     for (law, dim) in CASES {
+        let problem = common::partition_bar(law, dim, 1);
         for count in COUNTS {
-            check_forces(law, dim, count);
+            let mut core = CpuLoop::<f64>::new(Arc::new(problem.clone()));
+            let mut part = PartitionedCpu::<f64>::new(&problem, count).unwrap();
+            let case = format!("{law} {dim}, {count} subdomains");
+            common::check_partitioned_forces(&problem, &mut core, &mut part, &case);
         }
     }
-}
-
-/// `steps` damaging explicit steps on `backend`: the final state and the bonds broken.
-fn explicit_run(problem: &Problem, backend: &mut dyn Backend<f64>) -> (State<f64>, usize) {
-    let (dt, _, _) = choose_dt(problem).unwrap();
-    let integrator = Explicit {
-        dt,
-        density: problem.material.density,
-        damping: 0.0,
-        damage: true,
-    };
-    let loads = Loads::new(problem, dt);
-    let mut state = State::at_rest(problem.body.len() * problem.dim());
-    let mut times = StepTimes::default();
-    integrator.start(&mut state, &loads, backend);
-    let broken = (0..problem.model.solver.steps)
-        .map(|_| integrator.step(&mut state, &loads, backend, &mut times))
-        .sum();
-    (state, broken)
 }
 
 #[test]
 fn partitioned_explicit_run_breaks_the_same_bonds_and_ends_bitwise_equal() {
     for (law, dim) in [("pmb", "plane-stress"), ("lps", "3d"), ("pmb-linear", "3d")] {
-        let problem = bar(law, dim, 40);
+        let problem = common::partition_bar(law, dim, 40);
         let mut core = CpuLoop::<f64>::new(Arc::new(problem.clone()));
-        let (s_core, b_core) = explicit_run(&problem, &mut core);
+        let (s_core, b_core) = common::explicit_run(&problem, &mut core);
         assert!(b_core > 0, "{law} {dim}: the run breaks bonds");
         for count in [2, 5, 16] {
             let mut part = PartitionedCpu::<f64>::new(&problem, count).unwrap();
-            let (s_part, b_part) = explicit_run(&problem, &mut part);
+            let (s_part, b_part) = common::explicit_run(&problem, &mut part);
             let case = format!("{law} {dim}, {count} subdomains");
             assert_eq!(b_part, b_core, "{case}: bonds broken");
             assert_eq!(part.bond_status(), core.bond_status(), "{case}");
-            assert_bitwise(&s_part.u, &s_core.u, &format!("{case}: displacement"));
-            assert_bitwise(&s_part.v, &s_core.v, &format!("{case}: velocity"));
-            assert_bitwise(&s_part.f, &s_core.f, &format!("{case}: force"));
+            common::assert_bitwise(&s_part.u, &s_core.u, &format!("{case}: displacement"));
+            common::assert_bitwise(&s_part.v, &s_core.v, &format!("{case}: velocity"));
+            common::assert_bitwise(&s_part.f, &s_core.f, &format!("{case}: force"));
         }
     }
 }
 
 #[test]
 fn budget_plans_fit_their_budget_and_counts_are_kept() {
-    let problem = bar("pmb", "3d", 1);
+    let problem = common::partition_bar("pmb", "3d", 1);
     let n = problem.body.len() as f64;
     let per_node = 1000.0;
     let plan = Plan::new(&problem, PlanRequest::Count(4), per_node).unwrap();
@@ -332,6 +209,96 @@ fn subdomains_without_nodes_are_harmless() {
     let (mut f_core, mut f_part) = (vec![0.0; n], vec![0.0; n]);
     let broken = core.break_bonds_and_force(&u, &mut f_core);
     assert_eq!(part.break_bonds_and_force(&u, &mut f_part), broken);
-    assert_bitwise(&f_part, &f_core, "two blocks: forces");
+    common::assert_bitwise(&f_part, &f_core, "two blocks: forces");
     assert_eq!(part.bond_status(), core.bond_status());
+}
+
+fn run_with(
+    problem: &peridot::setup::Problem,
+    backend: BackendKind,
+    request: Option<SubdomainRequest>,
+) -> peridot::Result<peridot::solver::Outcome<f64>> {
+    let opts = RunOptions {
+        subdomains: request,
+        backend,
+        precision: Precision::F64,
+        out_dir: None,
+        quiet: true,
+    };
+    simulate::<f64>(problem.clone(), &opts)
+}
+
+/// `run --subdomains N --backend cpu-loop` and `run --gpu-memory-budget P% --backend
+/// cpu-loop` run the CPU emulation of the same partition the GPU would use, and end bitwise
+/// where the in-core run ends.
+#[test]
+fn runs_in_subdomains_end_where_in_core_runs_end() {
+    let problem = common::partition_bar("pmb", "plane-stress", 30);
+    let core = run_with(&problem, BackendKind::CpuLoop, None).unwrap();
+    assert!(core.summary.broken_bonds > problem.precracked_bonds());
+    let requests = [
+        SubdomainRequest {
+            count: Some(4),
+            ..Default::default()
+        },
+        SubdomainRequest {
+            budget: Some("60%".into()),
+            ..Default::default()
+        },
+    ];
+    for request in requests {
+        let part = run_with(&problem, BackendKind::CpuLoop, Some(request.clone())).unwrap();
+        assert_eq!(part.backend.name(), "cpu-loop-partitioned", "{request:?}");
+        assert_eq!(
+            part.summary.broken_bonds, core.summary.broken_bonds,
+            "{request:?}"
+        );
+        common::assert_bitwise(&part.state.u, &core.state.u, &format!("{request:?}: u"));
+    }
+}
+
+#[test]
+fn subdomain_runs_reject_what_they_cannot_do_naming_the_option() {
+    let problem = common::partition_bar("pmb", "plane-stress", 1);
+    let bad = [
+        (
+            BackendKind::CpuMatrix,
+            SubdomainRequest {
+                count: Some(2),
+                ..Default::default()
+            },
+            "--subdomains",
+        ),
+        (
+            BackendKind::CpuLoop,
+            SubdomainRequest {
+                budget: Some("150%".into()),
+                ..Default::default()
+            },
+            "--gpu-memory-budget",
+        ),
+        (
+            BackendKind::CpuLoop,
+            SubdomainRequest {
+                budget: Some("12 apples".into()),
+                ..Default::default()
+            },
+            "--gpu-memory-budget",
+        ),
+        (
+            BackendKind::CpuLoop,
+            SubdomainRequest {
+                count: Some(99),
+                ..Default::default()
+            },
+            "--subdomains",
+        ),
+    ];
+    for (backend, request, option) in bad {
+        let e = match run_with(&problem, backend, Some(request.clone())) {
+            Ok(_) => panic!("{request:?} on {} should fail", backend.name()),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(option), "{request:?}: {e}");
+    }
 }

@@ -107,7 +107,7 @@ pub fn device_bytes_per(dim: usize, p: usize, lps: bool) -> (usize, usize) {
 }
 
 /// The precision of `T`.
-pub(super) fn precision_of<T: Real>() -> Precision {
+pub(crate) fn precision_of<T: Real>() -> Precision {
     if T::NAME == "f32" {
         Precision::F32
     } else {

@@ -95,6 +95,12 @@ pub trait Backend<T: Real>: Send + AsBackend<T> {
         Vec::new()
     }
 
+    /// How a subdomain execution ran (counts, residency, traffic and timings); `None` for
+    /// in-core backends.
+    fn stream_report(&self) -> Option<crate::partition::StreamReport> {
+        None
+    }
+
     /// Advance the explicit leapfrog (`solver/explicit.rs`) by `steps` steps. On return
     /// `state.time` and `state.step` are current, and with `full_sync` the whole state is
     /// (without it the vectors may be stale: ask [`Backend::max_abs_displacement`]). Between

@@ -51,6 +51,17 @@ pub enum Command {
         /// nodes.csv, boundary.json) into the output folder.
         #[arg(long)]
         export_stiffness: bool,
+        /// Run in this many subdomains (gpu-loop on the GPU; cpu-loop: the CPU emulation).
+        #[arg(long, value_name = "N")]
+        subdomains: Option<usize>,
+        /// Run in subdomains sized for this much GPU memory (`2GiB`, `1.5e9`, or `15%` of
+        /// the model's in-core footprint); overrides the model's solver.gpu_memory_budget.
+        #[arg(long, value_name = "SIZE", conflicts_with = "subdomains")]
+        gpu_memory_budget: Option<String>,
+        /// With subdomains: stream them through two device buffers even where all would
+        /// fit on the device at once.
+        #[arg(long)]
+        streamed: bool,
     },
     /// Write sparse matrices (K, B, Theta) as Matrix Market files plus a JSON sidecar,
     /// node coordinates and volumes (CSV) and boundary-condition node sets (JSON).
@@ -164,7 +175,25 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             precision,
             quiet,
             export_stiffness,
-        } => run::run(&model, out, backend, precision, quiet, export_stiffness),
+            subdomains,
+            gpu_memory_budget,
+            streamed,
+        } => {
+            let request = peridot::partition::SubdomainRequest {
+                count: subdomains,
+                budget: gpu_memory_budget,
+                streamed,
+            };
+            run::run(
+                &model,
+                out,
+                backend,
+                precision,
+                quiet,
+                export_stiffness,
+                request,
+            )
+        }
         Command::ExportMatrix {
             model,
             out,

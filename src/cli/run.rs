@@ -2,11 +2,14 @@
 
 use super::{load_model, ModelArgs};
 use peridot::backend::BackendKind;
+use peridot::partition::SubdomainRequest;
 use peridot::setup::{NeighborSearch, Problem};
 use peridot::solver::run::run_and_export_stiffness;
 use peridot::solver::{run as simulate, RunOptions};
 use peridot::Precision;
 use std::path::PathBuf;
+
+const MIB: f64 = (1u64 << 20) as f64;
 
 pub fn run(
     args: &ModelArgs,
@@ -15,6 +18,7 @@ pub fn run(
     precision: Precision,
     quiet: bool,
     export_stiffness: bool,
+    subdomains: SubdomainRequest,
 ) -> anyhow::Result<()> {
     let (model, dir) = load_model(args)?;
     let backend = if backend == BackendKind::Auto {
@@ -33,6 +37,7 @@ pub fn run(
         precision,
         out_dir: Some(out_dir.clone()),
         quiet,
+        subdomains: Some(subdomains),
     };
     let s = if export_stiffness {
         run_and_export_stiffness(problem, &opts)?
@@ -52,6 +57,28 @@ pub fn run(
         s.broken_bonds,
         s.max_damage
     );
+    if let Some(r) = &s.subdomains {
+        println!(
+            "subdomains: {} ({:?}), {:.1} MiB on the device ({:.1} % of the in-core {:.1} MiB); \
+             per force evaluation {:.3e} s: kernels {:.3e} s, copies in {:.3e} s ({:.1} MB), \
+             out {:.3e} s ({:.1} MB), host {:.3e} s, hidden by overlap {:.3e} s; {:.2}x the \
+             bound max(kernels, copies)",
+            r.count,
+            r.residency,
+            r.allocated_bytes as f64 / MIB,
+            100.0 * r.allocated_bytes as f64 / r.in_core_bytes.max(1) as f64,
+            r.in_core_bytes as f64 / MIB,
+            r.seconds_per_evaluation,
+            r.compute_seconds_per_evaluation,
+            r.copy_in_seconds_per_evaluation,
+            r.bytes_in_per_evaluation / 1e6,
+            r.copy_out_seconds_per_evaluation,
+            r.bytes_out_per_evaluation / 1e6,
+            r.host_seconds_per_evaluation,
+            r.hidden_seconds_per_evaluation,
+            r.ratio_to_bound,
+        );
+    }
     println!(
         "neighbour search: {} ({:.3} s)",
         s.neighbor_search,

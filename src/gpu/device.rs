@@ -144,6 +144,21 @@ impl Gpu {
         threads: usize,
         params: &P,
     ) -> Result<()> {
+        // SAFETY: as this function's.
+        unsafe { self.launch_on(&self.stream, f, threads, params) }
+    }
+
+    /// [`Gpu::launch`] on `stream` instead of the process stream.
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`].
+    pub unsafe fn launch_on<P: DeviceRepr>(
+        &self,
+        stream: &Arc<CudaStream>,
+        f: &CudaFunction,
+        threads: usize,
+        params: &P,
+    ) -> Result<()> {
         if threads == 0 {
             return Ok(());
         }
@@ -154,7 +169,7 @@ impl Gpu {
             block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut builder = self.stream.launch_builder(f);
+        let mut builder = stream.launch_builder(f);
         builder.arg(params);
         // SAFETY: the caller guarantees `params` matches the kernel and its addresses.
         unsafe { builder.launch(cfg) }
@@ -192,6 +207,12 @@ impl Gpu {
                 self.name
             ),
         })
+    }
+
+    /// A new stream of this device that does not synchronize with the process stream
+    /// (for copies and kernels that overlap).
+    pub fn new_stream(&self) -> Result<Arc<CudaStream>> {
+        self.stream.context().new_stream().map_err(driver_error)
     }
 
     /// Wait for all work on the stream.

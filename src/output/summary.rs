@@ -91,6 +91,10 @@ pub struct Summary {
     /// Peak GPU memory in bytes (GPU backends only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_gpu_bytes: Option<u64>,
+    /// Subdomain execution: count, residency, memory and per-evaluation traffic and times
+    /// (runs with `--subdomains` or a GPU memory budget only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subdomains: Option<crate::partition::StreamReport>,
     /// Directed bonds broken at the end of the run.
     pub broken_bonds: usize,
     /// Largest nodal damage at the end of the run (0..1).

@@ -5,17 +5,24 @@
 //! This module owns the partition ([`partition`], [`Subdomain`]: owned nodes, halo, local
 //! families and the global bond slices they cover), the plan that sizes it from a count or a
 //! memory budget ([`plan`]), and a CPU emulation of subdomain-by-subdomain execution
-//! ([`emulate`]) that is tested to give bitwise the results of the in-core CPU loop backend.
+//! ([`emulate`]) that is tested to give bitwise the results of the in-core CPU loop backend,
+//! and the execution on the GPU ([`stream`]: subdomains on device slots, copies overlapping
+//! computation, the host data in pinned memory packed by `parts.rs`).
 //!
 //! Units: positions m; memory in bytes. Node indices are `usize` (global: the problem's;
 //! local: a subdomain's, owned nodes first, then halo nodes).
 
+pub mod backend;
 pub mod emulate;
+mod parts;
 pub mod plan;
 mod slabs;
+pub mod stream;
 
+pub use backend::SubdomainRequest;
 pub use emulate::PartitionedCpu;
 pub use plan::{parse_bytes, Plan, PlanRequest};
+pub use stream::{GpuStreamed, Residency, ResidencyRequest, StreamReport};
 
 use crate::neighbors::Families;
 use crate::setup::Problem;

@@ -27,6 +27,9 @@ pub struct RunOptions {
     pub out_dir: Option<PathBuf>,
     /// Suppress the progress display.
     pub quiet: bool,
+    /// Run in subdomains (`--subdomains`, `--gpu-memory-budget`); `None`: in core unless
+    /// the model sets `solver.gpu_memory_budget`.
+    pub subdomains: Option<crate::partition::SubdomainRequest>,
 }
 
 /// Default factor on the stable time step.
@@ -119,7 +122,18 @@ pub fn simulate<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<
     }
     let problem = Arc::new(problem);
     let t_setup = Instant::now();
-    let backend = backend::create::<T>(opts.backend, problem.clone())?;
+    let subdomains = crate::partition::SubdomainRequest::resolve(
+        opts.subdomains.clone(),
+        &problem,
+        opts.backend,
+        crate::backend::gpu_loop::precision_of::<T>(),
+    );
+    let backend = match &subdomains {
+        Some(request) => {
+            crate::partition::backend::create::<T>(opts.backend, problem.clone(), request)?
+        }
+        None => backend::create::<T>(opts.backend, problem.clone())?,
+    };
     let assembly = t_setup.elapsed().as_secs_f64();
     let mut runner = Runner::new(problem, backend, dt, opts)?;
     runner.summary.warnings = warnings;
@@ -397,6 +411,7 @@ impl<T: Real> Runner<T> {
             .then(|| self.backend.memory_bytes());
         let s = &mut self.summary;
         s.peak_gpu_bytes = gpu_bytes.map(|b| b as u64);
+        s.subdomains = self.backend.stream_report();
         if self.times.transfers > 0.0 {
             s.phase_seconds.transfers = Some(self.times.transfers);
         }

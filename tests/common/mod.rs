@@ -1,8 +1,12 @@
 //! Helpers shared by the integration tests: build problems from TOML text, run them in memory.
 #![allow(dead_code)]
 
-use peridot::backend::BackendKind;
+use peridot::backend::{Backend, BackendKind};
 use peridot::setup::Problem;
+use peridot::solver::explicit::{Explicit, StepTimes};
+use peridot::solver::loads::Loads;
+use peridot::solver::run::choose_dt;
+use peridot::solver::State;
 use peridot::solver::{simulate, Outcome, RunOptions};
 use peridot::{Precision, Real};
 use std::path::Path;
@@ -34,6 +38,7 @@ pub fn problem(text: &str, overrides: &[&str]) -> Problem {
 /// Run a problem in memory on the CPU loop backend (no files).
 pub fn run<T: Real>(problem: Problem) -> Outcome<T> {
     let opts = RunOptions {
+        subdomains: None,
         backend: BackendKind::CpuLoop,
         precision: Precision::F64,
         out_dir: None,
@@ -177,4 +182,131 @@ pub fn small_model(law: &str, dim: &str, precrack: bool, extra: &str) -> String 
         material(law, nu),
         if precrack { crack } else { "" },
     )
+}
+
+/// A bar 60 spacings long (17 cell slabs of the family radius), pre-cracked along its
+/// length through about half the slabs, pulled apart at both ends with `steps` steps.
+pub fn partition_bar(law: &str, dim: &str, steps: usize) -> Problem {
+    let nu = if law == "lps" { Some(0.22) } else { None };
+    let (geometry, thick, crack) = if dim == "3d" {
+        (
+            "box = [{ min = [0, 0, 0], max = [0.059, 0.005, 0.004] }]",
+            "",
+            "origin = [-0.001, 0.0025, -0.001]\nedge1 = [0.026, 0, 0]\nedge2 = [0, 0, 0.006]",
+        )
+    } else {
+        (
+            "box = [{ min = [0, 0], max = [0.059, 0.011] }]",
+            "thickness = 1e-3\n",
+            "start = [-0.001, 0.0055]\nend = [0.025, 0.0055]",
+        )
+    };
+    let corr = if law == "lps" {
+        ""
+    } else {
+        "surface_correction = true\n"
+    };
+    let text = format!(
+        "{}{corr}critical_stretch = 0.002\n[discretization]\ndimension = \"{dim}\"\n{thick}\
+         dx = 1e-3\nhorizon_factor = 3.015\npartial_volume = \"linear\"\n[geometry]\n\
+         {geometry}\n[[precrack]]\n{crack}\n\
+         [[region]]\nname = \"left\"\nshape = \"edge\"\nside = \"-x\"\ndepth_dx = 3\n\
+         [[region]]\nname = \"right\"\nshape = \"edge\"\nside = \"+x\"\ndepth_dx = 3\n\
+         [[boundary]]\nregion = \"left\"\nkind = \"velocity\"\nx = -20.0\n\
+         [[boundary]]\nregion = \"right\"\nkind = \"velocity\"\nx = 20.0\n\
+         [solver]\nkind = \"explicit\"\nsteps = {steps}\n",
+        material(law, nu)
+    );
+    problem(&text, &[])
+}
+
+/// Assert `a` and `b` are bitwise equal, naming the first differing entry and the count.
+pub fn assert_bitwise(a: &[f64], b: &[f64], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    let differ: Vec<usize> = (0..a.len())
+        .filter(|&k| a[k].to_bits() != b[k].to_bits())
+        .collect();
+    if let Some(&k) = differ.first() {
+        panic!(
+            "{what}: {} of {} entries differ, first [{k}]: {:e} vs {:e}",
+            differ.len(),
+            a.len(),
+            a[k],
+            b[k]
+        );
+    }
+}
+
+/// In-core `core` and partitioned `part` backends of `problem`: break bonds and compute
+/// forces at a damaging random field, then forces at another field with the bonds as broken;
+/// forces, bonds broken, bond status, damage and dilatation bitwise the same, the strain
+/// energy (summed per subdomain) to 1e-12 relative.
+pub fn check_partitioned_forces(
+    problem: &Problem,
+    core: &mut dyn Backend<f64>,
+    part: &mut dyn Backend<f64>,
+    case: &str,
+) {
+    let n = problem.body.len() * problem.dim();
+    for seed in [1, 2] {
+        let u: Vec<f64> = random_vector(n, seed).iter().map(|x| 4e-6 * x).collect();
+        let (mut f_core, mut f_part) = (vec![0.0; n], vec![7.0; n]);
+        let broken = core.break_bonds_and_force(&u, &mut f_core);
+        assert_eq!(
+            part.break_bonds_and_force(&u, &mut f_part),
+            broken,
+            "{case}"
+        );
+        assert!(seed > 1 || broken > 0, "{case}: the field breaks bonds");
+        assert_bitwise(&f_part, &f_core, &format!("{case}: forces"));
+        core.internal_force(&u, &mut f_core);
+        part.internal_force(&u, &mut f_part);
+        assert_bitwise(
+            &f_part,
+            &f_core,
+            &format!("{case}: forces without breaking"),
+        );
+    }
+    assert_eq!(
+        part.bond_status(),
+        core.bond_status(),
+        "{case}: bond status"
+    );
+    assert_eq!(part.broken_bonds(), core.broken_bonds(), "{case}");
+    let nodes = problem.body.len();
+    let (mut d_core, mut d_part) = (vec![0.0; nodes], vec![1.0; nodes]);
+    core.damage(&mut d_core);
+    part.damage(&mut d_part);
+    assert_bitwise(&d_part, &d_core, &format!("{case}: damage"));
+    let u = random_vector(n, 3);
+    let (mut t_core, mut t_part) = (d_core.clone(), d_part.clone());
+    assert_eq!(
+        core.dilatation(&u, &mut t_core),
+        part.dilatation(&u, &mut t_part)
+    );
+    assert_bitwise(&t_part, &t_core, &format!("{case}: dilatation"));
+    let (e_core, e_part) = (core.strain_energy(&u), part.strain_energy(&u));
+    assert!(
+        (e_part - e_core).abs() <= 1e-12 * e_core.abs(),
+        "{case}: energy {e_part} vs {e_core}"
+    );
+}
+
+/// `steps` damaging explicit steps on `backend`: the final state and the bonds broken.
+pub fn explicit_run(problem: &Problem, backend: &mut dyn Backend<f64>) -> (State<f64>, usize) {
+    let (dt, _, _) = choose_dt(problem).unwrap();
+    let integrator = Explicit {
+        dt,
+        density: problem.material.density,
+        damping: 0.0,
+        damage: true,
+    };
+    let loads = Loads::new(problem, dt);
+    let mut state = State::at_rest(problem.body.len() * problem.dim());
+    let mut times = StepTimes::default();
+    integrator.start(&mut state, &loads, backend);
+    let broken = (0..problem.model.solver.steps)
+        .map(|_| integrator.step(&mut state, &loads, backend, &mut times))
+        .sum();
+    (state, broken)
 }

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Subdomain execution on the GPU machine (issue 5; docs/subdomains.md, docs/results.md):
+#
+#   GPU_DIR=.gpu-sub scripts/gpu_subdomains.sh prepare      (here: build, copy, strip)
+#   ./.gpu-sub/gpu_subdomains.sh run                        (GPU machine; carry [".gpu-sub"])
+#
+# run: the GPU tests with PERIDOT_REQUIRE_GPU=1 (TESTS=0 skips them), then `peridot run` of
+# the 2D pre-cracked plate and the 3D PMB block at PLATE_NODES and BLOCK_NODES nodes (default
+# the seed's largest cases, 18 M and 12.8 M), each in core and with a GPU memory budget of
+# BUDGET (default 15%) of the in-core footprint, STEPS explicit steps (default 20), outputs
+# off. Prints each run's subdomain report; summaries go to $OUT.
+#
+#   ./.gpu-sub/gpu_subdomains.sh huge                       (GPU machine)
+#
+# huge: the 3D block with an in-core footprint larger than the GPU (HUGE_NODES, default 110 M
+# nodes, about 95 GB in core) under a 20 GiB budget, HUGE_STEPS steps (default 5).
+set -uo pipefail
+
+prepare() {
+    cd "$(dirname "$0")/.."
+    export GPU_DIR="${GPU_DIR:-.gpu-sub}"
+    scripts/gpu_validate.sh prepare || exit 1
+    local common root
+    common=$(git rev-parse --path-format=absolute --git-common-dir)
+    root="${GPU_ROOT:-$(cd "$common/.." && pwd)}"
+    cp scripts/gpu_subdomains.sh "$root/$GPU_DIR/"
+}
+
+# dx of a square plate (50 mm) or cube (50 mm) with about `nodes` nodes
+dx_for() {
+    python3 -c "import sys; n=float(sys.argv[1]); d=int(sys.argv[2]); print('%.6e' % (0.05 / round(n ** (1.0 / d))))" "$1" "$2"
+}
+
+one() {
+    local name=$1 model=$2 dim=$3 nodes=$4 steps=$5
+    shift 5
+    local dx
+    dx=$(dx_for "$nodes" "$dim")
+    local extra=()
+    [ "$dim" = 2 ] && extra=(--set "solver.dt=$(python3 -c "print('%.4e' % (1.3367e-8 * $dx / 0.25e-3 * 0.95))")")
+    /usr/bin/time -v "$G/peridot" run "$G/models/$model" --backend gpu-loop --quiet \
+        --out "$W/$name" --set "discretization.dx=$dx" --set "solver.steps=$steps" \
+        --set output.vtk=false --set 'output.probes=[]' --set output.image=false \
+        "${extra[@]}" "$@" >"$O/$name.log" 2>&1
+    echo "== $name ($nodes nodes, dx $dx, $*): exit $?"
+    grep -E "subdomains:|node-steps|Maximum resident" "$O/$name.log"
+    cp "$W/$name/summary.json" "$O/$name.summary.json" 2>/dev/null
+}
+
+run() {
+    G=$(dirname "$0")
+    O="${OUT:-$PWD/gpu-out}"
+    W=/tmp/gpu-sub
+    mkdir -p "$O" "$W"
+    { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; } |
+        tee "$O/device.txt"
+    if [ "${TESTS:-1}" = 1 ]; then
+        PERIDOT_REQUIRE_GPU=1 timeout 300 "$G/gpu_tests" --test-threads 4 >"$O/gpu_tests.log" 2>&1
+        echo "gpu_tests exit $?" | tee -a "$O/gpu_tests.log"
+        grep -E "^test |test result|panicked" "$O/gpu_tests.log"
+    fi
+    local plate=${PLATE_NODES:-18000000} block=${BLOCK_NODES:-12800000} steps=${STEPS:-20}
+    local budget=${BUDGET:-15%}
+    one plate-incore precracked_plate_2d.toml 2 "$plate" "$steps"
+    one plate-budget precracked_plate_2d.toml 2 "$plate" "$steps" --gpu-memory-budget "$budget"
+    one block-incore pmb_block_3d.toml 3 "$block" "$steps"
+    one block-budget pmb_block_3d.toml 3 "$block" "$steps" --gpu-memory-budget "$budget"
+    [ -n "${RESIDENT_COUNT:-}" ] &&
+        one block-resident pmb_block_3d.toml 3 "$block" "$steps" --subdomains "$RESIDENT_COUNT"
+    return 0
+}
+
+huge() {
+    G=$(dirname "$0")
+    O="${OUT:-$PWD/gpu-out}"
+    W=/tmp/gpu-sub
+    mkdir -p "$O" "$W"
+    one block-huge pmb_block_3d.toml 3 "${HUGE_NODES:-110000000}" "${HUGE_STEPS:-5}" \
+        --gpu-memory-budget "${HUGE_BUDGET:-20GiB}"
+}
+
+case "${1:-}" in
+    prepare) prepare ;;
+    run) run ;;
+    huge) huge ;;
+    *) echo "usage: $0 prepare|run|huge" >&2; exit 2 ;;
+esac

@@ -1,0 +1,126 @@
+//! Choosing and building a subdomain backend for a run (`peridot run --subdomains N` or
+//! `--gpu-memory-budget SIZE`, or the model key `solver.gpu_memory_budget`): `gpu-loop`
+//! runs on the GPU in subdomains ([`GpuStreamed`]); `cpu-loop` runs the CPU emulation
+//! ([`PartitionedCpu`]), which gives the same partition on a machine without a GPU.
+
+use super::stream::unsupported;
+use super::ResidencyRequest;
+use super::{parse_bytes, partition, usage, GpuStreamed, PartitionedCpu, Plan, PlanRequest};
+use crate::backend::{resolve_auto, Backend, BackendKind, GpuLoop};
+use crate::gpu::Gpu;
+use crate::setup::Problem;
+use crate::{Real, Result};
+use std::sync::Arc;
+
+/// What the run asks of subdomains.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SubdomainRequest {
+    /// `--subdomains N`.
+    pub count: Option<usize>,
+    /// `--gpu-memory-budget SIZE`: bytes with a unit, or `P%` of this model's in-core
+    /// `gpu-loop` footprint (what `peridot info` prints) in the run's precision.
+    pub budget: Option<String>,
+    /// Stream through two slots even when every subdomain would fit on the device at once
+    /// (to measure streaming on a model that fits).
+    pub streamed: bool,
+}
+
+impl SubdomainRequest {
+    /// The request of the options, or of the model key `solver.gpu_memory_budget` where the
+    /// options say nothing and the run is on `gpu-loop` (`auto` on a GPU); `None` for an
+    /// in-core run.
+    pub fn resolve(
+        options: Option<SubdomainRequest>,
+        problem: &Problem,
+        kind: BackendKind,
+        precision: crate::Precision,
+    ) -> Option<Self> {
+        options
+            .filter(|r| r.count.is_some() || r.budget.is_some())
+            .or_else(|| {
+                let key = problem.model.solver.gpu_memory_budget.as_ref()?;
+                let on_gpu_loop = match kind {
+                    BackendKind::Auto => resolve_auto(precision).0 == BackendKind::GpuLoop,
+                    other => other == BackendKind::GpuLoop,
+                };
+                if !on_gpu_loop {
+                    return None;
+                }
+                Some(SubdomainRequest {
+                    budget: Some(key.to_string()),
+                    ..Default::default()
+                })
+            })
+    }
+}
+
+/// Budget bytes of `text` for `problem` in precision `T`: a size, or a percentage of the
+/// in-core footprint.
+pub fn budget_bytes<T: Real>(text: &str, problem: &Problem) -> Result<u64> {
+    let option = "--gpu-memory-budget";
+    match text.trim().strip_suffix('%') {
+        Some(p) => {
+            let share: f64 = p
+                .trim()
+                .parse()
+                .ok()
+                .filter(|s: &f64| *s > 0.0 && *s <= 100.0)
+                .ok_or_else(|| {
+                    usage(
+                        option,
+                        format!("`{text}`: a percentage must be in (0, 100]"),
+                    )
+                })?;
+            let in_core = GpuLoop::<T>::device_bytes(problem) as f64;
+            Ok((share / 100.0 * in_core).ceil() as u64)
+        }
+        None => parse_bytes(option, text),
+    }
+}
+
+/// The backend of a subdomain run of `problem` with `kind` in precision `T`.
+pub fn create<T: Real>(
+    kind: BackendKind,
+    problem: Arc<Problem>,
+    request: &SubdomainRequest,
+) -> Result<Box<dyn Backend<T>>> {
+    let kind = match kind {
+        BackendKind::Auto => resolve_auto(crate::backend::gpu_loop::precision_of::<T>()).0,
+        other => other,
+    };
+    let budget = match &request.budget {
+        Some(text) => Some(budget_bytes::<T>(text, &problem)?),
+        None => None,
+    };
+    let subdomains = match (request.count, budget) {
+        (Some(n), _) => partition(&problem, n)?,
+        (None, Some(b)) => {
+            let per_node =
+                GpuLoop::<T>::device_bytes(&problem) as f64 / problem.body.len().max(1) as f64;
+            let request = PlanRequest::Budget {
+                budget: b,
+                bytes_per_node: per_node,
+            };
+            Plan::new(&problem, request, per_node)?.subdomains
+        }
+        (None, None) => return Err(usage("--subdomains", "give a count or a budget")),
+    };
+    let residency = match request.streamed {
+        true => ResidencyRequest::Streamed,
+        false => ResidencyRequest::Auto,
+    };
+    match kind {
+        BackendKind::GpuLoop => {
+            // the driver's error (no GPU) names the backend
+            Gpu::get()?;
+            Ok(Box::new(GpuStreamed::<T>::with_subdomains(
+                problem, subdomains, budget, residency,
+            )?))
+        }
+        BackendKind::CpuLoop => Ok(Box::new(PartitionedCpu::<T>::new(
+            &problem,
+            subdomains.len(),
+        )?)),
+        other => Err(unsupported(other.name())),
+    }
+}

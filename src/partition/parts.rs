@@ -1,0 +1,169 @@
+//! The host side of subdomain streaming: each subdomain's data in the form the `gpu-loop`
+//! kernels read, in page-locked memory so its copies to the device are asynchronous.
+//!
+//! Per subdomain, one contiguous *static block* (what never changes during a run: the sliced
+//! families, node records, horizon volumes, no-fail flags and LPS coefficients of its owned
+//! and halo nodes, each field 256-byte aligned) is copied with one call, and the bond status
+//! `mu` (changed by the kernels) is a pinned array of its own that travels both ways when the
+//! subdomain does not stay on the device.
+//!
+//! Units as the kernels': positions m, volumes m^3.
+
+use super::Subdomain;
+use crate::backend::coefficients::LpsCoefficients;
+use crate::backend::gpu_loop::node_records;
+use crate::gpu::layout::SlicedLayout;
+use crate::gpu::pinned::Pinned;
+use crate::gpu::Gpu;
+use crate::setup::Problem;
+use crate::{Real, Result};
+
+/// Alignment of each field in a static block, bytes (coalesced device loads).
+const ALIGN: usize = 256;
+
+/// Byte offsets of the fields of a static block.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Offsets {
+    pub slice_start: usize,
+    pub lengths: usize,
+    pub neighbors: usize,
+    pub records: usize,
+    pub horizon_volume: usize,
+    pub no_fail: usize,
+    pub alpha: usize,
+    pub pcoef: usize,
+    pub d_over_m: usize,
+    /// Bytes of the whole block.
+    pub total: usize,
+}
+
+/// Lays out fields one after another, each aligned.
+struct Packer {
+    end: usize,
+}
+
+impl Packer {
+    fn field(&mut self, bytes: usize) -> usize {
+        let at = self.end.next_multiple_of(ALIGN);
+        self.end = at + bytes;
+        at
+    }
+}
+
+/// Write `values` at byte `at` of `block`.
+fn put<V: Copy>(block: &mut [u8], at: usize, values: &[V]) {
+    let bytes = std::mem::size_of_val(values);
+    // SAFETY: `values` are plain numbers (u64, u32, u8, f32, f64) viewed as their bytes.
+    let src = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, bytes) };
+    block[at..at + bytes].copy_from_slice(src);
+}
+
+/// One subdomain on the host: the partition's description and its pinned data.
+pub struct Part {
+    /// Owned and halo nodes (the families' neighbour lists are dropped once packed).
+    pub sub: Subdomain,
+    /// Sliced order of the owned nodes' families.
+    pub layout: SlicedLayout,
+    /// The static block and its field offsets.
+    pub block: Pinned<u8>,
+    pub offsets: Offsets,
+    /// Bond status in sliced order (current on the host while the subdomain is not on the
+    /// device).
+    pub mu: Pinned<u8>,
+}
+
+impl Part {
+    /// Pack subdomain `sub` of `problem` (`lps`: the coefficients of the state-based law, per
+    /// global node) in precision `T`.
+    pub fn new<T: Real>(
+        gpu: &Gpu,
+        problem: &Problem,
+        mut sub: Subdomain,
+        lps: Option<&LpsCoefficients>,
+    ) -> Result<Part> {
+        let layout = SlicedLayout::new(&sub.families);
+        let local = sub.nodes.len();
+        let t = std::mem::size_of::<T>();
+        let per_node = if lps.is_some() { local * t } else { 0 };
+        let mut p = Packer { end: 0 };
+        let mut offsets = Offsets {
+            slice_start: p.field(8 * layout.slice_start.len()),
+            lengths: p.field(4 * layout.lengths.len()),
+            neighbors: p.field(4 * layout.padded_len()),
+            records: p.field(32 * local),
+            horizon_volume: p.field(8 * local),
+            no_fail: p.field(local),
+            alpha: p.field(per_node),
+            pcoef: p.field(per_node),
+            d_over_m: p.field(per_node),
+            total: 0,
+        };
+        offsets.total = p.end.next_multiple_of(ALIGN);
+        let mut block = Pinned::<u8>::zeroed(gpu, offsets.total)?;
+        let o = offsets;
+        put(&mut block, o.slice_start, &layout.slice_start);
+        put(&mut block, o.lengths, &layout.lengths);
+        put(
+            &mut block,
+            o.neighbors,
+            &layout.to_device(&sub.families.neighbors, 0),
+        );
+        put(
+            &mut block,
+            o.records,
+            &node_records(&problem.body, sub.nodes.iter().copied()),
+        );
+        let gather = |v: &[f64]| -> Vec<f64> { sub.nodes.iter().map(|&g| v[g]).collect() };
+        put(
+            &mut block,
+            o.horizon_volume,
+            &gather(&problem.bonds.horizon_volume),
+        );
+        let no_fail: Vec<u8> = sub
+            .nodes
+            .iter()
+            .map(|&g| u8::from(problem.no_fail[g]))
+            .collect();
+        put(&mut block, o.no_fail, &no_fail);
+        if let Some(c) = lps {
+            let to_t = |v: &[f64]| -> Vec<T> { gather(v).into_iter().map(T::of).collect() };
+            put(&mut block, o.alpha, &to_t(&c.alpha));
+            put(&mut block, o.pcoef, &to_t(&c.pcoef));
+            put(&mut block, o.d_over_m, &to_t(&c.d_over_m));
+        }
+        let mu_csr: Vec<u8> = (0..sub.owned)
+            .flat_map(|k| problem.initial_mu[sub.global_bonds(k)].iter().copied())
+            .collect();
+        let mu = Pinned::from_slice(gpu, &layout.to_device(&mu_csr, 0))?;
+        sub.families.neighbors = Vec::new();
+        Ok(Part {
+            sub,
+            layout,
+            block,
+            offsets,
+            mu,
+        })
+    }
+
+    /// Local nodes (owned and halo).
+    pub fn local(&self) -> usize {
+        self.sub.nodes.len()
+    }
+
+    /// Owned nodes.
+    pub fn owned(&self) -> usize {
+        self.sub.owned
+    }
+
+    /// Write this subdomain's bond status (sliced order `mu`) into the global CSR array.
+    pub fn scatter_status(&self, mu: &[u8], status: &mut [u8]) {
+        let local = self.layout.to_csr(mu);
+        let mut at = 0;
+        for k in 0..self.sub.owned {
+            let range = self.sub.global_bonds(k);
+            let len = range.len();
+            status[range].copy_from_slice(&local[at..at + len]);
+            at += len;
+        }
+    }
+}

@@ -1,0 +1,862 @@
+//! Subdomain execution on the GPU (`docs/subdomains.md`): the `gpu-loop` kernels run one
+//! subdomain at a time on device *slots*, with the copies of one subdomain overlapping the
+//! computation of another.
+//!
+//! - **Slots.** A slot is one set of device buffers sized for the largest subdomain: its
+//!   static block, bond status, displacement, and outputs. *Resident*: one slot per
+//!   subdomain, so the static data and bond status are uploaded once and only node state
+//!   moves. *Streamed* (the model does not fit): two slots, alternating, so everything a
+//!   subdomain needs moves each pass (double buffering).
+//! - **Streams.** Three streams and events order each subdomain's work: copies in (static
+//!   block and status when the slot does not hold the subdomain, then the displacement of the
+//!   owned and halo nodes, and for the LPS force pass their dilatations), the kernel of the
+//!   pass over the owned nodes, copies out (the owned results, and the bond status when the
+//!   slot will be reused). While subdomain `s` computes, `s + 1` copies in and `s - 1` copies
+//!   out; the host gathers and scatters from page-locked staging buffers meanwhile.
+//! - **Passes.** A force evaluation is one pass (PMB, damage check fused) or two (LPS: the
+//!   dilatation of owned nodes, their exchange on the host, then forces), as in the CPU
+//!   emulation (`emulate.rs`). Halo values are those the caller passed: the same step's,
+//!   read-only; owned results are written back.
+//! - **Exactness.** Each owned node runs the in-core kernel's arithmetic over its family in
+//!   the global order, so forces, bond status, damage and dilatation equal `gpu-loop`'s
+//!   bitwise (tests/gpu/stream.rs); the strain energy is summed per subdomain.
+//!
+//! The time loop runs on the host (`Explicit::step`, with rayon); the state lives in host
+//! memory, which is what lets the model exceed the device.
+
+use super::parts::Part;
+use super::{partition, usage, Subdomain};
+use crate::backend::coefficients::lps_coefficients;
+use crate::backend::gpu_loop::{full_volume, law_params, precision_of, Kernels};
+use crate::backend::{Backend, GpuLoop};
+use crate::gpu::device::driver_error;
+use crate::gpu::params::BondParams;
+use crate::gpu::pinned::{
+    copy_in, copy_out, pinned_bandwidth, seconds_between, timing_event, Pinned,
+};
+use crate::gpu::Gpu;
+use crate::material::Law;
+use crate::setup::Problem;
+use crate::{Error, Real, Result};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// What one pass over the subdomains computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Force density of the owned nodes (PMB: breaking first with `check`; LPS: from the
+    /// exchanged dilatations).
+    Forces { check: bool },
+    /// LPS dilatation and `(alpha, p theta)` of the owned nodes, breaking first with `check`.
+    Dilatation { check: bool },
+    /// Bond breaking only.
+    Break,
+    /// Local damage.
+    Damage,
+    /// Strain energy per node (LPS from the exchanged dilatations).
+    Energy,
+}
+
+/// How the subdomains use the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Residency {
+    /// One slot per subdomain: static data uploaded once, only node state moves.
+    #[default]
+    Resident,
+    /// Two slots, everything a subdomain needs moves every pass.
+    Streamed,
+}
+
+/// What the caller asks for: the residency that fits a budget, or streaming (to measure it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResidencyRequest {
+    /// Resident where it fits the budget, else streamed.
+    Auto,
+    /// Streamed even when resident would fit.
+    Streamed,
+}
+
+/// Timings and traffic of the passes so far (seconds summed over passes; bytes likewise).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct StreamTimes {
+    /// Force evaluations (calls of `internal_force` or `break_bonds_and_force`).
+    pub force_evaluations: usize,
+    /// Wall-clock seconds of the force evaluations.
+    pub wall: f64,
+    /// Device seconds of the kernels.
+    pub compute: f64,
+    /// Copy-engine seconds host to device and device to host.
+    pub copy_in: f64,
+    pub copy_out: f64,
+    /// Host seconds gathering inputs and scattering results.
+    pub host: f64,
+    /// Bytes copied host to device and back.
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+}
+
+/// Subdomain execution as `summary.json` reports it (`subdomains`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StreamReport {
+    pub count: usize,
+    pub residency: Residency,
+    /// Device bytes the in-core `gpu-loop` would allocate for this model (`peridot info`).
+    pub in_core_bytes: u64,
+    /// Pinned copy bandwidth measured at setup, host to device and back, B/s.
+    pub pinned_h2d_bytes_per_second: f64,
+    pub pinned_d2h_bytes_per_second: f64,
+    /// What overlap can at best reach per evaluation: max(kernels, bytes in / bandwidth in,
+    /// bytes out / bandwidth out), s; and the measured time over it.
+    pub bound_seconds_per_evaluation: f64,
+    pub ratio_to_bound: f64,
+    /// The budget the plan was made for, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_bytes: Option<u64>,
+    /// Device bytes this backend allocated (the slots and a counter).
+    pub allocated_bytes: u64,
+    /// Device memory in use by the process before the slots were allocated and after
+    /// (`cuMemGetInfo`: total minus free), bytes.
+    pub device_used_before: u64,
+    pub device_used_after: u64,
+    /// Per force evaluation: bytes copied in and out, and seconds (wall, kernels, copies
+    /// in and out, host gather and scatter; hidden = kernels + copies - wall, the part of
+    /// the work overlap took off the clock).
+    pub bytes_in_per_evaluation: f64,
+    pub bytes_out_per_evaluation: f64,
+    pub seconds_per_evaluation: f64,
+    pub compute_seconds_per_evaluation: f64,
+    pub copy_in_seconds_per_evaluation: f64,
+    pub copy_out_seconds_per_evaluation: f64,
+    pub host_seconds_per_evaluation: f64,
+    pub hidden_seconds_per_evaluation: f64,
+}
+
+/// Device buffers of one slot, with their addresses.
+struct Slot<T> {
+    block: CudaSlice<u8>,
+    mu: CudaSlice<u8>,
+    u: CudaSlice<T>,
+    f: CudaSlice<T>,
+    theta: CudaSlice<T>,
+    pair: CudaSlice<T>,
+    phi: CudaSlice<T>,
+    energy: CudaSlice<f64>,
+    /// The subdomain whose static block and bond status the slot holds.
+    held: Option<usize>,
+    /// Pinned staging: inputs (displacement, dilatation, pairs) and outputs.
+    u_in: Pinned<T>,
+    theta_in: Pinned<T>,
+    pair_in: Pinned<T>,
+    out: Pinned<T>,
+    pair_out: Pinned<T>,
+    energy_out: Pinned<f64>,
+    /// Copies in, kernel, copies out: start and end of each.
+    events: [CudaEvent; 6],
+    /// The subdomain and pass whose results are in flight in this slot.
+    pending: Option<(usize, Pass)>,
+}
+
+/// Largest per-subdomain counts the slots are sized for.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sizes {
+    block: usize,
+    bonds: usize,
+    local: usize,
+    owned: usize,
+}
+
+impl Sizes {
+    fn of(parts: &[Part]) -> Sizes {
+        let mut z = Sizes::default();
+        for p in parts {
+            z.block = z.block.max(p.offsets.total);
+            z.bonds = z.bonds.max(p.layout.padded_len());
+            z.local = z.local.max(p.local());
+            z.owned = z.owned.max(p.owned());
+        }
+        z
+    }
+
+    /// Device bytes of one slot for dimension `d` and precision bytes `t`.
+    fn slot_bytes(&self, d: usize, t: usize, lps: bool) -> usize {
+        let lps_bytes = if lps { 3 * self.local * t } else { 0 };
+        self.block
+            + self.bonds
+            + d * self.local * t
+            + d * self.owned * t
+            + self.owned * (t + 8)
+            + lps_bytes
+    }
+}
+
+fn device_addr<T>(s: &CudaSlice<T>, stream: &Arc<CudaStream>) -> u64 {
+    let (p, _sync) = s.device_ptr(stream);
+    p
+}
+
+/// The engine behind [`GpuStreamed`]'s lock.
+struct Engine<T: Real> {
+    gpu: Arc<Gpu>,
+    k: Kernels,
+    problem: Arc<Problem>,
+    dim: usize,
+    lps: bool,
+    parts: Vec<Part>,
+    slots: Vec<Slot<T>>,
+    residency: Residency,
+    /// Copies in, kernels, copies out.
+    h2d: Arc<CudaStream>,
+    comp: Arc<CudaStream>,
+    d2h: Arc<CudaStream>,
+    broken: CudaSlice<u64>,
+    broken_seen: u64,
+    precracked: usize,
+    full_volume: f64,
+    /// Global dilatation and `(alpha, p theta)` pairs exchanged between LPS passes.
+    theta: Vec<T>,
+    pair: Vec<T>,
+    /// Strain energy summed by the last energy pass, J.
+    energy: f64,
+    times: StreamTimes,
+    budget: Option<u64>,
+    allocated: usize,
+    used_before: usize,
+    used_after: usize,
+    in_core: usize,
+    /// Pinned copy bandwidth (in, out), B/s.
+    bandwidth: (f64, f64),
+}
+
+/// `gpu-loop` executed subdomain by subdomain ([`partition`]), overlapping copies with
+/// computation; a [`Backend`] whose time loop runs on the host.
+pub struct GpuStreamed<T: Real> {
+    engine: Mutex<Engine<T>>,
+}
+
+impl<T: Real> GpuStreamed<T> {
+    /// Partition `problem` into `count` subdomains and set them up on the GPU, resident when
+    /// they fit `budget` (bytes; the free device memory without one) and `request` allows,
+    /// else streamed through two slots; an error naming the budget when even two slots do
+    /// not fit.
+    pub fn new(
+        problem: Arc<Problem>,
+        count: usize,
+        budget: Option<u64>,
+        request: ResidencyRequest,
+    ) -> Result<Self> {
+        let subdomains = partition(&problem, count)?;
+        Self::with_subdomains(problem, subdomains, budget, request)
+    }
+
+    /// As [`GpuStreamed::new`] with a given partition (a [`super::Plan`]'s).
+    pub fn with_subdomains(
+        problem: Arc<Problem>,
+        subdomains: Vec<Subdomain>,
+        budget: Option<u64>,
+        request: ResidencyRequest,
+    ) -> Result<Self> {
+        let gpu = Gpu::get()?;
+        let k = Kernels::load(&gpu, precision_of::<T>())?;
+        let lps = matches!(problem.material.law, Law::Lps { .. });
+        let coefficients = lps.then(|| lps_coefficients(&problem));
+        let parts = subdomains
+            .into_iter()
+            .map(|sub| Part::new::<T>(&gpu, &problem, sub, coefficients.as_ref()))
+            .collect::<Result<Vec<_>>>()?;
+        let dim = problem.dim();
+        let sizes = Sizes::of(&parts);
+        let slot_bytes = sizes.slot_bytes(dim, std::mem::size_of::<T>(), lps);
+        let (free, total) = gpu.memory_info()?;
+        let limit = budget.map_or(free, |b| (b as usize).min(free));
+        let active = parts.iter().filter(|p| p.owned() > 0).count().max(1);
+        let resident_bytes = active * slot_bytes;
+        let residency = if request == ResidencyRequest::Auto && resident_bytes <= limit {
+            Residency::Resident
+        } else if active.min(2) * slot_bytes <= limit {
+            Residency::Streamed
+        } else {
+            return Err(usage(
+                "--gpu-memory-budget",
+                format!(
+                    "two subdomain slots need {} bytes but {limit} are available \
+                     ({}); use more subdomains (--subdomains) or a larger budget",
+                    2 * slot_bytes,
+                    if budget.is_some() {
+                        "the budget"
+                    } else {
+                        "free device memory"
+                    }
+                ),
+            ));
+        };
+        let nslots = match residency {
+            Residency::Resident => parts.len(),
+            Residency::Streamed => parts.len().min(2),
+        };
+        let used_before = total - free;
+        let h2d = gpu.new_stream()?;
+        let comp = gpu.new_stream()?;
+        let d2h = gpu.new_stream()?;
+        let slots = (0..nslots)
+            .map(|s| {
+                let own = match residency {
+                    Residency::Resident => Some(&parts[s]),
+                    Residency::Streamed => None,
+                };
+                Slot::new(
+                    &gpu,
+                    &comp,
+                    own.map_or(sizes, |p| Sizes::of(std::slice::from_ref(p))),
+                    dim,
+                    lps,
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let broken = comp.alloc_zeros::<u64>(1).map_err(driver_error)?;
+        comp.synchronize().map_err(driver_error)?;
+        let allocated = slots.iter().map(Slot::bytes).sum::<usize>() + 8;
+        let (free_after, _) = gpu.memory_info()?;
+        // the copy bandwidth the overlap is measured against: a copy as large as the
+        // largest subdomain's static block (at least 64 MiB, at most 256 MiB)
+        let probe = sizes
+            .block
+            .clamp(64 << 20, 256 << 20)
+            .min(limit / 4)
+            .max(1 << 20);
+        let bandwidth = pinned_bandwidth(&gpu, probe)?;
+        let n = problem.body.len();
+        let engine = Engine {
+            k,
+            dim,
+            lps,
+            parts,
+            slots,
+            residency,
+            h2d,
+            comp,
+            d2h,
+            broken,
+            broken_seen: 0,
+            precracked: problem.precracked_bonds(),
+            full_volume: full_volume(&problem),
+            theta: vec![T::zero(); if lps { n } else { 0 }],
+            pair: vec![T::zero(); if lps { 2 * n } else { 0 }],
+            energy: 0.0,
+            times: StreamTimes::default(),
+            budget,
+            allocated,
+            used_before,
+            used_after: total - free_after,
+            in_core: GpuLoop::<T>::device_bytes(&problem),
+            bandwidth,
+            problem,
+            gpu,
+        };
+        Ok(GpuStreamed {
+            engine: Mutex::new(engine),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Engine<T>> {
+        self.engine.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How the subdomains run, what they allocated, and what moved per force evaluation.
+    pub fn report(&self) -> StreamReport {
+        self.lock().report()
+    }
+
+    /// Timings and traffic so far.
+    pub fn times(&self) -> StreamTimes {
+        self.lock().times
+    }
+
+    /// Residency chosen.
+    pub fn residency(&self) -> Residency {
+        self.lock().residency
+    }
+}
+
+impl<T: Real> Slot<T> {
+    /// Buffers for subdomains up to `z` on `stream` (zeroed).
+    fn new(gpu: &Gpu, stream: &Arc<CudaStream>, z: Sizes, d: usize, lps: bool) -> Result<Self> {
+        let lps_local = if lps { z.local } else { 0 };
+        let zeros_t = |len: usize| stream.alloc_zeros::<T>(len.max(1)).map_err(driver_error);
+        let events = [
+            timing_event(gpu)?,
+            timing_event(gpu)?,
+            timing_event(gpu)?,
+            timing_event(gpu)?,
+            timing_event(gpu)?,
+            timing_event(gpu)?,
+        ];
+        Ok(Slot {
+            block: stream
+                .alloc_zeros::<u8>(z.block.max(1))
+                .map_err(driver_error)?,
+            mu: stream
+                .alloc_zeros::<u8>(z.bonds.max(1))
+                .map_err(driver_error)?,
+            u: zeros_t(d * z.local)?,
+            f: zeros_t(d * z.owned)?,
+            theta: zeros_t(lps_local)?,
+            pair: zeros_t(2 * lps_local)?,
+            phi: zeros_t(z.owned)?,
+            energy: stream
+                .alloc_zeros::<f64>(z.owned.max(1))
+                .map_err(driver_error)?,
+            held: None,
+            u_in: Pinned::zeroed(gpu, d * z.local)?,
+            theta_in: Pinned::zeroed(gpu, lps_local)?,
+            pair_in: Pinned::zeroed(gpu, 2 * lps_local)?,
+            out: Pinned::zeroed(gpu, d * z.owned)?,
+            pair_out: Pinned::zeroed(gpu, if lps { 2 * z.owned } else { 0 })?,
+            energy_out: Pinned::zeroed(gpu, z.owned)?,
+            events,
+            pending: None,
+        })
+    }
+
+    /// Device bytes held.
+    fn bytes(&self) -> usize {
+        self.block.num_bytes()
+            + self.mu.num_bytes()
+            + self.u.num_bytes()
+            + self.f.num_bytes()
+            + self.theta.num_bytes()
+            + self.pair.num_bytes()
+            + self.phi.num_bytes()
+            + self.energy.num_bytes()
+    }
+}
+
+/// Copy `per` values per node of `nodes` from `global` into `local` (in parallel for large
+/// subdomains).
+fn gather<T: Copy + Send + Sync>(global: &[T], nodes: &[usize], per: usize, local: &mut [T]) {
+    local[..per * nodes.len()]
+        .par_chunks_mut(per * 1024)
+        .zip(nodes.par_chunks(1024))
+        .for_each(|(out, chunk)| {
+            for (k, &g) in chunk.iter().enumerate() {
+                out[per * k..per * (k + 1)].copy_from_slice(&global[per * g..per * (g + 1)]);
+            }
+        });
+}
+
+/// Copy `per` values per node of the first `owned` nodes back from `local` to `global`.
+fn scatter<T: Copy + Send + Sync>(local: &[T], nodes: &[usize], per: usize, global: &mut [T]) {
+    // each owned node is written once; split by chunks of local entries
+    let global_ptr = SendPtr(global.as_mut_ptr());
+    let len = global.len();
+    local[..per * nodes.len()]
+        .par_chunks(per * 1024)
+        .zip(nodes.par_chunks(1024))
+        .for_each(|(vals, chunk)| {
+            let g_ptr = &global_ptr;
+            for (k, &g) in chunk.iter().enumerate() {
+                assert!(per * (g + 1) <= len);
+                // SAFETY: owned nodes are distinct, so no two writes alias; in bounds above.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        vals[per * k..].as_ptr(),
+                        g_ptr.0.add(per * g),
+                        per,
+                    );
+                }
+            }
+        });
+}
+
+/// A raw pointer that may cross threads (distinct-index writes in [`scatter`]).
+struct SendPtr<T>(*mut T);
+unsafe impl<T> Send for SendPtr<T> {}
+unsafe impl<T> Sync for SendPtr<T> {}
+
+impl<T: Real> Engine<T> {
+    /// Kernel parameters of subdomain `s` on slot `k`.
+    fn params(&self, k: usize, s: usize, check: bool) -> BondParams {
+        let slot = &self.slots[k];
+        let part = &self.parts[s];
+        let c = &self.comp;
+        let base = device_addr(&slot.block, c);
+        let o = part.offsets;
+        BondParams {
+            slice_start: base + o.slice_start as u64,
+            lengths: base + o.lengths as u64,
+            neighbors: base + o.neighbors as u64,
+            nodes: base + o.records as u64,
+            horizon_volume: base + o.horizon_volume as u64,
+            no_fail: base + o.no_fail as u64,
+            alpha: base + o.alpha as u64,
+            pcoef: base + o.pcoef as u64,
+            d_over_m: base + o.d_over_m as u64,
+            mu: device_addr(&slot.mu, c),
+            u: device_addr(&slot.u, c),
+            force: device_addr(&slot.f, c),
+            theta: device_addr(&slot.theta, c),
+            lps_pair: device_addr(&slot.pair, c),
+            phi: device_addr(&slot.phi, c),
+            energy: device_addr(&slot.energy, c),
+            broken: device_addr(&self.broken, c),
+            ..law_params(&self.problem, part.owned(), check, self.full_volume)
+        }
+    }
+
+    /// Whether a slot is reused by another subdomain within a pass (so bond status must go
+    /// back to the host after each use).
+    fn evicting(&self) -> bool {
+        self.residency == Residency::Streamed
+            && self.parts.iter().filter(|p| p.owned() > 0).count() > self.slots.len()
+    }
+
+    /// Run `pass` over every subdomain owning nodes: inputs from `u` (and the exchanged
+    /// dilatations), results into `out` (forces: `d n`; damage: `n`; otherwise unused).
+    fn pass(&mut self, pass: Pass, u: &[T], out: &mut [T]) -> Result<()> {
+        let active: Vec<usize> = (0..self.parts.len())
+            .filter(|&s| self.parts[s].owned() > 0)
+            .collect();
+        let nslots = self.slots.len();
+        self.energy = 0.0;
+        for (idx, &s) in active.iter().enumerate() {
+            let k = match self.residency {
+                Residency::Resident => s,
+                Residency::Streamed => idx % nslots,
+            };
+            if let Some((prev, prev_pass)) = self.slots[k].pending.take() {
+                self.finish(k, prev, prev_pass, out)?;
+            }
+            self.stage_inputs(k, s, pass, u);
+            self.enqueue(k, s, pass)?;
+        }
+        for k in 0..nslots {
+            if let Some((prev, prev_pass)) = self.slots[k].pending.take() {
+                self.finish(k, prev, prev_pass, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Gather subdomain `s`'s inputs for `pass` into slot `k`'s staging.
+    fn stage_inputs(&mut self, k: usize, s: usize, pass: Pass, u: &[T]) {
+        let t0 = Instant::now();
+        let (d, lps) = (self.dim, self.lps);
+        let nodes = &self.parts[s].sub.nodes;
+        let slot = &mut self.slots[k];
+        if pass != Pass::Damage {
+            gather(u, nodes, d, &mut slot.u_in);
+        }
+        if lps && matches!(pass, Pass::Forces { .. } | Pass::Energy) {
+            gather(&self.theta, nodes, 1, &mut slot.theta_in);
+            gather(&self.pair, nodes, 2, &mut slot.pair_in);
+        }
+        self.times.host += t0.elapsed().as_secs_f64();
+    }
+
+    /// Enqueue subdomain `s` on slot `k`: copies in, kernel, copies out.
+    fn enqueue(&mut self, k: usize, s: usize, pass: Pass) -> Result<()> {
+        let (d, lps, evict) = (self.dim, self.lps, self.evicting());
+        let check = matches!(
+            pass,
+            Pass::Forces { check: true } | Pass::Dilatation { check: true } | Pass::Break
+        );
+        let params = self.params(k, s, check);
+        let kernel = match pass {
+            Pass::Forces { .. } if lps => &self.k.lps_force,
+            Pass::Forces { .. } => &self.k.pmb_force,
+            Pass::Dilatation { .. } => &self.k.lps_dilatation,
+            Pass::Break => &self.k.break_bonds,
+            Pass::Damage => &self.k.damage,
+            Pass::Energy => &self.k.strain_energy,
+        };
+        let part = &mut self.parts[s];
+        let (local, owned) = (part.local(), part.owned());
+        let slot = &mut self.slots[k];
+        let (h2d, comp, d2h) = (&self.h2d, &self.comp, &self.d2h);
+        let ev = &slot.events;
+        let mut bytes_in = 0usize;
+        let mut bytes_out = 0usize;
+        let t = std::mem::size_of::<T>();
+        // SAFETY: every copy is between a pinned buffer of this engine and a device buffer of
+        // slot `k`, both sized for the largest subdomain; the events order the copies, the
+        // kernel and the next use of the slot (whose staging the host touches only after
+        // waiting for the slot's last event in `finish`).
+        unsafe {
+            ev[0].record(h2d).map_err(driver_error)?;
+            if slot.held != Some(s) {
+                copy_in(h2d, device_addr(&slot.block, h2d), &part.block)?;
+                copy_in(h2d, device_addr(&slot.mu, h2d), &part.mu)?;
+                bytes_in += part.block.len() + part.mu.len();
+                slot.held = Some(s);
+            }
+            if pass != Pass::Damage {
+                copy_in(h2d, device_addr(&slot.u, h2d), &slot.u_in[..d * local])?;
+                bytes_in += d * local * t;
+            }
+            if lps && matches!(pass, Pass::Forces { .. } | Pass::Energy) {
+                copy_in(h2d, device_addr(&slot.theta, h2d), &slot.theta_in[..local])?;
+                copy_in(
+                    h2d,
+                    device_addr(&slot.pair, h2d),
+                    &slot.pair_in[..2 * local],
+                )?;
+                bytes_in += 3 * local * t;
+            }
+            ev[1].record(h2d).map_err(driver_error)?;
+            comp.wait(&ev[1]).map_err(driver_error)?;
+            ev[2].record(comp).map_err(driver_error)?;
+            self.gpu.launch_on(comp, kernel, owned, &params)?;
+            ev[3].record(comp).map_err(driver_error)?;
+            d2h.wait(&ev[3]).map_err(driver_error)?;
+            ev[4].record(d2h).map_err(driver_error)?;
+            match pass {
+                Pass::Forces { .. } => {
+                    copy_out(d2h, &mut slot.out[..d * owned], device_addr(&slot.f, d2h))?;
+                    bytes_out += d * owned * t;
+                }
+                Pass::Dilatation { .. } => {
+                    copy_out(d2h, &mut slot.out[..owned], device_addr(&slot.theta, d2h))?;
+                    copy_out(
+                        d2h,
+                        &mut slot.pair_out[..2 * owned],
+                        device_addr(&slot.pair, d2h),
+                    )?;
+                    bytes_out += 3 * owned * t;
+                }
+                Pass::Damage => {
+                    copy_out(d2h, &mut slot.out[..owned], device_addr(&slot.phi, d2h))?;
+                    bytes_out += owned * t;
+                }
+                Pass::Energy => {
+                    copy_out(
+                        d2h,
+                        &mut slot.energy_out[..owned],
+                        device_addr(&slot.energy, d2h),
+                    )?;
+                    bytes_out += 8 * owned;
+                }
+                Pass::Break => {}
+            }
+            if evict && !matches!(pass, Pass::Damage | Pass::Energy) {
+                // the slot will hold another subdomain before this one comes back
+                copy_out(d2h, &mut part.mu, device_addr(&slot.mu, d2h))?;
+                bytes_out += part.mu.len();
+            }
+            ev[5].record(d2h).map_err(driver_error)?;
+        }
+        slot.pending = Some((s, pass));
+        self.times.bytes_in += bytes_in as u64;
+        self.times.bytes_out += bytes_out as u64;
+        Ok(())
+    }
+
+    /// Wait for subdomain `s`'s work on slot `k`, add its timings, and scatter its results.
+    fn finish(&mut self, k: usize, s: usize, pass: Pass, out: &mut [T]) -> Result<()> {
+        let slot = &self.slots[k];
+        let ev = &slot.events;
+        ev[5].synchronize().map_err(driver_error)?;
+        self.times.copy_in += seconds_between(&ev[0], &ev[1])?;
+        self.times.compute += seconds_between(&ev[2], &ev[3])?;
+        self.times.copy_out += seconds_between(&ev[4], &ev[5])?;
+        let t0 = Instant::now();
+        let d = self.dim;
+        let sub = &self.parts[s].sub;
+        let owned = sub.owned_nodes();
+        match pass {
+            Pass::Forces { .. } => scatter(&slot.out, owned, d, out),
+            Pass::Dilatation { .. } => {
+                scatter(&slot.out, owned, 1, &mut self.theta);
+                scatter(&slot.pair_out, owned, 2, &mut self.pair);
+            }
+            Pass::Damage => scatter(&slot.out, owned, 1, out),
+            Pass::Energy => self.energy += slot.energy_out[..owned.len()].iter().sum::<f64>(),
+            Pass::Break => {}
+        }
+        self.times.host += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Bonds broken on the device since the last read (all streams are idle after a pass).
+    fn read_broken(&mut self) -> Result<usize> {
+        let mut total = [0u64; 1];
+        // SAFETY: an 8-byte counter; the copy is waited for right away.
+        unsafe { copy_out(&self.d2h, &mut total, device_addr(&self.broken, &self.d2h))? };
+        self.d2h.synchronize().map_err(driver_error)?;
+        let new = total[0] - self.broken_seen;
+        self.broken_seen = total[0];
+        Ok(new as usize)
+    }
+
+    /// Forces at `u` into `force`, breaking bonds first with `check`; the bonds broken.
+    fn forces(&mut self, u: &[T], force: &mut [T], check: bool) -> Result<usize> {
+        let t0 = Instant::now();
+        if self.lps {
+            self.pass(Pass::Dilatation { check }, u, force)?;
+        }
+        self.pass(Pass::Forces { check }, u, force)?;
+        let broken = self.read_broken()?;
+        self.times.force_evaluations += 1;
+        self.times.wall += t0.elapsed().as_secs_f64();
+        Ok(broken)
+    }
+
+    /// Bond status in global CSR order.
+    fn bond_status(&mut self) -> Result<Vec<u8>> {
+        let mut status = vec![0u8; self.problem.families.bonds()];
+        for s in 0..self.parts.len() {
+            let on_device = match self.evicting() {
+                true => None,
+                false => self.slots.iter().position(|slot| slot.held == Some(s)),
+            };
+            match on_device {
+                Some(k) => {
+                    let mut mu = vec![0u8; self.parts[s].mu.len()];
+                    let src = device_addr(&self.slots[k].mu, &self.d2h);
+                    // SAFETY: the slot's status buffer holds at least this subdomain's
+                    // bonds; waited for right away (pageable destination: synchronous).
+                    unsafe { copy_out(&self.d2h, &mut mu, src)? };
+                    self.d2h.synchronize().map_err(driver_error)?;
+                    self.parts[s].scatter_status(&mu, &mut status);
+                }
+                None => {
+                    let part = &self.parts[s];
+                    part.scatter_status(&part.mu, &mut status);
+                }
+            }
+        }
+        Ok(status)
+    }
+
+    fn report(&self) -> StreamReport {
+        let t = &self.times;
+        let e = t.force_evaluations.max(1) as f64;
+        let (bw_in, bw_out) = self.bandwidth;
+        let bound = (t.compute / e)
+            .max(t.bytes_in as f64 / e / bw_in)
+            .max(t.bytes_out as f64 / e / bw_out);
+        StreamReport {
+            count: self.parts.len(),
+            residency: self.residency,
+            in_core_bytes: self.in_core as u64,
+            pinned_h2d_bytes_per_second: bw_in,
+            pinned_d2h_bytes_per_second: bw_out,
+            bound_seconds_per_evaluation: bound,
+            ratio_to_bound: if bound > 0.0 { t.wall / e / bound } else { 0.0 },
+            budget_bytes: self.budget,
+            allocated_bytes: self.allocated as u64,
+            device_used_before: self.used_before as u64,
+            device_used_after: self.used_after as u64,
+            bytes_in_per_evaluation: t.bytes_in as f64 / e,
+            bytes_out_per_evaluation: t.bytes_out as f64 / e,
+            seconds_per_evaluation: t.wall / e,
+            compute_seconds_per_evaluation: t.compute / e,
+            copy_in_seconds_per_evaluation: t.copy_in / e,
+            copy_out_seconds_per_evaluation: t.copy_out / e,
+            host_seconds_per_evaluation: t.host / e,
+            hidden_seconds_per_evaluation: ((t.compute + t.copy_in + t.copy_out - t.wall) / e)
+                .max(0.0),
+        }
+    }
+}
+
+/// A device fault after setup stops the run (as in the in-core GPU backends).
+fn fatal<R>(r: Result<R>, what: &str) -> R {
+    r.unwrap_or_else(|e| panic!("gpu-loop (subdomains): {what} failed on the device: {e}"))
+}
+
+impl<T: Real> Backend<T> for GpuStreamed<T> {
+    fn name(&self) -> &'static str {
+        "gpu-loop"
+    }
+
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
+        fatal(self.lock().forces(u, force, false), "force evaluation");
+    }
+
+    fn break_bonds(&mut self, u: &[T]) -> usize {
+        let mut e = self.lock();
+        if e.problem.material.critical_stretch.is_none() {
+            return 0;
+        }
+        fatal(
+            e.pass(Pass::Break, u, &mut [])
+                .and_then(|_| e.read_broken()),
+            "bond breaking",
+        )
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
+        fatal(self.lock().forces(u, force, true), "force evaluation")
+    }
+
+    fn damage(&self, phi: &mut [T]) {
+        let mut e = self.lock();
+        fatal(e.pass(Pass::Damage, &[], phi), "damage");
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
+        let mut e = self.lock();
+        if !e.lps {
+            return false;
+        }
+        fatal(
+            e.pass(Pass::Dilatation { check: false }, u, &mut []),
+            "dilatation",
+        );
+        theta.copy_from_slice(&e.theta);
+        true
+    }
+
+    fn strain_energy(&mut self, u: &[T]) -> f64 {
+        let mut e = self.lock();
+        let run = |e: &mut Engine<T>| -> Result<f64> {
+            if e.lps {
+                e.pass(Pass::Dilatation { check: false }, u, &mut [])?;
+            }
+            e.pass(Pass::Energy, u, &mut [])?;
+            Ok(e.energy)
+        };
+        fatal(run(&mut e), "strain energy")
+    }
+
+    fn broken_bonds(&self) -> usize {
+        let e = self.lock();
+        e.precracked + e.broken_seen as usize
+    }
+
+    fn bond_status(&self) -> Vec<u8> {
+        fatal(self.lock().bond_status(), "bond status download")
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.lock().allocated
+    }
+
+    fn bytes_per_step(&self) -> usize {
+        let e = self.lock();
+        let t = e.times;
+        if t.force_evaluations == 0 {
+            return 0;
+        }
+        ((t.bytes_in + t.bytes_out) / t.force_evaluations as u64) as usize
+    }
+
+    fn stream_report(&self) -> Option<StreamReport> {
+        Some(self.report())
+    }
+}
+
+/// A subdomain option with a backend that cannot run in subdomains.
+pub fn unsupported(backend: &str) -> Error {
+    usage(
+        "--subdomains",
+        format!(
+            "subdomain execution runs the loop scheme: use --backend gpu-loop (or cpu-loop for \
+             the CPU emulation), not {backend}"
+        ),
+    )
+}

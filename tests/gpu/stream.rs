@@ -1,0 +1,122 @@
+//! Subdomain execution on the GPU (`peridot::partition::stream`) against the in-core
+//! `gpu-loop` backend: each owned node runs the in-core kernel's arithmetic over its family
+//! in the global order, so forces, bonds broken, bond status, damage and dilatation are the
+//! same BITWISE in f64 (the strain energy, summed per subdomain, to 1e-12), for 1, 2, 4, 8
+//! and 16 subdomains, resident and streamed through two slots, PMB (nonlinear and
+//! linearized) and LPS, 2D and 3D, pre-cracked and at damaging displacements; 40 damaging
+//! explicit steps (host loop on both) end bitwise equal; a run under a memory budget keeps
+//! its device allocations within the budget and reports its traffic.
+//!
+//! Without a CUDA device each test prints `skipped: no CUDA device` and passes.
+
+use super::have_gpu;
+use crate::common;
+use peridot::backend::{BackendKind, GpuLoop};
+use peridot::partition::{GpuStreamed, Residency, ResidencyRequest, SubdomainRequest};
+use peridot::solver::{simulate, RunOptions};
+use peridot::Precision;
+use std::sync::Arc;
+
+const CASES: [(&str, &str); 6] = [
+    ("pmb", "plane-stress"),
+    ("pmb", "3d"),
+    ("pmb-linear", "plane-stress"),
+    ("pmb-linear", "3d"),
+    ("lps", "plane-strain"),
+    ("lps", "3d"),
+];
+
+#[test]
+fn subdomains_on_the_gpu_equal_in_core_gpu_loop_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    for (law, dim) in CASES {
+        let problem = common::partition_bar(law, dim, 1);
+        let shared = Arc::new(problem.clone());
+        for count in [1, 2, 4, 8, 16] {
+            for request in [ResidencyRequest::Auto, ResidencyRequest::Streamed] {
+                let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+                let mut part =
+                    GpuStreamed::<f64>::new(shared.clone(), count, None, request).unwrap();
+                let expected = match (request, count) {
+                    (ResidencyRequest::Streamed, c) if c > 2 => Residency::Streamed,
+                    (ResidencyRequest::Streamed, _) => Residency::Streamed,
+                    _ => Residency::Resident,
+                };
+                assert_eq!(part.residency(), expected);
+                let case = format!("{law} {dim}, {count} subdomains, {request:?}");
+                common::check_partitioned_forces(&problem, &mut core, &mut part, &case);
+            }
+        }
+    }
+}
+
+#[test]
+fn subdomain_explicit_runs_on_the_gpu_end_bitwise_equal() {
+    if !have_gpu() {
+        return;
+    }
+    for (law, dim) in [("pmb", "plane-stress"), ("lps", "3d"), ("pmb-linear", "3d")] {
+        let problem = common::partition_bar(law, dim, 40);
+        let shared = Arc::new(problem.clone());
+        let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+        let (s_core, b_core) = common::explicit_run(&problem, &mut core);
+        assert!(b_core > 0, "{law} {dim}: the run breaks bonds");
+        for count in [2, 5, 16] {
+            let mut part =
+                GpuStreamed::<f64>::new(shared.clone(), count, None, ResidencyRequest::Streamed)
+                    .unwrap();
+            let (s_part, b_part) = common::explicit_run(&problem, &mut part);
+            let case = format!("{law} {dim}, {count} subdomains");
+            use peridot::backend::Backend;
+            assert_eq!(b_part, b_core, "{case}: bonds broken");
+            assert_eq!(part.bond_status(), core.bond_status(), "{case}");
+            common::assert_bitwise(&s_part.u, &s_core.u, &format!("{case}: displacement"));
+            common::assert_bitwise(&s_part.v, &s_core.v, &format!("{case}: velocity"));
+        }
+    }
+}
+
+/// `run --gpu-memory-budget 40%`: the device allocations stay within the budget, the
+/// subdomains stream, the traffic is reported, and the run breaks the bonds the emulation
+/// of the same partition on the CPU breaks (same partition, same kernels up to fused
+/// multiply-adds: the counts agree to a few bonds at most).
+#[test]
+fn a_budget_run_stays_within_its_budget_and_reports_its_traffic() {
+    if !have_gpu() {
+        return;
+    }
+    let problem = common::partition_bar("pmb", "3d", 30);
+    let run = |backend| {
+        let opts = RunOptions {
+            subdomains: Some(SubdomainRequest {
+                budget: Some("40%".into()),
+                ..Default::default()
+            }),
+            backend,
+            precision: Precision::F64,
+            out_dir: None,
+            quiet: true,
+        };
+        simulate::<f64>(problem.clone(), &opts).unwrap()
+    };
+    let gpu = run(BackendKind::GpuLoop);
+    let cpu = run(BackendKind::CpuLoop);
+    let r = gpu.summary.subdomains.clone().expect("a subdomain report");
+    let budget = (0.4 * r.in_core_bytes as f64).ceil() as u64;
+    assert!(r.count > 1 && r.residency == Residency::Streamed, "{r:?}");
+    assert!(
+        r.allocated_bytes <= budget,
+        "{} > {budget}",
+        r.allocated_bytes
+    );
+    assert_eq!(gpu.summary.peak_gpu_bytes, Some(r.allocated_bytes));
+    assert!(r.bytes_in_per_evaluation > 0.0 && r.compute_seconds_per_evaluation > 0.0);
+    let (b_gpu, b_cpu) = (gpu.summary.broken_bonds, cpu.summary.broken_bonds);
+    assert!(b_gpu > problem.precracked_bonds(), "the run breaks bonds");
+    assert!(
+        b_gpu.abs_diff(b_cpu) * 100 <= b_cpu,
+        "{b_gpu} vs {b_cpu} bonds broken"
+    );
+}
