@@ -302,3 +302,32 @@ fn subdomain_runs_reject_what_they_cannot_do_naming_the_option() {
         assert!(e.contains(option), "{request:?}: {e}");
     }
 }
+
+/// The subdomains a budget asks for (a count estimated from slab counts, checked on the
+/// partition) have two streaming slots (as allocated) within the budget.
+#[test]
+fn budget_counts_fit_two_slots() {
+    use peridot::partition::stream::{plan_for_budget, slot_bytes_of};
+    for (law, dim) in [("pmb", "3d"), ("lps", "plane-strain")] {
+        let problem = common::partition_bar(law, dim, 1);
+        let whole = slot_bytes_of::<f64>(&problem, &partition(&problem, 1).unwrap()[0]);
+        for share in [0.9, 0.5, 0.3] {
+            let budget = (share * whole) as u64;
+            let subs = plan_for_budget::<f64>(&problem, budget).unwrap();
+            let count = subs.len();
+            let largest = subs
+                .iter()
+                .map(|s| slot_bytes_of::<f64>(&problem, s))
+                .fold(0.0, f64::max);
+            assert!(
+                2.0 * largest <= budget as f64,
+                "{law} {dim} {share}: {count}"
+            );
+            assert!(count > 1);
+        }
+        let e = plan_for_budget::<f64>(&problem, 1000)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--gpu-memory-budget"), "{e}");
+    }
+}

@@ -3,9 +3,10 @@
 //! runs on the GPU in subdomains ([`GpuStreamed`]); `cpu-loop` runs the CPU emulation
 //! ([`PartitionedCpu`]), which gives the same partition on a machine without a GPU.
 
+use super::stream::plan_for_budget;
 use super::stream::unsupported;
 use super::ResidencyRequest;
-use super::{parse_bytes, partition, usage, GpuStreamed, PartitionedCpu, Plan, PlanRequest};
+use super::{parse_bytes, partition, usage, GpuStreamed, PartitionedCpu};
 use crate::backend::{resolve_auto, Backend, BackendKind, GpuLoop};
 use crate::gpu::Gpu;
 use crate::setup::Problem;
@@ -94,15 +95,7 @@ pub fn create<T: Real>(
     };
     let subdomains = match (request.count, budget) {
         (Some(n), _) => partition(&problem, n)?,
-        (None, Some(b)) => {
-            let per_node =
-                GpuLoop::<T>::device_bytes(&problem) as f64 / problem.body.len().max(1) as f64;
-            let request = PlanRequest::Budget {
-                budget: b,
-                bytes_per_node: per_node,
-            };
-            Plan::new(&problem, request, per_node)?.subdomains
-        }
+        (None, Some(b)) => plan_for_budget::<T>(&problem, b)?,
         (None, None) => return Err(usage("--subdomains", "give a count or a budget")),
     };
     let residency = match request.streamed {

@@ -16,7 +16,7 @@ pub mod backend;
 pub mod emulate;
 mod parts;
 pub mod plan;
-mod slabs;
+pub(crate) mod slabs;
 pub mod stream;
 
 pub use backend::SubdomainRequest;
@@ -27,6 +27,7 @@ pub use stream::{GpuStreamed, Residency, ResidencyRequest, StreamReport};
 use crate::neighbors::Families;
 use crate::setup::Problem;
 use crate::{Error, Result};
+use rayon::prelude::*;
 use std::ops::Range;
 
 /// One subdomain: the nodes it owns (whose forces and bonds it computes), its halo (every
@@ -84,7 +85,7 @@ pub fn partition(problem: &Problem, count: usize) -> Result<Vec<Subdomain>> {
         owned[s].push(i);
     }
     Ok(owned
-        .into_iter()
+        .into_par_iter()
         .enumerate()
         .map(|(s, nodes)| subdomain(families, owner, s, nodes, cell_ranges[s].clone()))
         .collect())

@@ -62,6 +62,51 @@ fn cuts(counts: &[usize], count: usize) -> Vec<usize> {
     cut
 }
 
+/// Nodes and directed bonds per cell slab along the partition axis: what a plan needs to
+/// size subdomains without building them.
+pub struct SlabCounts {
+    pub nodes: Vec<usize>,
+    pub bonds: Vec<usize>,
+}
+
+impl SlabCounts {
+    pub fn of(problem: &Problem) -> SlabCounts {
+        let (slab, slabs) = slab_of_nodes(problem, longest_axis(problem));
+        let mut c = SlabCounts {
+            nodes: vec![0; slabs],
+            bonds: vec![0; slabs],
+        };
+        for (i, &k) in slab.iter().enumerate() {
+            c.nodes[k] += 1;
+            c.bonds[k] += problem.families.range(i).len();
+        }
+        c
+    }
+
+    /// Per subdomain of a `count`-way split (as [`assign`] cuts it): owned nodes, their
+    /// bonds, and an upper bound of the halo (the nodes of the slab on each side).
+    pub fn split(&self, count: usize) -> Vec<(usize, usize, usize)> {
+        let cut = cuts(&self.nodes, count);
+        let sum = |v: &[usize], r: Range<usize>| v[r].iter().sum::<usize>();
+        (0..count)
+            .map(|s| {
+                let (a, b) = (cut[s], cut[s + 1]);
+                let before = if a > 0 { self.nodes[a - 1] } else { 0 };
+                let after = if b < self.nodes.len() {
+                    self.nodes[b]
+                } else {
+                    0
+                };
+                (
+                    sum(&self.nodes, a..b),
+                    sum(&self.bonds, a..b),
+                    before + after,
+                )
+            })
+            .collect()
+    }
+}
+
 /// Assign every node of `problem` to one of `count` subdomains.
 pub fn assign(problem: &Problem, count: usize) -> Result<Assignment> {
     if count == 0 {

@@ -39,10 +39,9 @@ fn subdomains_on_the_gpu_equal_in_core_gpu_loop_bitwise() {
                 let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
                 let mut part =
                     GpuStreamed::<f64>::new(shared.clone(), count, None, request).unwrap();
-                let expected = match (request, count) {
-                    (ResidencyRequest::Streamed, c) if c > 2 => Residency::Streamed,
-                    (ResidencyRequest::Streamed, _) => Residency::Streamed,
-                    _ => Residency::Resident,
+                let expected = match request {
+                    ResidencyRequest::Streamed => Residency::Streamed,
+                    ResidencyRequest::Auto => Residency::Resident,
                 };
                 assert_eq!(part.residency(), expected);
                 let case = format!("{law} {dim}, {count} subdomains, {request:?}");
