@@ -111,11 +111,12 @@ fn info_plans_subdomains_for_a_count_or_a_budget() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(text.contains("count 2"), "{text}");
     assert!(text.contains("bytes per node: gpu-loop f32"), "{text}");
+    assert!(text.contains("streamed (two slots)"), "{text}");
     let o = peridot(&["info", &model, "--gpu-memory-budget", "120KiB"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        text.contains("max_nodes") && text.contains("of 0.117 MiB"),
+        text.contains("two streaming slots fit") && text.contains("of 0.117 MiB"),
         "{text}"
     );
     for (option, value) in [("--gpu-memory-budget", "2XB"), ("--subdomains", "0")] {

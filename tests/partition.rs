@@ -8,9 +8,7 @@
 mod common;
 
 use peridot::backend::{Backend, BackendKind, CpuLoop};
-use peridot::partition::{
-    parse_bytes, partition, PartitionedCpu, Plan, PlanRequest, SubdomainRequest,
-};
+use peridot::partition::{parse_bytes, partition, PartitionedCpu, SubdomainRequest};
 use peridot::solver::{simulate, RunOptions};
 use peridot::Precision;
 use std::collections::BTreeSet;
@@ -110,41 +108,6 @@ fn partitioned_explicit_run_breaks_the_same_bonds_and_ends_bitwise_equal() {
             common::assert_bitwise(&s_part.f, &s_core.f, &format!("{case}: force"));
         }
     }
-}
-
-#[test]
-fn budget_plans_fit_their_budget_and_counts_are_kept() {
-    let problem = common::partition_bar("pmb", "3d", 1);
-    let n = problem.body.len() as f64;
-    let per_node = 1000.0;
-    let plan = Plan::new(&problem, PlanRequest::Count(4), per_node).unwrap();
-    assert_eq!(plan.subdomains.len(), 4);
-    assert!(plan.fits());
-    // in core with room to spare: one subdomain
-    let big = PlanRequest::Budget {
-        budget: (10.0 * n * per_node) as u64,
-        bytes_per_node: per_node,
-    };
-    assert_eq!(
-        Plan::new(&problem, big, per_node).unwrap().subdomains.len(),
-        1
-    );
-    for share in [0.8, 0.5] {
-        let budget = (share * n * per_node) as u64;
-        let request = PlanRequest::Budget {
-            budget,
-            bytes_per_node: per_node,
-        };
-        let plan = Plan::new(&problem, request, per_node).unwrap();
-        assert!(plan.subdomains.len() > 1 && plan.fits(), "budget {budget}");
-        assert!(plan.peak_bytes() <= budget as f64);
-    }
-    let tiny = PlanRequest::Budget {
-        budget: 1000,
-        bytes_per_node: per_node,
-    };
-    let e = Plan::new(&problem, tiny, per_node).unwrap_err().to_string();
-    assert!(e.contains("--gpu-memory-budget"), "{e}");
 }
 
 #[test]

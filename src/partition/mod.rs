@@ -21,7 +21,7 @@ pub mod stream;
 
 pub use backend::SubdomainRequest;
 pub use emulate::PartitionedCpu;
-pub use plan::{parse_bytes, Plan, PlanRequest};
+pub use plan::parse_bytes;
 pub use stream::{GpuStreamed, Residency, ResidencyRequest, StreamReport};
 
 use crate::neighbors::Families;

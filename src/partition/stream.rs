@@ -360,7 +360,7 @@ impl<T: Real> GpuStreamed<T> {
         Self::with_subdomains(problem, subdomains, budget, request)
     }
 
-    /// As [`GpuStreamed::new`] with a given partition (a [`super::Plan`]'s).
+    /// As [`GpuStreamed::new`] with a given partition (from [`plan_for_budget`], say).
     pub fn with_subdomains(
         problem: Arc<Problem>,
         subdomains: Vec<Subdomain>,
