@@ -378,6 +378,11 @@ impl<T: Real> GpuStreamed<T> {
         let dim = problem.dim();
         let sizes = Sizes::of(&parts);
         let slot_bytes = sizes.slot_bytes(dim, std::mem::size_of::<T>(), lps);
+        // (finish pending frees, e.g. of the neighbour search, so "before" is what stays)
+        gpu.stream()
+            .context()
+            .synchronize()
+            .map_err(driver_error)?;
         let (free, total) = gpu.memory_info()?;
         let limit = budget.map_or(free, |b| (b as usize).min(free));
         let active = parts.iter().filter(|p| p.owned() > 0).count().max(1);
