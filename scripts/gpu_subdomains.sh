@@ -8,7 +8,8 @@
 # the 2D pre-cracked plate and the 3D PMB block at PLATE_NODES and BLOCK_NODES nodes (default
 # the seed's largest cases, 18 M and 12.8 M), each in core and with a GPU memory budget of
 # BUDGET (default 15%) of the in-core footprint, STEPS explicit steps (default 20), outputs
-# off. Prints each run's subdomain report; summaries go to $OUT.
+# off (INCORE=0 skips the in-core runs). Prints each run's subdomain report; summaries go to
+# $OUT.
 #
 #   ./.gpu-sub/gpu_subdomains.sh huge                       (GPU machine)
 #
@@ -61,9 +62,9 @@ run() {
     fi
     local plate=${PLATE_NODES:-18000000} block=${BLOCK_NODES:-12800000} steps=${STEPS:-20}
     local budget=${BUDGET:-15%}
-    one plate-incore precracked_plate_2d.toml 2 "$plate" "$steps"
+    [ "${INCORE:-1}" = 1 ] && one plate-incore precracked_plate_2d.toml 2 "$plate" "$steps"
     one plate-budget precracked_plate_2d.toml 2 "$plate" "$steps" --gpu-memory-budget "$budget"
-    one block-incore pmb_block_3d.toml 3 "$block" "$steps"
+    [ "${INCORE:-1}" = 1 ] && one block-incore pmb_block_3d.toml 3 "$block" "$steps"
     one block-budget pmb_block_3d.toml 3 "$block" "$steps" --gpu-memory-budget "$budget"
     [ -n "${RESIDENT_COUNT:-}" ] &&
         one block-resident pmb_block_3d.toml 3 "$block" "$steps" --subdomains "$RESIDENT_COUNT"

@@ -294,3 +294,27 @@ fn budget_counts_fit_two_slots() {
         assert!(e.contains("--gpu-memory-budget"), "{e}");
     }
 }
+
+/// The explicit step fused into the subdomains' force scatter (`advance_explicit` of a
+/// partitioned backend: per owned dof, accelerate and kick, then the next step's kick and
+/// drift; kinematic dofs stepped after the pass) ends bitwise where `Explicit::step` on the
+/// in-core CPU loop ends, over calls of uneven length, with fixed, displacement-ramped,
+/// velocity and body-force conditions and bonds breaking.
+#[test]
+fn fused_explicit_steps_equal_the_host_loop_bitwise() {
+    let problem = common::conditions_bar();
+    let mut core = CpuLoop::<f64>::new(Arc::new(problem.clone()));
+    let (s_core, b_core) = common::explicit_run(&problem, &mut core);
+    assert!(b_core > 0, "the run breaks bonds");
+    for count in [3, 7] {
+        let mut part = PartitionedCpu::<f64>::new(&problem, count).unwrap();
+        let (state, broken) = common::chunked_run(&problem, &mut part, &[7, 13, 1, 19]);
+        common::assert_same_run(
+            &state,
+            broken,
+            &s_core,
+            b_core,
+            &format!("{count} subdomains"),
+        );
+    }
+}

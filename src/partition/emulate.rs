@@ -18,12 +18,16 @@
 //! (same per-bond arithmetic, same summation order per node); the strain energy is summed per
 //! subdomain, so it agrees to round-off only.
 
+use super::fused::{self, scatter_update, FusedForces, Update};
 use super::{partition, Subdomain};
-use crate::backend::{Backend, CpuLoop};
+use crate::backend::{AsBackend, Backend, CpuLoop};
 use crate::geometry::Body;
 use crate::material::{BondData, Law};
 use crate::neighbors::Families;
 use crate::setup::Problem;
+use crate::solver::explicit::{Explicit, StepTimes};
+use crate::solver::loads::Loads;
+use crate::solver::State;
 use crate::{Real, Result};
 use std::sync::Arc;
 
@@ -40,6 +44,8 @@ pub struct PartitionedCpu<T: Real> {
     lps: bool,
     /// Global dilatation, exchanged between the two LPS phases.
     theta: Vec<T>,
+    /// The displacement the fused explicit update drifts into.
+    u_next: Vec<T>,
 }
 
 /// `values` (`per` entries per global node) gathered for the global nodes `nodes`.
@@ -122,6 +128,7 @@ impl<T: Real> PartitionedCpu<T> {
             dim: problem.dim(),
             lps: matches!(problem.material.law, Law::Lps { .. }),
             theta: vec![T::zero(); problem.body.len()],
+            u_next: Vec::new(),
         })
     }
 
@@ -147,6 +154,17 @@ impl<T: Real> PartitionedCpu<T> {
     /// Forces of every subdomain's owned nodes into `force`, breaking bonds first with
     /// `breaking`. Returns the bonds broken.
     fn forces(&mut self, u: &[T], force: &mut [T], breaking: bool) -> usize {
+        self.forces_fused(u, force, breaking, None)
+    }
+
+    /// [`PartitionedCpu::forces`] with the explicit update fused into the scatter.
+    fn forces_fused(
+        &mut self,
+        u: &[T],
+        force: &mut [T],
+        breaking: bool,
+        mut update: Option<&mut Update<'_, T>>,
+    ) -> usize {
         let broken = if self.lps {
             self.dilatation_phase(u, breaking)
         } else {
@@ -166,13 +184,51 @@ impl<T: Real> PartitionedCpu<T> {
             } else {
                 part.backend.internal_force(&u_local, &mut f_local);
             }
-            scatter(&f_local, part.sub.owned_nodes(), d, force);
+            match update.as_deref_mut() {
+                Some(up) => scatter_update(&f_local, part.sub.owned_nodes(), d, force, up),
+                None => scatter(&f_local, part.sub.owned_nodes(), d, force),
+            }
         }
         broken + pmb_broken
     }
 }
 
+impl<T: Real> FusedForces<T> for PartitionedCpu<T> {
+    fn forces_with(
+        &mut self,
+        u: &[T],
+        force: &mut [T],
+        check: bool,
+        update: Option<&mut Update<'_, T>>,
+    ) -> Result<usize> {
+        Ok(self.forces_fused(u, force, check, update))
+    }
+
+    fn u_next(&mut self) -> &mut Vec<T> {
+        &mut self.u_next
+    }
+}
+
 impl<T: Real> Backend<T> for PartitionedCpu<T> {
+    fn advance_explicit(
+        &mut self,
+        integrator: &Explicit,
+        loads: &Loads,
+        state: &mut State<T>,
+        steps: usize,
+        full_sync: bool,
+        times: &mut StepTimes,
+    ) -> Result<usize> {
+        let _ = full_sync;
+        if integrator.damping > 0.0 {
+            let backend = self.as_backend();
+            return Ok((0..steps)
+                .map(|_| integrator.step(state, loads, backend, times))
+                .sum());
+        }
+        fused::advance(self, integrator, loads, state, steps, times)
+    }
+
     fn name(&self) -> &'static str {
         "cpu-loop-partitioned"
     }

@@ -14,6 +14,7 @@
 
 pub mod backend;
 pub mod emulate;
+mod fused;
 mod parts;
 pub mod plan;
 pub(crate) mod slabs;

@@ -24,12 +24,13 @@
 //! The time loop runs on the host (`Explicit::step`, with rayon); the state lives in host
 //! memory, which is what lets the model exceed the device.
 
+use super::fused::{self, scatter_update, FusedForces, Update};
 use super::parts::Part;
 use super::slabs::SlabCounts;
 use super::{partition, usage, Subdomain};
 use crate::backend::coefficients::lps_coefficients;
 use crate::backend::gpu_loop::{full_volume, law_params, precision_of, Kernels};
-use crate::backend::{Backend, GpuLoop};
+use crate::backend::{AsBackend, Backend, GpuLoop};
 use crate::gpu::device::driver_error;
 use crate::gpu::layout::SlicedLayout;
 use crate::gpu::params::BondParams;
@@ -39,6 +40,9 @@ use crate::gpu::pinned::{
 use crate::gpu::Gpu;
 use crate::material::Law;
 use crate::setup::Problem;
+use crate::solver::explicit::{Explicit, StepTimes};
+use crate::solver::loads::Loads;
+use crate::solver::State;
 use crate::{Error, Real, Result};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
 use rayon::prelude::*;
@@ -329,6 +333,8 @@ struct Engine<T: Real> {
     pair: Vec<T>,
     /// Strain energy summed by the last energy pass, J.
     energy: f64,
+    /// The displacement the fused explicit update drifts into (swapped with the state's).
+    u_next: Vec<T>,
     times: StreamTimes,
     budget: Option<u64>,
     allocated: usize,
@@ -379,10 +385,7 @@ impl<T: Real> GpuStreamed<T> {
         let sizes = Sizes::of(&parts);
         let slot_bytes = sizes.slot_bytes(dim, std::mem::size_of::<T>(), lps);
         // (finish pending frees, e.g. of the neighbour search, so "before" is what stays)
-        gpu.stream()
-            .context()
-            .synchronize()
-            .map_err(driver_error)?;
+        gpu.stream().context().synchronize().map_err(driver_error)?;
         let (free, total) = gpu.memory_info()?;
         let limit = budget.map_or(free, |b| (b as usize).min(free));
         let active = parts.iter().filter(|p| p.owned() > 0).count().max(1);
@@ -459,6 +462,7 @@ impl<T: Real> GpuStreamed<T> {
             theta: vec![T::zero(); if lps { n } else { 0 }],
             pair: vec![T::zero(); if lps { 2 * n } else { 0 }],
             energy: 0.0,
+            u_next: Vec::new(),
             times: StreamTimes::default(),
             budget,
             allocated,
@@ -584,10 +588,7 @@ fn scatter<T: Copy + Send + Sync>(local: &[T], nodes: &[usize], per: usize, glob
         });
 }
 
-/// A raw pointer that may cross threads (distinct-index writes in [`scatter`]).
-struct SendPtr<T>(*mut T);
-unsafe impl<T> Send for SendPtr<T> {}
-unsafe impl<T> Sync for SendPtr<T> {}
+use super::fused::SendPtr;
 
 impl<T: Real> Engine<T> {
     /// Kernel parameters of subdomain `s` on slot `k`.
@@ -629,6 +630,17 @@ impl<T: Real> Engine<T> {
     /// Run `pass` over every subdomain owning nodes: inputs from `u` (and the exchanged
     /// dilatations), results into `out` (forces: `d n`; damage: `n`; otherwise unused).
     fn pass(&mut self, pass: Pass, u: &[T], out: &mut [T]) -> Result<()> {
+        self.pass_with(pass, u, out, None)
+    }
+
+    /// [`Engine::pass`], with the explicit update fused into the scatter of the forces.
+    fn pass_with(
+        &mut self,
+        pass: Pass,
+        u: &[T],
+        out: &mut [T],
+        mut update: Option<&mut Update<'_, T>>,
+    ) -> Result<()> {
         let active: Vec<usize> = (0..self.parts.len())
             .filter(|&s| self.parts[s].owned() > 0)
             .collect();
@@ -640,14 +652,14 @@ impl<T: Real> Engine<T> {
                 Residency::Streamed => idx % nslots,
             };
             if let Some((prev, prev_pass)) = self.slots[k].pending.take() {
-                self.finish(k, prev, prev_pass, out)?;
+                self.finish(k, prev, prev_pass, out, update.as_deref_mut())?;
             }
             self.stage_inputs(k, s, pass, u);
             self.enqueue(k, s, pass)?;
         }
         for k in 0..nslots {
             if let Some((prev, prev_pass)) = self.slots[k].pending.take() {
-                self.finish(k, prev, prev_pass, out)?;
+                self.finish(k, prev, prev_pass, out, update.as_deref_mut())?;
             }
         }
         Ok(())
@@ -767,7 +779,14 @@ impl<T: Real> Engine<T> {
     }
 
     /// Wait for subdomain `s`'s work on slot `k`, add its timings, and scatter its results.
-    fn finish(&mut self, k: usize, s: usize, pass: Pass, out: &mut [T]) -> Result<()> {
+    fn finish(
+        &mut self,
+        k: usize,
+        s: usize,
+        pass: Pass,
+        out: &mut [T],
+        update: Option<&mut Update<'_, T>>,
+    ) -> Result<()> {
         let slot = &self.slots[k];
         let ev = &slot.events;
         ev[5].synchronize().map_err(driver_error)?;
@@ -779,7 +798,10 @@ impl<T: Real> Engine<T> {
         let sub = &self.parts[s].sub;
         let owned = sub.owned_nodes();
         match pass {
-            Pass::Forces { .. } => scatter(&slot.out, owned, d, out),
+            Pass::Forces { .. } => match update {
+                Some(up) => scatter_update(&slot.out, owned, d, out, up),
+                None => scatter(&slot.out, owned, d, out),
+            },
             Pass::Dilatation { .. } => {
                 scatter(&slot.out, owned, 1, &mut self.theta);
                 scatter(&slot.pair_out, owned, 2, &mut self.pair);
@@ -805,11 +827,22 @@ impl<T: Real> Engine<T> {
 
     /// Forces at `u` into `force`, breaking bonds first with `check`; the bonds broken.
     fn forces(&mut self, u: &[T], force: &mut [T], check: bool) -> Result<usize> {
+        self.forces_with(u, force, check, None)
+    }
+
+    /// [`Engine::forces`] with the explicit update fused into the scatter.
+    fn forces_with(
+        &mut self,
+        u: &[T],
+        force: &mut [T],
+        check: bool,
+        update: Option<&mut Update<'_, T>>,
+    ) -> Result<usize> {
         let t0 = Instant::now();
         if self.lps {
             self.pass(Pass::Dilatation { check }, u, force)?;
         }
-        self.pass(Pass::Forces { check }, u, force)?;
+        self.pass_with(Pass::Forces { check }, u, force, update)?;
         let broken = self.read_broken()?;
         self.times.force_evaluations += 1;
         self.times.wall += t0.elapsed().as_secs_f64();
@@ -872,6 +905,22 @@ impl<T: Real> Engine<T> {
             hidden_seconds_per_evaluation: ((t.compute + t.copy_in + t.copy_out - t.wall) / e)
                 .max(0.0),
         }
+    }
+}
+
+impl<T: Real> FusedForces<T> for Engine<T> {
+    fn forces_with(
+        &mut self,
+        u: &[T],
+        force: &mut [T],
+        check: bool,
+        update: Option<&mut Update<'_, T>>,
+    ) -> Result<usize> {
+        Engine::forces_with(self, u, force, check, update)
+    }
+
+    fn u_next(&mut self) -> &mut Vec<T> {
+        &mut self.u_next
     }
 }
 
@@ -959,6 +1008,26 @@ impl<T: Real> Backend<T> for GpuStreamed<T> {
 
     fn stream_report(&self) -> Option<StreamReport> {
         Some(self.report())
+    }
+
+    fn advance_explicit(
+        &mut self,
+        integrator: &Explicit,
+        loads: &Loads,
+        state: &mut State<T>,
+        steps: usize,
+        full_sync: bool,
+        times: &mut StepTimes,
+    ) -> Result<usize> {
+        let _ = full_sync; // the state is always on the host
+        if integrator.damping > 0.0 {
+            // (the damped step needs the half-step velocity of every dof first)
+            let backend = self.as_backend();
+            return Ok((0..steps)
+                .map(|_| integrator.step(state, loads, backend, times))
+                .sum());
+        }
+        fused::advance(&mut *self.lock(), integrator, loads, state, steps, times)
     }
 }
 

@@ -310,3 +310,70 @@ pub fn explicit_run(problem: &Problem, backend: &mut dyn Backend<f64>) -> (State
         .sum();
     (state, broken)
 }
+
+/// A pre-cracked 2D bar with a fixed end, a displacement-ramped end, and a velocity and a body
+/// force on its top edge: every kind of condition an explicit step treats, with bonds
+/// breaking within 40 steps.
+pub fn conditions_bar() -> Problem {
+    let text = format!(
+        "{}critical_stretch = 0.002\n[discretization]\ndimension = \"plane-stress\"\n\
+         thickness = 1e-3\ndx = 1e-3\nhorizon_factor = 3.015\n[geometry]\n\
+         box = [{{ min = [0, 0], max = [0.059, 0.011] }}]\n\
+         [[precrack]]\nstart = [-0.001, 0.0055]\nend = [0.025, 0.0055]\n\
+         [[region]]\nname = \"left\"\nshape = \"edge\"\nside = \"-x\"\ndepth_dx = 3\n\
+         [[region]]\nname = \"right\"\nshape = \"edge\"\nside = \"+x\"\ndepth_dx = 3\n\
+         [[region]]\nname = \"top\"\nshape = \"edge\"\nside = \"+y\"\ndepth_dx = 2\n\
+         [[boundary]]\nregion = \"left\"\nkind = \"fixed\"\n\
+         [[boundary]]\nregion = \"right\"\nkind = \"displacement\"\nx = 2e-4\n\
+         ramp = \"linear\"\nramp_steps = 30\n\
+         [[boundary]]\nregion = \"top\"\nkind = \"velocity\"\ny = 3.0\n\
+         [[boundary]]\nregion = \"top\"\nkind = \"body-force\"\nx = 5e9\n\
+         [solver]\nkind = \"explicit\"\nsteps = 40\n",
+        material("pmb", None)
+    );
+    problem(&text, &[])
+}
+
+/// Undamped explicit steps through `backend.advance_explicit`, in calls of `chunks` steps
+/// (after `Explicit::start`): the final state and the bonds broken.
+pub fn chunked_run(
+    problem: &Problem,
+    backend: &mut dyn Backend<f64>,
+    chunks: &[usize],
+) -> (State<f64>, usize) {
+    let (dt, _, _) = choose_dt(problem).unwrap();
+    let integrator = Explicit {
+        dt,
+        density: problem.material.density,
+        damping: 0.0,
+        damage: true,
+    };
+    let loads = Loads::new(problem, dt);
+    let mut state = State::at_rest(problem.body.len() * problem.dim());
+    let mut times = StepTimes::default();
+    integrator.start(&mut state, &loads, backend);
+    let mut broken = 0;
+    for &steps in chunks {
+        broken += backend
+            .advance_explicit(&integrator, &loads, &mut state, steps, true, &mut times)
+            .unwrap();
+    }
+    (state, broken)
+}
+
+/// Two runs ended in the bitwise-same state with the same bonds broken.
+pub fn assert_same_run(
+    a: &State<f64>,
+    broken_a: usize,
+    b: &State<f64>,
+    broken_b: usize,
+    case: &str,
+) {
+    assert_eq!(a.step, b.step, "{case}: steps");
+    assert_eq!(broken_a, broken_b, "{case}: bonds broken");
+    assert_bitwise(&a.u, &b.u, &format!("{case}: displacement"));
+    assert_bitwise(&a.v, &b.v, &format!("{case}: velocity"));
+    assert_bitwise(&a.a, &b.a, &format!("{case}: acceleration"));
+    assert_bitwise(&a.f, &b.f, &format!("{case}: force"));
+    assert_eq!(a.time.to_bits(), b.time.to_bits(), "{case}: time");
+}

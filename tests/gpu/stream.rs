@@ -119,3 +119,31 @@ fn a_budget_run_stays_within_its_budget_and_reports_its_traffic() {
         "{b_gpu} vs {b_cpu} bonds broken"
     );
 }
+
+/// The explicit step fused into the scatter of the streamed forces (`advance_explicit`) ends
+/// bitwise where `Explicit::step` with the in-core `gpu-loop` force calls ends, over calls
+/// of uneven length, with every kind of condition and bonds breaking.
+#[test]
+fn fused_explicit_steps_on_the_gpu_equal_the_host_loop_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    let problem = common::conditions_bar();
+    let shared = Arc::new(problem.clone());
+    let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+    let (s_core, b_core) = common::explicit_run(&problem, &mut core);
+    assert!(b_core > 0, "the run breaks bonds");
+    for count in [3, 7] {
+        let mut part =
+            GpuStreamed::<f64>::new(shared.clone(), count, None, ResidencyRequest::Streamed)
+                .unwrap();
+        let (state, broken) = common::chunked_run(&problem, &mut part, &[7, 13, 1, 19]);
+        common::assert_same_run(
+            &state,
+            broken,
+            &s_core,
+            b_core,
+            &format!("{count} subdomains"),
+        );
+    }
+}

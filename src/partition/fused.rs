@@ -1,0 +1,170 @@
+//! The explicit time step of a partitioned backend with the update fused into the scatter of
+//! its forces: per owned dof, as its subdomain's forces arrive, the step's accelerate and
+//! kick and the next step's kick and drift, in the arithmetic of `Explicit::step`
+//! (undamped), so the results equal the host loop's bitwise while the host update overlaps
+//! the next subdomains' work (`stream.rs`; the CPU emulation, `emulate.rs`, runs the same
+//! code so CI checks it).
+
+use crate::solver::explicit::{Explicit, StepTimes};
+use crate::solver::loads::Loads;
+use crate::solver::State;
+use crate::{Real, Result};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// A raw pointer that may cross threads (writes to distinct indices).
+pub struct SendPtr<T>(pub *mut T);
+unsafe impl<T> Send for SendPtr<T> {}
+unsafe impl<T> Sync for SendPtr<T> {}
+
+/// A backend whose force evaluation can fuse the update into its scatter.
+pub trait FusedForces<T> {
+    /// Forces at `u` into `force` (breaking bonds first with `check`), with `update` done
+    /// per owned dof as its force is written; the bonds broken.
+    fn forces_with(
+        &mut self,
+        u: &[T],
+        force: &mut [T],
+        check: bool,
+        update: Option<&mut Update<'_, T>>,
+    ) -> Result<usize>;
+
+    /// The second displacement array the update drifts into (kept between calls).
+    fn u_next(&mut self) -> &mut Vec<T>;
+}
+
+/// The explicit update fused into the scatter of a force pass ([`advance`]): per
+/// dof of an owned node, the step's accelerate and kick and, with `drift`, the next step's
+/// kick and drift into `u_next` for dofs without a kinematic condition, in the arithmetic of
+/// `Explicit::step` (undamped).
+pub struct Update<'a, T> {
+    pub v: &'a mut [T],
+    pub a: &'a mut [T],
+    pub b: &'a [T],
+    pub u: &'a [T],
+    pub u_next: &'a mut [T],
+    pub constrained: &'a [bool],
+    pub half: T,
+    pub dt: T,
+    pub rho: T,
+    pub drift: bool,
+}
+
+/// The scatter of forces of owned `nodes` (`d` values each, from `local`) into `f` with the update `up` of the same dofs.
+pub fn scatter_update<T: Real>(
+    local: &[T],
+    nodes: &[usize],
+    d: usize,
+    f: &mut [T],
+    up: &mut Update<'_, T>,
+) {
+    let n = f.len();
+    assert!(up.v.len() == n && up.a.len() == n && up.u_next.len() == n && up.b.len() == n);
+    assert!(nodes.iter().all(|&g| d * (g + 1) <= n));
+    let out = (
+        SendPtr(f.as_mut_ptr()),
+        SendPtr(up.v.as_mut_ptr()),
+        SendPtr(up.a.as_mut_ptr()),
+        SendPtr(up.u_next.as_mut_ptr()),
+    );
+    let (b, u, fixed) = (up.b, up.u, up.constrained);
+    let (half, dt, rho, drift) = (up.half, up.dt, up.rho, up.drift);
+    local[..d * nodes.len()]
+        .par_chunks(d * 1024)
+        .zip(nodes.par_chunks(1024))
+        .for_each(|(vals, chunk)| {
+            let (f, v, a, u_next) = (&out.0, &out.1, &out.2, &out.3);
+            for (k, &g) in chunk.iter().enumerate() {
+                for c in 0..d {
+                    let i = d * g + c;
+                    let fi = vals[d * k + c];
+                    // SAFETY: owned nodes are distinct, so each dof is written by one thread;
+                    // indices checked above.
+                    unsafe {
+                        *f.0.add(i) = fi;
+                        let ai = (fi + b[i]) * rho;
+                        *a.0.add(i) = ai;
+                        let mut vi = *v.0.add(i);
+                        vi += half * ai;
+                        if drift && !fixed[i] {
+                            vi += half * ai;
+                            *u_next.0.add(i) = u[i] + dt * vi;
+                        }
+                        *v.0.add(i) = vi;
+                    }
+                }
+            }
+        });
+}
+
+/// `steps` undamped explicit steps (`Explicit::step`, bitwise): the first step's kick
+/// and drift on the host, then per step one force evaluation whose scatter also does,
+/// per owned dof, the accelerate and kick and the next step's kick and drift (into a
+/// second displacement array: later subdomains of the pass still read this step's
+/// values), so the host update runs while the GPU streams; after the pass only the dofs
+/// with kinematic conditions are stepped, and the arrays swap.
+pub fn advance<T: Real, B: FusedForces<T> + ?Sized>(
+    backend: &mut B,
+    integrator: &Explicit,
+    loads: &Loads,
+    state: &mut State<T>,
+    steps: usize,
+    times: &mut StepTimes,
+) -> Result<usize> {
+    if steps == 0 {
+        return Ok(0);
+    }
+    let t0 = Instant::now();
+    let (dt, half) = (T::of(integrator.dt), T::of(0.5 * integrator.dt));
+    let rho = T::of(1.0 / integrator.density);
+    let fixed: Vec<usize> = loads
+        .constrained()
+        .iter()
+        .enumerate()
+        .filter_map(|(k, &c)| c.then_some(k))
+        .collect();
+    let mut u_next = std::mem::take(backend.u_next());
+    u_next.resize(state.u.len(), T::zero());
+    let t1 = integrator.kick_drift(state, loads);
+    loads.impose(t1, &mut state.u, &mut state.v);
+    times.update += t0.elapsed().as_secs_f64();
+    let mut broken = 0;
+    for step in 0..steps {
+        let drift = step + 1 < steps;
+        let t0 = Instant::now();
+        if loads.has_body_force() {
+            loads.body_force(state.time, &mut state.b);
+        }
+        let mut update = Update {
+            v: &mut state.v,
+            a: &mut state.a,
+            b: &state.b,
+            u: &state.u,
+            u_next: &mut u_next,
+            constrained: loads.constrained(),
+            half,
+            dt,
+            rho,
+            drift,
+        };
+        broken +=
+            backend.forces_with(&state.u, &mut state.f, integrator.damage, Some(&mut update))?;
+        times.forces += t0.elapsed().as_secs_f64();
+        let t0 = Instant::now();
+        loads.impose(state.time, &mut state.u, &mut state.v);
+        if drift {
+            let (t, t1) = (state.time, state.time + integrator.dt);
+            loads.step_velocity(t, t1, &state.u, &mut state.v);
+            for &k in &fixed {
+                u_next[k] = state.u[k] + dt * state.v[k];
+            }
+            std::mem::swap(&mut state.u, &mut u_next);
+            state.time = t1;
+            state.step += 1;
+            loads.impose(t1, &mut state.u, &mut state.v);
+        }
+        times.update += t0.elapsed().as_secs_f64();
+    }
+    *backend.u_next() = u_next;
+    Ok(broken)
+}
