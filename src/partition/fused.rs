@@ -36,11 +36,13 @@ pub trait FusedForces<T> {
 /// The explicit update fused into the scatter of a force pass ([`advance`]): per
 /// dof of an owned node, the step's accelerate and kick and, with `drift`, the next step's
 /// kick and drift into `u_next` for dofs without a kinematic condition, in the arithmetic of
-/// `Explicit::step` (undamped).
+/// `Explicit::step` (undamped). With `drift` the force and acceleration are not stored (the
+/// step after uses neither): a call's last step stores them, as the host loop leaves them.
 pub struct Update<'a, T> {
     pub v: &'a mut [T],
     pub a: &'a mut [T],
-    pub b: &'a [T],
+    /// The body force density, `None` where none acts (zero: not read).
+    pub b: Option<&'a [T]>,
     pub u: &'a [T],
     pub u_next: &'a mut [T],
     pub constrained: &'a [bool],
@@ -50,7 +52,8 @@ pub struct Update<'a, T> {
     pub drift: bool,
 }
 
-/// The scatter of forces of owned `nodes` (`d` values each, from `local`) into `f` with the update `up` of the same dofs.
+/// The scatter of forces of owned `nodes` (`d` values each, from `local`) into `f`, with the
+/// update `up` of the same dofs.
 pub fn scatter_update<T: Real>(
     local: &[T],
     nodes: &[usize],
@@ -59,7 +62,8 @@ pub fn scatter_update<T: Real>(
     up: &mut Update<'_, T>,
 ) {
     let n = f.len();
-    assert!(up.v.len() == n && up.a.len() == n && up.u_next.len() == n && up.b.len() == n);
+    assert!(up.v.len() == n && up.a.len() == n && up.u_next.len() == n);
+    assert!(up.b.is_none_or(|b| b.len() == n));
     assert!(nodes.iter().all(|&g| d * (g + 1) <= n));
     let out = (
         SendPtr(f.as_mut_ptr()),
@@ -81,12 +85,15 @@ pub fn scatter_update<T: Real>(
                     // SAFETY: owned nodes are distinct, so each dof is written by one thread;
                     // indices checked above.
                     unsafe {
-                        *f.0.add(i) = fi;
-                        let ai = (fi + b[i]) * rho;
-                        *a.0.add(i) = ai;
+                        // (f + 0) rounds as the host's f + b with b = 0 does
+                        let bi = b.map_or(T::zero(), |b| b[i]);
+                        let ai = (fi + bi) * rho;
                         let mut vi = *v.0.add(i);
                         vi += half * ai;
-                        if drift && !fixed[i] {
+                        if !drift {
+                            *f.0.add(i) = fi;
+                            *a.0.add(i) = ai;
+                        } else if !fixed[i] {
                             vi += half * ai;
                             *u_next.0.add(i) = u[i] + dt * vi;
                         }
@@ -138,7 +145,7 @@ pub fn advance<T: Real, B: FusedForces<T> + ?Sized>(
         let mut update = Update {
             v: &mut state.v,
             a: &mut state.a,
-            b: &state.b,
+            b: loads.has_body_force().then_some(&state.b[..]),
             u: &state.u,
             u_next: &mut u_next,
             constrained: loads.constrained(),
