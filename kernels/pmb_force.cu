@@ -11,7 +11,8 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     const Node<D> node = load_node<D>(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
     const real s_break = break_threshold(p, can_break);
-    BondWalk<PD_AHEAD> walk(p, i);
+    // (the deeper look-ahead only in the f32 plain loop: elsewhere it would spill)
+    typename WalkOf<D, PD_DEEP && PLAIN && sizeof(real) == 4>::type walk(p, i);
     Step t;
     real f[3] = {(real)0, (real)0, (real)0};
     u32 broken = 0;
@@ -19,7 +20,7 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     while (walk.next(p, t)) {
         if (!t.intact) continue;
         const u32 j = t.j;
-        const Bond bd = load_bond<D>(p, node, j);
+        const Bond bd = walk_bond<D>(walk, p, node, t);
         real s, scale, dir[3];
         if (LINEARIZED) {
             s = bond_extension<D>(bd) * bd.rx;
