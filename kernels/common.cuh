@@ -321,75 +321,80 @@ __device__ __forceinline__ Bond load_bond(const BondParams& p, const Node<D>& n,
     return make_bond<D>(n, gather<D>(p, j));
 }
 
-// A walk that gathers one bond further ahead (PD_PREFETCH=2): while bond k is computed, the
-// record and displacement of bond k + 1 and the index and status of bond k + 2 are loaded,
-// so each thread keeps two dependent loads in flight instead of one. Costs about 9 registers
-// (the gathered values of the next bond); used where they fit (the f32 plain PMB loop).
-template <int D>
-struct GatherWalk {
-    const u32* nb;
-    u8* st;
-    u32 k, end;
-    u32 j1, j2;  // neighbours of the next two bonds
-    u8 mu1, mu2;  // their status
-    Gather<D> g1;  // the next bond's gathered values (where intact)
-    Gather<D> cur;  // the current bond's
-    __device__ __forceinline__ GatherWalk(const BondParams& p, u32 i) {
-        const u64 begin = ld(p.slice_start + i / 32) + (i % 32);
-        nb = p.neighbors + begin;
-        st = p.mu + begin;
-        k = 0;
-        end = 32 * ld(p.lengths + i);
-        j1 = j2 = 0;
-        mu1 = mu2 = 0;
-        if (end != 0) {
-            j1 = ld(nb);
-            mu1 = st[0];
-        }
-        if (32 < end) {
-            j2 = ld(nb + 32);
-            mu2 = st[32];
-        }
-        g1 = Gather<D>{};
-        if (mu1 != 0) g1 = gather<D>(p, j1);
+// The status slot of step t (to mark its bond broken).
+template <bool AHEAD>
+__device__ __forceinline__ u8* status_slot(const BondWalk<AHEAD>& w, const BondParams&,
+                                           const Step& t) {
+    return w.st + t.k;
+}
+
+__device__ __forceinline__ u8* status_slot(const BondWalk<false>&, const BondParams& p,
+                                           const Step& t) {
+    return p.mu + t.b;
+}
+
+// Node i's intact bonds, `body(j, bond, status slot)` for each, with the look-ahead walk
+// (BondWalk): the neighbour index and status one bond ahead.
+template <int D, typename F>
+__device__ __forceinline__ void walk_bonds(const BondParams& p, u32 i, const Node<D>& node,
+                                           F&& body) {
+    BondWalk<PD_AHEAD> walk(p, i);
+    Step t;
+#pragma unroll 1
+    while (walk.next(p, t)) {
+        if (!t.intact) continue;
+        body(t.j, load_bond<D>(p, node, t.j), status_slot(walk, p, t));
     }
-    __device__ __forceinline__ bool next(const BondParams& p, Step& t) {
-        if (k >= end) return false;
-        t.k = k;
-        t.j = j1;
-        t.intact = mu1 != 0;
-        cur = g1;
+}
+
+// The same walk one step deeper (PD_PREFETCH=2): while bond k is computed, the record and
+// displacement of bond k + 1 and the index and status of bond k + 2 are loaded, so a thread
+// keeps two dependent gathers in flight instead of one. The gathered values alternate
+// between two buffers (no copies); about 8 more registers, so it is used only where they fit
+// (the f32 plain PMB loop).
+template <int D, typename F>
+__device__ __forceinline__ void walk_bonds_deep(const BondParams& p, u32 i, const Node<D>& node,
+                                                F&& body) {
+    const u64 begin = ld(p.slice_start + i / 32) + (i % 32);
+    const u32* nb = p.neighbors + begin;
+    u8* st = p.mu + begin;
+    const u32 end = 32 * ld(p.lengths + i);
+    u32 jc = 0, jn = 0;  // neighbours of the current and the next bond
+    u8 mc = 0, mn = 0;   // their status
+    if (end != 0) {
+        jc = ld(nb);
+        mc = st[0];
+    }
+    if (32 < end) {
+        jn = ld(nb + 32);
+        mn = st[32];
+    }
+    Gather<D> a = Gather<D>{}, b = Gather<D>{};
+    if (mc != 0) a = gather<D>(p, jc);
+    u32 k = 0;
+    // One bond: gather the next into `nxt`, load the index after it, compute the current.
+    auto step = [&](const Gather<D>& cur, Gather<D>& nxt) {
+        if (mn != 0) nxt = gather<D>(p, jn);
+        u32 jq = 0;
+        u8 mq = 0;
+        if (k + 64 < end) {
+            jq = ld(nb + k + 64);
+            mq = st[k + 64];
+        }
+        if (mc != 0) body(jc, make_bond<D>(node, cur), st + k);
         k += 32;
-        j1 = j2;
-        mu1 = mu2;
-        if (mu1 != 0) g1 = gather<D>(p, j1);
-        mu2 = 0;
-        if (k + 32 < end) {
-            j2 = ld(nb + k + 32);
-            mu2 = st[k + 32];
-        }
-        return true;
+        jc = jn;
+        mc = mn;
+        jn = jq;
+        mn = mq;
+        return k < end;
+    };
+#pragma unroll 1
+    while (k < end) {
+        if (!step(a, b)) break;
+        if (!step(b, a)) break;
     }
-    __device__ __forceinline__ void cut(const BondParams&, const Step& t) { st[t.k] = 0; }
-};
-
-// The bond of step t of a walk, seen from `node`.
-template <int D, bool AHEAD>
-__device__ __forceinline__ Bond walk_bond(const BondWalk<AHEAD>&, const BondParams& p,
-                                          const Node<D>& node, const Step& t) {
-    return load_bond<D>(p, node, t.j);
 }
-
-template <int D>
-__device__ __forceinline__ Bond walk_bond(const GatherWalk<D>& w, const BondParams&,
-                                          const Node<D>& node, const Step&) {
-    return make_bond<D>(node, w.cur);
-}
-
-// The walk of a loop: the gathering walk where DEEP, else BondWalk with the look-ahead.
-template <int D, bool DEEP> struct WalkOf { typedef BondWalk<PD_AHEAD> type; };
-template <int D> struct WalkOf<D, true> { typedef GatherWalk<D> type; };
-#define PD_DEEP (PD_PREFETCH >= 2)
 
 // Bond length exactly as the host's `bond_length` (f64, no contraction into FMA), for
 // quantities that must match it to the last bit (the partial-volume factor of damage).

@@ -11,16 +11,9 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     const Node<D> node = load_node<D>(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
     const real s_break = break_threshold(p, can_break);
-    // (the deeper look-ahead only in the f32 plain loop: elsewhere it would spill)
-    typename WalkOf<D, PD_DEEP && PLAIN && sizeof(real) == 4>::type walk(p, i);
-    Step t;
     real f[3] = {(real)0, (real)0, (real)0};
     u32 broken = 0;
-    #pragma unroll 1
-    while (walk.next(p, t)) {
-        if (!t.intact) continue;
-        const u32 j = t.j;
-        const Bond bd = walk_bond<D>(walk, p, node, t);
+    auto bond = [&](u32 j, const Bond& bd, u8* status) {
         real s, scale, dir[3];
         if (LINEARIZED) {
             s = bond_extension<D>(bd) * bd.rx;
@@ -33,12 +26,18 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
             for (int k = 0; k < 3; ++k) dir[k] = bd.xi[k] + bd.eta[k];
         }
         if (s > s_break && ld(p.no_fail + j) == 0) {
-            walk.cut(p, t);
+            *status = 0;
             ++broken;
-            continue;
+            return;
         }
         scale *= bond_weight<PD_LAW_PMB, PLAIN>(p, bd, i, j);
         for (int k = 0; k < D; ++k) f[k] += scale * dir[k];
+    };
+    // (the deeper look-ahead only in the f32 plain nonlinear loop: elsewhere it would spill)
+    if constexpr (PD_PREFETCH >= 2 && PLAIN && !LINEARIZED && sizeof(real) == 4) {
+        walk_bonds_deep<D>(p, i, node, bond);
+    } else {
+        walk_bonds<D>(p, i, node, bond);
     }
     store_force<D>(p, i, node, f);
     count_broken(p, broken);
