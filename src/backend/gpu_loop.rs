@@ -610,3 +610,19 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The f32 records are the f64 records less the centre, rounded once; volumes rounded.
+    #[test]
+    fn f32_records_are_the_f64_records_relative_to_the_centre() {
+        let records = [1.0, 2.0, 3.0, 0.5, 3.0, 4.0, 5.0, 0.1];
+        let f32s = node_records_f32(&records, [2.0, 3.0, 4.0]);
+        assert_eq!(f32s, [-1.0, -1.0, -1.0, 0.5, 1.0, 1.0, 1.0, 0.1f32]);
+        // far from the origin the difference is taken in f64 first
+        let far = node_records_f32(&[10.000_001, 0.0, 0.0, 1.0], [10.0, 0.0, 0.0]);
+        assert_eq!(far[0], (10.000_001f64 - 10.0) as f32);
+    }
+}
