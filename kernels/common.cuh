@@ -40,6 +40,7 @@ struct BondParams {
     const u32* lengths;            // n, family size of each node
     const u32* neighbors;          // per bond (sliced), neighbour
     const double* nodes;           // 4 n: reference position x, y, z (m), volume V (m^3)
+    const float* nodes_f32;        // 4 n, f32 kernels: x, y, z less the body's centre (m), V
     const double* horizon_volume;  // n, sum_j beta V_j (damage, surface correction)
     u8* mu;                        // per bond, status: 1 intact, 0 broken (0 in padding)
     const u8* no_fail;             // n, 1 where bonds never break
@@ -109,10 +110,14 @@ __device__ __forceinline__ BondRange bond_range(const BondParams& p, u32 i) {
 // step ahead, so their latency overlaps the current bond's loads and arithmetic instead of
 // adding to them (the bond loops are latency-bound: docs/results.md). PD_PREFETCH=0 (a
 // define the host can add, `src/gpu/kernels.rs`) walks without the look-ahead.
-//     BondWalk<true> w(p, i); Step t; while (w.next(p, t)) { if (!t.intact) continue; ... }
-// (AHEAD false: no look-ahead, for a kernel whose registers it would spill).
+//     BondWalk<true> w(p, i); Step t;
+//     while (w.next(p, t)) { if (!t.intact) continue; ... w.cut(p, t); ... }
+// (AHEAD false: no look-ahead, for a kernel whose registers it would spill). The walk keeps
+// the addresses of the node's first slot and a 32-bit slot offset (32 per bond), so a bond
+// costs one address computation per array instead of 64-bit index arithmetic.
 struct Step {
-    u64 b;        // device index of the bond
+    u32 k;        // slot offset of the bond from the node's first slot (look-ahead walk)
+    u64 b;        // device index of the bond (walk without look-ahead)
     u32 j;        // neighbour
     bool intact;  // status
 };
@@ -128,38 +133,58 @@ struct Step {
 
 template <bool AHEAD>
 struct BondWalk {
-    u64 b, end;
-    u32 j;
+    const u32* nb;  // the node's first slot in the neighbour array
+    u8* st;         // and in the status array
+    u32 k, end;     // next slot offset; 32 x family size
+    u32 j;          // the next bond's neighbour and status
     u8 mu;
+    __device__ __forceinline__ BondWalk(const BondParams& p, u32 i) {
+        const u64 begin = ld(p.slice_start + i / 32) + (i % 32);
+        nb = p.neighbors + begin;
+        st = p.mu + begin;
+        k = 0;
+        end = 32 * ld(p.lengths + i);
+        j = 0;
+        mu = 0;
+        if (end != 0) {
+            j = ld(nb);
+            mu = st[0];
+        }
+    }
+    __device__ __forceinline__ bool next(const BondParams&, Step& t) {
+        if (k >= end) return false;
+        t.k = k;
+        t.j = j;
+        t.intact = mu != 0;
+        k += 32;
+        if (k < end) {
+            j = ld(nb + k);
+            mu = st[k];
+        }
+        return true;
+    }
+    // Mark the bond of step t broken.
+    __device__ __forceinline__ void cut(const BondParams&, const Step& t) { st[t.k] = 0; }
+};
+
+// Without the look-ahead: one 64-bit slot index (fewer live registers than two addresses).
+template <>
+struct BondWalk<false> {
+    u64 b, end;
     __device__ __forceinline__ BondWalk(const BondParams& p, u32 i) {
         const BondRange r = bond_range(p, i);
         b = r.begin;
         end = r.end;
-        j = 0;
-        mu = 0;
-        if (AHEAD && b < end) {
-            j = ld(p.neighbors + b);
-            mu = p.mu[b];
-        }
     }
     __device__ __forceinline__ bool next(const BondParams& p, Step& t) {
         if (b >= end) return false;
         t.b = b;
-        if (AHEAD) {
-            t.j = j;
-            t.intact = mu != 0;
-            b += 32;
-            if (b < end) {
-                j = ld(p.neighbors + b);
-                mu = p.mu[b];
-            }
-        } else {
-            t.intact = p.mu[b] != 0;
-            t.j = t.intact ? ld(p.neighbors + b) : 0;
-            b += 32;
-        }
+        t.intact = p.mu[b] != 0;
+        t.j = t.intact ? ld(p.neighbors + b) : 0;
+        b += 32;
         return true;
     }
+    __device__ __forceinline__ void cut(const BondParams& p, const Step& t) { p.mu[t.b] = 0; }
 };
 
 // Two reals as one aligned vector load.
@@ -187,24 +212,60 @@ __device__ __forceinline__ Record load_record(const BondParams& p, u32 j) {
     return rec;
 }
 
+// What the bond loops read of a node: position and volume. The f64 kernels read the f64
+// record; the f32 kernels read the f32 record (one 16-byte load; positions relative to the
+// body's centre, so a bond vector is a difference of two f32 values, no conversion), unless
+// PD_F32_RECORDS=0 (the f64 record, converted per bond as before).
+#ifndef PD_F32_RECORDS
+#define PD_F32_RECORDS 1
+#endif
+#define PD_REAL_RECORDS (sizeof(real) == 4 && PD_F32_RECORDS != 0)
+
+template <bool F32> struct PosType { typedef double type; };
+template <> struct PosType<true> { typedef float type; };
+typedef PosType<PD_REAL_RECORDS>::type pos_t;
+
+struct Site {
+    pos_t x[3];
+    pos_t vol;
+};
+
+template <int D>
+__device__ __forceinline__ Site load_site(const BondParams& p, u32 j) {
+    Site s;
+    if constexpr (PD_REAL_RECORDS) {
+        const float4 r = ld(reinterpret_cast<const float4*>(p.nodes_f32) + j);
+        s.x[0] = r.x;
+        s.x[1] = r.y;
+        s.x[2] = D == 3 ? r.z : 0.0f;
+        s.vol = r.w;
+    } else {
+        const Record rec = load_record<D>(p, j);
+        for (int k = 0; k < 3; ++k) s.x[k] = rec.x[k];
+        s.vol = rec.vol;
+    }
+    return s;
+}
+
 // The thread's own node: reference position and displacement, loaded once (components
 // beyond D are zero and never used).
 template <int D>
 struct Node {
-    double pos[3];
+    pos_t pos[3];
     real u[3];
 };
 
 template <int D>
 __device__ __forceinline__ Node<D> load_node(const BondParams& p, u32 i) {
     Node<D> n;
-    const Record rec = load_record<D>(p, i);
-    for (int k = 0; k < 3; ++k) n.pos[k] = rec.x[k];
+    const Site s = load_site<D>(p, i);
+    for (int k = 0; k < 3; ++k) n.pos[k] = s.x[k];
     for (int k = 0; k < 3; ++k) n.u[k] = k < D ? ld(p.u + (u64)D * i + k) : (real)0;
     return n;
 }
 
-// One bond i -> j seen from node i: xi (the difference of the f64 positions, then rounded),
+// One bond i -> j seen from node i: xi (the difference of the positions, rounded to the
+// precision; f32 kernels: of the f32 positions),
 // its length x and 1 / x, eta = u_j - u_i, and V_j (components beyond D are zero).
 struct Bond {
     real xi[3];
@@ -226,31 +287,125 @@ __device__ __forceinline__ real dot(const real a[3], const real b[3]) {
 __device__ __forceinline__ float inv_sqrt(float a) { return rsqrtf(a); }
 __device__ __forceinline__ double inv_sqrt(double a) { return rsqrt(a); }
 
+// What a bond reads of its neighbour j: record and displacement.
 template <int D>
-__device__ __forceinline__ Bond load_bond(const BondParams& p, const Node<D>& n, u32 j) {
+struct Gather {
+    Site s;
+    real u[3];
+};
+
+template <int D>
+__device__ __forceinline__ Gather<D> gather(const BondParams& p, u32 j) {
+    Gather<D> g;
+    g.s = load_site<D>(p, j);
+    for (int k = 0; k < 3; ++k) g.u[k] = k < D ? ld(p.u + (u64)D * j + k) : (real)0;
+    return g;
+}
+
+template <int D>
+__device__ __forceinline__ Bond make_bond(const Node<D>& n, const Gather<D>& g) {
     Bond b;
-    const Record rec = load_record<D>(p, j);
     for (int k = 0; k < 3; ++k) {
-        b.xi[k] = k < D ? (real)(rec.x[k] - n.pos[k]) : (real)0;
-        b.eta[k] = k < D ? ld(p.u + (u64)D * j + k) - n.u[k] : (real)0;
+        b.xi[k] = k < D ? (real)(g.s.x[k] - n.pos[k]) : (real)0;
+        b.eta[k] = k < D ? g.u[k] - n.u[k] : (real)0;
     }
-    b.vol = (real)rec.vol;
+    b.vol = (real)g.s.vol;
     const real x2 = dot<D>(b.xi, b.xi);
     b.rx = inv_sqrt(x2);
     b.x = x2 * b.rx;
     return b;
 }
 
+template <int D>
+__device__ __forceinline__ Bond load_bond(const BondParams& p, const Node<D>& n, u32 j) {
+    return make_bond<D>(n, gather<D>(p, j));
+}
+
+// The status slot of step t (to mark its bond broken).
+template <bool AHEAD>
+__device__ __forceinline__ u8* status_slot(const BondWalk<AHEAD>& w, const BondParams&,
+                                           const Step& t) {
+    return w.st + t.k;
+}
+
+__device__ __forceinline__ u8* status_slot(const BondWalk<false>&, const BondParams& p,
+                                           const Step& t) {
+    return p.mu + t.b;
+}
+
+// Node i's intact bonds, `body(j, bond, status slot)` for each, with the look-ahead walk
+// (BondWalk): the neighbour index and status one bond ahead.
+template <int D, typename F>
+__device__ __forceinline__ void walk_bonds(const BondParams& p, u32 i, const Node<D>& node,
+                                           F&& body) {
+    BondWalk<PD_AHEAD> walk(p, i);
+    Step t;
+#pragma unroll 1
+    while (walk.next(p, t)) {
+        if (!t.intact) continue;
+        body(t.j, load_bond<D>(p, node, t.j), status_slot(walk, p, t));
+    }
+}
+
+// The same walk one step deeper (PD_PREFETCH=2): while bond k is computed, the record and
+// displacement of bond k + 1 and the index and status of bond k + 2 are loaded, so a thread
+// keeps two dependent gathers in flight instead of one. The gathered values alternate
+// between two buffers (no copies); about 8 more registers, so it is used only where they fit
+// (the f32 plain PMB loop).
+template <int D, typename F>
+__device__ __forceinline__ void walk_bonds_deep(const BondParams& p, u32 i, const Node<D>& node,
+                                                F&& body) {
+    const u64 begin = ld(p.slice_start + i / 32) + (i % 32);
+    const u32* nb = p.neighbors + begin;
+    u8* st = p.mu + begin;
+    const u32 end = 32 * ld(p.lengths + i);
+    u32 jc = 0, jn = 0;  // neighbours of the current and the next bond
+    u8 mc = 0, mn = 0;   // their status
+    if (end != 0) {
+        jc = ld(nb);
+        mc = st[0];
+    }
+    if (32 < end) {
+        jn = ld(nb + 32);
+        mn = st[32];
+    }
+    Gather<D> a = Gather<D>{}, b = Gather<D>{};
+    if (mc != 0) a = gather<D>(p, jc);
+    u32 k = 0;
+    // One bond: gather the next into `nxt`, load the index after it, compute the current.
+    auto step = [&](const Gather<D>& cur, Gather<D>& nxt) {
+        if (mn != 0) nxt = gather<D>(p, jn);
+        u32 jq = 0;
+        u8 mq = 0;
+        if (k + 64 < end) {
+            jq = ld(nb + k + 64);
+            mq = st[k + 64];
+        }
+        if (mc != 0) body(jc, make_bond<D>(node, cur), st + k);
+        k += 32;
+        jc = jn;
+        mc = mn;
+        jn = jq;
+        mn = mq;
+        return k < end;
+    };
+#pragma unroll 1
+    while (k < end) {
+        if (!step(a, b)) break;
+        if (!step(b, a)) break;
+    }
+}
+
 // Bond length exactly as the host's `bond_length` (f64, no contraction into FMA), for
 // quantities that must match it to the last bit (the partial-volume factor of damage).
 // In 2D the z coordinates are zero, so the host's third term adds nothing.
 template <int D>
-__device__ __forceinline__ double exact_length(const Node<D>& n, const Record& r) {
-    const double a0 = __dsub_rn(r.x[0], n.pos[0]);
-    const double a1 = __dsub_rn(r.x[1], n.pos[1]);
+__device__ __forceinline__ double exact_length(const Record& n, const Record& r) {
+    const double a0 = __dsub_rn(r.x[0], n.x[0]);
+    const double a1 = __dsub_rn(r.x[1], n.x[1]);
     double s = __dadd_rn(__dmul_rn(a0, a0), __dmul_rn(a1, a1));
     if (D == 3) {
-        const double a2 = __dsub_rn(r.x[2], n.pos[2]);
+        const double a2 = __dsub_rn(r.x[2], n.x[2]);
         s = __dadd_rn(s, __dmul_rn(a2, a2));
     }
     return sqrt(s);
@@ -288,6 +443,13 @@ __device__ __forceinline__ bool breaks(const BondParams& p, u32 j, real s) {
     return s > PD_CONST(p, critical_stretch) && ld(p.no_fail + j) == 0;
 }
 
+// The stretch above which node i's bonds break: s0 where they can (`can_break`: bonds are
+// checked and i is not in a no-fail zone), else +inf; then a bond i -> j breaks where
+// s > threshold and j is not in a no-fail zone, one compare per bond in the loop.
+__device__ __forceinline__ real break_threshold(const BondParams& p, bool can_break) {
+    return can_break ? PD_CONST(p, critical_stretch) : (real)__int_as_float(0x7f800000);
+}
+
 // Partial-volume factor beta of a bond of length x (theory.md section 1), as the host's
 // `partial_volume` in the kernel's precision.
 __device__ __forceinline__ real partial_volume(const BondParams& p, real x) {
@@ -306,9 +468,19 @@ __device__ __forceinline__ double partial_volume_exact(const BondParams& p, doub
 // The bond weight of `src/backend/coefficients.rs`, recomputed per bond instead of stored:
 // PMB c lambda beta V_j (lambda = 2 V_full / (V_h,i + V_h,j) with surface correction, else 1),
 // LPS omega(x) beta V_j. The horizon volumes of i and j are read only with the correction.
+// LAW: PD_LAW_PMB or PD_LAW_LPS where the kernel knows its law at compile time (the other
+// law's code leaves the loop), PD_LAW_ANY to test p.lps; PLAIN (PMB): the kernel has checked
+// that the model has neither partial volumes nor the surface correction. The weight is the
+// same number either way (beta V_j = 1 x V_j exactly).
+#define PD_LAW_ANY 0
+#define PD_LAW_PMB 1
+#define PD_LAW_LPS 2
+template <int LAW, bool PLAIN = false>
 __device__ __forceinline__ real bond_weight(const BondParams& p, const Bond& b, u32 i, u32 j) {
+    // (PLAIN: no partial volumes and no surface correction, beta = lambda = 1)
+    if (PLAIN && LAW == PD_LAW_PMB) return PD_CONST(p, micromodulus) * b.vol;
     const real bv = partial_volume(p, b.x) * b.vol;
-    if (p.lps != 0) {
+    if (LAW == PD_LAW_LPS || (LAW == PD_LAW_ANY && p.lps != 0)) {
         const real omega = p.omega_delta_over_x != 0 ? PD_CONST(p, delta) / b.x : (real)1;
         return omega * bv;
     }

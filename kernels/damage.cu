@@ -31,7 +31,7 @@ PD_BOND_ENTRY_UNCAPPED(break_bonds, break_bonds_node)
 // volumes), rounded to the precision.
 template <int D>
 __device__ __forceinline__ void damage_node(const BondParams& p, u32 i) {
-    const Node<D> node = load_node<D>(p, i);
+    const Record node = load_record<D>(p, i);
     const BondRange r = bond_range(p, i);
     double intact = 0.0;
     for (u64 b = r.begin; b < r.end; b += 32) {
@@ -62,7 +62,7 @@ __device__ __forceinline__ void strain_energy_node(const BondParams& p, u32 i) {
         const u32 j = ld(p.neighbors + b);
         const Bond bd = load_bond<D>(p, node, j);
         const double x = (double)bd.x;
-        const double wb = (double)bond_weight(p, bd, i, j);
+        const double wb = (double)bond_weight<PD_LAW_ANY>(p, bd, i, j);
         if (lps) {
             const double ed = (double)bond_extension<D>(bd) - theta_i * x / d;
             w += 0.5 * alpha_i * wb * ed * ed;

@@ -8,21 +8,23 @@ template <int D>
 __device__ __forceinline__ void lps_dilatation_node(const BondParams& p, u32 i) {
     const Node<D> node = load_node<D>(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
+    const real s_break = break_threshold(p, can_break);
     BondWalk<PD_AHEAD> walk(p, i);
     Step t;
     real s = (real)0;
     u32 broken = 0;
+    #pragma unroll 1
     while (walk.next(p, t)) {
         if (!t.intact) continue;
         const u32 j = t.j;
         const Bond bd = load_bond<D>(p, node, j);
         const real e = bond_extension<D>(bd);
-        if (can_break && breaks(p, j, e * bd.rx)) {
-            p.mu[t.b] = 0;
+        if (e * bd.rx > s_break && ld(p.no_fail + j) == 0) {
+            walk.cut(p, t);
             ++broken;
             continue;
         }
-        s += bond_weight(p, bd, i, j) * bd.x * e;
+        s += bond_weight<PD_LAW_LPS>(p, bd, i, j) * bd.x * e;
     }
     const real theta = ld(p.d_over_m + i) * s;
     p.theta[i] = theta;

@@ -11,10 +11,13 @@ __device__ __forceinline__ void lps_force_node(const BondParams& p, u32 i) {
     const real ptheta_i = ld(p.pcoef + i) * ld(p.theta + i);
     typedef typename Pair<real>::type pair;
     const pair* pairs = reinterpret_cast<const pair*>(p.lps_pair);
-    // (the look-ahead would spill registers in f64 under the 64-register cap)
-    BondWalk<PD_AHEAD && sizeof(real) == 4> walk(p, i);
+    // (in f64 the look-ahead and the law-specific weight would spill registers under the
+    // 64-register cap)
+    constexpr bool f32 = sizeof(real) == 4;
+    BondWalk<PD_AHEAD && f32> walk(p, i);
     Step t;
     real f[3] = {(real)0, (real)0, (real)0};
+    #pragma unroll 1
     while (walk.next(p, t)) {
         if (!t.intact) continue;
         const u32 j = t.j;
@@ -23,7 +26,7 @@ __device__ __forceinline__ void lps_force_node(const BondParams& p, u32 i) {
         const real t_ij = alpha_i * e + ptheta_i * bd.x;
         const pair q = ld(pairs + j);  // (alpha_j, p_j theta_j)
         const real t_ji = q.x * e + q.y * bd.x;
-        const real scale = bond_weight(p, bd, i, j) * (t_ij + t_ji) * bd.rx;
+        const real scale = bond_weight<f32 ? PD_LAW_LPS : PD_LAW_ANY>(p, bd, i, j) * (t_ij + t_ji) * bd.rx;
         for (int k = 0; k < D; ++k) f[k] += scale * bd.xi[k];
     }
     store_force<D>(p, i, node, f);

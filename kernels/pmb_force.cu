@@ -6,18 +6,14 @@
 // so the result equals a separate breaking pass). With p.update the explicit update of the
 // node's dofs is fused into the store (`store_force`).
 
-template <int D, bool LINEARIZED>
+template <int D, bool LINEARIZED, bool PLAIN>
 __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     const Node<D> node = load_node<D>(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
-    BondWalk<PD_AHEAD> walk(p, i);
-    Step t;
+    const real s_break = break_threshold(p, can_break);
     real f[3] = {(real)0, (real)0, (real)0};
     u32 broken = 0;
-    while (walk.next(p, t)) {
-        if (!t.intact) continue;
-        const u32 j = t.j;
-        const Bond bd = load_bond<D>(p, node, j);
+    auto bond = [&](u32 j, const Bond& bd, u8* status) {
         real s, scale, dir[3];
         if (LINEARIZED) {
             s = bond_extension<D>(bd) * bd.rx;
@@ -29,23 +25,43 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
             scale = s * ry;
             for (int k = 0; k < 3; ++k) dir[k] = bd.xi[k] + bd.eta[k];
         }
-        if (can_break && breaks(p, j, s)) {
-            p.mu[t.b] = 0;
+        if (s > s_break && ld(p.no_fail + j) == 0) {
+            *status = 0;
             ++broken;
-            continue;
+            return;
         }
-        scale *= bond_weight(p, bd, i, j);
+        scale *= bond_weight<PD_LAW_PMB, PLAIN>(p, bd, i, j);
         for (int k = 0; k < D; ++k) f[k] += scale * dir[k];
+    };
+    // (the deeper look-ahead only in the f32 plain nonlinear loop: elsewhere it would spill)
+    if constexpr (PD_PREFETCH >= 2 && PLAIN && !LINEARIZED && sizeof(real) == 4) {
+        walk_bonds_deep<D>(p, i, node, bond);
+    } else {
+        walk_bonds<D>(p, i, node, bond);
     }
     store_force<D>(p, i, node, f);
     count_broken(p, broken);
 }
 
 // The law as a compile-time choice too (fewer live registers in the bond loop).
-template <int D>
+template <int D, bool PLAIN>
 __device__ __forceinline__ void pmb_node(const BondParams& p, u32 i) {
-    if (p.linearized != 0) pmb_node_law<D, true>(p, i);
-    else pmb_node_law<D, false>(p, i);
+    if (p.linearized != 0) pmb_node_law<D, true, PLAIN>(p, i);
+    else pmb_node_law<D, false, PLAIN>(p, i);
 }
 
-PD_BOND_ENTRY(pmb_force, pmb_node)
+template <int D>
+__device__ __forceinline__ void pmb_node_any(const BondParams& p, u32 i) {
+    pmb_node<D, false>(p, i);
+}
+
+template <int D>
+__device__ __forceinline__ void pmb_node_plain(const BondParams& p, u32 i) {
+    pmb_node<D, true>(p, i);
+}
+
+// Any PMB model; and the models with neither partial volumes nor the surface correction
+// (the weight is c V_j: no per-bond tests). Separate entry points, so that each gets its own
+// register allocation (in one kernel the two loops made each other spill).
+PD_BOND_ENTRY(pmb_force, pmb_node_any)
+PD_BOND_ENTRY(pmb_force_plain, pmb_node_plain)

@@ -248,6 +248,31 @@ fn f32_forces_damage_and_energy_agree_with_cpu_loop() {
     forces_agree::<f32>(BackendKind::GpuLoop, 1e-5);
 }
 
+/// The f32 kernels read positions relative to the centre of the body (`node_records_f32` in
+/// `gpu_loop.rs`), so a body far from the origin agrees with cpu-loop as well as one around
+/// it (positions themselves rounded to f32 10 m out would be 6e-7 m off, 6e-4 of dx).
+#[test]
+fn f32_forces_agree_far_from_the_origin() {
+    if !have_gpu() {
+        return;
+    }
+    let (law, material, extra) = MATERIALS[0];
+    let mut p = common::problem(&model("3d", material, extra), &[]);
+    let shift = [10.0, -7.0, 3.0];
+    let body = &mut p.body;
+    for x in body
+        .positions
+        .iter_mut()
+        .chain([&mut body.bbox_min, &mut body.bbox_max])
+    {
+        for (c, s) in x.iter_mut().zip(shift) {
+            *c += s;
+        }
+    }
+    let name = format!("3d {law} f32, 10 m from the origin");
+    compare::<f32>(BackendKind::GpuLoop, &name, Arc::new(p), 1e-5);
+}
+
 #[test]
 fn gpu_matrix_f64_forces_damage_and_energy_agree_with_cpu_loop() {
     forces_agree::<f64>(BackendKind::GpuMatrix, 1e-12);

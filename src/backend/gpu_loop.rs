@@ -33,6 +33,8 @@ use std::sync::Arc;
 /// The kernels this backend launches.
 pub(crate) struct Kernels {
     pub pmb_force: CudaFunction,
+    /// PMB without partial volumes and surface correction (the weight is `c V_j`).
+    pub pmb_force_plain: CudaFunction,
     pub lps_dilatation: CudaFunction,
     pub lps_force: CudaFunction,
     pub break_bonds: CudaFunction,
@@ -45,6 +47,7 @@ impl Kernels {
         let f = |name: &str| gpu.function(precision, name);
         Ok(Kernels {
             pmb_force: f("pmb_force")?,
+            pmb_force_plain: f("pmb_force_plain")?,
             lps_dilatation: f("lps_dilatation")?,
             lps_force: f("lps_force")?,
             break_bonds: f("break_bonds")?,
@@ -67,6 +70,8 @@ pub struct GpuLoop<T: Real> {
     neighbors: CudaSlice<u32>,
     /// Node records `[x, y, z, V]`, m and m^3.
     nodes: CudaSlice<f64>,
+    /// In f32, the records the bond loops read: [`node_records_f32`] (one value in f64).
+    nodes_f32: CudaSlice<f32>,
     horizon_volume: CudaSlice<f64>,
     no_fail: CudaSlice<u8>,
     // Bond data.
@@ -98,10 +103,11 @@ pub struct GpuLoop<T: Real> {
 /// Device bytes of the GPU loop backend per node and per bond slot, for precision bytes `p`
 /// (`lps`: the state-based law's per-node arrays too).
 pub fn device_bytes_per(dim: usize, p: usize, lps: bool) -> (usize, usize) {
-    // record (position and volume) 32, horizon volume 8, no-fail 1, family size 4, theta and
-    // damage 2 p, energy 8, state u v a f b v_half u_next (7 d p), scratch u f (2 d p); LPS
-    // alpha, p, d/m and the (alpha, p theta) pair (5 p)
-    let node = 32 + 8 + 1 + 4 + 2 * p + 8 + 9 * dim * p + if lps { 5 * p } else { 0 };
+    // record (position and volume) 32, in f32 also the f32 record 16, horizon volume 8,
+    // no-fail 1, family size 4, theta and damage 2 p, energy 8, state u v a f b v_half u_next
+    // (7 d p), scratch u f (2 d p); LPS alpha, p, d/m and the (alpha, p theta) pair (5 p)
+    let record = if p == 4 { 32 + 16 } else { 32 };
+    let node = record + 8 + 1 + 4 + 2 * p + 8 + 9 * dim * p + if lps { 5 * p } else { 0 };
     // neighbour 4, status 1 (no weight: the kernels recompute it)
     (node, 4 + 1)
 }
@@ -126,6 +132,31 @@ pub(crate) fn node_records(body: &Body, nodes: impl Iterator<Item = usize>) -> V
         .flat_map(|i| {
             let x = body.positions[i];
             [x[0], x[1], x[2], body.volumes[i]]
+        })
+        .collect()
+}
+
+/// The point the f32 node records are relative to: the centre of the body's bounding box, m
+/// (the same for every subdomain of a body, so their records agree).
+pub(crate) fn record_centre(body: &Body) -> [f64; 3] {
+    std::array::from_fn(|k| 0.5 * (body.bbox_min[k] + body.bbox_max[k]))
+}
+
+/// The f32 node records `[x - cx, y - cy, z - cz, V]` (m, m^3) of the f64 records `records`
+/// ([`node_records`]) with `centre` ([`record_centre`]): what the f32 bond kernels read per
+/// node and per neighbour (one 16-byte load, no conversion). The differences are taken in f64
+/// and rounded once; relative to the centre the rounding of a position is at most 2^-24 of
+/// the body's half extent, the size of the rounding the f32 displacement already carries.
+pub(crate) fn node_records_f32(records: &[f64], centre: [f64; 3]) -> Vec<f32> {
+    records
+        .chunks_exact(4)
+        .flat_map(|r| {
+            [
+                (r[0] - centre[0]) as f32,
+                (r[1] - centre[1]) as f32,
+                (r[2] - centre[2]) as f32,
+                r[3] as f32,
+            ]
         })
         .collect()
 }
@@ -203,9 +234,9 @@ impl<T: Real> GpuLoop<T> {
         let lps = matches!(problem.material.law, Law::Lps { .. });
         let (node, bond) = device_bytes_per(problem.dim(), std::mem::size_of::<T>(), lps);
         let slices = layout.slice_start.len();
-        // slice starts, the two counters (bonds broken, reduction result), and up to 32 bytes
-        // of one-value placeholders for the arrays a law does not use
-        node * problem.body.len() + bond * layout.padded_len() + 8 * slices + 16 + 32
+        // slice starts, the two counters (bonds broken, reduction result), and up to 36 bytes
+        // of one-value placeholders for the arrays a law or precision does not use
+        node * problem.body.len() + bond * layout.padded_len() + 8 * slices + 16 + 36
     }
 
     fn upload(problem: Arc<Problem>, gpu: Arc<Gpu>, k: Kernels) -> Result<Self> {
@@ -223,6 +254,12 @@ impl<T: Real> GpuLoop<T> {
         // weight 0 and status broken.
         let neighbors = layout.to_device(&p.families.neighbors, 0);
         let nodes = node_records(&p.body, 0..n);
+        // (the f32 kernels' records; the f64 kernels read only `nodes`)
+        let nodes_f32 = if std::mem::size_of::<T>() == 4 {
+            node_records_f32(&nodes, record_centre(&p.body))
+        } else {
+            Vec::new()
+        };
         let no_fail: Vec<u8> = p.no_fail.iter().map(|&b| u8::from(b)).collect();
         let lps = matches!(p.material.law, Law::Lps { .. });
         let coef = lps.then(|| lps_coefficients(p));
@@ -238,6 +275,7 @@ impl<T: Real> GpuLoop<T> {
             lengths: upload(&gpu, &layout.lengths)?,
             neighbors: upload(&gpu, &neighbors)?,
             nodes: upload(&gpu, &nodes)?,
+            nodes_f32: upload(&gpu, &nodes_f32)?,
             horizon_volume: upload(&gpu, &p.bonds.horizon_volume)?,
             no_fail: upload(&gpu, &no_fail)?,
             mu: upload(&gpu, &layout.to_device(&p.initial_mu, 0))?,
@@ -277,6 +315,7 @@ impl<T: Real> GpuLoop<T> {
             lengths: addr(g, &self.lengths),
             neighbors: addr(g, &self.neighbors),
             nodes: addr(g, &self.nodes),
+            nodes_f32: addr(g, &self.nodes_f32),
             horizon_volume: addr(g, &self.horizon_volume),
             mu: addr(g, &self.mu),
             no_fail: addr(g, &self.no_fail),
@@ -313,7 +352,15 @@ impl<T: Real> GpuLoop<T> {
         // `u` and `force` address `d n` values.
         unsafe {
             match self.problem.material.law {
-                Law::Pmb { .. } => self.gpu.launch(&self.k.pmb_force, n, &params),
+                Law::Pmb { .. } => {
+                    let plain = params.partial_volume == 0 && params.surface_correction == 0;
+                    let k = if plain {
+                        &self.k.pmb_force_plain
+                    } else {
+                        &self.k.pmb_force
+                    };
+                    self.gpu.launch(k, n, &params)
+                }
                 Law::Lps { .. } => {
                     self.gpu.launch(&self.k.lps_dilatation, n, &params)?;
                     self.gpu.launch(&self.k.lps_force, n, &params)
@@ -488,6 +535,7 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.lengths.num_bytes(),
             self.neighbors.num_bytes(),
             self.nodes.num_bytes(),
+            self.nodes_f32.num_bytes(),
             self.horizon_volume.num_bytes(),
             self.no_fail.num_bytes(),
             self.mu.num_bytes(),
@@ -516,13 +564,15 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         );
         // One step of the device loop (`gpu_step.rs`, fused update): per bond the neighbour
         // index and the status byte (no weight); per node the record (position and volume,
-        // 32 bytes), family size, slice start share ignored, no-fail flag, and per dof u read,
+        // 32 bytes in f64, the f32 record's 16 in f32), family size, slice start share
+        // ignored, no-fail flag, and per dof u read,
         // b read, v read and written, u_next written (f and a are stored only on a call's last
         // step); LPS adds alpha, p, d/m read, theta written and read once more, and the
         // (alpha, p theta) pair written once and gathered once.
         // Padding of the sliced order not counted.
         let lps = matches!(self.problem.material.law, Law::Lps { .. });
-        let node = 4 * 8 + 4 + 1 + 5 * d * t + if lps { 5 * t + 2 * t } else { 0 };
+        let record = if t == 4 { 16 } else { 32 };
+        let node = record + 4 + 1 + 5 * d * t + if lps { 5 * t + 2 * t } else { 0 };
         nb * (4 + 1) + n * node
     }
 
@@ -558,5 +608,21 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.stepper.max_abs_displacement(state),
             "displacement check",
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The f32 records are the f64 records less the centre, rounded once; volumes rounded.
+    #[test]
+    fn f32_records_are_the_f64_records_relative_to_the_centre() {
+        let records = [1.0, 2.0, 3.0, 0.5, 3.0, 4.0, 5.0, 0.1];
+        let f32s = node_records_f32(&records, [2.0, 3.0, 4.0]);
+        assert_eq!(f32s, [-1.0, -1.0, -1.0, 0.5, 1.0, 1.0, 1.0, 0.1f32]);
+        // far from the origin the difference is taken in f64 first
+        let far = node_records_f32(&[10.000_001, 0.0, 0.0, 1.0], [10.0, 0.0, 0.0]);
+        assert_eq!(far[0], (10.000_001f64 - 10.0) as f32);
     }
 }

@@ -28,7 +28,7 @@ pub const STAGES: &[Stage] = &[
     Stage {
         file: "pmb_force.cu",
         source: include_str!("../../kernels/pmb_force.cu"),
-        entries: &["pmb_force"],
+        entries: &["pmb_force", "pmb_force_plain"],
     },
     Stage {
         file: "lps_dilatation.cu",

@@ -14,6 +14,9 @@ pub struct BondParams {
     pub neighbors: u64,
     /// Node records `[x, y, z, V]` (m, m^3), 4 doubles per node.
     pub nodes: u64,
+    /// f32 kernels: node records `[x - cx, y - cy, z - cz, V]` in f32 (positions relative
+    /// to the body's centre `c`), 4 floats per node; 0 in f64.
+    pub nodes_f32: u64,
     pub horizon_volume: u64,
     pub mu: u64,
     pub no_fail: u64,
@@ -197,7 +200,7 @@ mod tests {
     fn sizes_match_the_c_structs() {
         assert_eq!(
             std::mem::size_of::<BondParams>(),
-            22 * 8 + 10 * 8 + 10 * 4 + 2 * 8 + 6 * 4
+            23 * 8 + 10 * 8 + 10 * 4 + 2 * 8 + 6 * 4
         );
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
