@@ -2,7 +2,8 @@
 //! kernels read, in page-locked memory so its copies to the device are asynchronous.
 //!
 //! Per subdomain, one contiguous *static block* (what never changes during a run: the sliced
-//! families, node records, horizon volumes, no-fail flags and LPS coefficients of its owned
+//! families, node records (and in f32 their f32 copies relative to the body's centre, the
+//! same for every subdomain), horizon volumes, no-fail flags and LPS coefficients of its owned
 //! and halo nodes, each field 256-byte aligned) is copied with one call, and the bond status
 //! `mu` (changed by the kernels) is a pinned array of its own that travels both ways when the
 //! subdomain does not stay on the device.
@@ -11,7 +12,7 @@
 
 use super::Subdomain;
 use crate::backend::coefficients::LpsCoefficients;
-use crate::backend::gpu_loop::node_records;
+use crate::backend::gpu_loop::{node_records, node_records_f32, record_centre};
 use crate::gpu::layout::SlicedLayout;
 use crate::gpu::pinned::Pinned;
 use crate::gpu::Gpu;
@@ -28,6 +29,8 @@ pub struct Offsets {
     pub lengths: usize,
     pub neighbors: usize,
     pub records: usize,
+    /// f32 records relative to the body's centre (precision f32 only; empty in f64).
+    pub records_f32: usize,
     pub horizon_volume: usize,
     pub no_fail: usize,
     pub alpha: usize,
@@ -91,6 +94,7 @@ impl Part {
             lengths: p.field(4 * layout.lengths.len()),
             neighbors: p.field(4 * layout.padded_len()),
             records: p.field(32 * local),
+            records_f32: p.field(if t == 4 { 16 * local } else { 0 }),
             horizon_volume: p.field(8 * local),
             no_fail: p.field(local),
             alpha: p.field(per_node),
@@ -108,11 +112,16 @@ impl Part {
             o.neighbors,
             &layout.to_device(&sub.families.neighbors, 0),
         );
-        put(
-            &mut block,
-            o.records,
-            &node_records(&problem.body, sub.nodes.iter().copied()),
-        );
+        let records = node_records(&problem.body, sub.nodes.iter().copied());
+        put(&mut block, o.records, &records);
+        if t == 4 {
+            let centre = record_centre(&problem.body);
+            put(
+                &mut block,
+                o.records_f32,
+                &node_records_f32(&records, centre),
+            );
+        }
         let gather = |v: &[f64]| -> Vec<f64> { sub.nodes.iter().map(|&g| v[g]).collect() };
         put(
             &mut block,

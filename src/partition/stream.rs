@@ -205,8 +205,8 @@ impl Sizes {
 pub struct SlotCost {
     /// Per bond slot of the sliced order: neighbour index and status.
     pub per_bond: f64,
-    /// Per owned or halo node: record, horizon volume, no-fail flag, displacement; LPS
-    /// coefficients, dilatation and pair.
+    /// Per owned or halo node: record (f32 also its f32 copy), horizon volume, no-fail flag,
+    /// displacement; LPS coefficients, dilatation and pair.
     pub per_local: f64,
     /// Per owned node: family size, slice start share, force, damage, energy.
     pub per_owned: f64,
@@ -219,7 +219,10 @@ impl SlotCost {
         let (d, t) = (d as f64, t as f64);
         SlotCost {
             per_bond: 5.0,
-            per_local: 41.0 + d * t + if lps { 6.0 * t } else { 0.0 },
+            per_local: 41.0
+                + d * t
+                + if lps { 6.0 * t } else { 0.0 }
+                + if t == 4.0 { 16.0 } else { 0.0 },
             per_owned: 4.0 + 8.0 / 32.0 + d * t + t + 8.0,
             fixed: 16.0 * 256.0,
         }
@@ -603,6 +606,7 @@ impl<T: Real> Engine<T> {
             lengths: base + o.lengths as u64,
             neighbors: base + o.neighbors as u64,
             nodes: base + o.records as u64,
+            nodes_f32: base + o.records_f32 as u64,
             horizon_volume: base + o.horizon_volume as u64,
             no_fail: base + o.no_fail as u64,
             alpha: base + o.alpha as u64,
@@ -691,6 +695,10 @@ impl<T: Real> Engine<T> {
         let params = self.params(k, s, check);
         let kernel = match pass {
             Pass::Forces { .. } if lps => &self.k.lps_force,
+            // (the kernel without partial volumes and surface correction, as in core)
+            Pass::Forces { .. } if params.partial_volume == 0 && params.surface_correction == 0 => {
+                &self.k.pmb_force_plain
+            }
             Pass::Forces { .. } => &self.k.pmb_force,
             Pass::Dilatation { .. } => &self.k.lps_dilatation,
             Pass::Break => &self.k.break_bonds,

@@ -147,3 +147,48 @@ fn fused_explicit_steps_on_the_gpu_equal_the_host_loop_bitwise() {
         );
     }
 }
+
+/// In f32 the subdomains read the same f32 node records as in core (relative to the body's
+/// centre, one centre for every subdomain): forces and bond status equal in-core `gpu-loop`
+/// bitwise too.
+#[test]
+fn f32_subdomains_equal_in_core_gpu_loop_bitwise() {
+    use peridot::backend::Backend;
+    if !have_gpu() {
+        return;
+    }
+    for (law, dim) in [("pmb", "3d"), ("pmb", "plane-stress"), ("lps", "3d")] {
+        let problem = common::partition_bar(law, dim, 1);
+        let shared = Arc::new(problem.clone());
+        let n = problem.body.len() * problem.dim();
+        let u: Vec<f32> = common::random_vector(n, 1)
+            .iter()
+            .map(|x| (4e-6 * x) as f32)
+            .collect();
+        let mut core = GpuLoop::<f32>::new(shared.clone()).unwrap();
+        let (mut f_core, mut f_part) = (vec![0f32; n], vec![1f32; n]);
+        let broken = core.break_bonds_and_force(&u, &mut f_core);
+        assert!(broken > 0, "{law} {dim}: the field breaks bonds");
+        for count in [2, 5] {
+            let mut part =
+                GpuStreamed::<f32>::new(shared.clone(), count, None, ResidencyRequest::Streamed)
+                    .unwrap();
+            let case = format!("{law} {dim} f32, {count} subdomains");
+            assert_eq!(
+                part.break_bonds_and_force(&u, &mut f_part),
+                broken,
+                "{case}"
+            );
+            let same = f_part
+                .iter()
+                .zip(&f_core)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{case}: forces differ");
+            assert_eq!(
+                part.bond_status(),
+                core.bond_status(),
+                "{case}: bond status"
+            );
+        }
+    }
+}
