@@ -124,14 +124,12 @@ pub fn advance<T: Real, B: FusedForces<T> + ?Sized>(
     let t0 = Instant::now();
     let (dt, half) = (T::of(integrator.dt), T::of(0.5 * integrator.dt));
     let rho = T::of(1.0 / integrator.density);
-    let fixed: Vec<usize> = loads
-        .constrained()
-        .iter()
-        .enumerate()
-        .filter_map(|(k, &c)| c.then_some(k))
-        .collect();
+    let fixed = loads.constrained_dofs();
     let mut u_next = std::mem::take(backend.u_next());
-    u_next.resize(state.u.len(), T::zero());
+    if u_next.len() != state.u.len() {
+        // (zeroed pages from the allocator; the scatter threads touch them first)
+        u_next = vec![T::zero(); state.u.len()];
+    }
     let t1 = integrator.kick_drift(state, loads);
     loads.impose(t1, &mut state.u, &mut state.v);
     times.update += t0.elapsed().as_secs_f64();
@@ -162,7 +160,7 @@ pub fn advance<T: Real, B: FusedForces<T> + ?Sized>(
         if drift {
             let (t, t1) = (state.time, state.time + integrator.dt);
             loads.step_velocity(t, t1, &state.u, &mut state.v);
-            for &k in &fixed {
+            for &k in fixed {
                 u_next[k] = state.u[k] + dt * state.v[k];
             }
             std::mem::swap(&mut state.u, &mut u_next);

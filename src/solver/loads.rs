@@ -56,6 +56,8 @@ pub struct Loads {
     conditions: Vec<Condition>,
     /// Per dof: whether its displacement is prescribed (displacement, velocity or fixed).
     constrained: Vec<bool>,
+    /// The prescribed dofs as a list.
+    constrained_dofs: Vec<usize>,
 }
 
 impl Loads {
@@ -84,10 +86,12 @@ impl Loads {
                 }
             }
         }
+        let constrained_dofs = (0..constrained.len()).filter(|&k| constrained[k]).collect();
         Loads {
             dim,
             conditions,
             constrained,
+            constrained_dofs,
         }
     }
 
@@ -113,6 +117,11 @@ impl Loads {
     /// Per dof, whether its displacement is prescribed.
     pub fn constrained(&self) -> &[bool] {
         &self.constrained
+    }
+
+    /// The dofs whose displacement is prescribed, ascending.
+    pub fn constrained_dofs(&self) -> &[usize] {
+        &self.constrained_dofs
     }
 
     /// Whether any body force acts.
