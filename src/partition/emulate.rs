@@ -20,7 +20,7 @@
 
 use super::fused::{self, scatter_update, FusedForces, Update};
 use super::{partition, Subdomain};
-use crate::backend::{AsBackend, Backend, CpuLoop};
+use crate::backend::{Backend, CpuLoop};
 use crate::geometry::Body;
 use crate::material::{BondData, Law};
 use crate::neighbors::Families;
@@ -204,8 +204,12 @@ impl<T: Real> FusedForces<T> for PartitionedCpu<T> {
         Ok(self.forces_fused(u, force, check, update))
     }
 
-    fn u_next(&mut self) -> &mut Vec<T> {
-        &mut self.u_next
+    fn take_u_next(&mut self) -> Vec<T> {
+        std::mem::take(&mut self.u_next)
+    }
+
+    fn keep_u_next(&mut self, u_next: Vec<T>) {
+        self.u_next = u_next;
     }
 }
 
@@ -216,17 +220,10 @@ impl<T: Real> Backend<T> for PartitionedCpu<T> {
         loads: &Loads,
         state: &mut State<T>,
         steps: usize,
-        full_sync: bool,
+        _full_sync: bool,
         times: &mut StepTimes,
     ) -> Result<usize> {
-        let _ = full_sync;
-        if integrator.damping > 0.0 {
-            let backend = self.as_backend();
-            return Ok((0..steps)
-                .map(|_| integrator.step(state, loads, backend, times))
-                .sum());
-        }
-        fused::advance(self, integrator, loads, state, steps, times)
+        fused::advance_explicit(self, integrator, loads, state, steps, times)
     }
 
     fn name(&self) -> &'static str {

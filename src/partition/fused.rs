@@ -5,6 +5,7 @@
 //! the next subdomains' work (`stream.rs`; the CPU emulation, `emulate.rs`, runs the same
 //! code so CI checks it).
 
+use crate::backend::Backend;
 use crate::solver::explicit::{Explicit, StepTimes};
 use crate::solver::loads::Loads;
 use crate::solver::State;
@@ -18,7 +19,7 @@ unsafe impl<T> Send for SendPtr<T> {}
 unsafe impl<T> Sync for SendPtr<T> {}
 
 /// A backend whose force evaluation can fuse the update into its scatter.
-pub trait FusedForces<T> {
+pub trait FusedForces<T: Real>: Backend<T> {
     /// Forces at `u` into `force` (breaking bonds first with `check`), with `update` done
     /// per owned dof as its force is written; the bonds broken.
     fn forces_with(
@@ -29,8 +30,29 @@ pub trait FusedForces<T> {
         update: Option<&mut Update<'_, T>>,
     ) -> Result<usize>;
 
-    /// The second displacement array the update drifts into (kept between calls).
-    fn u_next(&mut self) -> &mut Vec<T>;
+    /// The second displacement array the update drifts into, kept between calls (taken
+    /// at the start of a call, given back at its end).
+    fn take_u_next(&mut self) -> Vec<T>;
+    fn keep_u_next(&mut self, u_next: Vec<T>);
+}
+
+/// `Backend::advance_explicit` of a partitioned backend: [`advance`], or the plain host
+/// loop for a damped run (its step needs every dof's half-step velocity first).
+pub fn advance_explicit<T: Real, B: FusedForces<T>>(
+    backend: &mut B,
+    integrator: &Explicit,
+    loads: &Loads,
+    state: &mut State<T>,
+    steps: usize,
+    times: &mut StepTimes,
+) -> Result<usize> {
+    if integrator.damping > 0.0 {
+        let plain = backend.as_backend();
+        return Ok((0..steps)
+            .map(|_| integrator.step(state, loads, plain, times))
+            .sum());
+    }
+    advance(backend, integrator, loads, state, steps, times)
 }
 
 /// The explicit update fused into the scatter of a force pass ([`advance`]): per
@@ -125,7 +147,7 @@ pub fn advance<T: Real, B: FusedForces<T> + ?Sized>(
     let (dt, half) = (T::of(integrator.dt), T::of(0.5 * integrator.dt));
     let rho = T::of(1.0 / integrator.density);
     let fixed = loads.constrained_dofs();
-    let mut u_next = std::mem::take(backend.u_next());
+    let mut u_next = backend.take_u_next();
     if u_next.len() != state.u.len() {
         // (zeroed pages from the allocator; the scatter threads touch them first)
         u_next = vec![T::zero(); state.u.len()];
@@ -170,6 +192,6 @@ pub fn advance<T: Real, B: FusedForces<T> + ?Sized>(
         }
         times.update += t0.elapsed().as_secs_f64();
     }
-    *backend.u_next() = u_next;
+    backend.keep_u_next(u_next);
     Ok(broken)
 }

@@ -30,7 +30,7 @@ use super::slabs::SlabCounts;
 use super::{partition, usage, Subdomain};
 use crate::backend::coefficients::lps_coefficients;
 use crate::backend::gpu_loop::{full_volume, law_params, precision_of, Kernels};
-use crate::backend::{AsBackend, Backend, GpuLoop};
+use crate::backend::{Backend, GpuLoop};
 use crate::gpu::device::driver_error;
 use crate::gpu::layout::SlicedLayout;
 use crate::gpu::params::BondParams;
@@ -916,7 +916,7 @@ impl<T: Real> Engine<T> {
     }
 }
 
-impl<T: Real> FusedForces<T> for Engine<T> {
+impl<T: Real> FusedForces<T> for GpuStreamed<T> {
     fn forces_with(
         &mut self,
         u: &[T],
@@ -924,11 +924,15 @@ impl<T: Real> FusedForces<T> for Engine<T> {
         check: bool,
         update: Option<&mut Update<'_, T>>,
     ) -> Result<usize> {
-        Engine::forces_with(self, u, force, check, update)
+        self.lock().forces_with(u, force, check, update)
     }
 
-    fn u_next(&mut self) -> &mut Vec<T> {
-        &mut self.u_next
+    fn take_u_next(&mut self) -> Vec<T> {
+        std::mem::take(&mut self.lock().u_next)
+    }
+
+    fn keep_u_next(&mut self, u_next: Vec<T>) {
+        self.lock().u_next = u_next;
     }
 }
 
@@ -1024,18 +1028,11 @@ impl<T: Real> Backend<T> for GpuStreamed<T> {
         loads: &Loads,
         state: &mut State<T>,
         steps: usize,
-        full_sync: bool,
+        _full_sync: bool,
         times: &mut StepTimes,
     ) -> Result<usize> {
-        let _ = full_sync; // the state is always on the host
-        if integrator.damping > 0.0 {
-            // (the damped step needs the half-step velocity of every dof first)
-            let backend = self.as_backend();
-            return Ok((0..steps)
-                .map(|_| integrator.step(state, loads, backend, times))
-                .sum());
-        }
-        fused::advance(&mut *self.lock(), integrator, loads, state, steps, times)
+        // (the state is always on the host)
+        fused::advance_explicit(self, integrator, loads, state, steps, times)
     }
 }
 
