@@ -16,15 +16,6 @@ use std::sync::Arc;
 
 const COUNTS: [usize; 5] = [1, 2, 4, 8, 16];
 
-const CASES: [(&str, &str); 6] = [
-    ("pmb", "plane-stress"),
-    ("pmb", "3d"),
-    ("pmb-linear", "plane-stress"),
-    ("pmb-linear", "3d"),
-    ("lps", "plane-strain"),
-    ("lps", "3d"),
-];
-
 #[test]
 fn partition_covers_every_node_once_with_exact_halos() {
     let problem = common::partition_bar("pmb", "plane-stress", 1);
@@ -79,7 +70,7 @@ fn bad_subdomain_counts_are_errors_naming_the_option() {
 
 #[test]
 fn partitioned_forces_and_breaks_equal_in_core_bitwise() {
-    for (law, dim) in CASES {
+    for (law, dim) in common::PARTITION_CASES {
         let problem = common::partition_bar(law, dim, 1);
         for count in COUNTS {
             let mut core = CpuLoop::<f64>::new(Arc::new(problem.clone()));

@@ -292,8 +292,12 @@ pub fn check_partitioned_forces(
     );
 }
 
-/// `steps` damaging explicit steps on `backend`: the final state and the bonds broken.
-pub fn explicit_run(problem: &Problem, backend: &mut dyn Backend<f64>) -> (State<f64>, usize) {
+/// An undamped, damaging explicit integrator for `problem` at its stable step, its loads and
+/// the state at rest after `Explicit::start` on `backend`.
+fn start_run(
+    problem: &Problem,
+    backend: &mut dyn Backend<f64>,
+) -> (Explicit, Loads, State<f64>, StepTimes) {
     let (dt, _, _) = choose_dt(problem).unwrap();
     let integrator = Explicit {
         dt,
@@ -303,8 +307,13 @@ pub fn explicit_run(problem: &Problem, backend: &mut dyn Backend<f64>) -> (State
     };
     let loads = Loads::new(problem, dt);
     let mut state = State::at_rest(problem.body.len() * problem.dim());
-    let mut times = StepTimes::default();
     integrator.start(&mut state, &loads, backend);
+    (integrator, loads, state, StepTimes::default())
+}
+
+/// `steps` damaging explicit steps on `backend`: the final state and the bonds broken.
+pub fn explicit_run(problem: &Problem, backend: &mut dyn Backend<f64>) -> (State<f64>, usize) {
+    let (integrator, loads, mut state, mut times) = start_run(problem, backend);
     let broken = (0..problem.model.solver.steps)
         .map(|_| integrator.step(&mut state, &loads, backend, &mut times))
         .sum();
@@ -341,17 +350,7 @@ pub fn chunked_run(
     backend: &mut dyn Backend<f64>,
     chunks: &[usize],
 ) -> (State<f64>, usize) {
-    let (dt, _, _) = choose_dt(problem).unwrap();
-    let integrator = Explicit {
-        dt,
-        density: problem.material.density,
-        damping: 0.0,
-        damage: true,
-    };
-    let loads = Loads::new(problem, dt);
-    let mut state = State::at_rest(problem.body.len() * problem.dim());
-    let mut times = StepTimes::default();
-    integrator.start(&mut state, &loads, backend);
+    let (integrator, loads, mut state, mut times) = start_run(problem, backend);
     let mut broken = 0;
     for &steps in chunks {
         broken += backend
@@ -377,3 +376,13 @@ pub fn assert_same_run(
     assert_bitwise(&a.f, &b.f, &format!("{case}: force"));
     assert_eq!(a.time.to_bits(), b.time.to_bits(), "{case}: time");
 }
+
+/// The laws and dimensions the subdomain tests run (CPU emulation and GPU).
+pub const PARTITION_CASES: [(&str, &str); 6] = [
+    ("pmb", "plane-stress"),
+    ("pmb", "3d"),
+    ("pmb-linear", "plane-stress"),
+    ("pmb-linear", "3d"),
+    ("lps", "plane-strain"),
+    ("lps", "3d"),
+];

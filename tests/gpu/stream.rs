@@ -17,21 +17,12 @@ use peridot::solver::{simulate, RunOptions};
 use peridot::Precision;
 use std::sync::Arc;
 
-const CASES: [(&str, &str); 6] = [
-    ("pmb", "plane-stress"),
-    ("pmb", "3d"),
-    ("pmb-linear", "plane-stress"),
-    ("pmb-linear", "3d"),
-    ("lps", "plane-strain"),
-    ("lps", "3d"),
-];
-
 #[test]
 fn subdomains_on_the_gpu_equal_in_core_gpu_loop_bitwise() {
     if !have_gpu() {
         return;
     }
-    for (law, dim) in CASES {
+    for (law, dim) in common::PARTITION_CASES {
         let problem = common::partition_bar(law, dim, 1);
         let shared = Arc::new(problem.clone());
         for count in [1, 2, 4, 8, 16] {
