@@ -236,3 +236,53 @@ fn a_closed_output_pipe_ends_the_run_without_a_panic() {
     let err = stderr(&o);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// `run` in subdomains: on `cpu-loop` (the CPU emulation) it runs and writes its outputs;
+/// `gpu-loop` runs where a GPU is and is a one-line error elsewhere; a backend that cannot
+/// run in subdomains and `--streamed` without subdomains are one-line errors naming the
+/// option.
+#[test]
+fn run_in_subdomains_or_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(dir.path(), TINY);
+    let out = dir.path().join("out-sub");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", &model, "--quiet", "--out", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        peridot(&args)
+    };
+    let o = run(&["--backend", "cpu-loop", "--subdomains", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.join("summary.json").exists());
+    let o = run(&["--backend", "gpu-loop", "--gpu-memory-budget", "60%"]);
+    let err = stderr(&o);
+    assert!(!err.contains("panicked"), "{err}");
+    if o.status.success() {
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        assert!(
+            summary["subdomains"]["count"].as_u64().unwrap() >= 1,
+            "{summary}"
+        );
+    } else {
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    for (extra, option) in [
+        (
+            &["--backend", "cpu-matrix", "--subdomains", "2"][..],
+            "--subdomains",
+        ),
+        (&["--backend", "cpu-loop", "--streamed"][..], "--streamed"),
+        (
+            &["--backend", "cpu-loop", "--gpu-memory-budget", "lots"][..],
+            "--gpu-memory-budget",
+        ),
+    ] {
+        let o = run(extra);
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{extra:?}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(option), "{extra:?}: {err}");
+    }
+}

@@ -21,6 +21,15 @@ pub fn run(
     subdomains: SubdomainRequest,
 ) -> anyhow::Result<()> {
     let (model, dir) = load_model(args)?;
+    let nothing_to_stream = subdomains.count.is_none()
+        && subdomains.budget.is_none()
+        && model.solver.gpu_memory_budget.is_none();
+    if subdomains.streamed && nothing_to_stream {
+        anyhow::bail!(
+            "--streamed: only with --subdomains N, --gpu-memory-budget SIZE or the model key \
+             solver.gpu_memory_budget"
+        );
+    }
     let backend = if backend == BackendKind::Auto {
         let (chosen, why) = peridot::backend::resolve_auto(precision);
         eprintln!("backend auto: {why}; using {}", chosen.name());

@@ -36,6 +36,7 @@ impl SubdomainRequest {
         kind: BackendKind,
         precision: crate::Precision,
     ) -> Option<Self> {
+        let streamed = options.as_ref().is_some_and(|r| r.streamed);
         options
             .filter(|r| r.count.is_some() || r.budget.is_some())
             .or_else(|| {
@@ -49,7 +50,8 @@ impl SubdomainRequest {
                 }
                 Some(SubdomainRequest {
                     budget: Some(key.to_string()),
-                    ..Default::default()
+                    count: None,
+                    streamed,
                 })
             })
     }
