@@ -251,9 +251,11 @@ fn run_in_subdomains_or_a_clear_error() {
         args.extend_from_slice(extra);
         peridot(&args)
     };
-    let o = run(&["--backend", "cpu-loop", "--subdomains", "2"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(out.join("summary.json").exists());
+    for backend in ["cpu-loop", "cpu-matrix"] {
+        let o = run(&["--backend", backend, "--subdomains", "2"]);
+        assert!(o.status.success(), "{backend}: {}", stderr(&o));
+        assert!(out.join("summary.json").exists());
+    }
     let o = run(&["--backend", "gpu-loop", "--gpu-memory-budget", "60%"]);
     let err = stderr(&o);
     assert!(!err.contains("panicked"), "{err}");
@@ -270,7 +272,7 @@ fn run_in_subdomains_or_a_clear_error() {
     }
     for (extra, option) in [
         (
-            &["--backend", "cpu-matrix", "--subdomains", "2"][..],
+            &["--backend", "gpu-matrix", "--subdomains", "2"][..],
             "--subdomains",
         ),
         (&["--backend", "cpu-loop", "--streamed"][..], "--streamed"),

@@ -26,6 +26,7 @@ use crate::operators::{footprint, mat_bytes, nnz, BondRows, Mat, Operators, Stor
 use crate::setup::Problem;
 use crate::{Real, Result};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Bond rows per rayon task in the bond kernels (fixed, so chunked sums do not depend on
@@ -309,7 +310,6 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
 
     fn internal_force(&mut self, u: &[T], force: &mut [T]) {
         self.update_eta(u);
-        let d = self.dim;
         match self.law {
             Law::Pmb { .. } => self.pmb_force_scalars(),
             Law::Lps { .. } => {
@@ -317,12 +317,7 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
                 self.lps_force_scalars();
             }
         }
-        let inv = &self.neg_inv_volume;
-        match (&self.incidence_t, &self.bt) {
-            (Some(at), _) => spmv_interleaved(at, d, &self.z, force, |i, _, s| s * inv[i]),
-            (None, Some(bt)) => spmv_with(bt, &self.z, force, |k, s| s * inv[k / d]),
-            (None, None) => unreachable!("a linear law keeps B^T"),
-        }
+        self.transposed_product(force);
     }
 
     fn break_bonds(&mut self, u: &[T]) -> usize {
@@ -353,31 +348,8 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
     }
 
     fn strain_energy(&mut self, u: &[T]) -> f64 {
-        self.update_eta(u);
-        if self.theta_op.is_some() {
-            self.lps_dilatation();
-        }
-        let this = &*self;
-        let partial: Vec<f64> = (0..self.mu.len().div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|c| {
-                let end = ((c + 1) * CHUNK).min(this.mu.len());
-                (c * CHUNK..end)
-                    .map(|r| match this.dim {
-                        2 => this.row_energy::<2>(r),
-                        _ => this.row_energy::<3>(r),
-                    })
-                    .sum()
-            })
-            .collect();
-        let mut total: f64 = partial.iter().sum();
-        if let Law::Lps { kd, .. } = self.law {
-            let v = &self.problem.body.volumes;
-            total += (0..v.len())
-                .map(|i| 0.5 * kd * v[i] * self.theta[i].f64().powi(2))
-                .sum::<f64>();
-        }
-        total
+        let (rows, nodes) = (self.mu.len(), self.neg_inv_volume.len());
+        self.strain_energy_of(u, 0..rows, 0..nodes)
     }
 
     fn broken_bonds(&self) -> usize {
@@ -455,6 +427,63 @@ impl<T: Real> CpuMatrix<T> {
         v.extend(self.incidence_t.iter());
         v.extend(self.theta_op.iter());
         v
+    }
+
+    /// `force = -B^T z / V` (or `-A^T z / V` per component for nonlinear PMB) from the bond
+    /// scalars in `self.z`.
+    fn transposed_product(&self, force: &mut [T]) {
+        let d = self.dim;
+        let inv = &self.neg_inv_volume;
+        match (&self.incidence_t, &self.bt) {
+            (Some(at), _) => spmv_interleaved(at, d, &self.z, force, |i, _, s| s * inv[i]),
+            (None, Some(bt)) => spmv_with(bt, &self.z, force, |k, s| s * inv[k / d]),
+            (None, None) => unreachable!("a linear law keeps B^T"),
+        }
+    }
+
+    /// LPS forces with the dilatation of every node given instead of computed from this
+    /// backend's rows (a partitioned run: halo nodes' dilatations come from their owners).
+    pub fn internal_force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) {
+        self.update_eta(u);
+        self.lps_dilatation();
+        self.theta.copy_from_slice(theta);
+        self.lps_force_scalars();
+        self.transposed_product(force);
+    }
+
+    /// Strain energy of the bond rows `rows` and (LPS) the dilatation term of the nodes
+    /// `nodes`, J; [`Backend::strain_energy`] is all of both.
+    pub fn strain_energy_of(&mut self, u: &[T], rows: Range<usize>, nodes: Range<usize>) -> f64 {
+        self.update_eta(u);
+        if self.theta_op.is_some() {
+            self.lps_dilatation();
+        }
+        let this = &*self;
+        let partial: Vec<f64> = (rows.start / CHUNK..rows.end.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let (start, end) = ((c * CHUNK).max(rows.start), ((c + 1) * CHUNK).min(rows.end));
+                (start..end)
+                    .map(|r| match this.dim {
+                        2 => this.row_energy::<2>(r),
+                        _ => this.row_energy::<3>(r),
+                    })
+                    .sum()
+            })
+            .collect();
+        let mut total: f64 = partial.iter().sum();
+        if let Law::Lps { kd, .. } = self.law {
+            let v = &self.problem.body.volumes;
+            total += nodes
+                .map(|i| 0.5 * kd * v[i] * self.theta[i].f64().powi(2))
+                .sum::<f64>();
+        }
+        total
+    }
+
+    /// Broken rows among the first `rows`.
+    pub fn broken_rows_before(&self, rows: usize) -> usize {
+        self.mu[..rows].iter().filter(|&&m| m == 0).count()
     }
 
     /// Strain energy of row `r`, J (LPS: `self.theta` up to date).

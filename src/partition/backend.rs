@@ -1,12 +1,14 @@
 //! Choosing and building a subdomain backend for a run (`peridot run --subdomains N` or
 //! `--gpu-memory-budget SIZE`, or the model key `solver.gpu_memory_budget`): `gpu-loop`
-//! runs on the GPU in subdomains ([`GpuStreamed`]); `cpu-loop` runs the CPU emulation
-//! ([`PartitionedCpu`]), which gives the same partition on a machine without a GPU.
+//! runs on the GPU in subdomains ([`GpuStreamed`]); `cpu-loop` and `cpu-matrix` run the CPU
+//! emulations of the loop and matrix schemes ([`PartitionedCpu`], [`PartitionedMatrix`]),
+//! which give the same partition on a machine without a GPU. `gpu-matrix` does not run in
+//! subdomains yet.
 
 use super::stream::plan_for_budget;
 use super::stream::unsupported;
 use super::ResidencyRequest;
-use super::{parse_bytes, partition, usage, GpuStreamed, PartitionedCpu};
+use super::{parse_bytes, partition, usage, GpuStreamed, PartitionedCpu, PartitionedMatrix};
 use crate::backend::{resolve_auto, Backend, BackendKind, GpuLoop};
 use crate::gpu::Gpu;
 use crate::setup::Problem;
@@ -113,6 +115,10 @@ pub fn create<T: Real>(
             )?))
         }
         BackendKind::CpuLoop => Ok(Box::new(PartitionedCpu::<T>::new(
+            &problem,
+            subdomains.len(),
+        )?)),
+        BackendKind::CpuMatrix => Ok(Box::new(PartitionedMatrix::<T>::new(
             &problem,
             subdomains.len(),
         )?)),

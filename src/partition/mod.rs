@@ -15,6 +15,7 @@
 pub mod backend;
 pub mod emulate;
 mod fused;
+pub mod matrix;
 mod parts;
 pub mod plan;
 pub(crate) mod slabs;
@@ -22,6 +23,7 @@ pub mod stream;
 
 pub use backend::SubdomainRequest;
 pub use emulate::PartitionedCpu;
+pub use matrix::PartitionedMatrix;
 pub use plan::parse_bytes;
 pub use stream::{GpuStreamed, Residency, ResidencyRequest, StreamReport};
 

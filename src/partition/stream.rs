@@ -1041,8 +1041,8 @@ pub fn unsupported(backend: &str) -> Error {
     usage(
         "--subdomains",
         format!(
-            "subdomain execution runs the loop scheme: use --backend gpu-loop (or cpu-loop for \
-             the CPU emulation), not {backend}"
+            "{backend} does not run in subdomains yet: use --backend gpu-loop (or cpu-loop, \
+             cpu-matrix for the CPU emulations)"
         ),
     )
 }
