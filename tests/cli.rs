@@ -238,9 +238,9 @@ fn a_closed_output_pipe_ends_the_run_without_a_panic() {
 }
 
 /// `run` in subdomains: on `cpu-loop` (the CPU emulation) it runs and writes its outputs;
-/// `gpu-loop` runs where a GPU is and is a one-line error elsewhere; a backend that cannot
-/// run in subdomains and `--streamed` without subdomains are one-line errors naming the
-/// option.
+/// `gpu-loop` runs where a GPU is and is a one-line error elsewhere; a budget for
+/// `gpu-matrix` (which keeps every subdomain on the device), `--streamed` without subdomains
+/// and a malformed budget are one-line errors naming the option.
 #[test]
 fn run_in_subdomains_or_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -272,8 +272,8 @@ fn run_in_subdomains_or_a_clear_error() {
     }
     for (extra, option) in [
         (
-            &["--backend", "gpu-matrix", "--subdomains", "2"][..],
-            "--subdomains",
+            &["--backend", "gpu-matrix", "--gpu-memory-budget", "50%"][..],
+            "--gpu-memory-budget",
         ),
         (&["--backend", "cpu-loop", "--streamed"][..], "--streamed"),
         (

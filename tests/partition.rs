@@ -218,10 +218,10 @@ fn subdomain_runs_reject_what_they_cannot_do_naming_the_option() {
         (
             BackendKind::GpuMatrix,
             SubdomainRequest {
-                count: Some(2),
+                budget: Some("50%".into()),
                 ..Default::default()
             },
-            "--subdomains",
+            "--gpu-memory-budget",
         ),
         (
             BackendKind::CpuLoop,
@@ -310,19 +310,10 @@ fn fused_explicit_steps_equal_the_host_loop_bitwise() {
     }
 }
 
-/// `|a - b| / |b|`.
-fn rel(a: &[f64], b: &[f64]) -> f64 {
-    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum();
-    let den: f64 = b.iter().map(|y| y * y).sum();
-    (num / den).sqrt()
-}
-
 /// The matrix scheme in subdomains (each subdomain's own operator blocks: its owned bonds and
 /// the bonds entering its owned nodes) against the in-core `cpu-matrix` in full storage, for
 /// 1, 2, 4, 8 and 16 subdomains, PMB nonlinear and linearized and LPS, 2D and 3D, at
-/// damaging displacements: the same bonds broken and bond status exactly; forces to 1e-12
-/// relative (the local operators sum a row's entries in another order); damage and
-/// dilatation to 1e-14; energy to 1e-12.
+/// damaging displacements (`common::check_partitioned_matrix`).
 #[test]
 fn partitioned_matrix_scheme_equals_in_core_to_round_off() {
     use peridot::backend::CpuMatrix;
@@ -330,55 +321,11 @@ fn partitioned_matrix_scheme_equals_in_core_to_round_off() {
     use peridot::partition::PartitionedMatrix;
     for (law, dim) in common::PARTITION_CASES {
         let problem = common::partition_bar(law, dim, 1);
-        let n = problem.body.len() * problem.dim();
-        let nodes = problem.body.len();
         for count in COUNTS {
             let case = format!("{law} {dim}, {count} subdomains");
             let mut core = CpuMatrix::<f64>::new(Arc::new(problem.clone()), Storage::Full).unwrap();
             let mut part = PartitionedMatrix::<f64>::new(&problem, count).unwrap();
-            for seed in [1, 2] {
-                let u: Vec<f64> = common::random_vector(n, seed)
-                    .iter()
-                    .map(|x| 4e-6 * x)
-                    .collect();
-                let (mut f_core, mut f_part) = (vec![0.0; n], vec![7.0; n]);
-                let broken = core.break_bonds_and_force(&u, &mut f_core);
-                assert_eq!(
-                    part.break_bonds_and_force(&u, &mut f_part),
-                    broken,
-                    "{case}"
-                );
-                assert!(seed > 1 || broken > 0, "{case}: the field breaks bonds");
-                assert!(
-                    rel(&f_part, &f_core) < 1e-12,
-                    "{case}: forces {:e}",
-                    rel(&f_part, &f_core)
-                );
-            }
-            assert_eq!(
-                part.bond_status(),
-                core.bond_status(),
-                "{case}: bond status"
-            );
-            assert_eq!(part.broken_bonds(), core.broken_bonds(), "{case}");
-            let (mut d_core, mut d_part) = (vec![0.0; nodes], vec![1.0; nodes]);
-            core.damage(&mut d_core);
-            part.damage(&mut d_part);
-            assert!(rel(&d_part, &d_core) < 1e-14, "{case}: damage");
-            let u = common::random_vector(n, 3);
-            let (mut t_core, mut t_part) = (vec![0.0; nodes], vec![1.0; nodes]);
-            assert_eq!(
-                core.dilatation(&u, &mut t_core),
-                part.dilatation(&u, &mut t_part)
-            );
-            if law == "lps" {
-                assert!(rel(&t_part, &t_core) < 1e-14, "{case}: dilatation");
-            }
-            let (e_core, e_part) = (core.strain_energy(&u), part.strain_energy(&u));
-            assert!(
-                (e_part - e_core).abs() <= 1e-12 * e_core.abs(),
-                "{case}: energy"
-            );
+            common::check_partitioned_matrix(&problem, &mut core, &mut part, &case);
         }
     }
 }

@@ -598,6 +598,59 @@ impl<T: Real> GpuMatrix<T> {
         Ok(partial.iter().sum())
     }
 
+    /// LPS forces with the dilatation of every node given instead of computed from this
+    /// backend's rows (a partitioned run: halo nodes' dilatations come from their owners).
+    pub fn internal_force_with_theta(
+        &mut self,
+        u: &[T],
+        theta: &[T],
+        force: &mut [T],
+    ) -> Result<()> {
+        let u = self.upload_u(u)?;
+        self.form_eta(u)?;
+        self.dilatation_pass(false)?;
+        self.gpu
+            .stream()
+            .memcpy_htod(theta, &mut self.theta)
+            .map_err(driver_error)?;
+        self.launch(&self.k.lps_force, self.nrows(), false)?;
+        let g = &*self.gpu;
+        // SAFETY: `z` holds the operator's columns, `f_out` `d n` values.
+        unsafe {
+            self.force
+                .apply(&self.handle, addr(g, &self.z), addr(g, &self.f_out))?
+        };
+        download(g, &self.f_out, force)
+    }
+
+    /// Strain energy of the first `rows` bond rows and (LPS) the dilatation term of the first
+    /// `nodes` nodes, J (the kernel stops at those counts).
+    pub fn strain_energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
+        let u = self.upload_u(u)?;
+        self.form_eta(u)?;
+        if self.law == LPS {
+            self.dilatation_pass(false)?;
+        }
+        let threads = rows.max(nodes);
+        let p = MatrixParams {
+            rows: rows as u64,
+            n: nodes as u32,
+            ..self.params(false)
+        };
+        // SAFETY: as `launch`, over fewer rows and nodes than the buffers hold.
+        unsafe { self.gpu.launch(&self.k.energy, threads, &p)? };
+        let mut partial = vec![0.0f64; threads.div_ceil(BLOCK)];
+        download(&self.gpu, &self.partial, &mut partial)?;
+        Ok(partial.iter().sum())
+    }
+
+    /// Broken rows among the first `rows` (pre-cracks included).
+    pub fn broken_rows_before(&self, rows: usize) -> Result<usize> {
+        let mut mu = vec![0u8; rows];
+        download(&self.gpu, &self.mu, &mut mu)?;
+        Ok(mu.iter().filter(|&&m| m == 0).count())
+    }
+
     /// Time each sparse product of one force evaluation (and the damage's) on the current
     /// buffers: `(name, rows, columns, non-zeros, minimal bytes, seconds)` per product, the
     /// fastest of `reps` runs each (after one untimed run). For `examples/gpu_spmv.rs`.

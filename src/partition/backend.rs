@@ -2,14 +2,15 @@
 //! `--gpu-memory-budget SIZE`, or the model key `solver.gpu_memory_budget`): `gpu-loop`
 //! runs on the GPU in subdomains ([`GpuStreamed`]); `cpu-loop` and `cpu-matrix` run the CPU
 //! emulations of the loop and matrix schemes ([`PartitionedCpu`], [`PartitionedMatrix`]),
-//! which give the same partition on a machine without a GPU. `gpu-matrix` does not run in
-//! subdomains yet.
+//! which give the same partition on a machine without a GPU; `gpu-matrix` runs the matrix
+//! scheme's subdomains with all their operator blocks resident on the device (`--subdomains`
+//! only: no streaming yet).
 
 use super::stream::plan_for_budget;
 use super::stream::unsupported;
 use super::ResidencyRequest;
 use super::{parse_bytes, partition, usage, GpuStreamed, PartitionedCpu, PartitionedMatrix};
-use crate::backend::{resolve_auto, Backend, BackendKind, GpuLoop};
+use crate::backend::{resolve_auto, Backend, BackendKind, GpuLoop, GpuMatrix};
 use crate::gpu::Gpu;
 use crate::setup::Problem;
 use crate::{Real, Result};
@@ -122,6 +123,20 @@ pub fn create<T: Real>(
             &problem,
             subdomains.len(),
         )?)),
+        // every subdomain's operator blocks resident on the device: no memory saved, so
+        // no budget
+        BackendKind::GpuMatrix if budget.is_some() => Err(usage(
+            "--gpu-memory-budget",
+            "gpu-matrix keeps every subdomain on the device (no streaming yet): use \
+             --subdomains N, or --backend gpu-loop with a budget",
+        )),
+        BackendKind::GpuMatrix => {
+            Gpu::get()?;
+            Ok(Box::new(PartitionedMatrix::<T, GpuMatrix<T>>::new(
+                &problem,
+                subdomains.len(),
+            )?))
+        }
         other => Err(unsupported(other.name())),
     }
 }

@@ -1,5 +1,7 @@
-//! CPU emulation of the matrix scheme in subdomains: what `gpu-matrix` will do per subdomain,
-//! run on the CPU so CI can check it against the in-core `cpu-matrix`.
+//! The matrix scheme in subdomains: each subdomain's own operator blocks, run one subdomain
+//! after another on `cpu-matrix` (the emulation CI checks against the in-core `cpu-matrix`)
+//! or on `gpu-matrix` with every subdomain's blocks resident on the device (checked on the
+//! GPU machine; streaming the blocks, as `stream.rs` does for the loop scheme, is not done).
 //!
 //! The force on an owned node `i` is row `i` of `-B^T (w o t) / V`: it collects the bonds
 //! leaving `i` and the bonds entering `i`, also from halo nodes. So a subdomain's operators
@@ -19,7 +21,7 @@
 //! ([`CpuMatrix::internal_force_with_theta`]).
 
 use super::{partition, Subdomain};
-use crate::backend::{Backend, CpuMatrix};
+use crate::backend::{Backend, CpuMatrix, GpuMatrix};
 use crate::geometry::Body;
 use crate::material::{BondData, Law};
 use crate::neighbors::Families;
@@ -28,25 +30,76 @@ use crate::setup::Problem;
 use crate::{Real, Result};
 use std::sync::Arc;
 
+/// A matrix backend one subdomain runs on: `cpu-matrix` (the emulation CI runs) or
+/// `gpu-matrix` (every subdomain's blocks resident on the device).
+pub trait MatrixPart<T: Real>: Backend<T> + Sized {
+    /// Assemble the operators of a local problem (full storage).
+    fn assemble(local: Arc<Problem>) -> Result<Self>;
+    /// LPS forces with the dilatation of every local node given.
+    fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()>;
+    /// Strain energy of the first `rows` rows and the first `nodes` nodes, J.
+    fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64>;
+    /// Broken rows among the first `rows`.
+    fn broken_before(&self, rows: usize) -> usize;
+}
+
+impl<T: Real> MatrixPart<T> for CpuMatrix<T> {
+    fn assemble(local: Arc<Problem>) -> Result<Self> {
+        CpuMatrix::new(local, Storage::Full)
+    }
+    fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()> {
+        self.internal_force_with_theta(u, theta, force);
+        Ok(())
+    }
+    fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
+        Ok(self.strain_energy_of(u, 0..rows, 0..nodes))
+    }
+    fn broken_before(&self, rows: usize) -> usize {
+        self.broken_rows_before(rows)
+    }
+}
+
+impl<T: Real> MatrixPart<T> for GpuMatrix<T> {
+    fn assemble(local: Arc<Problem>) -> Result<Self> {
+        GpuMatrix::new(local, Storage::Full)
+    }
+    fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()> {
+        self.internal_force_with_theta(u, theta, force)
+    }
+    fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
+        self.strain_energy_of(u, rows, nodes)
+    }
+    fn broken_before(&self, rows: usize) -> usize {
+        fatal(self.broken_rows_before(rows), "bond status download")
+    }
+}
+
+/// A device fault after setup stops the run (as in the in-core GPU backends).
+fn fatal<R>(r: Result<R>, what: &str) -> R {
+    r.unwrap_or_else(|e| panic!("gpu-matrix (subdomains): {what} failed on the device: {e}"))
+}
+
 /// One subdomain with its own matrix backend.
-struct Part<T: Real> {
+struct Part<M> {
     sub: Subdomain,
     /// Global directed bond of each local bond (local CSR order; full storage: each local
     /// bond is one row).
     bond_index: Vec<usize>,
     /// Rows of the owned nodes' bonds (a prefix of the local rows).
     owned_rows: usize,
-    backend: CpuMatrix<T>,
+    backend: M,
 }
 
-/// The matrix scheme executed subdomain by subdomain on the CPU.
-pub struct PartitionedMatrix<T: Real> {
-    parts: Vec<Part<T>>,
+/// The matrix scheme executed subdomain by subdomain, on the CPU (`M = CpuMatrix`) or with
+/// every subdomain's operator blocks on the GPU (`M = GpuMatrix`).
+pub struct PartitionedMatrix<T: Real, M: MatrixPart<T> = CpuMatrix<T>> {
+    parts: Vec<Part<M>>,
     dim: usize,
     lps: bool,
     /// Global dilatation, exchanged between the two LPS phases.
     theta: Vec<T>,
     bonds: usize,
+    _scalar: std::marker::PhantomData<T>,
 }
 
 /// `values` (`per` entries per node) of the global `nodes`.
@@ -123,7 +176,7 @@ fn local_problem(problem: &Problem, sub: &Subdomain) -> (Problem, Vec<usize>) {
     (local, bond_index)
 }
 
-impl<T: Real> PartitionedMatrix<T> {
+impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
     /// Partition `problem` into `count` subdomains and assemble each one's operators.
     pub fn new(problem: &Problem, count: usize) -> Result<Self> {
         let parts = partition(problem, count)?
@@ -131,7 +184,7 @@ impl<T: Real> PartitionedMatrix<T> {
             .map(|sub| {
                 let (local, bond_index) = local_problem(problem, &sub);
                 let owned_rows = local.families.offsets[sub.owned];
-                let backend = CpuMatrix::new(Arc::new(local), Storage::Full)?;
+                let backend = M::assemble(Arc::new(local))?;
                 Ok(Part {
                     sub,
                     bond_index,
@@ -146,6 +199,7 @@ impl<T: Real> PartitionedMatrix<T> {
             lps: matches!(problem.material.law, Law::Lps { .. }),
             theta: vec![T::zero(); problem.body.len()],
             bonds: problem.families.bonds(),
+            _scalar: std::marker::PhantomData,
         })
     }
 
@@ -153,7 +207,7 @@ impl<T: Real> PartitionedMatrix<T> {
     fn owned_broken(&self) -> usize {
         self.parts
             .iter()
-            .map(|p| p.backend.broken_rows_before(p.owned_rows))
+            .map(|p| p.backend.broken_before(p.owned_rows))
             .sum()
     }
 
@@ -171,9 +225,12 @@ impl<T: Real> PartitionedMatrix<T> {
     }
 }
 
-impl<T: Real> Backend<T> for PartitionedMatrix<T> {
+impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
     fn name(&self) -> &'static str {
-        "cpu-matrix-partitioned"
+        match self.parts.first().map(|p| p.backend.name()) {
+            Some("gpu-matrix") => "gpu-matrix-partitioned",
+            _ => "cpu-matrix-partitioned",
+        }
     }
 
     fn internal_force(&mut self, u: &[T], force: &mut [T]) {
@@ -186,8 +243,11 @@ impl<T: Real> Backend<T> for PartitionedMatrix<T> {
             let mut f_local = vec![T::zero(); u_local.len()];
             if self.lps {
                 let theta = gather(&self.theta, &part.sub.nodes, 1);
-                part.backend
-                    .internal_force_with_theta(&u_local, &theta, &mut f_local);
+                fatal(
+                    part.backend
+                        .force_with_theta(&u_local, &theta, &mut f_local),
+                    "force evaluation",
+                );
             } else {
                 part.backend.internal_force(&u_local, &mut f_local);
             }
@@ -231,8 +291,10 @@ impl<T: Real> Backend<T> for PartitionedMatrix<T> {
             .iter_mut()
             .map(|p| {
                 let u_local = gather(u, &p.sub.nodes, d);
-                p.backend
-                    .strain_energy_of(&u_local, 0..p.owned_rows, 0..p.sub.owned)
+                fatal(
+                    p.backend.energy_of(&u_local, p.owned_rows, p.sub.owned),
+                    "strain energy",
+                )
             })
             .sum()
     }

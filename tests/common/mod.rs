@@ -386,3 +386,59 @@ pub const PARTITION_CASES: [(&str, &str); 6] = [
     ("lps", "plane-strain"),
     ("lps", "3d"),
 ];
+
+/// `|a - b| / |b|`.
+pub fn rel_f64(a: &[f64], b: &[f64]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum();
+    let den: f64 = b.iter().map(|y| y * y).sum();
+    (num / den).sqrt()
+}
+
+/// A matrix-scheme backend in subdomains `part` against the in-core `core` (full storage):
+/// the same bonds broken and bond status exactly; forces to 1e-12 relative (the local
+/// operators sum a row's entries in another order); damage and dilatation to 1e-14; energy
+/// to 1e-12.
+pub fn check_partitioned_matrix(
+    problem: &Problem,
+    core: &mut dyn Backend<f64>,
+    part: &mut dyn Backend<f64>,
+    case: &str,
+) {
+    let n = problem.body.len() * problem.dim();
+    let nodes = problem.body.len();
+    for seed in [1, 2] {
+        let u: Vec<f64> = random_vector(n, seed).iter().map(|x| 4e-6 * x).collect();
+        let (mut f_core, mut f_part) = (vec![0.0; n], vec![7.0; n]);
+        let broken = core.break_bonds_and_force(&u, &mut f_core);
+        assert_eq!(
+            part.break_bonds_and_force(&u, &mut f_part),
+            broken,
+            "{case}"
+        );
+        assert!(seed > 1 || broken > 0, "{case}: the field breaks bonds");
+        let r = rel_f64(&f_part, &f_core);
+        assert!(r < 1e-12, "{case}: forces {r:e}");
+    }
+    assert_eq!(
+        part.bond_status(),
+        core.bond_status(),
+        "{case}: bond status"
+    );
+    assert_eq!(part.broken_bonds(), core.broken_bonds(), "{case}");
+    let (mut d_core, mut d_part) = (vec![0.0; nodes], vec![1.0; nodes]);
+    core.damage(&mut d_core);
+    part.damage(&mut d_part);
+    assert!(rel_f64(&d_part, &d_core) < 1e-14, "{case}: damage");
+    let u = random_vector(n, 3);
+    let (mut t_core, mut t_part) = (vec![0.0; nodes], vec![1.0; nodes]);
+    let lps = core.dilatation(&u, &mut t_core);
+    assert_eq!(part.dilatation(&u, &mut t_part), lps);
+    if lps {
+        assert!(rel_f64(&t_part, &t_core) < 1e-14, "{case}: dilatation");
+    }
+    let (e_core, e_part) = (core.strain_energy(&u), part.strain_energy(&u));
+    assert!(
+        (e_part - e_core).abs() <= 1e-12 * e_core.abs(),
+        "{case}: energy"
+    );
+}

@@ -183,3 +183,25 @@ fn f32_subdomains_equal_in_core_gpu_loop_bitwise() {
         }
     }
 }
+
+/// The matrix scheme's subdomains with their operator blocks on the GPU (`gpu-matrix` per
+/// subdomain) against the in-core `gpu-matrix` in full storage: the checks of the CPU
+/// emulation (`common::check_partitioned_matrix`), for 1, 2, 4, 8 and 16 subdomains.
+#[test]
+fn matrix_subdomains_on_the_gpu_equal_in_core_gpu_matrix() {
+    use peridot::backend::GpuMatrix;
+    use peridot::operators::Storage;
+    use peridot::partition::PartitionedMatrix;
+    if !have_gpu() {
+        return;
+    }
+    for (law, dim) in common::PARTITION_CASES {
+        let problem = common::partition_bar(law, dim, 1);
+        for count in [1, 2, 4, 8, 16] {
+            let case = format!("{law} {dim}, {count} subdomains, gpu-matrix");
+            let mut core = GpuMatrix::<f64>::new(Arc::new(problem.clone()), Storage::Full).unwrap();
+            let mut part = PartitionedMatrix::<f64, GpuMatrix<f64>>::new(&problem, count).unwrap();
+            common::check_partitioned_matrix(&problem, &mut core, &mut part, &case);
+        }
+    }
+}
