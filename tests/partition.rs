@@ -76,7 +76,7 @@ fn partitioned_forces_and_breaks_equal_in_core_bitwise() {
             let mut core = CpuLoop::<f64>::new(Arc::new(problem.clone()));
             let mut part = PartitionedCpu::<f64>::new(&problem, count).unwrap();
             let case = format!("{law} {dim}, {count} subdomains");
-            common::check_partitioned_forces(&problem, &mut core, &mut part, &case);
+            common::check_partitioned(&problem, &mut core, &mut part, common::BITWISE, &case);
         }
     }
 }
@@ -313,7 +313,7 @@ fn fused_explicit_steps_equal_the_host_loop_bitwise() {
 /// The matrix scheme in subdomains (each subdomain's own operator blocks: its owned bonds and
 /// the bonds entering its owned nodes) against the in-core `cpu-matrix` in full storage, for
 /// 1, 2, 4, 8 and 16 subdomains, PMB nonlinear and linearized and LPS, 2D and 3D, at
-/// damaging displacements (`common::check_partitioned_matrix`).
+/// damaging displacements (`common::check_partitioned` to round-off).
 #[test]
 fn partitioned_matrix_scheme_equals_in_core_to_round_off() {
     use peridot::backend::CpuMatrix;
@@ -325,7 +325,7 @@ fn partitioned_matrix_scheme_equals_in_core_to_round_off() {
             let case = format!("{law} {dim}, {count} subdomains");
             let mut core = CpuMatrix::<f64>::new(Arc::new(problem.clone()), Storage::Full).unwrap();
             let mut part = PartitionedMatrix::<f64>::new(&problem, count).unwrap();
-            common::check_partitioned_matrix(&problem, &mut core, &mut part, &case);
+            common::check_partitioned(&problem, &mut core, &mut part, common::ROUND_OFF, &case);
         }
     }
 }

@@ -49,7 +49,7 @@ pub struct PartitionedCpu<T: Real> {
 }
 
 /// `values` (`per` entries per global node) gathered for the global nodes `nodes`.
-fn gather<T: Copy>(values: &[T], nodes: &[usize], per: usize) -> Vec<T> {
+pub(super) fn gather<T: Copy>(values: &[T], nodes: &[usize], per: usize) -> Vec<T> {
     nodes
         .iter()
         .flat_map(|&g| values[per * g..per * (g + 1)].iter().copied())
@@ -64,20 +64,30 @@ fn scatter<T: Copy>(local: &[T], nodes: &[usize], per: usize, values: &mut [T]) 
     }
 }
 
-/// Per-bond values of the owned nodes' bonds, in local bond order.
-fn gather_bonds<T: Copy>(values: &[T], sub: &Subdomain) -> Vec<T> {
-    (0..sub.owned)
-        .flat_map(|k| values[sub.global_bonds(k)].iter().copied())
-        .collect()
-}
-
 /// The problem of one subdomain: owned nodes with their families, halo nodes without.
 pub fn local_problem(problem: &Problem, sub: &Subdomain) -> Problem {
-    let nodes = &sub.nodes;
     let mut offsets = sub.families.offsets.clone();
-    offsets.resize(nodes.len() + 1, sub.families.bonds());
+    offsets.resize(sub.nodes.len() + 1, sub.families.bonds());
+    let families = Families {
+        offsets,
+        neighbors: sub.families.neighbors.clone(),
+    };
+    let bond_index: Vec<usize> = (0..sub.owned).flat_map(|k| sub.global_bonds(k)).collect();
+    problem_of(problem, &sub.nodes, families, &bond_index)
+}
+
+/// A problem of the global `nodes` of `problem` (local index = position in `nodes`) with
+/// `families` in local indices, whose local bond `k` is the global bond `bond_index[k]`: the
+/// geometry and per-node data gathered by node, the per-bond data by bond.
+pub(super) fn problem_of(
+    problem: &Problem,
+    nodes: &[usize],
+    families: Families,
+    bond_index: &[usize],
+) -> Problem {
     let b = &problem.bonds;
     let body = &problem.body;
+    let by_bond = |v: &[f64]| -> Vec<f64> { bond_index.iter().map(|&k| v[k]).collect() };
     Problem {
         name: problem.name.clone(),
         model: problem.model.clone(),
@@ -91,18 +101,15 @@ pub fn local_problem(problem: &Problem, sub: &Subdomain) -> Problem {
             bbox_min: body.bbox_min,
             bbox_max: body.bbox_max,
         },
-        families: Families {
-            offsets,
-            neighbors: sub.families.neighbors.clone(),
-        },
+        families,
         material: problem.material,
         bonds: BondData {
-            beta: gather_bonds(&b.beta, sub),
-            correction: b.correction.as_ref().map(|c| gather_bonds(c, sub)),
+            beta: by_bond(&b.beta),
+            correction: b.correction.as_ref().map(|c| by_bond(c)),
             horizon_volume: gather(&b.horizon_volume, nodes, 1),
             weighted_volume: gather(&b.weighted_volume, nodes, 1),
         },
-        initial_mu: gather_bonds(&problem.initial_mu, sub),
+        initial_mu: bond_index.iter().map(|&k| problem.initial_mu[k]).collect(),
         no_fail: gather(&problem.no_fail, nodes, 1),
         regions: Vec::new(),
         neighbor_seconds: 0.0,

@@ -20,10 +20,10 @@
 //! global array, then forces are computed with the exchanged values
 //! ([`CpuMatrix::internal_force_with_theta`]).
 
+use super::emulate::{gather, problem_of};
 use super::{partition, Subdomain};
 use crate::backend::{Backend, CpuMatrix, GpuMatrix};
-use crate::geometry::Body;
-use crate::material::{BondData, Law};
+use crate::material::Law;
 use crate::neighbors::Families;
 use crate::operators::Storage;
 use crate::setup::Problem;
@@ -102,14 +102,6 @@ pub struct PartitionedMatrix<T: Real, M: MatrixPart<T> = CpuMatrix<T>> {
     _scalar: std::marker::PhantomData<T>,
 }
 
-/// `values` (`per` entries per node) of the global `nodes`.
-fn gather<V: Copy>(values: &[V], nodes: &[usize], per: usize) -> Vec<V> {
-    nodes
-        .iter()
-        .flat_map(|&g| values[per * g..per * (g + 1)].iter().copied())
-        .collect()
-}
-
 /// The local problem of `sub` for the matrix scheme: owned nodes with their families, halo
 /// nodes with their bonds into owned nodes, every family sorted by local index; and the
 /// global bond of each local bond.
@@ -142,37 +134,12 @@ fn local_problem(problem: &Problem, sub: &Subdomain) -> (Problem, Vec<usize>) {
         bond_index.extend(row.iter().map(|&(_, b)| b));
         offsets.push(neighbors.len());
     }
-    let b = &problem.bonds;
-    let by_bond = |v: &[f64]| -> Vec<f64> { bond_index.iter().map(|&k| v[k]).collect() };
-    let nodes = &sub.nodes;
-    let body = &problem.body;
-    let local = Problem {
-        name: problem.name.clone(),
-        model: problem.model.clone(),
-        body: Body {
-            positions: gather(&body.positions, nodes, 1),
-            volumes: gather(&body.volumes, nodes, 1),
-            dimension: body.dimension,
-            dx: body.dx,
-            delta: body.delta,
-            thickness: body.thickness,
-            bbox_min: body.bbox_min,
-            bbox_max: body.bbox_max,
-        },
-        families: Families { offsets, neighbors },
-        material: problem.material,
-        bonds: BondData {
-            beta: by_bond(&b.beta),
-            correction: b.correction.as_ref().map(|c| by_bond(c)),
-            horizon_volume: gather(&b.horizon_volume, nodes, 1),
-            weighted_volume: gather(&b.weighted_volume, nodes, 1),
-        },
-        initial_mu: bond_index.iter().map(|&k| problem.initial_mu[k]).collect(),
-        no_fail: gather(&problem.no_fail, nodes, 1),
-        regions: Vec::new(),
-        neighbor_seconds: 0.0,
-        neighbor_search: problem.neighbor_search,
-    };
+    let local = problem_of(
+        problem,
+        &sub.nodes,
+        Families { offsets, neighbors },
+        &bond_index,
+    );
     (local, bond_index)
 }
 

@@ -36,7 +36,7 @@ fn subdomains_on_the_gpu_equal_in_core_gpu_loop_bitwise() {
                 };
                 assert_eq!(part.residency(), expected);
                 let case = format!("{law} {dim}, {count} subdomains, {request:?}");
-                common::check_partitioned_forces(&problem, &mut core, &mut part, &case);
+                common::check_partitioned(&problem, &mut core, &mut part, common::BITWISE, &case);
             }
         }
     }
@@ -186,7 +186,7 @@ fn f32_subdomains_equal_in_core_gpu_loop_bitwise() {
 
 /// The matrix scheme's subdomains with their operator blocks on the GPU (`gpu-matrix` per
 /// subdomain) against the in-core `gpu-matrix` in full storage: the checks of the CPU
-/// emulation (`common::check_partitioned_matrix`), for 1, 2, 4, 8 and 16 subdomains.
+/// emulation (`common::check_partitioned` to round-off), for 1, 2, 4, 8 and 16 subdomains.
 #[test]
 fn matrix_subdomains_on_the_gpu_equal_in_core_gpu_matrix() {
     use peridot::backend::GpuMatrix;
@@ -201,7 +201,7 @@ fn matrix_subdomains_on_the_gpu_equal_in_core_gpu_matrix() {
             let case = format!("{law} {dim}, {count} subdomains, gpu-matrix");
             let mut core = GpuMatrix::<f64>::new(Arc::new(problem.clone()), Storage::Full).unwrap();
             let mut part = PartitionedMatrix::<f64, GpuMatrix<f64>>::new(&problem, count).unwrap();
-            common::check_partitioned_matrix(&problem, &mut core, &mut part, &case);
+            common::check_partitioned(&problem, &mut core, &mut part, common::ROUND_OFF, &case);
         }
     }
 }
