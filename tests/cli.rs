@@ -288,3 +288,21 @@ fn run_in_subdomains_or_a_clear_error() {
         assert!(err.contains(option), "{extra:?}: {err}");
     }
 }
+
+/// The model key `solver.gpu_memory_budget` (a size or a share of the in-core footprint)
+/// gives `info` its plan, as the option does.
+#[test]
+fn info_plans_subdomains_for_the_model_key() {
+    let dir = tempfile::tempdir().unwrap();
+    for value in ["\"60%\"", "\"120KiB\""] {
+        let text = TINY.replace(
+            "steps = 40\n",
+            &format!("steps = 40\ngpu_memory_budget = {value}\n"),
+        );
+        let model = write_model(dir.path(), &text);
+        let o = peridot(&["info", &model]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{value}: {}", stderr(&o));
+        assert!(out.contains("two streaming slots fit"), "{value}: {out}");
+    }
+}

@@ -128,7 +128,13 @@ fn the_model_key_gpu_memory_budget_takes_sizes_and_names_itself_when_bad() {
         let budget = model.solver.gpu_memory_budget.unwrap();
         assert_eq!(budget.bytes(), Some(bytes), "{value}");
     }
-    for bad in ["\"2XB\"", "0", "-5", "\"\"", "true"] {
+    let model = peridot::model::parse(&with("\"15%\""), "test.toml", &[]).unwrap();
+    let budget = model.solver.gpu_memory_budget.unwrap();
+    assert_eq!(
+        (budget.percent(), budget.raw()),
+        (Some(15.0), "15%".to_string())
+    );
+    for bad in ["\"2XB\"", "0", "-5", "\"\"", "true", "\"0%\"", "\"120%\""] {
         let e = peridot::model::parse(&with(bad), "test.toml", &[])
             .unwrap_err()
             .to_string();

@@ -20,7 +20,7 @@ pub fn print_plan(
     let from_model = problem.model.solver.gpu_memory_budget.as_ref();
     let budget = match (budget, count, from_model) {
         (Some(text), _, _) => Some(budget_bytes::<f64>(text, problem)?),
-        (None, None, Some(key)) => Some(budget_bytes::<f64>(&key.to_string(), problem)?),
+        (None, None, Some(key)) => Some(budget_bytes::<f64>(&key.raw(), problem)?),
         _ => None,
     };
     let subdomains: Vec<Subdomain> = match (budget, count) {

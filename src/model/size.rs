@@ -1,5 +1,6 @@
 //! Memory sizes in model files and options: a number of bytes (`1.5e9`, `4096`) or a number
-//! with a unit (`2GiB`, `512MiB`, `64KiB`, `2GB`, `500MB`, `1024B`).
+//! with a unit (`2GiB`, `512MiB`, `64KiB`, `2GB`, `500MB`, `1024B`); a GPU memory budget may
+//! also be a share of the model's in-core footprint (`15%`).
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,28 @@ impl ByteSize {
             ByteSize::Text(t) => parse_byte_size(t),
         }
     }
+
+    /// As written, without quotes (`2GiB`, `1500000000`, `15%`): what an option would take.
+    pub fn raw(&self) -> String {
+        match self {
+            ByteSize::Number(v) => format!("{v}"),
+            ByteSize::Text(t) => t.clone(),
+        }
+    }
+
+    /// The share in percent of a text `P%` with `0 < P <= 100`.
+    pub fn percent(&self) -> Option<f64> {
+        match self {
+            ByteSize::Number(_) => None,
+            ByteSize::Text(t) => parse_percent(t),
+        }
+    }
+}
+
+/// `P` of a text `P%` with `0 < P <= 100`.
+pub fn parse_percent(text: &str) -> Option<f64> {
+    let p: f64 = text.trim().strip_suffix('%')?.trim().parse().ok()?;
+    (p > 0.0 && p <= 100.0).then_some(p)
 }
 
 impl std::fmt::Display for ByteSize {

@@ -375,11 +375,13 @@ fn solver(s: &Solver) -> Result<()> {
             ));
         }
     }
-    if let Some(b) = s.gpu_memory_budget.as_ref().filter(|b| b.bytes().is_none()) {
+    let bad_budget = |b: &&super::size::ByteSize| b.bytes().is_none() && b.percent().is_none();
+    if let Some(b) = s.gpu_memory_budget.as_ref().filter(bad_budget) {
         return Err(Error::model(
             "solver.gpu_memory_budget",
             format!(
-                "must be a memory size of at least 1 byte: 1.5e9, \"512MiB\", \"2GiB\" (got {b})"
+                "must be a memory size of at least 1 byte (1.5e9, \"512MiB\", \"2GiB\") or a \
+                 share of the in-core footprint in (0, 100] percent (\"15%\") (got {b})"
             ),
         ));
     }

@@ -52,7 +52,7 @@ impl SubdomainRequest {
                     return None;
                 }
                 Some(SubdomainRequest {
-                    budget: Some(key.to_string()),
+                    budget: Some(key.raw()),
                     count: None,
                     streamed,
                 })
