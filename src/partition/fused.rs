@@ -86,7 +86,6 @@ pub fn scatter_update<T: Real>(
     let n = f.len();
     assert!(up.v.len() == n && up.a.len() == n && up.u_next.len() == n);
     assert!(up.b.is_none_or(|b| b.len() == n));
-    assert!(nodes.iter().all(|&g| d * (g + 1) <= n));
     let out = (
         SendPtr(f.as_mut_ptr()),
         SendPtr(up.v.as_mut_ptr()),
@@ -101,11 +100,12 @@ pub fn scatter_update<T: Real>(
         .for_each(|(vals, chunk)| {
             let (f, v, a, u_next) = (&out.0, &out.1, &out.2, &out.3);
             for (k, &g) in chunk.iter().enumerate() {
+                assert!(d * (g + 1) <= n, "node {g} out of range");
                 for c in 0..d {
                     let i = d * g + c;
                     let fi = vals[d * k + c];
                     // SAFETY: owned nodes are distinct, so each dof is written by one thread;
-                    // indices checked above.
+                    // the index is checked above.
                     unsafe {
                         // (f + 0) rounds as the host's f + b with b = 0 does
                         let bi = b.map_or(T::zero(), |b| b[i]);

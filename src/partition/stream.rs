@@ -561,6 +561,12 @@ fn gather<T: Copy + Send + Sync>(global: &[T], nodes: &[usize], per: usize, loca
         .par_chunks_mut(per * 1024)
         .zip(nodes.par_chunks(1024))
         .for_each(|(out, chunk)| {
+            let first = chunk[0];
+            if chunk.windows(2).all(|w| w[1] == w[0] + 1) {
+                // consecutive nodes (the common case: slabs of whole cells), one copy
+                out.copy_from_slice(&global[per * first..per * (first + chunk.len())]);
+                return;
+            }
             for (k, &g) in chunk.iter().enumerate() {
                 out[per * k..per * (k + 1)].copy_from_slice(&global[per * g..per * (g + 1)]);
             }
