@@ -267,7 +267,7 @@ fn subdomain_runs_reject_what_they_cannot_do_naming_the_option() {
 /// partition) have two streaming slots (as allocated) within the budget.
 #[test]
 fn budget_counts_fit_two_slots() {
-    use peridot::partition::stream::{plan_for_budget, slot_bytes_of};
+    use peridot::partition::plan::{plan_for_budget, slot_bytes_of};
     for (law, dim) in [("pmb", "3d"), ("lps", "plane-strain")] {
         let problem = common::partition_bar(law, dim, 1);
         let whole = slot_bytes_of::<f64>(&problem, &partition(&problem, 1).unwrap()[0]);

@@ -4,7 +4,7 @@
 
 use peridot::partition::backend::budget_bytes;
 use peridot::partition::plan::gpu_bytes_per_node;
-use peridot::partition::stream::{plan_for_budget, slot_bytes_of};
+use peridot::partition::plan::{plan_for_budget, slot_bytes_of};
 use peridot::partition::{partition, Subdomain};
 use peridot::setup::Problem;
 

@@ -6,7 +6,7 @@
 //! scheme's subdomains with all their operator blocks resident on the device (`--subdomains`
 //! only: no streaming yet).
 
-use super::stream::plan_for_budget;
+use super::plan::plan_for_budget;
 use super::stream::unsupported;
 use super::ResidencyRequest;
 use super::{parse_bytes, partition, usage, GpuStreamed, PartitionedCpu, PartitionedMatrix};

@@ -18,6 +18,7 @@ mod fused;
 pub mod matrix;
 mod parts;
 pub mod plan;
+pub mod report;
 pub(crate) mod slabs;
 pub mod stream;
 
@@ -25,7 +26,8 @@ pub use backend::SubdomainRequest;
 pub use emulate::PartitionedCpu;
 pub use matrix::PartitionedMatrix;
 pub use plan::parse_bytes;
-pub use stream::{GpuStreamed, Residency, ResidencyRequest, StreamReport};
+pub use report::{Residency, ResidencyRequest, StreamReport, StreamTimes};
+pub use stream::GpuStreamed;
 
 use crate::neighbors::Families;
 use crate::setup::Problem;

@@ -1,13 +1,17 @@
-//! Sizes for subdomain plans: the in-core device bytes per node of each GPU backend (what
-//! `peridot info` prints next to a plan) and the parsing of a byte count. The plan of a budget
-//! itself is `stream::plan_for_budget`: sized by what a streaming slot holds.
+//! Subdomain plans: the subdomains a GPU memory budget asks for ([`plan_for_budget`], sized by
+//! what a streaming slot of `stream.rs` holds, [`SlotCost`]), the in-core device bytes per
+//! node of each GPU backend (what `peridot info` prints next to a plan), and the parsing of a
+//! byte count.
 
-use super::usage;
+use super::slabs::SlabCounts;
+use super::{partition, usage, Subdomain};
 use crate::backend::{GpuLoop, GpuMatrix};
+use crate::gpu::layout::SlicedLayout;
+use crate::material::Law;
 use crate::model::size::parse_byte_size;
 use crate::operators::Storage;
 use crate::setup::Problem;
-use crate::Result;
+use crate::{Real, Result};
 
 /// Device bytes per node of each GPU backend and precision for `problem`:
 /// `(label, bytes)` for gpu-loop and gpu-matrix (half storage), f32 and f64.
@@ -37,4 +41,112 @@ pub fn parse_bytes(option: &str, text: &str) -> Result<u64> {
             format!("`{text}` is not a memory size (bytes, at least 1: 1.5e9, 512MiB, 2GiB, 2GB)"),
         )
     })
+}
+
+/// Device bytes of a slot by what it holds, for dimension `d`, precision bytes `t`.
+#[derive(Debug, Clone, Copy)]
+pub struct SlotCost {
+    /// Per bond slot of the sliced order: neighbour index and status.
+    pub per_bond: f64,
+    /// Per owned or halo node: record (f32 also its f32 copy), horizon volume, no-fail flag,
+    /// displacement; LPS coefficients, dilatation and pair.
+    pub per_local: f64,
+    /// Per owned node: family size, slice start share, force, damage, energy.
+    pub per_owned: f64,
+    /// Field alignment slack per slot.
+    pub fixed: f64,
+}
+
+impl SlotCost {
+    pub fn new(d: usize, t: usize, lps: bool) -> SlotCost {
+        let (d, t) = (d as f64, t as f64);
+        SlotCost {
+            per_bond: 5.0,
+            per_local: 41.0
+                + d * t
+                + if lps { 6.0 * t } else { 0.0 }
+                + if t == 4.0 { 16.0 } else { 0.0 },
+            per_owned: 4.0 + 8.0 / 32.0 + d * t + t + 8.0,
+            fixed: 16.0 * 256.0,
+        }
+    }
+
+    /// Bytes of a slot for `owned` nodes with `bond_slots` (padding included) and `halo`.
+    pub fn bytes(&self, owned: usize, bond_slots: f64, halo: usize) -> f64 {
+        self.per_bond * bond_slots
+            + self.per_local * (owned + halo) as f64
+            + self.per_owned * owned as f64
+            + self.fixed
+    }
+}
+
+/// Device bytes of a slot holding exactly subdomain `sub` of `problem` in precision `T`
+/// (what `GpuStreamed` allocates for it, up to field alignment).
+pub fn slot_bytes_of<T: Real>(problem: &Problem, sub: &Subdomain) -> f64 {
+    let lps = matches!(problem.material.law, Law::Lps { .. });
+    let cost = SlotCost::new(problem.dim(), std::mem::size_of::<T>(), lps);
+    let slots = SlicedLayout::new(&sub.families).padded_len() as f64;
+    cost.bytes(sub.owned, slots, sub.halo())
+}
+
+/// Subdomains of `problem` whose two streaming slots fit `budget` bytes in precision `T`:
+/// the count estimated by [`count_for_budget`], then checked on the partition itself (the
+/// sliced order of a subdomain can pad more than the model's) and raised until it fits.
+pub fn plan_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<Vec<Subdomain>> {
+    let mut count = count_for_budget::<T>(problem, budget)?;
+    loop {
+        let subs = partition(problem, count)?;
+        let largest = subs
+            .iter()
+            .map(|s| slot_bytes_of::<T>(problem, s))
+            .fold(0.0, f64::max);
+        if 2.0 * largest <= budget as f64 {
+            return Ok(subs);
+        }
+        let slabs = SlabCounts::of(problem).nodes.len();
+        let next = (count + 1).max((count as f64 * 2.0 * largest / budget as f64).ceil() as usize);
+        if count == slabs {
+            return Err(usage(
+                "--gpu-memory-budget",
+                format!(
+                    "{budget} bytes cannot hold two subdomain buffers of this model: even \
+                     {slabs} subdomains (one cell slab each) need {:.0} bytes",
+                    2.0 * largest
+                ),
+            ));
+        }
+        count = next.min(slabs);
+    }
+}
+
+/// The fewest subdomains whose two streaming slots fit `budget` bytes for `problem` in
+/// precision `T`, from the node and bond counts of the cell slabs (halos bounded by the
+/// neighbouring slabs; the sliced order's padding at the model's own ratio): no subdomain is
+/// built to find it. An error naming the budget when one slab per subdomain does not fit.
+pub fn count_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize> {
+    let lps = matches!(problem.material.law, Law::Lps { .. });
+    let cost = SlotCost::new(problem.dim(), std::mem::size_of::<T>(), lps);
+    let bonds = problem.families.bonds().max(1) as f64;
+    let padding = SlicedLayout::new(&problem.families).padded_len() as f64 / bonds;
+    let counts = SlabCounts::of(problem);
+    let slabs = counts.nodes.len();
+    let mut smallest = f64::INFINITY;
+    for count in 1..=slabs {
+        let largest = counts
+            .split(count)
+            .iter()
+            .map(|&(owned, b, halo)| cost.bytes(owned, b as f64 * padding * 1.02, halo))
+            .fold(0.0, f64::max);
+        if 2.0 * largest <= budget as f64 {
+            return Ok(count);
+        }
+        smallest = smallest.min(2.0 * largest);
+    }
+    Err(usage(
+        "--gpu-memory-budget",
+        format!(
+            "{budget} bytes cannot hold two subdomain buffers of this model: even {slabs} \
+             subdomains (one cell slab each) need {smallest:.0} bytes"
+        ),
+    ))
 }

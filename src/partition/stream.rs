@@ -26,13 +26,12 @@
 
 use super::fused::{self, scatter_update, FusedForces, Update};
 use super::parts::Part;
-use super::slabs::SlabCounts;
+use super::report::{Residency, ResidencyRequest, StreamReport, StreamTimes};
 use super::{partition, usage, Subdomain};
 use crate::backend::coefficients::lps_coefficients;
 use crate::backend::gpu_loop::{full_volume, law_params, precision_of, Kernels};
 use crate::backend::{Backend, GpuLoop};
 use crate::gpu::device::driver_error;
-use crate::gpu::layout::SlicedLayout;
 use crate::gpu::params::BondParams;
 use crate::gpu::pinned::{
     copy_in, copy_out, pinned_bandwidth, seconds_between, timing_event, Pinned,
@@ -46,7 +45,6 @@ use crate::solver::State;
 use crate::{Error, Real, Result};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -64,82 +62,6 @@ enum Pass {
     Damage,
     /// Strain energy per node (LPS from the exchanged dilatations).
     Energy,
-}
-
-/// How the subdomains use the device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Residency {
-    /// One slot per subdomain: static data uploaded once, only node state moves.
-    #[default]
-    Resident,
-    /// Two slots, everything a subdomain needs moves every pass.
-    Streamed,
-}
-
-/// What the caller asks for: the residency that fits a budget, or streaming (to measure it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResidencyRequest {
-    /// Resident where it fits the budget, else streamed.
-    Auto,
-    /// Streamed even when resident would fit.
-    Streamed,
-}
-
-/// Timings and traffic of the passes so far (seconds summed over passes; bytes likewise).
-#[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct StreamTimes {
-    /// Force evaluations (calls of `internal_force` or `break_bonds_and_force`).
-    pub force_evaluations: usize,
-    /// Wall-clock seconds of the force evaluations.
-    pub wall: f64,
-    /// Device seconds of the kernels.
-    pub compute: f64,
-    /// Copy-engine seconds host to device and device to host.
-    pub copy_in: f64,
-    pub copy_out: f64,
-    /// Host seconds gathering inputs and scattering results.
-    pub host: f64,
-    /// Bytes copied host to device and back.
-    pub bytes_in: u64,
-    pub bytes_out: u64,
-}
-
-/// Subdomain execution as `summary.json` reports it (`subdomains`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct StreamReport {
-    pub count: usize,
-    pub residency: Residency,
-    /// Device bytes the in-core `gpu-loop` would allocate for this model (`peridot info`).
-    pub in_core_bytes: u64,
-    /// Pinned copy bandwidth measured at setup, host to device and back, B/s.
-    pub pinned_h2d_bytes_per_second: f64,
-    pub pinned_d2h_bytes_per_second: f64,
-    /// What overlap can at best reach per evaluation: max(kernels, bytes in / bandwidth in,
-    /// bytes out / bandwidth out), s; and the measured time over it.
-    pub bound_seconds_per_evaluation: f64,
-    pub ratio_to_bound: f64,
-    /// The budget the plan was made for, bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub budget_bytes: Option<u64>,
-    /// Device bytes this backend allocated (the slots and a counter).
-    pub allocated_bytes: u64,
-    /// Device memory in use by the process before the slots were allocated and after
-    /// (`cuMemGetInfo`: total minus free), bytes.
-    pub device_used_before: u64,
-    pub device_used_after: u64,
-    /// Per force evaluation: bytes copied in and out, and seconds (wall, kernels, copies
-    /// in and out, host gather and scatter; hidden = kernels + copies - wall, the part of
-    /// the work overlap took off the clock).
-    pub bytes_in_per_evaluation: f64,
-    pub bytes_out_per_evaluation: f64,
-    pub seconds_per_evaluation: f64,
-    pub compute_seconds_per_evaluation: f64,
-    pub copy_in_seconds_per_evaluation: f64,
-    pub copy_out_seconds_per_evaluation: f64,
-    pub host_seconds_per_evaluation: f64,
-    pub hidden_seconds_per_evaluation: f64,
 }
 
 /// Device buffers of one slot, with their addresses.
@@ -198,114 +120,6 @@ impl Sizes {
             + self.owned * (t + 8)
             + lps_bytes
     }
-}
-
-/// Device bytes of a slot by what it holds, for dimension `d`, precision bytes `t`.
-#[derive(Debug, Clone, Copy)]
-pub struct SlotCost {
-    /// Per bond slot of the sliced order: neighbour index and status.
-    pub per_bond: f64,
-    /// Per owned or halo node: record (f32 also its f32 copy), horizon volume, no-fail flag,
-    /// displacement; LPS coefficients, dilatation and pair.
-    pub per_local: f64,
-    /// Per owned node: family size, slice start share, force, damage, energy.
-    pub per_owned: f64,
-    /// Field alignment slack per slot.
-    pub fixed: f64,
-}
-
-impl SlotCost {
-    pub fn new(d: usize, t: usize, lps: bool) -> SlotCost {
-        let (d, t) = (d as f64, t as f64);
-        SlotCost {
-            per_bond: 5.0,
-            per_local: 41.0
-                + d * t
-                + if lps { 6.0 * t } else { 0.0 }
-                + if t == 4.0 { 16.0 } else { 0.0 },
-            per_owned: 4.0 + 8.0 / 32.0 + d * t + t + 8.0,
-            fixed: 16.0 * 256.0,
-        }
-    }
-
-    /// Bytes of a slot for `owned` nodes with `bond_slots` (padding included) and `halo`.
-    pub fn bytes(&self, owned: usize, bond_slots: f64, halo: usize) -> f64 {
-        self.per_bond * bond_slots
-            + self.per_local * (owned + halo) as f64
-            + self.per_owned * owned as f64
-            + self.fixed
-    }
-}
-
-/// Device bytes of a slot holding exactly subdomain `sub` of `problem` in precision `T`
-/// (what [`GpuStreamed`] allocates for it, up to field alignment).
-pub fn slot_bytes_of<T: Real>(problem: &Problem, sub: &Subdomain) -> f64 {
-    let lps = matches!(problem.material.law, Law::Lps { .. });
-    let cost = SlotCost::new(problem.dim(), std::mem::size_of::<T>(), lps);
-    let slots = SlicedLayout::new(&sub.families).padded_len() as f64;
-    cost.bytes(sub.owned, slots, sub.halo())
-}
-
-/// Subdomains of `problem` whose two streaming slots fit `budget` bytes in precision `T`:
-/// the count estimated by [`count_for_budget`], then checked on the partition itself (the
-/// sliced order of a subdomain can pad more than the model's) and raised until it fits.
-pub fn plan_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<Vec<Subdomain>> {
-    let mut count = count_for_budget::<T>(problem, budget)?;
-    loop {
-        let subs = partition(problem, count)?;
-        let largest = subs
-            .iter()
-            .map(|s| slot_bytes_of::<T>(problem, s))
-            .fold(0.0, f64::max);
-        if 2.0 * largest <= budget as f64 {
-            return Ok(subs);
-        }
-        let slabs = SlabCounts::of(problem).nodes.len();
-        let next = (count + 1).max((count as f64 * 2.0 * largest / budget as f64).ceil() as usize);
-        if count == slabs {
-            return Err(usage(
-                "--gpu-memory-budget",
-                format!(
-                    "{budget} bytes cannot hold two subdomain buffers of this model: even \
-                     {slabs} subdomains (one cell slab each) need {:.0} bytes",
-                    2.0 * largest
-                ),
-            ));
-        }
-        count = next.min(slabs);
-    }
-}
-
-/// The fewest subdomains whose two streaming slots fit `budget` bytes for `problem` in
-/// precision `T`, from the node and bond counts of the cell slabs (halos bounded by the
-/// neighbouring slabs; the sliced order's padding at the model's own ratio): no subdomain is
-/// built to find it. An error naming the budget when one slab per subdomain does not fit.
-pub fn count_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize> {
-    let lps = matches!(problem.material.law, Law::Lps { .. });
-    let cost = SlotCost::new(problem.dim(), std::mem::size_of::<T>(), lps);
-    let bonds = problem.families.bonds().max(1) as f64;
-    let padding = SlicedLayout::new(&problem.families).padded_len() as f64 / bonds;
-    let counts = SlabCounts::of(problem);
-    let slabs = counts.nodes.len();
-    let mut smallest = f64::INFINITY;
-    for count in 1..=slabs {
-        let largest = counts
-            .split(count)
-            .iter()
-            .map(|&(owned, b, halo)| cost.bytes(owned, b as f64 * padding * 1.02, halo))
-            .fold(0.0, f64::max);
-        if 2.0 * largest <= budget as f64 {
-            return Ok(count);
-        }
-        smallest = smallest.min(2.0 * largest);
-    }
-    Err(usage(
-        "--gpu-memory-budget",
-        format!(
-            "{budget} bytes cannot hold two subdomain buffers of this model: even {slabs} \
-             subdomains (one cell slab each) need {smallest:.0} bytes"
-        ),
-    ))
 }
 
 fn device_addr<T>(s: &CudaSlice<T>, stream: &Arc<CudaStream>) -> u64 {

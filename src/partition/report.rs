@@ -1,0 +1,80 @@
+//! What a subdomain run reports (`summary.json` key `subdomains`) and how it uses the device:
+//! residency, timings and traffic per force evaluation, memory. Units: seconds, bytes, B/s.
+
+use serde::{Deserialize, Serialize};
+
+/// How the subdomains use the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Residency {
+    /// One slot per subdomain: static data uploaded once, only node state moves.
+    #[default]
+    Resident,
+    /// Two slots, everything a subdomain needs moves every pass.
+    Streamed,
+}
+
+/// What the caller asks for: the residency that fits a budget, or streaming (to measure it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResidencyRequest {
+    /// Resident where it fits the budget, else streamed.
+    Auto,
+    /// Streamed even when resident would fit.
+    Streamed,
+}
+
+/// Timings and traffic of the passes so far (seconds summed over passes; bytes likewise).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct StreamTimes {
+    /// Force evaluations (calls of `internal_force` or `break_bonds_and_force`).
+    pub force_evaluations: usize,
+    /// Wall-clock seconds of the force evaluations.
+    pub wall: f64,
+    /// Device seconds of the kernels.
+    pub compute: f64,
+    /// Copy-engine seconds host to device and device to host.
+    pub copy_in: f64,
+    pub copy_out: f64,
+    /// Host seconds gathering inputs and scattering results.
+    pub host: f64,
+    /// Bytes copied host to device and back.
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+}
+
+/// Subdomain execution as `summary.json` reports it (`subdomains`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StreamReport {
+    pub count: usize,
+    pub residency: Residency,
+    /// Device bytes the in-core `gpu-loop` would allocate for this model (`peridot info`).
+    pub in_core_bytes: u64,
+    /// Pinned copy bandwidth measured at setup, host to device and back, B/s.
+    pub pinned_h2d_bytes_per_second: f64,
+    pub pinned_d2h_bytes_per_second: f64,
+    /// What overlap can at best reach per evaluation: max(kernels, bytes in / bandwidth in,
+    /// bytes out / bandwidth out), s; and the measured time over it.
+    pub bound_seconds_per_evaluation: f64,
+    pub ratio_to_bound: f64,
+    /// The budget the plan was made for, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_bytes: Option<u64>,
+    /// Device bytes this backend allocated (the slots and a counter).
+    pub allocated_bytes: u64,
+    /// Device memory in use by the process before the slots were allocated and after
+    /// (`cuMemGetInfo`: total minus free), bytes.
+    pub device_used_before: u64,
+    pub device_used_after: u64,
+    /// Per force evaluation: bytes copied in and out, and seconds (wall, kernels, copies
+    /// in and out, host gather and scatter; hidden = kernels + copies - wall, the part of
+    /// the work overlap took off the clock).
+    pub bytes_in_per_evaluation: f64,
+    pub bytes_out_per_evaluation: f64,
+    pub seconds_per_evaluation: f64,
+    pub compute_seconds_per_evaluation: f64,
+    pub copy_in_seconds_per_evaluation: f64,
+    pub copy_out_seconds_per_evaluation: f64,
+    pub host_seconds_per_evaluation: f64,
+    pub hidden_seconds_per_evaluation: f64,
+}
