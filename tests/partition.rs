@@ -335,3 +335,22 @@ fn partitioned_matrix_scheme_equals_in_core_to_round_off() {
         }
     }
 }
+
+/// Adaptive dynamic relaxation in subdomains (the CPU emulation, ADR on the host through
+/// the backend's force calls) converges to the in-core equilibrium bitwise: the same
+/// iterations, the same displacement.
+#[test]
+fn adr_in_subdomains_ends_where_in_core_adr_ends() {
+    let text = common::lps_bar(0.03, "steps = 3000\ntolerance = 1e-8");
+    let problem = common::problem(&text, &[]);
+    let core = run_with(&problem, BackendKind::CpuLoop, None).unwrap();
+    let request = SubdomainRequest {
+        count: Some(3),
+        ..Default::default()
+    };
+    let part = run_with(&problem, BackendKind::CpuLoop, Some(request)).unwrap();
+    assert_eq!(core.summary.converged, Some(true), "the relaxation converges");
+    assert_eq!(part.summary.converged, core.summary.converged);
+    assert_eq!(part.state.step, core.state.step, "iterations");
+    common::assert_bitwise(&part.state.u, &core.state.u, "ADR displacement");
+}
