@@ -349,7 +349,11 @@ fn adr_in_subdomains_ends_where_in_core_adr_ends() {
         ..Default::default()
     };
     let part = run_with(&problem, BackendKind::CpuLoop, Some(request)).unwrap();
-    assert_eq!(core.summary.converged, Some(true), "the relaxation converges");
+    assert_eq!(
+        core.summary.converged,
+        Some(true),
+        "the relaxation converges"
+    );
     assert_eq!(part.summary.converged, core.summary.converged);
     assert_eq!(part.state.step, core.state.step, "iterations");
     common::assert_bitwise(&part.state.u, &core.state.u, "ADR displacement");
