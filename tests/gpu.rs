@@ -571,42 +571,6 @@ fn a_model_too_large_for_the_gpu_is_a_clear_error() {
     }
 }
 
-/// A strip clamped at the left end and pulled at the right by a prescribed displacement
-/// (kinematic conditions), relaxed by ADR; `MATERIAL` and `SOLVER` are filled in.
-const ADR_STRIP: &str = r#"name = "strip"
-MATERIAL
-[discretization]
-dimension = "plane-strain"
-thickness = 1e-3
-dx = 1e-3
-horizon_factor = 3.015
-[geometry]
-box = [{ min = [0, 0], max = [0.03, 0.01] }]
-[[precrack]]
-start = [0.015, -0.001]
-end = [0.015, 0.004]
-[[region]]
-name = "left"
-shape = "edge"
-side = "-x"
-depth_dx = 3
-[[region]]
-name = "right"
-shape = "edge"
-side = "+x"
-depth_dx = 3
-[[boundary]]
-region = "left"
-kind = "fixed"
-[[boundary]]
-region = "right"
-kind = "displacement"
-x = DISPLACEMENT
-[solver]
-kind = "adr"
-SOLVER
-"#;
-
 /// Adaptive dynamic relaxation with the iteration on the device reaches the CPU's equilibrium.
 /// Not bit for bit: the device sums the residual and the Rayleigh quotient of the damping
 /// coefficient `c` in another order, and its force kernels fuse multiply-adds, and ADR's
@@ -621,10 +585,7 @@ fn adr_on_the_device_agrees_with_the_cpu() {
         return;
     }
     let strip = |material: String, disp: &str, solver: &str| {
-        ADR_STRIP
-            .replace("MATERIAL", &material)
-            .replace("DISPLACEMENT", disp)
-            .replace("SOLVER", solver)
+        common::adr_strip(&material, disp, solver, true)
     };
     let bar = |solver: &str| common::lps_bar(0.012, solver);
     let cases = [

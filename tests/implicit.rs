@@ -114,39 +114,11 @@ fn clamped_lps_bar_in_load_steps_matches_adr() {
 
 #[test]
 fn strip_stretched_by_a_displacement_matches_adr() {
-    let text = format!(
-        r#"name = "strip"
-{}
-[discretization]
-dimension = "plane-strain"
-thickness = 1e-3
-dx = 1e-3
-horizon_factor = 3.015
-[geometry]
-box = [{{ min = [0, 0], max = [0.03, 0.01] }}]
-[[region]]
-name = "left"
-shape = "edge"
-side = "-x"
-depth_dx = 3
-[[region]]
-name = "right"
-shape = "edge"
-side = "+x"
-depth_dx = 3
-[[boundary]]
-region = "left"
-kind = "fixed"
-[[boundary]]
-region = "right"
-kind = "displacement"
-x = 1e-5
-[solver]
-kind = "adr"
-steps = 40000
-tolerance = 1e-11
-"#,
-        common::material("pmb-linear", None)
+    let text = common::adr_strip(
+        &common::material("pmb-linear", None),
+        "1e-5",
+        "steps = 40000\ntolerance = 1e-11",
+        false,
     );
     let p = common::problem(&text, &[]);
     let s = implicit(&p);

@@ -128,6 +128,49 @@ kind = "adr"
     )
 }
 
+/// A plane-strain strip 30 x 10 mm, fixed on the left, its right edge displaced by
+/// `displacement` along x, relaxed by ADR (`solver`: the solver lines after `kind`); with
+/// `precrack`, a crack from the bottom edge at mid-length. `material`: a `[material]` table.
+pub fn adr_strip(material: &str, displacement: &str, solver: &str, precrack: bool) -> String {
+    let crack = if precrack {
+        "[[precrack]]\nstart = [0.015, -0.001]\nend = [0.015, 0.004]\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"name = "strip"
+{material}
+[discretization]
+dimension = "plane-strain"
+thickness = 1e-3
+dx = 1e-3
+horizon_factor = 3.015
+[geometry]
+box = [{{ min = [0, 0], max = [0.03, 0.01] }}]
+{crack}[[region]]
+name = "left"
+shape = "edge"
+side = "-x"
+depth_dx = 3
+[[region]]
+name = "right"
+shape = "edge"
+side = "+x"
+depth_dx = 3
+[[boundary]]
+region = "left"
+kind = "fixed"
+[[boundary]]
+region = "right"
+kind = "displacement"
+x = {displacement}
+[solver]
+kind = "adr"
+{solver}
+"#
+    )
+}
+
 /// Normwise relative difference `|a - b| / |b|` (0 when both are zero).
 pub fn rel_diff<A: Real, B: Real>(a: &[A], b: &[B]) -> f64 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
