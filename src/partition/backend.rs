@@ -7,7 +7,6 @@
 //! only: no streaming yet).
 
 use super::plan::plan_for_budget;
-use super::stream::unsupported;
 use super::ResidencyRequest;
 use super::{parse_bytes, partition, usage, GpuStreamed, PartitionedCpu, PartitionedMatrix};
 use crate::backend::{resolve_auto, Backend, BackendKind, GpuLoop, GpuMatrix};
@@ -137,6 +136,6 @@ pub fn create<T: Real>(
                 subdomains.len(),
             )?))
         }
-        other => Err(unsupported(other.name())),
+        BackendKind::Auto => unreachable!("auto is resolved to a backend above"),
     }
 }

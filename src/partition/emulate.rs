@@ -58,7 +58,7 @@ pub(super) fn gather<T: Copy>(values: &[T], nodes: &[usize], per: usize) -> Vec<
 
 /// Write `local` (`per` entries per node) of the first `nodes.len()` local nodes back to the
 /// global `values`.
-fn scatter<T: Copy>(local: &[T], nodes: &[usize], per: usize, values: &mut [T]) {
+pub(super) fn scatter<T: Copy>(local: &[T], nodes: &[usize], per: usize, values: &mut [T]) {
     for (k, &g) in nodes.iter().enumerate() {
         values[per * g..per * (g + 1)].copy_from_slice(&local[per * k..per * (k + 1)]);
     }

@@ -132,7 +132,7 @@ pub fn scatter_update<T: Real>(
 /// second displacement array: later subdomains of the pass still read this step's
 /// values), so the host update runs while the GPU streams; after the pass only the dofs
 /// with kinematic conditions are stepped, and the arrays swap.
-pub fn advance<T: Real, B: FusedForces<T> + ?Sized>(
+fn advance<T: Real, B: FusedForces<T> + ?Sized>(
     backend: &mut B,
     integrator: &Explicit,
     loads: &Loads,

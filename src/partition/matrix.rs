@@ -20,7 +20,7 @@
 //! global array, then forces are computed with the exchanged values
 //! ([`CpuMatrix::internal_force_with_theta`]).
 
-use super::emulate::{gather, problem_of};
+use super::emulate::{gather, problem_of, scatter};
 use super::{partition, Subdomain};
 use crate::backend::{Backend, CpuMatrix, GpuMatrix};
 use crate::material::Law;
@@ -185,9 +185,7 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
             let u_local = gather(u, &part.sub.nodes, d);
             let mut theta = vec![T::zero(); part.sub.nodes.len()];
             part.backend.dilatation(&u_local, &mut theta);
-            for (k, &g) in part.sub.owned_nodes().iter().enumerate() {
-                self.theta[g] = theta[k];
-            }
+            scatter(&theta, part.sub.owned_nodes(), 1, &mut self.theta);
         }
     }
 }
@@ -218,9 +216,7 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
             } else {
                 part.backend.internal_force(&u_local, &mut f_local);
             }
-            for (k, &g) in part.sub.owned_nodes().iter().enumerate() {
-                force[d * g..d * g + d].copy_from_slice(&f_local[d * k..d * k + d]);
-            }
+            scatter(&f_local, part.sub.owned_nodes(), d, force);
         }
     }
 
@@ -237,9 +233,7 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
         for part in &self.parts {
             let mut local = vec![T::zero(); part.sub.nodes.len()];
             part.backend.damage(&mut local);
-            for (k, &g) in part.sub.owned_nodes().iter().enumerate() {
-                phi[g] = local[k];
-            }
+            scatter(&local, part.sub.owned_nodes(), 1, phi);
         }
     }
 

@@ -42,7 +42,7 @@ use crate::setup::Problem;
 use crate::solver::explicit::{Explicit, StepTimes};
 use crate::solver::loads::Loads;
 use crate::solver::State;
-use crate::{Error, Real, Result};
+use crate::{Real, Result};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -854,15 +854,4 @@ impl<T: Real> Backend<T> for GpuStreamed<T> {
         // (the state is always on the host)
         fused::advance_explicit(self, integrator, loads, state, steps, times)
     }
-}
-
-/// A subdomain option with a backend that cannot run in subdomains.
-pub fn unsupported(backend: &str) -> Error {
-    usage(
-        "--subdomains",
-        format!(
-            "{backend} does not run in subdomains yet: use --backend gpu-loop (or cpu-loop, \
-             cpu-matrix for the CPU emulations)"
-        ),
-    )
 }
