@@ -13,8 +13,9 @@
 #
 #   ./.gpu-sub/gpu_subdomains.sh huge                       (GPU machine)
 #
-# huge: the 3D block with an in-core footprint larger than the GPU (HUGE_NODES, default 110 M
-# nodes, about 95 GB in core) under a 20 GiB budget, HUGE_STEPS steps (default 5).
+# huge: the 3D block with an in-core footprint larger than the GPU (HUGE_NODES, default 100 M
+# nodes, about 90 GB in core) under a 20 GiB budget (HUGE_BUDGET), HUGE_STEPS steps (default
+# 5); the host's free memory is sampled every 5 s into huge-memory.log.
 set -uo pipefail
 
 prepare() {
@@ -76,8 +77,13 @@ huge() {
     O="${OUT:-$PWD/gpu-out}"
     W=/tmp/gpu-sub
     mkdir -p "$O" "$W"
-    one block-huge pmb_block_3d.toml 3 "${HUGE_NODES:-110000000}" "${HUGE_STEPS:-5}" \
+    { date -u; free -g; } >"$O/huge-memory.log"
+    (while sleep 5; do date -u +%T; free -g | sed -n 2p; done >>"$O/huge-memory.log") &
+    local sampler=$!
+    one block-huge pmb_block_3d.toml 3 "${HUGE_NODES:-100000000}" "${HUGE_STEPS:-5}" \
         --gpu-memory-budget "${HUGE_BUDGET:-20GiB}"
+    kill "$sampler"
+    tail -40 "$O/block-huge.log"
 }
 
 case "${1:-}" in

@@ -6,9 +6,11 @@
 
 use crate::backend::BackendKind;
 use crate::geometry::{bond_crosses_precrack, build_body, region_nodes, Body};
+use crate::material::bonds::{BondSource, SearchedBonds, StoredBonds};
+use crate::material::stiffness_bound::{row_bounds, stable_time_step};
 use crate::material::{family_radius, BondData, MaterialConstants};
 use crate::model::{BoundaryKind, Model};
-use crate::neighbors::{cell_list_families, Families};
+use crate::neighbors::{cell_list_families, CellList, Families};
 use crate::{Precision, Result};
 use rayon::prelude::*;
 use std::path::Path;
@@ -70,6 +72,29 @@ pub struct Problem {
     pub neighbor_seconds: f64,
     /// The neighbour search that built `families`.
     pub neighbor_search: NeighborSearch,
+    /// Whether the per-bond arrays are held: `false` for a lean problem
+    /// ([`Problem::build_lean`]), whose `families` hold the family sizes (offsets) only and
+    /// whose `bonds.beta`, `bonds.correction` and `initial_mu` are empty; its bonds are
+    /// searched again where needed ([`Problem::visit_bonds`]).
+    pub bonds_stored: bool,
+    /// Bonds cut by pre-cracks at setup.
+    pub precracked: usize,
+}
+
+/// The bonds of a problem, stored or searched ([`Problem::visit_bonds`]).
+pub enum ProblemBonds<'a> {
+    Stored(StoredBonds<'a>),
+    Searched(SearchedBonds<'a>),
+}
+
+impl BondSource for ProblemBonds<'_> {
+    #[inline]
+    fn for_each_bond(&self, i: usize, f: impl FnMut(usize, f64, f64)) {
+        match self {
+            ProblemBonds::Stored(s) => s.for_each_bond(i, f),
+            ProblemBonds::Searched(s) => s.for_each_bond(i, f),
+        }
+    }
 }
 
 /// Families of radius `radius` by `search`, its wall time in seconds and the search that ran
@@ -116,6 +141,71 @@ impl Problem {
             search_families(&body.positions, body.dim(), radius, search);
         let material = MaterialConstants::new(&model, body.delta, body.thickness);
         let bonds = BondData::new(&body, &families, &material, kind);
+        let search = (neighbor_seconds, neighbor_search);
+        let mut problem = Problem::assemble(model, body, families, material, bonds, search)?;
+        problem.initial_mu = vec![1; problem.families.bonds()];
+        problem.bonds_stored = true;
+        problem.apply_precracks();
+        Ok(problem)
+    }
+
+    /// A lean problem for a model too large to hold its bonds in host memory, for the
+    /// `gpu-loop` kernels, which recompute every per-bond factor from positions: families
+    /// are counted by a CPU cell list but not stored (`families.offsets` only), and the
+    /// per-node data (horizon and weighted volumes), the stable time step and the pre-cracked
+    /// bonds come from bonds searched again, with the same arithmetic in the same order as a
+    /// stored problem (so the same numbers, bit for bit). Subdomains search their own
+    /// families (`partition`). Host memory: per node only, about 100 bytes in 3D.
+    pub fn build_lean(model: Model, model_dir: &Path) -> Result<Problem> {
+        let body = build_body(&model, model_dir)?;
+        let kind = model.discretization.partial_volume;
+        let radius = family_radius(kind, body.delta, body.dx);
+        let t0 = Instant::now();
+        let list = CellList::new(&body.positions, body.dim(), radius);
+        let counts: Vec<usize> = (0..body.len())
+            .into_par_iter()
+            .map(|i| list.count(i))
+            .collect();
+        let mut offsets = Vec::with_capacity(counts.len() + 1);
+        offsets.push(0usize);
+        for c in counts {
+            offsets.push(offsets[offsets.len() - 1] + c);
+        }
+        let families = Families {
+            offsets,
+            neighbors: Vec::new(),
+        };
+        let search = (t0.elapsed().as_secs_f64(), NeighborSearch::Cpu);
+        let material = MaterialConstants::new(&model, body.delta, body.thickness);
+        let bonds = BondData::per_node(&body, &list, &material, kind);
+        let precracked = if model.precrack.is_empty() {
+            0
+        } else {
+            (0..body.len())
+                .into_par_iter()
+                .map(|i| {
+                    let mut family = Vec::new();
+                    list.family_into(i, &mut family);
+                    let intact = |&j: &u32| initially_intact(&model, &body, i, j as usize);
+                    family.iter().filter(|j| !intact(j)).count()
+                })
+                .sum()
+        };
+        drop(list);
+        let mut problem = Problem::assemble(model, body, families, material, bonds, search)?;
+        problem.precracked = precracked;
+        Ok(problem)
+    }
+
+    /// A problem of these parts with regions and no-fail nodes, no bond status yet.
+    fn assemble(
+        model: Model,
+        body: Body,
+        families: Families,
+        material: MaterialConstants,
+        bonds: BondData,
+        (neighbor_seconds, neighbor_search): (f64, NeighborSearch),
+    ) -> Result<Problem> {
         let regions = model
             .region
             .iter()
@@ -130,7 +220,7 @@ impl Problem {
             .collect::<Result<Vec<_>>>()?;
         let mut problem = Problem {
             name: model.name.clone().unwrap_or_else(|| "model".into()),
-            initial_mu: vec![1; families.bonds()],
+            initial_mu: Vec::new(),
             no_fail: vec![false; body.len()],
             model,
             body,
@@ -140,10 +230,50 @@ impl Problem {
             regions,
             neighbor_seconds,
             neighbor_search,
+            bonds_stored: false,
+            precracked: 0,
         };
-        problem.apply_precracks();
         problem.mark_no_fail();
         Ok(problem)
+    }
+
+    /// Call `f` with the bonds of this problem: the stored ones, or for a lean problem a
+    /// cell list's (built for the call: about 30 bytes per node).
+    pub fn visit_bonds<R>(&self, f: impl FnOnce(&ProblemBonds) -> R) -> R {
+        if self.bonds_stored {
+            return f(&ProblemBonds::Stored(StoredBonds {
+                families: &self.families,
+                bonds: &self.bonds,
+            }));
+        }
+        let kind = self.model.discretization.partial_volume;
+        let radius = family_radius(kind, self.body.delta, self.body.dx);
+        let list = CellList::new(&self.body.positions, self.dim(), radius);
+        f(&ProblemBonds::Searched(SearchedBonds {
+            list: &list,
+            body: &self.body,
+            kind,
+            correction: self.bonds.correction_reference(&self.material),
+        }))
+    }
+
+    /// Stable explicit time step, s, before the safety factor
+    /// ([`stable_time_step`](crate::material::stiffness_bound::stable_time_step)).
+    pub fn stable_time_step(&self) -> f64 {
+        let wv = &self.bonds.weighted_volume;
+        self.visit_bonds(|b| stable_time_step(&self.body, b, wv, &self.material))
+    }
+
+    /// Gerschgorin row bound of every node
+    /// ([`row_bounds`](crate::material::stiffness_bound::row_bounds)).
+    pub fn row_bounds(&self) -> Vec<f64> {
+        let wv = &self.bonds.weighted_volume;
+        self.visit_bonds(|b| row_bounds(&self.body, b, wv, &self.material))
+    }
+
+    /// Whether bond `i -> j` is intact at setup (crosses no pre-crack).
+    pub fn initially_intact(&self, i: usize, j: usize) -> bool {
+        initially_intact(&self.model, &self.body, i, j)
     }
 
     /// Nodes of the region called `name` (validation guarantees it exists).
@@ -164,19 +294,17 @@ impl Problem {
         if self.model.precrack.is_empty() {
             return;
         }
-        let (p, fam, d) = (&self.body.positions, &self.families, self.body.dim());
-        let cracks = &self.model.precrack;
+        let fam = &self.families;
+        let (model, body) = (&self.model, &self.body);
         self.initial_mu = (0..self.body.len())
             .into_par_iter()
             .flat_map_iter(|i| {
-                fam.family(i).iter().map(move |&j| {
-                    let cut = cracks
-                        .iter()
-                        .any(|c| bond_crosses_precrack(c, d, &p[i], &p[j as usize]));
-                    u8::from(!cut)
-                })
+                fam.family(i)
+                    .iter()
+                    .map(move |&j| u8::from(initially_intact(model, body, i, j as usize)))
             })
             .collect();
+        self.precracked = self.initial_mu.iter().filter(|&&m| m == 0).count();
     }
 
     fn mark_no_fail(&mut self) {
@@ -197,6 +325,15 @@ impl Problem {
 
     /// Number of initially broken bonds (pre-cracks).
     pub fn precracked_bonds(&self) -> usize {
-        self.initial_mu.iter().filter(|&&m| m == 0).count()
+        self.precracked
     }
+}
+
+/// Whether bond `i -> j` of `body` crosses none of `model`'s pre-cracks.
+fn initially_intact(model: &Model, body: &Body, i: usize, j: usize) -> bool {
+    let (p, d) = (&body.positions, body.dim());
+    !model
+        .precrack
+        .iter()
+        .any(|c| bond_crosses_precrack(c, d, &p[i], &p[j]))
 }

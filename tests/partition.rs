@@ -273,8 +273,8 @@ fn budget_counts_fit_two_slots() {
         let whole = slot_bytes_of::<f64>(&problem, &partition(&problem, 1).unwrap()[0]);
         for share in [0.9, 0.5, 0.3] {
             let budget = (share * whole) as u64;
-            let subs = plan_for_budget::<f64>(&problem, budget).unwrap();
-            let count = subs.len();
+            let count = plan_for_budget::<f64>(&problem, budget).unwrap();
+            let subs = partition(&problem, count).unwrap();
             let largest = subs
                 .iter()
                 .map(|s| slot_bytes_of::<f64>(&problem, s))
@@ -357,4 +357,56 @@ fn adr_in_subdomains_ends_where_in_core_adr_ends() {
     assert_eq!(part.summary.converged, core.summary.converged);
     assert_eq!(part.state.step, core.state.step, "iterations");
     common::assert_bitwise(&part.state.u, &core.state.u, "ADR displacement");
+}
+
+/// A lean problem (no bond stored on the host: what `run --backend gpu-loop` in subdomains
+/// builds) has the stored problem's family sizes, per-node volumes, stable time step, row
+/// bounds and pre-cracked bond count BITWISE (the same sums over the same bonds in the same
+/// order), and its subdomains, each searched on its own, equal the stored partition's,
+/// initial bond status included, for 1..16 subdomains.
+#[test]
+fn lean_problems_and_their_subdomains_equal_stored_ones() {
+    use peridot::partition::Cuts;
+    for (law, dim) in common::PARTITION_CASES {
+        let stored = common::partition_bar(law, dim, 1);
+        let lean = common::partition_bar_lean(law, dim, 1);
+        let case = format!("{law} {dim}");
+        assert!(
+            !lean.bonds_stored && lean.families.neighbors.is_empty(),
+            "{case}"
+        );
+        assert!(
+            lean.bonds.beta.is_empty() && lean.initial_mu.is_empty(),
+            "{case}"
+        );
+        assert_eq!(lean.families.offsets, stored.families.offsets, "{case}");
+        let (s, l) = (&stored.bonds, &lean.bonds);
+        common::assert_bitwise(&l.horizon_volume, &s.horizon_volume, &case);
+        common::assert_bitwise(&l.weighted_volume, &s.weighted_volume, &case);
+        let (dt_l, dt_s) = (lean.stable_time_step(), stored.stable_time_step());
+        assert_eq!(
+            dt_l.to_bits(),
+            dt_s.to_bits(),
+            "{case}: {dt_l:e} vs {dt_s:e}"
+        );
+        common::assert_bitwise(&lean.row_bounds(), &stored.row_bounds(), &case);
+        assert!(
+            stored.precracked_bonds() > 0,
+            "{case}: the bar is pre-cracked"
+        );
+        assert_eq!(lean.precracked_bonds(), stored.precracked_bonds(), "{case}");
+        for count in [1, 2, 4, 8, 16] {
+            let subs = partition(&stored, count).unwrap();
+            let cuts = Cuts::new(&lean, count).unwrap();
+            for (k, sub) in subs.iter().enumerate() {
+                let searched = cuts.subdomain(&lean, k);
+                assert!(searched == *sub, "{case}: subdomain {k} of {count}");
+                assert_eq!(
+                    searched.initial_status(&lean),
+                    sub.initial_status(&stored),
+                    "{case}: initial status of subdomain {k} of {count}"
+                );
+            }
+        }
+    }
 }

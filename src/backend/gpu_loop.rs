@@ -204,7 +204,7 @@ pub(crate) fn law_params(
         check_bonds: i32::from(check_bonds && m.critical_stretch.is_some()),
         partial_volume: i32::from(p.model.discretization.partial_volume != PartialVolume::None),
         lps: i32::from(lps),
-        surface_correction: i32::from(p.bonds.correction.is_some() && !lps),
+        surface_correction: i32::from(m.surface_correction && !lps),
         omega_delta_over_x: i32::from(delta_over_x),
         pv_full,
         pv_edge,

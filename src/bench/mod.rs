@@ -17,7 +17,6 @@ mod sizes;
 pub use sizes::{scaled_problem, ScaledProblem};
 
 use crate::backend::{self, BackendKind};
-use crate::material::stiffness_bound::stable_time_step;
 use crate::model::SolverKind;
 use crate::setup::Problem;
 use crate::solver::explicit::{Explicit, StepTimes};
@@ -123,7 +122,7 @@ fn on_cpu(name: &str) -> bool {
 pub fn bench_dt(problem: &Problem) -> (f64, Option<String>) {
     let p = problem;
     let s = &p.model.solver;
-    let stable = stable_time_step(&p.body, &p.families, &p.bonds, &p.material);
+    let stable = p.stable_time_step();
     let auto = s.safety_factor.unwrap_or(DEFAULT_SAFETY) * stable;
     match (s.kind, s.dt) {
         (SolverKind::Explicit, Some(dt)) if dt <= stable || s.force_dt => (dt, None),

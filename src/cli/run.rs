@@ -37,9 +37,15 @@ pub fn run(
     } else {
         backend
     };
-    // A GPU backend gets its families from the device search (the same families).
-    let search = NeighborSearch::for_backend(backend, precision);
-    let problem = Problem::build_with(model, &dir, search)?;
+    // gpu-loop in subdomains keeps no bond on the host (its kernels recompute every bond
+    // factor, and each subdomain searches its own families): a lean problem, so a model
+    // larger than the GPU is not first held whole in host memory. A GPU backend otherwise
+    // gets its families from the device search (the same families).
+    let problem = if backend == BackendKind::GpuLoop && !nothing_to_stream && !export_stiffness {
+        Problem::build_lean(model, &dir)?
+    } else {
+        Problem::build_with(model, &dir, NeighborSearch::for_backend(backend, precision))?
+    };
     let out_dir = out.unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
     let opts = RunOptions {
         backend,

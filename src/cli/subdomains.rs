@@ -24,7 +24,7 @@ pub fn print_plan(
         _ => None,
     };
     let subdomains: Vec<Subdomain> = match (budget, count) {
-        (Some(b), _) => plan_for_budget::<f64>(problem, b)?,
+        (Some(b), _) => partition(problem, plan_for_budget::<f64>(problem, b)?)?,
         (None, Some(n)) => partition(problem, n)?,
         (None, None) => return Ok(()),
     };

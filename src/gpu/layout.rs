@@ -58,12 +58,20 @@ impl SlicedLayout {
 
     /// `csr` (one value per bond, CSR order) in device order; padding slots hold `fill`.
     pub fn to_device<V: Copy + Send + Sync>(&self, csr: &[V], fill: V) -> Vec<V> {
-        assert_eq!(csr.len(), *self.offsets.last().unwrap_or(&0));
         let mut out = vec![fill; self.padded_len()];
+        self.write_device(csr, &mut out);
+        out
+    }
+
+    /// Write `csr` (one value per bond, CSR order) into `out` (`padded_len` entries) in
+    /// device order; padding slots are left as they are.
+    pub fn write_device<V: Copy + Send + Sync>(&self, csr: &[V], out: &mut [V]) {
+        assert_eq!(csr.len(), *self.offsets.last().unwrap_or(&0));
+        assert_eq!(out.len(), self.padded_len());
         let starts = &self.slice_start;
         // Each slice owns a contiguous piece of `out`.
         let mut pieces = Vec::with_capacity(starts.len());
-        let mut rest = out.as_mut_slice();
+        let mut rest = out;
         for s in 0..starts.len().saturating_sub(1) {
             let (head, tail) = rest.split_at_mut((starts[s + 1] - starts[s]) as usize);
             pieces.push((s, head));
@@ -79,7 +87,6 @@ impl SlicedLayout {
                 }
             }
         });
-        out
     }
 
     /// A device-order array back in CSR order (padding dropped).

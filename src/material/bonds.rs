@@ -5,8 +5,13 @@
 use super::constants::{partial_volume, MaterialConstants};
 use crate::geometry::Body;
 use crate::model::PartialVolume;
-use crate::neighbors::Families;
+use crate::neighbors::{CellList, Families};
 use rayon::prelude::*;
+
+/// The largest value (0 for none): the full horizon volume of a body.
+pub fn largest(values: &[f64]) -> f64 {
+    values.iter().copied().fold(0.0, f64::max)
+}
 
 /// Bond data of a discretized body (all `f64`; backends convert to their precision).
 #[derive(Debug, Clone)]
@@ -28,6 +33,87 @@ pub fn bond_length(p: &[[f64; 3]], i: usize, j: usize) -> f64 {
     (xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2]).sqrt()
 }
 
+/// The bonds of every node with their partial-volume factor `beta` and surface-correction
+/// factor `lambda`, visited node by node in ascending neighbour order: from stored families
+/// and [`BondData`] ([`StoredBonds`]), or searched on demand with both factors recomputed by
+/// the same arithmetic ([`SearchedBonds`], for models whose per-bond arrays are not kept).
+/// The sums over a family therefore run in the same order, bit for bit, whichever source.
+pub trait BondSource: Sync {
+    /// Call `f(j, beta, lambda)` for every bond `i -> j` of node `i`, `j` ascending.
+    fn for_each_bond(&self, i: usize, f: impl FnMut(usize, f64, f64));
+}
+
+/// Bonds from stored families and bond data.
+pub struct StoredBonds<'a> {
+    pub families: &'a Families,
+    pub bonds: &'a BondData,
+}
+
+impl BondSource for StoredBonds<'_> {
+    #[inline]
+    fn for_each_bond(&self, i: usize, mut f: impl FnMut(usize, f64, f64)) {
+        for b in self.families.range(i) {
+            let j = self.families.neighbors[b] as usize;
+            f(j, self.bonds.beta[b], self.bonds.correction(b));
+        }
+    }
+}
+
+/// Bonds searched by a cell list, `beta` and `lambda` recomputed per bond.
+pub struct SearchedBonds<'a> {
+    pub list: &'a CellList<'a>,
+    pub body: &'a Body,
+    pub kind: PartialVolume,
+    /// `(largest horizon volume, horizon volume per node)` for the surface correction;
+    /// `None`: `lambda = 1`.
+    pub correction: Option<(f64, &'a [f64])>,
+}
+
+impl BondSource for SearchedBonds<'_> {
+    fn for_each_bond(&self, i: usize, mut f: impl FnMut(usize, f64, f64)) {
+        let mut family = Vec::with_capacity(256);
+        self.list.family_into(i, &mut family);
+        let (p, b) = (&self.body.positions, self.body);
+        for &j in &family {
+            let j = j as usize;
+            let beta = partial_volume(self.kind, bond_length(p, i, j), b.delta, b.dx);
+            let lambda = self
+                .correction
+                .map_or(1.0, |(full, vh)| correction_factor(full, vh[i], vh[j]));
+            f(j, beta, lambda);
+        }
+    }
+}
+
+/// Surface-correction factor of a bond between nodes of horizon volumes `vi` and `vj`:
+/// `2 V_full / (V_H,i + V_H,j)`.
+#[inline]
+fn correction_factor(full: f64, vi: f64, vj: f64) -> f64 {
+    2.0 * full / (vi + vj)
+}
+
+/// Horizon volume `V_H,i = sum_j beta V_j` and LPS weighted volume
+/// `m_i = sum_j omega x^2 beta V_j` of every node.
+fn node_volumes(
+    body: &Body,
+    material: &MaterialConstants,
+    source: &impl BondSource,
+) -> (Vec<f64>, Vec<f64>) {
+    let p = &body.positions;
+    (0..body.len())
+        .into_par_iter()
+        .map(|i| {
+            let (mut vh, mut m) = (0.0, 0.0);
+            source.for_each_bond(i, |j, beta, _| {
+                let x = bond_length(p, i, j);
+                vh += beta * body.volumes[j];
+                m += material.omega(x) * x * x * beta * body.volumes[j];
+            });
+            (vh, m)
+        })
+        .unzip()
+}
+
 impl BondData {
     /// Compute the bond data of `body` with `families`.
     pub fn new(
@@ -45,41 +131,68 @@ impl BondData {
                 })
             })
             .collect();
-        let per_node = |f: &(dyn Fn(usize, usize, f64) -> f64 + Sync)| -> Vec<f64> {
-            (0..body.len())
-                .into_par_iter()
-                .map(|i| {
-                    families
-                        .range(i)
-                        .map(|b| f(i, families.neighbors[b] as usize, beta[b]))
-                        .sum()
-                })
-                .collect()
+        let mut data = BondData {
+            beta,
+            correction: None,
+            horizon_volume: Vec::new(),
+            weighted_volume: Vec::new(),
         };
-        let horizon_volume = per_node(&|_, j, beta| beta * body.volumes[j]);
-        let weighted_volume = per_node(&|i, j, beta| {
-            let x = bond_length(p, i, j);
-            material.omega(x) * x * x * beta * body.volumes[j]
-        });
+        let stored = StoredBonds {
+            families,
+            bonds: &data,
+        };
+        let (horizon_volume, weighted_volume) = node_volumes(body, material, &stored);
         let correction = material.surface_correction.then(|| {
-            let full = horizon_volume.iter().cloned().fold(0.0, f64::max);
+            let full = largest(&horizon_volume);
+            let vh = &horizon_volume;
             (0..body.len())
                 .into_par_iter()
                 .flat_map_iter(|i| {
-                    let vh = &horizon_volume;
                     families
                         .family(i)
                         .iter()
-                        .map(move |&j| 2.0 * full / (vh[i] + vh[j as usize]))
+                        .map(move |&j| correction_factor(full, vh[i], vh[j as usize]))
                 })
                 .collect()
         });
+        data.correction = correction;
+        data.horizon_volume = horizon_volume;
+        data.weighted_volume = weighted_volume;
+        data
+    }
+
+    /// The per-node bond data of `body` with bonds searched by `list` (no per-bond arrays:
+    /// `beta` is empty and `correction` is `None`; visit bonds with [`SearchedBonds`]).
+    pub fn per_node(
+        body: &Body,
+        list: &CellList,
+        material: &MaterialConstants,
+        kind: PartialVolume,
+    ) -> Self {
+        let searched = SearchedBonds {
+            list,
+            body,
+            kind,
+            correction: None,
+        };
+        let (horizon_volume, weighted_volume) = node_volumes(body, material, &searched);
         BondData {
-            beta,
-            correction,
+            beta: Vec::new(),
+            correction: None,
             horizon_volume,
             weighted_volume,
         }
+    }
+
+    /// The surface correction's reference volume and the horizon volumes, where the
+    /// material asks for the correction (for [`SearchedBonds::correction`]).
+    pub fn correction_reference(&self, material: &MaterialConstants) -> Option<(f64, &[f64])> {
+        material.surface_correction.then(|| {
+            (
+                largest(&self.horizon_volume),
+                self.horizon_volume.as_slice(),
+            )
+        })
     }
 
     /// Surface-correction factor of bond `b` (1 without correction).

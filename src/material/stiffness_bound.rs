@@ -2,10 +2,9 @@
 //! displacement, N/m^4), per node: the stable explicit time step (`theory.md` section 2) and
 //! the fictitious density of adaptive dynamic relaxation (section 5) both come from them.
 
-use super::bonds::BondData;
+use super::bonds::BondSource;
 use super::constants::{Law, MaterialConstants};
 use crate::geometry::Body;
-use crate::neighbors::Families;
 use rayon::prelude::*;
 
 /// Unit vector and length of bond `i -> j`.
@@ -43,33 +42,32 @@ pub fn lps_node_coefficients(
 
 /// Per node, the largest Gerschgorin row sum `R_i = max_a sum_c |K_(ia),c|` of the linearized
 /// stiffness in force-density units (an upper bound for LPS, whose dilatation couples nodes
-/// up to `2 delta` apart).
+/// up to `2 delta` apart). `weighted_volume`: the LPS `m_i` of every node.
 pub fn row_bounds(
     body: &Body,
-    fam: &Families,
-    bonds: &BondData,
+    source: &impl BondSource,
+    weighted_volume: &[f64],
     m: &MaterialConstants,
 ) -> Vec<f64> {
     let p = &body.positions;
     let v = &body.volumes;
     let d = m.d();
-    let (alpha, pc) = lps_node_coefficients(m, &bonds.weighted_volume);
+    let (alpha, pc) = lps_node_coefficients(m, weighted_volume);
+    let lps = matches!(m.law, Law::Lps { .. });
     // T_k bounds the l1 norm of the gradient of theta_k with respect to all displacements.
     let t: Vec<f64> = (0..body.len())
         .into_par_iter()
         .map(|k| {
-            let wv = bonds.weighted_volume[k];
-            if wv <= 0.0 {
+            let wv = weighted_volume[k];
+            if !lps || wv <= 0.0 {
                 return 0.0;
             }
-            let s: f64 = fam
-                .range(k)
-                .map(|b| {
-                    let (n, x) = unit(p, k, fam.neighbors[b] as usize);
-                    let n1 = n[..d].iter().map(|c| c.abs()).sum::<f64>();
-                    m.omega(x) * x * bonds.beta[b] * v[fam.neighbors[b] as usize] * 2.0 * n1
-                })
-                .sum();
+            let mut s = 0.0;
+            source.for_each_bond(k, |j, beta, _| {
+                let (n, x) = unit(p, k, j);
+                let n1 = n[..d].iter().map(|c| c.abs()).sum::<f64>();
+                s += m.omega(x) * x * beta * v[j] * 2.0 * n1;
+            });
             d as f64 / wv * s
         })
         .collect();
@@ -78,12 +76,11 @@ pub fn row_bounds(
         .map(|i| {
             let mut diag = [[0.0f64; 3]; 3];
             let mut off = [0.0f64; 3];
-            for b in fam.range(i) {
-                let j = fam.neighbors[b] as usize;
+            source.for_each_bond(i, |j, beta, lambda| {
                 let (n, x) = unit(p, i, j);
-                let bv = bonds.beta[b] * v[j];
+                let bv = beta * v[j];
                 let (k, dil) = match m.law {
-                    Law::Pmb { c, .. } => (c * bonds.correction(b) * bv / x, 0.0),
+                    Law::Pmb { c, .. } => (c * lambda * bv / x, 0.0),
                     Law::Lps { .. } => {
                         let w = m.omega(x);
                         let k = (alpha[i] + alpha[j]) * w * bv;
@@ -98,7 +95,7 @@ pub fn row_bounds(
                     }
                     off[a] += k * n[a].abs() * n1 + dil * n[a].abs();
                 }
-            }
+            });
             (0..d)
                 .map(|a| diag[a][..d].iter().map(|x| x.abs()).sum::<f64>() + off[a])
                 .fold(0.0, f64::max)
@@ -107,29 +104,27 @@ pub fn row_bounds(
 }
 
 /// Stable explicit time step, s, before the safety factor: for PMB the Silling-Askari bound
-/// `min_i sqrt(2 rho / sum_j c beta V_j / x)`, for LPS Gerschgorin's `min_i 2 sqrt(rho / R_i)`.
+/// `min_i sqrt(2 rho / sum_j c lambda beta V_j / x)`, for LPS Gerschgorin's
+/// `min_i 2 sqrt(rho / R_i)`.
 pub fn stable_time_step(
     body: &Body,
-    fam: &Families,
-    bonds: &BondData,
+    source: &impl BondSource,
+    weighted_volume: &[f64],
     m: &MaterialConstants,
 ) -> f64 {
     let per_node: Vec<f64> = match m.law {
         Law::Pmb { c, .. } => (0..body.len())
             .into_par_iter()
             .map(|i| {
-                let s: f64 = fam
-                    .range(i)
-                    .map(|b| {
-                        let j = fam.neighbors[b] as usize;
-                        let (_, x) = unit(&body.positions, i, j);
-                        c * bonds.correction(b) * bonds.beta[b] * body.volumes[j] / x
-                    })
-                    .sum();
+                let mut s = 0.0;
+                source.for_each_bond(i, |j, beta, lambda| {
+                    let (_, x) = unit(&body.positions, i, j);
+                    s += c * lambda * beta * body.volumes[j] / x;
+                });
                 (2.0 * m.density / s).sqrt()
             })
             .collect(),
-        Law::Lps { .. } => row_bounds(body, fam, bonds, m)
+        Law::Lps { .. } => row_bounds(body, source, weighted_volume, m)
             .into_iter()
             .map(|r| 2.0 * (m.density / r).sqrt())
             .collect(),

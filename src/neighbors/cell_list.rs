@@ -23,11 +23,6 @@ const FILL_BLOCK: usize = 2048;
 
 /// Families of radius `radius` by a cell-linked list.
 pub fn cell_list_families(positions: &[[f64; 3]], dim: usize, radius: f64) -> Families {
-    assert!(dim == 2 || dim == 3, "dimension must be 2 or 3, got {dim}");
-    assert!(
-        positions.len() <= u32::MAX as usize,
-        "node indices must fit in u32"
-    );
     let n = positions.len();
     if n == 0 {
         return Families {
@@ -35,42 +30,97 @@ pub fn cell_list_families(positions: &[[f64; 3]], dim: usize, radius: f64) -> Fa
             neighbors: Vec::new(),
         };
     }
-    let grid = Grid::new(positions, dim, radius);
-    let bins = Bins::new(&grid, positions);
-    let r2 = super::family_radius_squared(radius);
+    CellList::new(positions, dim, radius).families_of(n, |k| k)
+}
 
-    let counts: Vec<usize> = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            let mut count = 0;
-            bins.for_each_neighbor(&grid, positions, i, r2, |_| count += 1);
-            count
-        })
-        .collect();
-    let mut offsets = Vec::with_capacity(n + 1);
-    offsets.push(0usize);
-    for c in &counts {
-        offsets.push(offsets[offsets.len() - 1] + c);
-    }
-    drop(counts);
+/// A cell list over a set of nodes that finds families on demand: nothing is stored per
+/// bond, so a model whose families would not fit in memory can be visited family by family
+/// (`setup.rs`'s lean problems) or searched in parts (`partition`).
+pub struct CellList<'a> {
+    positions: &'a [[f64; 3]],
+    grid: Grid,
+    bins: Bins,
+    r2: f64,
+}
 
-    let mut neighbors = vec![0u32; offsets[n]];
-    let blocks = split_blocks(&offsets, &mut neighbors);
-    blocks.into_par_iter().for_each(|(first, chunk)| {
-        let last = (first + FILL_BLOCK).min(n);
-        let base = offsets[first];
-        for i in first..last {
-            let slot = &mut chunk[offsets[i] - base..offsets[i + 1] - base];
-            let mut k = 0;
-            bins.for_each_neighbor(&grid, positions, i, r2, |j| {
-                slot[k] = j;
-                k += 1;
-            });
-            debug_assert_eq!(k, slot.len());
-            slot.sort_unstable();
+impl<'a> CellList<'a> {
+    /// The cell list of `positions` (`dim` = 2 or 3) for families of radius `radius`, m.
+    pub fn new(positions: &'a [[f64; 3]], dim: usize, radius: f64) -> CellList<'a> {
+        assert!(dim == 2 || dim == 3, "dimension must be 2 or 3, got {dim}");
+        assert!(
+            positions.len() <= u32::MAX as usize,
+            "node indices must fit in u32"
+        );
+        let grid = Grid::new(positions, dim, radius);
+        let bins = Bins::new(&grid, positions);
+        CellList {
+            positions,
+            grid,
+            bins,
+            r2: super::family_radius_squared(radius),
         }
-    });
-    Families { offsets, neighbors }
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Whether there are no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    /// Size of the family of node `i`.
+    pub fn count(&self, i: usize) -> usize {
+        let mut count = 0;
+        self.bins
+            .for_each_neighbor(&self.grid, self.positions, i, self.r2, |_| count += 1);
+        count
+    }
+
+    /// The family of node `i`, sorted ascending, into `out` (cleared first).
+    pub fn family_into(&self, i: usize, out: &mut Vec<u32>) {
+        out.clear();
+        self.bins
+            .for_each_neighbor(&self.grid, self.positions, i, self.r2, |j| out.push(j));
+        out.sort_unstable();
+    }
+
+    /// Exact-size CSR families of the nodes `query(0..count)` (indices into this list's
+    /// nodes), in two passes: count per node (parallel), exclusive scan, fill (parallel, each
+    /// node writes only its own slice), each family sorted.
+    pub fn families_of(&self, count: usize, query: impl Fn(usize) -> usize + Sync) -> Families {
+        let counts: Vec<usize> = (0..count)
+            .into_par_iter()
+            .map(|k| self.count(query(k)))
+            .collect();
+        let mut offsets = Vec::with_capacity(count + 1);
+        offsets.push(0usize);
+        for c in &counts {
+            offsets.push(offsets[offsets.len() - 1] + c);
+        }
+        drop(counts);
+
+        let mut neighbors = vec![0u32; offsets[count]];
+        let blocks = split_blocks(&offsets, &mut neighbors);
+        blocks.into_par_iter().for_each(|(first, chunk)| {
+            let last = (first + FILL_BLOCK).min(count);
+            let base = offsets[first];
+            for k in first..last {
+                let slot = &mut chunk[offsets[k] - base..offsets[k + 1] - base];
+                let mut at = 0;
+                self.bins
+                    .for_each_neighbor(&self.grid, self.positions, query(k), self.r2, |j| {
+                        slot[at] = j;
+                        at += 1;
+                    });
+                debug_assert_eq!(at, slot.len());
+                slot.sort_unstable();
+            }
+        });
+        Families { offsets, neighbors }
+    }
 }
 
 /// Split `neighbors` into the disjoint slices of consecutive blocks of `FILL_BLOCK` nodes,

@@ -6,7 +6,7 @@ pub mod brute;
 pub mod cell_list;
 
 pub use brute::brute_force_families;
-pub use cell_list::cell_list_families;
+pub use cell_list::{cell_list_families, CellList};
 
 /// Squared family radius used by every search: `r^2 (1 + 1e-10)`. Lattice ties (a neighbour at
 /// exactly `r`, as with `delta = 3 dx`) are then included everywhere instead of depending on the
@@ -45,9 +45,10 @@ impl Families {
     pub fn nodes(&self) -> usize {
         self.offsets.len().saturating_sub(1)
     }
-    /// Number of directed bonds (sum of family sizes).
+    /// Number of directed bonds (sum of family sizes; from the offsets, so also for the
+    /// size-only families of a lean problem, whose `neighbors` are empty).
     pub fn bonds(&self) -> usize {
-        self.neighbors.len()
+        self.offsets.last().copied().unwrap_or(0)
     }
     /// Neighbours of node `i`.
     #[inline]

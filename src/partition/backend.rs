@@ -8,7 +8,7 @@
 
 use super::plan::plan_for_budget;
 use super::ResidencyRequest;
-use super::{parse_bytes, partition, usage, GpuStreamed, PartitionedCpu, PartitionedMatrix};
+use super::{parse_bytes, usage, GpuStreamed, PartitionedCpu, PartitionedMatrix};
 use crate::backend::{resolve_auto, Backend, BackendKind, GpuLoop, GpuMatrix};
 use crate::gpu::Gpu;
 use crate::setup::Problem;
@@ -97,8 +97,8 @@ pub fn create<T: Real>(
         Some(text) => Some(budget_bytes::<T>(text, &problem)?),
         None => None,
     };
-    let subdomains = match (request.count, budget) {
-        (Some(n), _) => partition(&problem, n)?,
+    let count = match (request.count, budget) {
+        (Some(n), _) => n,
         (None, Some(b)) => plan_for_budget::<T>(&problem, b)?,
         (None, None) => return Err(usage("--subdomains", "give a count or a budget")),
     };
@@ -110,18 +110,12 @@ pub fn create<T: Real>(
         BackendKind::GpuLoop => {
             // the driver's error (no GPU) names the backend
             Gpu::get()?;
-            Ok(Box::new(GpuStreamed::<T>::with_subdomains(
-                problem, subdomains, budget, residency,
+            Ok(Box::new(GpuStreamed::<T>::new(
+                problem, count, budget, residency,
             )?))
         }
-        BackendKind::CpuLoop => Ok(Box::new(PartitionedCpu::<T>::new(
-            &problem,
-            subdomains.len(),
-        )?)),
-        BackendKind::CpuMatrix => Ok(Box::new(PartitionedMatrix::<T>::new(
-            &problem,
-            subdomains.len(),
-        )?)),
+        BackendKind::CpuLoop => Ok(Box::new(PartitionedCpu::<T>::new(&problem, count)?)),
+        BackendKind::CpuMatrix => Ok(Box::new(PartitionedMatrix::<T>::new(&problem, count)?)),
         // every subdomain's operator blocks resident on the device: no memory saved, so
         // no budget
         BackendKind::GpuMatrix if budget.is_some() => Err(usage(
@@ -132,8 +126,7 @@ pub fn create<T: Real>(
         BackendKind::GpuMatrix => {
             Gpu::get()?;
             Ok(Box::new(PartitionedMatrix::<T, GpuMatrix<T>>::new(
-                &problem,
-                subdomains.len(),
+                &problem, count,
             )?))
         }
         BackendKind::Auto => unreachable!("auto is resolved to a backend above"),

@@ -88,6 +88,8 @@ pub(super) fn problem_of(
     let b = &problem.bonds;
     let body = &problem.body;
     let by_bond = |v: &[f64]| -> Vec<f64> { bond_index.iter().map(|&k| v[k]).collect() };
+    let initial_mu: Vec<u8> = bond_index.iter().map(|&k| problem.initial_mu[k]).collect();
+    let precracked = initial_mu.iter().filter(|&&m| m == 0).count();
     Problem {
         name: problem.name.clone(),
         model: problem.model.clone(),
@@ -109,11 +111,13 @@ pub(super) fn problem_of(
             horizon_volume: gather(&b.horizon_volume, nodes, 1),
             weighted_volume: gather(&b.weighted_volume, nodes, 1),
         },
-        initial_mu: bond_index.iter().map(|&k| problem.initial_mu[k]).collect(),
+        initial_mu,
         no_fail: gather(&problem.no_fail, nodes, 1),
         regions: Vec::new(),
         neighbor_seconds: 0.0,
         neighbor_search: problem.neighbor_search,
+        bonds_stored: true,
+        precracked,
     }
 }
 

@@ -29,7 +29,8 @@ pub use plan::parse_bytes;
 pub use report::{Residency, ResidencyRequest, StreamReport, StreamTimes};
 pub use stream::GpuStreamed;
 
-use crate::neighbors::Families;
+use crate::material::family_radius;
+use crate::neighbors::{CellList, Families};
 use crate::setup::Problem;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -71,6 +72,30 @@ impl Subdomain {
     pub fn bonds(&self) -> usize {
         self.families.bonds()
     }
+    /// The bond status of the owned nodes' bonds at setup (1 intact, 0 cut by a pre-crack),
+    /// in this subdomain's CSR order: the problem's stored status, or for a lean problem each
+    /// bond tested against the pre-cracks (the test that made the stored status).
+    pub fn initial_status(&self, problem: &Problem) -> Vec<u8> {
+        if problem.bonds_stored {
+            return (0..self.owned)
+                .flat_map(|k| problem.initial_mu[self.global_bonds(k)].iter().copied())
+                .collect();
+        }
+        if problem.precracked_bonds() == 0 {
+            return vec![1; self.bonds()];
+        }
+        (0..self.owned)
+            .into_par_iter()
+            .flat_map_iter(|k| {
+                let i = self.nodes[k];
+                self.families
+                    .family(k)
+                    .iter()
+                    .map(move |&l| u8::from(problem.initially_intact(i, self.nodes[l as usize])))
+            })
+            .collect()
+    }
+
     /// Global bond range of owned node `k` (local index).
     pub fn global_bonds(&self, k: usize) -> Range<usize> {
         let start = self.bond_start[k];
@@ -82,28 +107,141 @@ impl Subdomain {
 /// body, balanced by node count (`slabs.rs`). An error when `count` is zero or larger than
 /// the number of cell slabs.
 pub fn partition(problem: &Problem, count: usize) -> Result<Vec<Subdomain>> {
-    let families = &problem.families;
-    let owner_of = slabs::assign(problem, count)?;
-    let (owner, cell_ranges) = (&owner_of.owner, &owner_of.cells);
-    let mut owned: Vec<Vec<usize>> = vec![Vec::new(); count];
-    for (i, &s) in owner.iter().enumerate() {
-        owned[s].push(i);
-    }
-    Ok(owned
+    let cuts = Cuts::new(problem, count)?;
+    (0..count)
         .into_par_iter()
-        .enumerate()
-        .map(|(s, nodes)| subdomain(families, owner, s, nodes, cell_ranges[s].clone()))
-        .collect())
+        .map(|s| Ok(cuts.subdomain(problem, s)))
+        .collect()
+}
+
+/// The cut of a problem into subdomains, before any is built: each can then be built on its
+/// own ([`Cuts::subdomain`]), so a caller can pack one subdomain and drop its families
+/// before building the next.
+pub struct Cuts {
+    assignment: slabs::Assignment,
+    owned: Vec<Vec<usize>>,
+    /// Nodes per cell slab.
+    slab_nodes: Vec<usize>,
+}
+
+impl Cuts {
+    /// The `count`-way cut of `problem` (errors as [`partition`]).
+    pub fn new(problem: &Problem, count: usize) -> Result<Cuts> {
+        let assignment = slabs::assign(problem, count)?;
+        let mut owned: Vec<Vec<usize>> = vec![Vec::new(); count];
+        for (i, &s) in assignment.owner.iter().enumerate() {
+            owned[s as usize].push(i);
+        }
+        let slabs = assignment.cells.last().map_or(0, |c| c.end);
+        let mut slab_nodes = vec![0; slabs];
+        for &k in &assignment.slab {
+            slab_nodes[k as usize] += 1;
+        }
+        Ok(Cuts {
+            assignment,
+            owned,
+            slab_nodes,
+        })
+    }
+
+    /// Number of subdomains.
+    pub fn count(&self) -> usize {
+        self.owned.len()
+    }
+
+    /// Owned nodes of subdomain `s` (global, ascending).
+    pub fn owned(&self, s: usize) -> &[usize] {
+        &self.owned[s]
+    }
+
+    /// Upper bound of the halo of subdomain `s`: the nodes of the cell slab on each side.
+    pub fn halo_bound(&self, s: usize) -> usize {
+        let cells = &self.assignment.cells[s];
+        let before = cells.start.checked_sub(1).map_or(0, |k| self.slab_nodes[k]);
+        let after = self.slab_nodes.get(cells.end).copied().unwrap_or(0);
+        before + after
+    }
+
+    /// Subdomain `s`: from the problem's families where it stores them, else from a cell
+    /// list over the subdomain's cell slabs and one slab on each side (a neighbour is at
+    /// most one slab away); the same subdomain either way.
+    pub fn subdomain(&self, problem: &Problem, s: usize) -> Subdomain {
+        let cells = self.assignment.cells[s].clone();
+        let owned = self.owned[s].clone();
+        match problem.bonds_stored {
+            true => subdomain(&problem.families, &self.assignment.owner, s, owned, cells),
+            false => self.searched(problem, s, owned, cells),
+        }
+    }
+
+    /// Subdomain `s` of a problem without stored families.
+    fn searched(
+        &self,
+        problem: &Problem,
+        s: usize,
+        owned: Vec<usize>,
+        cells: Range<usize>,
+    ) -> Subdomain {
+        let a = &self.assignment;
+        let reach = cells.start.saturating_sub(1)..cells.end + 1;
+        // candidates, ascending: the local order of the search is the global one
+        let candidates: Vec<usize> = (0..a.slab.len())
+            .into_par_iter()
+            .filter(|&i| reach.contains(&(a.slab[i] as usize)))
+            .collect();
+        let body = &problem.body;
+        let positions: Vec<[f64; 3]> = candidates.par_iter().map(|&i| body.positions[i]).collect();
+        let kind = problem.model.discretization.partial_volume;
+        let radius = family_radius(kind, body.delta, body.dx);
+        let list = CellList::new(&positions, body.dim(), radius);
+        let owned_at: Vec<usize> = (0..candidates.len())
+            .into_par_iter()
+            .filter(|&c| a.owner[candidates[c]] == s as u32)
+            .collect();
+        let mut families = list.families_of(owned_at.len(), |k| owned_at[k]);
+        // local index of each candidate: owned k -> k, halo -> owned + rank
+        let mut local = vec![u32::MAX; candidates.len()];
+        for (k, &c) in owned_at.iter().enumerate() {
+            local[c] = k as u32;
+        }
+        let mut halo: Vec<u32> = families
+            .neighbors
+            .par_iter()
+            .copied()
+            .filter(|&c| local[c as usize] == u32::MAX)
+            .collect();
+        halo.par_sort_unstable();
+        halo.dedup();
+        let n_owned = owned.len();
+        for (r, &c) in halo.iter().enumerate() {
+            local[c as usize] = (n_owned + r) as u32;
+        }
+        families
+            .neighbors
+            .par_iter_mut()
+            .for_each(|c| *c = local[*c as usize]);
+        let bond_start = owned.iter().map(|&i| problem.families.offsets[i]).collect();
+        let mut nodes = owned;
+        nodes.extend(halo.iter().map(|&c| candidates[c as usize]));
+        Subdomain {
+            nodes,
+            owned: n_owned,
+            families,
+            bond_start,
+            cells,
+        }
+    }
 }
 
 /// The subdomain `s` owning `owned` (ascending global indices).
 fn subdomain(
     families: &Families,
-    owner: &[usize],
+    owner: &[u32],
     s: usize,
     owned: Vec<usize>,
     cells: Range<usize>,
 ) -> Subdomain {
+    let s = s as u32;
     let mut halo: Vec<usize> = owned
         .iter()
         .flat_map(|&i| families.family(i).iter().map(|&j| j as usize))

@@ -61,6 +61,19 @@ fn put<V: Copy>(block: &mut [u8], at: usize, values: &[V]) {
     block[at..at + bytes].copy_from_slice(src);
 }
 
+/// The `len` values of type `V` at byte `at` of `block` (`at` aligned for `V`).
+fn field<V: Copy>(block: &mut [u8], at: usize, len: usize) -> &mut [V] {
+    let bytes = &mut block[at..at + len * std::mem::size_of::<V>()];
+    // SAFETY: `V` is a plain number type (u32 here), valid for any bytes; `align_to_mut`
+    // returns the aligned middle, checked below to be the whole range.
+    let (head, values, tail) = unsafe { bytes.align_to_mut::<V>() };
+    assert!(
+        head.is_empty() && tail.is_empty(),
+        "field at {at} is aligned"
+    );
+    values
+}
+
 /// One subdomain on the host: the partition's description and its pinned data.
 pub struct Part {
     /// Owned and halo nodes (the families' neighbour lists are dropped once packed).
@@ -107,10 +120,10 @@ impl Part {
         let o = offsets;
         put(&mut block, o.slice_start, &layout.slice_start);
         put(&mut block, o.lengths, &layout.lengths);
-        put(
-            &mut block,
-            o.neighbors,
-            &layout.to_device(&sub.families.neighbors, 0),
+        let slots = layout.padded_len();
+        layout.write_device(
+            &sub.families.neighbors,
+            field(&mut block, o.neighbors, slots),
         );
         let records = node_records(&problem.body, sub.nodes.iter().copied());
         put(&mut block, o.records, &records);
@@ -140,11 +153,10 @@ impl Part {
             put(&mut block, o.pcoef, &to_t(&c.pcoef));
             put(&mut block, o.d_over_m, &to_t(&c.d_over_m));
         }
-        let mu_csr: Vec<u8> = (0..sub.owned)
-            .flat_map(|k| problem.initial_mu[sub.global_bonds(k)].iter().copied())
-            .collect();
-        let mu = Pinned::from_slice(gpu, &layout.to_device(&mu_csr, 0))?;
+        let mu_csr = sub.initial_status(problem);
         sub.families.neighbors = Vec::new();
+        let mut mu = Pinned::<u8>::zeroed(gpu, slots)?;
+        layout.write_device(&mu_csr, &mut mu);
         Ok(Part {
             sub,
             layout,

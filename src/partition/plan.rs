@@ -1,17 +1,19 @@
-//! Subdomain plans: the subdomains a GPU memory budget asks for ([`plan_for_budget`], sized by
+//! Subdomain plans: the subdomain count a GPU memory budget asks for ([`plan_for_budget`], sized by
 //! what a streaming slot of `stream.rs` holds, [`SlotCost`]), the in-core device bytes per
 //! node of each GPU backend (what `peridot info` prints next to a plan), and the parsing of a
 //! byte count.
 
 use super::slabs::SlabCounts;
-use super::{partition, usage, Subdomain};
+use super::{usage, Cuts, Subdomain};
 use crate::backend::{GpuLoop, GpuMatrix};
 use crate::gpu::layout::SlicedLayout;
 use crate::material::Law;
 use crate::model::size::parse_byte_size;
+use crate::neighbors::Families;
 use crate::operators::Storage;
 use crate::setup::Problem;
 use crate::{Real, Result};
+use rayon::prelude::*;
 
 /// Device bytes per node of each GPU backend and precision for `problem`:
 /// `(label, bytes)` for gpu-loop and gpu-matrix (half storage), f32 and f64.
@@ -89,19 +91,40 @@ pub fn slot_bytes_of<T: Real>(problem: &Problem, sub: &Subdomain) -> f64 {
     cost.bytes(sub.owned, slots, sub.halo())
 }
 
-/// Subdomains of `problem` whose two streaming slots fit `budget` bytes in precision `T`:
-/// the count estimated by [`count_for_budget`], then checked on the partition itself (the
-/// sliced order of a subdomain can pad more than the model's) and raised until it fits.
-pub fn plan_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<Vec<Subdomain>> {
+/// Upper bound of the device bytes of a slot for subdomain `s` of `cuts` (precision `T`),
+/// without building it: the padding of its owned families exact (from the family sizes),
+/// the halo bounded by the nodes of the cell slab on each side.
+pub fn slot_bound<T: Real>(problem: &Problem, cuts: &Cuts, s: usize) -> f64 {
+    let lps = matches!(problem.material.law, Law::Lps { .. });
+    let cost = SlotCost::new(problem.dim(), std::mem::size_of::<T>(), lps);
+    let owned = cuts.owned(s);
+    let mut offsets = Vec::with_capacity(owned.len() + 1);
+    offsets.push(0);
+    for &i in owned {
+        offsets.push(offsets[offsets.len() - 1] + problem.families.range(i).len());
+    }
+    let sizes = Families {
+        offsets,
+        neighbors: Vec::new(),
+    };
+    let slots = SlicedLayout::new(&sizes).padded_len() as f64;
+    cost.bytes(owned.len(), slots, cuts.halo_bound(s))
+}
+
+/// The number of subdomains of `problem` whose two streaming slots fit `budget` bytes in
+/// precision `T`: the count estimated by [`count_for_budget`], then checked with each
+/// subdomain's [`slot_bound`] (the sliced order of a subdomain can pad more than the
+/// model's) and raised until it fits. No subdomain is built.
+pub fn plan_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize> {
     let mut count = count_for_budget::<T>(problem, budget)?;
     loop {
-        let subs = partition(problem, count)?;
-        let largest = subs
-            .iter()
-            .map(|s| slot_bytes_of::<T>(problem, s))
-            .fold(0.0, f64::max);
+        let cuts = Cuts::new(problem, count)?;
+        let largest = (0..count)
+            .into_par_iter()
+            .map(|s| slot_bound::<T>(problem, &cuts, s))
+            .reduce(|| 0.0, f64::max);
         if 2.0 * largest <= budget as f64 {
-            return Ok(subs);
+            return Ok(count);
         }
         let slabs = SlabCounts::of(problem).nodes.len();
         let next = (count + 1).max((count as f64 * 2.0 * largest / budget as f64).ceil() as usize);

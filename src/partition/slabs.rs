@@ -7,12 +7,15 @@ use super::usage;
 use crate::material::family_radius;
 use crate::setup::Problem;
 use crate::Result;
+use rayon::prelude::*;
 use std::ops::Range;
 
 /// The owner of every node and the cell slabs of every subdomain.
 pub struct Assignment {
     /// Subdomain of each node (global index).
-    pub owner: Vec<usize>,
+    pub owner: Vec<u32>,
+    /// Cell slab of each node along the partition axis.
+    pub slab: Vec<u32>,
     /// Cell slab range of each subdomain along the partition axis.
     pub cells: Vec<Range<usize>>,
 }
@@ -36,7 +39,7 @@ fn slab_of_nodes(problem: &Problem, axis: usize) -> (Vec<usize>, usize) {
     let slabs = (((body.bbox_max[axis] - lo) / cell).floor() as usize + 1).max(1);
     let slab = body
         .positions
-        .iter()
+        .par_iter()
         .map(|p| (((p[axis] - lo) / cell).floor().max(0.0) as usize).min(slabs - 1))
         .collect();
     (slab, slabs)
@@ -134,7 +137,11 @@ pub fn assign(problem: &Problem, count: usize) -> Result<Assignment> {
         subdomain_of_slab[cut[s]..cut[s + 1]].fill(s);
     }
     Ok(Assignment {
-        owner: slab.iter().map(|&c| subdomain_of_slab[c]).collect(),
+        owner: slab
+            .par_iter()
+            .map(|&c| subdomain_of_slab[c] as u32)
+            .collect(),
+        slab: slab.par_iter().map(|&c| c as u32).collect(),
         cells: (0..count).map(|s| cut[s]..cut[s + 1]).collect(),
     })
 }

@@ -27,7 +27,7 @@
 use super::fused::{self, scatter_update, FusedForces, Update};
 use super::parts::Part;
 use super::report::{Residency, ResidencyRequest, StreamReport, StreamTimes};
-use super::{partition, usage, Subdomain};
+use super::{usage, Cuts};
 use crate::backend::coefficients::lps_coefficients;
 use crate::backend::gpu_loop::{full_volume, law_params, precision_of, Kernels};
 use crate::backend::{Backend, GpuLoop};
@@ -172,32 +172,42 @@ impl<T: Real> GpuStreamed<T> {
     /// Partition `problem` into `count` subdomains and set them up on the GPU, resident when
     /// they fit `budget` (bytes; the free device memory without one) and `request` allows,
     /// else streamed through two slots; an error naming the budget when even two slots do
-    /// not fit.
+    /// not fit. The subdomains are packed in parallel where the problem stores its families,
+    /// and one after the other (each searched, packed, its families dropped) for a lean
+    /// problem, whose host memory then holds the pinned blocks and one subdomain's families.
     pub fn new(
         problem: Arc<Problem>,
         count: usize,
         budget: Option<u64>,
         request: ResidencyRequest,
     ) -> Result<Self> {
-        let subdomains = partition(&problem, count)?;
-        Self::with_subdomains(problem, subdomains, budget, request)
+        let cuts = Cuts::new(&problem, count)?;
+        let gpu = Gpu::get()?;
+        let lps = matches!(problem.material.law, Law::Lps { .. });
+        let coefficients = lps.then(|| lps_coefficients(&problem));
+        let pack = |s: usize| {
+            let sub = cuts.subdomain(&problem, s);
+            Part::new::<T>(&gpu, &problem, sub, coefficients.as_ref())
+        };
+        let parts = match problem.bonds_stored {
+            true => (0..count)
+                .into_par_iter()
+                .map(pack)
+                .collect::<Result<_>>()?,
+            false => (0..count).map(pack).collect::<Result<_>>()?,
+        };
+        Self::with_parts(problem, parts, budget, request)
     }
 
-    /// As [`GpuStreamed::new`] with a given partition (from [`plan_for_budget`], say).
-    pub fn with_subdomains(
+    fn with_parts(
         problem: Arc<Problem>,
-        subdomains: Vec<Subdomain>,
+        parts: Vec<Part>,
         budget: Option<u64>,
         request: ResidencyRequest,
     ) -> Result<Self> {
         let gpu = Gpu::get()?;
         let k = Kernels::load(&gpu, precision_of::<T>())?;
         let lps = matches!(problem.material.law, Law::Lps { .. });
-        let coefficients = lps.then(|| lps_coefficients(&problem));
-        let parts = subdomains
-            .into_par_iter()
-            .map(|sub| Part::new::<T>(&gpu, &problem, sub, coefficients.as_ref()))
-            .collect::<Result<Vec<_>>>()?;
         let dim = problem.dim();
         let sizes = Sizes::of(&parts);
         let slot_bytes = sizes.slot_bytes(dim, std::mem::size_of::<T>(), lps);

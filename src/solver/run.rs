@@ -9,7 +9,6 @@ use super::loads::Loads;
 use super::outputs::{self, initial_summary, Snapshot};
 use super::state::State;
 use crate::backend::{self, Backend, BackendKind};
-use crate::material::stiffness_bound::{row_bounds, stable_time_step};
 use crate::model::SolverKind;
 use crate::output::{peak_rss_bytes, ProbeWriter, Progress, Summary, VtkSeries};
 use crate::setup::Problem;
@@ -46,12 +45,7 @@ pub fn choose_dt(problem: &Problem) -> Result<(f64, f64, Vec<String>)> {
     if s.kind == SolverKind::Adr {
         return Ok((1.0, 1.0, Vec::new()));
     }
-    let stable = stable_time_step(
-        &problem.body,
-        &problem.families,
-        &problem.bonds,
-        &problem.material,
-    );
+    let stable = problem.stable_time_step();
     let safety = s.safety_factor.unwrap_or(DEFAULT_SAFETY);
     match s.dt {
         None => Ok((stable * safety, stable, Vec::new())),
@@ -231,7 +225,7 @@ impl<T: Real> Runner<T> {
     fn run_adr(&mut self) -> Result<()> {
         let p = &self.problem;
         let s = &p.model.solver;
-        let bounds = row_bounds(&p.body, &p.families, &p.bonds, &p.material);
+        let bounds = p.row_bounds();
         let mut adr = Adr::<T>::new(&bounds, p.dim(), s.damage);
         let tol = s.tolerance.unwrap_or(DEFAULT_TOLERANCE);
         let (steps, load_steps) = (s.steps, s.load_steps);

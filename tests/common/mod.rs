@@ -230,6 +230,17 @@ pub fn small_model(law: &str, dim: &str, precrack: bool, extra: &str) -> String 
 /// A bar 60 spacings long (17 cell slabs of the family radius), pre-cracked along its
 /// length through about half the slabs, pulled apart at both ends with `steps` steps.
 pub fn partition_bar(law: &str, dim: &str, steps: usize) -> Problem {
+    problem(&partition_bar_text(law, dim, steps), &[])
+}
+
+/// [`partition_bar`] as a lean problem (`Problem::build_lean`: no bond stored on the host).
+pub fn partition_bar_lean(law: &str, dim: &str, steps: usize) -> Problem {
+    let text = partition_bar_text(law, dim, steps);
+    let model = peridot::model::parse(&text, "test.toml", &[]).expect("valid test model");
+    Problem::build_lean(model, Path::new(".")).expect("test model discretizes")
+}
+
+fn partition_bar_text(law: &str, dim: &str, steps: usize) -> String {
     let nu = if law == "lps" { Some(0.22) } else { None };
     let (geometry, thick, crack) = if dim == "3d" {
         (
@@ -249,7 +260,7 @@ pub fn partition_bar(law: &str, dim: &str, steps: usize) -> Problem {
     } else {
         "surface_correction = true\n"
     };
-    let text = format!(
+    format!(
         "{}{corr}critical_stretch = 0.002\n[discretization]\ndimension = \"{dim}\"\n{thick}\
          dx = 1e-3\nhorizon_factor = 3.015\npartial_volume = \"linear\"\n[geometry]\n\
          {geometry}\n[[precrack]]\n{crack}\n\
@@ -259,8 +270,7 @@ pub fn partition_bar(law: &str, dim: &str, steps: usize) -> Problem {
          [[boundary]]\nregion = \"right\"\nkind = \"velocity\"\nx = 20.0\n\
          [solver]\nkind = \"explicit\"\nsteps = {steps}\n",
         material(law, nu)
-    );
-    problem(&text, &[])
+    )
 }
 
 /// Assert `a` and `b` are bitwise equal, naming the first differing entry and the count.

@@ -42,6 +42,38 @@ fn subdomains_on_the_gpu_equal_in_core_gpu_loop_bitwise() {
     }
 }
 
+/// A lean problem (no bond on the host; each subdomain searched on its own: what
+/// `run --backend gpu-loop` in subdomains builds) runs bitwise as the in-core backend on the
+/// stored problem: forces, status, damage after breaking, and 40 damaging explicit steps.
+#[test]
+fn lean_subdomains_on_the_gpu_equal_in_core_gpu_loop_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    for (law, dim) in [("pmb", "plane-stress"), ("lps", "3d"), ("pmb", "3d")] {
+        let stored = common::partition_bar(law, dim, 40);
+        let shared = Arc::new(stored.clone());
+        let lean = Arc::new(common::partition_bar_lean(law, dim, 40));
+        for count in [1, 3, 8] {
+            let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+            let mut part =
+                GpuStreamed::<f64>::new(lean.clone(), count, None, ResidencyRequest::Streamed)
+                    .unwrap();
+            let case = format!("lean {law} {dim}, {count} subdomains");
+            common::check_partitioned(&stored, &mut core, &mut part, common::BITWISE, &case);
+        }
+        let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+        let (s_core, b_core) = common::explicit_run(&stored, &mut core);
+        let mut part =
+            GpuStreamed::<f64>::new(lean.clone(), 5, None, ResidencyRequest::Auto).unwrap();
+        let (s_part, b_part) = common::explicit_run(&stored, &mut part);
+        let case = format!("lean {law} {dim}, 40 steps");
+        assert!(b_core > 0, "{case}: the run breaks bonds");
+        assert_eq!(b_part, b_core, "{case}: bonds broken");
+        common::assert_bitwise(&s_part.u, &s_core.u, &format!("{case}: displacement"));
+    }
+}
+
 #[test]
 fn subdomain_explicit_runs_on_the_gpu_end_bitwise_equal() {
     if !have_gpu() {
