@@ -187,99 +187,6 @@ struct BondWalk<false> {
     __device__ __forceinline__ void cut(const BondParams& p, const Step& t) { p.mu[t.b] = 0; }
 };
 
-// The same walk with the slot stream staged in shared memory (PD_STAGE = R > 0, a power of
-// two): a ring of R slots per thread, filled R - 1 bonds ahead by asynchronous copies
-// (`cp.async`, 4 bytes each: the neighbour index and the aligned word holding the status
-// byte), so the index latency of DRAM is hidden without holding the prefetched values in
-// registers. Each thread reads only the slots it copied itself: no synchronisation beyond
-// its own `cp.async.wait_group`. Copies are issued only for the node's own slots, so none is
-// pending when the walk ends. Shared memory: R x 8 bytes per thread (8 KB per block at R 4).
-#ifndef PD_STAGE
-#define PD_STAGE 4
-#endif
-#ifndef PD_BLOCK
-#define PD_BLOCK 256
-#endif
-
-__device__ __forceinline__ void cp_async4(u32 dst, const void* src) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() {
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-// The ring of the staged walk: R entries of two words per thread, entry-major.
-template <int R>
-__device__ __forceinline__ u32* pd_ring() {
-    __shared__ u32 ring[R * 2 * PD_BLOCK];
-    return ring;
-}
-
-template <int R>
-struct StagedWalk {
-    static_assert(R >= 2 && (R & (R - 1)) == 0, "PD_STAGE: a power of two >= 2");
-    u64 begin;      // the node's first slot (addresses from the parameters: fewer registers)
-    u32 k, end;     // next slot offset (32 per bond); 32 x family size
-    // Ring entry of slot offset q (slot q / 32 of the node): index at the address, the word
-    // holding the status byte 4 x BLOCK further.
-    __device__ __forceinline__ u32 entry(u32 q) const {
-        return (u32)__cvta_generic_to_shared(pd_ring<R>() + threadIdx.x) +
-               ((q / 32) & (R - 1)) * (8 * PD_BLOCK);
-    }
-    __device__ __forceinline__ void copy(const BondParams& p, u32 q) {
-        const u32 dst = entry(q);
-        cp_async4(dst, p.neighbors + begin + q);
-        const unsigned long long a = reinterpret_cast<unsigned long long>(p.mu + begin + q);
-        cp_async4(dst + 4 * PD_BLOCK, reinterpret_cast<const void*>(a & ~3ull));
-    }
-    __device__ __forceinline__ StagedWalk(const BondParams& p, u32 i) {
-        begin = ld(p.slice_start + i / 32) + (i % 32);
-        k = 0;
-        end = 32 * ld(p.lengths + i);
-#pragma unroll
-        for (u32 q = 0; q < R - 1; ++q) {
-            if (32 * q < end) copy(p, 32 * q);
-            cp_async_commit();
-        }
-    }
-    __device__ __forceinline__ bool next(const BondParams& p, Step& t) {
-        if (k >= end) return false;
-        const u32 q = k + 32 * (R - 1);
-        if (q < end) copy(p, q);
-        cp_async_commit();
-        cp_async_wait<R - 1>();
-        const u32 src = entry(k);
-        u32 j, w;
-        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(j) : "r"(src) : "memory");
-        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(w) : "r"(src + 4 * PD_BLOCK) : "memory");
-        // (the status byte's place in its word: the low bits of its address)
-        const u32 sh = 8 * ((u32)reinterpret_cast<unsigned long long>(p.mu + begin + k) & 3);
-        t.k = k;
-        t.j = j;
-        t.intact = ((w >> sh) & 0xff) != 0;
-        k += 32;
-        return true;
-    }
-    __device__ __forceinline__ void cut(const BondParams& p, const Step& t) { p.mu[begin + t.k] = 0; }
-};
-
-// The walk the bond kernels use: staged (PD_STAGE > 0), else the register look-ahead
-// (PD_PREFETCH != 0) or none. NOAHEAD: the kernel asks for no look-ahead (registers).
-template <bool NOAHEAD = false> struct WalkSel {
-    typedef BondWalk<PD_AHEAD && !NOAHEAD> type;
-};
-#if PD_STAGE > 0
-template <> struct WalkSel<false> { typedef StagedWalk<PD_STAGE> type; };
-#endif
-typedef WalkSel<false>::type Walk;
-// Either walk type by a compile-time choice.
-template <bool A, typename X, typename Y> struct PickWalk { typedef X type; };
-template <typename X, typename Y> struct PickWalk<false, X, Y> { typedef Y type; };
-
 // Two reals as one aligned vector load.
 template <typename R> struct Pair;
 template <> struct Pair<float> { typedef float2 type; };
@@ -426,18 +333,12 @@ __device__ __forceinline__ u8* status_slot(const BondWalk<false>&, const BondPar
     return p.mu + t.b;
 }
 
-template <int R>
-__device__ __forceinline__ u8* status_slot(const StagedWalk<R>& w, const BondParams& p,
-                                           const Step& t) {
-    return p.mu + w.begin + t.k;
-}
-
-// Node i's intact bonds, `body(j, bond, status slot)` for each, with the walk W (`Walk`:
-// the staged walk, or BondWalk with the neighbour index and status one bond ahead).
-template <int D, typename W = Walk, typename F>
+// Node i's intact bonds, `body(j, bond, status slot)` for each, with the look-ahead walk
+// (BondWalk): the neighbour index and status one bond ahead.
+template <int D, typename F>
 __device__ __forceinline__ void walk_bonds(const BondParams& p, u32 i, const Node<D>& node,
                                            F&& body) {
-    W walk(p, i);
+    BondWalk<PD_AHEAD> walk(p, i);
     Step t;
 #pragma unroll 1
     while (walk.next(p, t)) {
@@ -627,12 +528,6 @@ __device__ __forceinline__ void count_broken(const BondParams& p, u32 count) {
 #define PD_BOND_ENTRY(name, body)                         \
     PD_BOND_KERNEL(name)(const BondParams p) {            \
         PD_BOND_BODY(body)                                \
-    }
-// The same with its own resident-block target (a kernel whose loop needs more registers).
-#define PD_BOND_ENTRY_BLOCKS(name, body, blocks)                                      \
-    extern "C" __global__ void __launch_bounds__(256, blocks) PD_CAT(name, PD_SUFFIX)( \
-        const BondParams p) {                                                         \
-        PD_BOND_BODY(body)                                                            \
     }
 // The same without the register cap (the kernels that run once per output, not per step).
 #define PD_BOND_ENTRY_UNCAPPED(name, body)                \

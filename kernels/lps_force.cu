@@ -4,11 +4,6 @@
 // aligned load from the pair array the dilatation kernel wrote. With p.update the explicit update of the
 // node's dofs is fused into the store (`store_force`).
 
-// Resident blocks per SM of the LPS force kernel (f64: 3 gives the staged walk 80 registers).
-#ifndef PD_LPS_BLOCKS
-#define PD_LPS_BLOCKS (sizeof(real) == 4 ? PD_MIN_BLOCKS : 3)
-#endif
-
 template <int D>
 __device__ __forceinline__ void lps_force_node(const BondParams& p, u32 i) {
     const Node<D> node = load_node<D>(p, i);
@@ -16,12 +11,10 @@ __device__ __forceinline__ void lps_force_node(const BondParams& p, u32 i) {
     const real ptheta_i = ld(p.pcoef + i) * ld(p.theta + i);
     typedef typename Pair<real>::type pair;
     const pair* pairs = reinterpret_cast<const pair*>(p.lps_pair);
-    // (in f64, under the 64-register cap of 4 blocks per SM, the look-ahead and the
-    // law-specific weight would spill registers: there the walk has no look-ahead unless
-    // PD_LPS_BLOCKS allows fewer blocks, and then it is the staged walk)
+    // (in f64 the look-ahead and the law-specific weight would spill registers under the
+    // 64-register cap)
     constexpr bool f32 = sizeof(real) == 4;
-    constexpr bool ahead = f32 || PD_LPS_BLOCKS < 4;
-    typename WalkSel<!ahead>::type walk(p, i);
+    BondWalk<PD_AHEAD && f32> walk(p, i);
     Step t;
     real f[3] = {(real)0, (real)0, (real)0};
     #pragma unroll 1
@@ -39,4 +32,4 @@ __device__ __forceinline__ void lps_force_node(const BondParams& p, u32 i) {
     store_force<D>(p, i, node, f);
 }
 
-PD_BOND_ENTRY_BLOCKS(lps_force, lps_force_node, PD_LPS_BLOCKS)
+PD_BOND_ENTRY(lps_force, lps_force_node)

@@ -37,10 +37,7 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     if constexpr (PD_PREFETCH >= 2 && PLAIN && !LINEARIZED && sizeof(real) == 4) {
         walk_bonds_deep<D>(p, i, node, bond);
     } else {
-        // (the general f64 loop keeps the register look-ahead: staged, it spills under the
-        // 64-register cap)
-        typedef typename PickWalk<!PLAIN && sizeof(real) == 8, BondWalk<PD_AHEAD>, Walk>::type W;
-        walk_bonds<D, W>(p, i, node, bond);
+        walk_bonds<D>(p, i, node, bond);
     }
     store_force<D>(p, i, node, f);
     count_broken(p, broken);
