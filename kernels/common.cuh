@@ -187,143 +187,6 @@ struct BondWalk<false> {
     __device__ __forceinline__ void cut(const BondParams& p, const Step& t) { p.mu[t.b] = 0; }
 };
 
-// The walk with the warp's slot stream staged in shared memory (PD_WSTAGE = C > 0; off by
-// default; a prototype compiled for sm_90 but never run on a GPU: docs/results.md). A warp is one slice (blocks of 256
-// threads start at a multiple of 32 nodes), whose slots are contiguous: C slots of it are
-// 128 C bytes of neighbour indices and 32 C bytes of status. The warp copies chunk c + 1
-// with 16-byte `cp.async.cg` pieces spread over its lanes while it computes chunk c (two
-// buffers), so each bond reads its index and status from shared memory at a few
-// instructions, with the DRAM latency of the stream hidden a chunk ahead and no prefetched
-// value held in registers. The lanes walk the slice's longest family together (padding slots
-// have status 0 and are skipped like broken bonds), so the loop is warp-uniform and the
-// chunk boundaries can synchronise the warp. The lanes of nodes past n have returned: the
-// mask holds the others (lanes 0 .. n - 1 of the last slice). Alignment: the slice starts at
-// a multiple of 32 slots, and `neighbors` and `mu` are 128- and 32-byte aligned (separate
-// allocations, or 256-byte aligned fields of the subdomain block).
-#ifndef PD_WSTAGE
-#define PD_WSTAGE 0
-#endif
-#ifndef PD_BLOCK
-#define PD_BLOCK 256  // threads per block of the bond kernels (src/gpu/device.rs)
-#endif
-
-// A 16-byte asynchronous copy to shared memory; `bytes` 0 fills the destination with zeros
-// and reads nothing.
-__device__ __forceinline__ void cp_async16(u32 dst, const void* src, u32 bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() {
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-__device__ __forceinline__ void cp_async_wait1() {
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-}
-
-// A warp's two chunk buffers: slot k of the walk at entry k mod 2C (chunk c in entries
-// C (c mod 2) ..), indices then status bytes.
-template <int C>
-struct __align__(16) WarpStage {
-    u32 idx[2 * C][32];
-    u8 st[2 * C][32];
-};
-
-template <int C>
-__device__ __forceinline__ WarpStage<C>* warp_stage() {
-    __shared__ WarpStage<C> stage[PD_BLOCK / 32];
-    return stage + threadIdx.x / 32;
-}
-
-template <int C, bool KEEP>
-struct WarpStagedWalk {
-    static_assert(C >= 2 && (C & (C - 1)) == 0, "PD_WSTAGE: a power of two >= 2");
-    u64 base;   // the slice's first slot
-    u32 slots;  // the slice's longest family: slots of the walk (warp-uniform)
-    u32 k;      // next slot (0, 1, ...)
-    u32 mask;   // lanes of the warp that walk
-    u32 kept;   // (KEEP) the shared address of this lane's index of entry 0
-    __device__ __forceinline__ u32 lane() const { return threadIdx.x % 32; }
-    // Shared address of the warp's buffers: kept in a register, or recomputed in each use
-    // (KEEP false: one register less in a loop at its cap).
-    __device__ __forceinline__ u32 sw() const {
-        if (KEEP) return kept - 4 * lane();
-        return (u32)__cvta_generic_to_shared(warp_stage<C>());
-    }
-    __device__ __forceinline__ u32 sidx() const {
-        if (KEEP) return kept;
-        return sw() + 4 * lane();
-    }
-    // Copy piece q of chunk c into buffer c mod 2: pieces 0 .. 8C - 1 are indices (16 bytes:
-    // slot q / 8 of the chunk, lanes 4 (q % 8) ..), 8C .. 10C - 1 status bytes (slot
-    // (q - 8C) / 2, lanes 16 ((q - 8C) % 2) ..); zeros past the slice.
-    __device__ __forceinline__ void piece(const BondParams& p, u32 c, u32 q) {
-        const bool index = q < 8 * C;
-        const u32 r = index ? q : q - 8 * C;
-        const u32 s = index ? r / 8 : r / 2;  // slot within the chunk
-        const u32 slot = C * c + s;
-        const u32 lane0 = index ? 4 * (r % 8) : 16 * (r % 2);  // first lane of the piece
-        const bool in = slot < slots;
-        const u64 e = base + (in ? 32 * (u64)slot + lane0 : 0);
-        const void* src = index ? (const void*)(p.neighbors + e) : (const void*)(p.mu + e);
-        const u32 entry = (C * c + s) & (2 * C - 1);
-        const u32 dst = index ? sw() + 128 * entry + 4 * lane0 : sw() + 256 * C + 32 * entry + lane0;
-        cp_async16(dst, src, in ? 16 : 0);
-    }
-    // Copy chunk c (slots C c .. C c + C - 1) into buffer c mod 2: 10 C pieces over the lanes
-    // (a full warp: piece lane, lane + 32, ...; the last slice's warp may have fewer lanes).
-    __device__ __forceinline__ void copy(const BondParams& p, u32 c) {
-        if (mask == 0xffffffffu) {
-#pragma unroll
-            for (u32 q0 = 0; q0 < 10 * C; q0 += 32) {
-                if (q0 + 32 <= 10 * C || q0 + lane() < 10 * C) piece(p, c, q0 + lane());
-            }
-        } else {
-            const u32 lanes = __popc(mask);
-            for (u32 q = lane(); q < 10 * C; q += lanes) piece(p, c, q);
-        }
-        cp_async_commit();
-    }
-    __device__ __forceinline__ WarpStagedWalk(const BondParams& p, u32 i) {
-        const u32 s = i / 32;
-        base = ld(p.slice_start + s);
-        slots = (u32)((ld(p.slice_start + s + 1) - base) / 32);
-        k = 0;
-        const u32 live = p.n - 32 * s;  // lanes of the slice with a node
-        mask = live >= 32 ? 0xffffffffu : (1u << live) - 1;
-        // (through an opaque move, so that the compiler keeps the address instead of
-        // recomputing it from the block's shared window in every bond)
-        const u32 a = (u32)__cvta_generic_to_shared(warp_stage<C>()) + 4 * lane();
-        if (KEEP) asm volatile("mov.u32 %0, %1;\n" : "=r"(kept) : "r"(a));
-        if (slots != 0) copy(p, 0);
-    }
-    __device__ __forceinline__ bool next(const BondParams& p, Step& t) {
-        if (k >= slots) return false;
-        if (k % C == 0) {
-            __syncwarp(mask);  // all lanes have read the buffer the next chunk goes to
-            if (k + C < slots) copy(p, k / C + 1);
-            else cp_async_commit();  // (an empty group: the wait below counts groups)
-            cp_async_wait1();        // this lane's pieces of the chunk of k have landed
-            __syncwarp(mask);        // and every lane's
-        }
-        const u32 e = k & (2 * C - 1);
-        u32 j, m;
-        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(j) : "r"(sidx() + 128 * e) : "memory");
-        asm volatile("ld.shared.u8 %0, [%1];\n"
-                     : "=r"(m)
-                     : "r"(sw() + 256 * C + 32 * e + lane())
-                     : "memory");
-        t.k = 32 * k;
-        t.j = j;
-        t.intact = m != 0;
-        ++k;
-        return true;
-    }
-    __device__ __forceinline__ void cut(const BondParams& p, const Step& t) {
-        p.mu[base + lane() + t.k] = 0;
-    }
-};
-
 // Two reals as one aligned vector load.
 template <typename R> struct Pair;
 template <> struct Pair<float> { typedef float2 type; };
@@ -470,30 +333,12 @@ __device__ __forceinline__ u8* status_slot(const BondWalk<false>&, const BondPar
     return p.mu + t.b;
 }
 
-template <int C, bool KEEP>
-__device__ __forceinline__ u8* status_slot(const WarpStagedWalk<C, KEEP>& w, const BondParams& p,
-                                           const Step& t) {
-    return p.mu + w.base + threadIdx.x % 32 + t.k;
-}
-
-// The walk of the bond loops: the warp-staged walk with PD_WSTAGE > 0, else BondWalk with
-// the look-ahead (PD_PREFETCH != 0) or without; `WalkSel<false>`: a loop whose registers do
-// not allow the look-ahead (f64 LPS force), which gets the staged walk that keeps no address.
-template <bool AHEAD> struct WalkSel { typedef BondWalk<PD_AHEAD && AHEAD> type; };
-#if PD_WSTAGE > 0
-#ifndef PD_WSTAGE_KEEP
-#define PD_WSTAGE_KEEP 0  // 1: the loops that can keep the shared address in a register do
-#endif
-template <> struct WalkSel<true> { typedef WarpStagedWalk<PD_WSTAGE, PD_WSTAGE_KEEP != 0> type; };
-template <> struct WalkSel<false> { typedef WarpStagedWalk<PD_WSTAGE, false> type; };
-#endif
-
 // Node i's intact bonds, `body(j, bond, status slot)` for each, with the look-ahead walk
-// (BondWalk: the neighbour index and status one bond ahead) or with PD_WSTAGE the staged one.
+// (BondWalk): the neighbour index and status one bond ahead.
 template <int D, typename F>
 __device__ __forceinline__ void walk_bonds(const BondParams& p, u32 i, const Node<D>& node,
                                            F&& body) {
-    typename WalkSel<true>::type walk(p, i);
+    BondWalk<PD_AHEAD> walk(p, i);
     Step t;
 #pragma unroll 1
     while (walk.next(p, t)) {

@@ -9,7 +9,7 @@ __device__ __forceinline__ void lps_dilatation_node(const BondParams& p, u32 i) 
     const Node<D> node = load_node<D>(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
     const real s_break = break_threshold(p, can_break);
-    typename WalkSel<true>::type walk(p, i);
+    BondWalk<PD_AHEAD> walk(p, i);
     Step t;
     real s = (real)0;
     u32 broken = 0;

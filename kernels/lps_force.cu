@@ -12,9 +12,9 @@ __device__ __forceinline__ void lps_force_node(const BondParams& p, u32 i) {
     typedef typename Pair<real>::type pair;
     const pair* pairs = reinterpret_cast<const pair*>(p.lps_pair);
     // (in f64 the look-ahead and the law-specific weight would spill registers under the
-    // 64-register cap; with PD_WSTAGE the staged walk, which holds no prefetched values)
+    // 64-register cap)
     constexpr bool f32 = sizeof(real) == 4;
-    typename WalkSel<f32>::type walk(p, i);
+    BondWalk<PD_AHEAD && f32> walk(p, i);
     Step t;
     real f[3] = {(real)0, (real)0, (real)0};
     #pragma unroll 1
