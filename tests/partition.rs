@@ -410,3 +410,45 @@ fn lean_problems_and_their_subdomains_equal_stored_ones() {
         }
     }
 }
+
+/// Static bytes that stream per evaluation when `subs` run within `budget`: the subdomains
+/// beyond the first that fit resident beside two streaming slots (as `GpuStreamed` places
+/// them), by the bytes their slots hold.
+fn streamed_static(problem: &peridot::setup::Problem, count: usize, budget: f64) -> f64 {
+    use peridot::partition::plan::slot_bytes_of;
+    let slots: Vec<f64> = partition(problem, count)
+        .unwrap()
+        .iter()
+        .map(|s| slot_bytes_of::<f64>(problem, s))
+        .collect();
+    let fits = |r: usize| {
+        let rest = slots[r..].iter().copied().fold(0.0, f64::max);
+        slots[..r].iter().sum::<f64>() + (slots.len() - r).min(2) as f64 * rest <= budget
+    };
+    let r = (0..=slots.len()).rev().find(|&r| fits(r)).unwrap();
+    slots[r..].iter().sum()
+}
+
+/// Where a budget holds more than two slots of the fewest subdomains but not the whole
+/// model, the plan splits finer so that part of the model stays resident: the static bytes
+/// that stream per evaluation (by the slots the partition really needs) are fewer than with
+/// the fewest subdomains (on this small bar the halos, a third of a slot, eat much of the
+/// gain; on the 100 M-node block of `docs/results.md` they are a few per cent).
+#[test]
+fn a_budget_between_two_slots_and_the_model_keeps_part_of_it_resident() {
+    use peridot::partition::plan::{fewest_for_budget, plan_for_budget, slot_bytes_of};
+    let problem = common::partition_bar("pmb", "3d", 1);
+    let whole = slot_bytes_of::<f64>(&problem, &partition(&problem, 1).unwrap()[0]);
+    let budget = 0.6 * whole;
+    let fewest = fewest_for_budget::<f64>(&problem, budget as u64).unwrap();
+    let count = plan_for_budget::<f64>(&problem, budget as u64).unwrap();
+    let (finer, coarse) = (
+        streamed_static(&problem, count, budget),
+        streamed_static(&problem, fewest, budget),
+    );
+    assert!(count > fewest, "{count} vs {fewest}");
+    assert!(
+        finer < coarse,
+        "{count}: {finer:.0} vs {fewest}: {coarse:.0} bytes"
+    );
+}

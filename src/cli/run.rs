@@ -74,12 +74,13 @@ pub fn run(
     );
     if let Some(r) = &s.subdomains {
         println!(
-            "subdomains: {} ({:?}), {:.1} MiB on the device ({:.1} % of the in-core {:.1} MiB); \
+            "subdomains: {} ({:?}, {} with a slot of their own), {:.1} MiB on the device ({:.1} % of the in-core {:.1} MiB); \
              per force evaluation {:.3e} s: kernels {:.3e} s, copies in {:.3e} s ({:.1} MB), \
              out {:.3e} s ({:.1} MB), host {:.3e} s, hidden by overlap {:.3e} s; {:.2}x the \
              bound max(kernels, copies)",
             r.count,
             r.residency,
+            r.resident_subdomains,
             r.allocated_bytes as f64 / MIB,
             100.0 * r.allocated_bytes as f64 / r.in_core_bytes.max(1) as f64,
             r.in_core_bytes as f64 / MIB,

@@ -111,18 +111,86 @@ pub fn slot_bound<T: Real>(problem: &Problem, cuts: &Cuts, s: usize) -> f64 {
     cost.bytes(owned.len(), slots, cuts.halo_bound(s))
 }
 
-/// The number of subdomains of `problem` whose two streaming slots fit `budget` bytes in
-/// precision `T`: the count estimated by [`count_for_budget`], then checked with each
-/// subdomain's [`slot_bound`] (the sliced order of a subdomain can pad more than the
-/// model's) and raised until it fits. No subdomain is built.
+/// The number of subdomains of `problem` for a run within `budget` device bytes in
+/// precision `T`. First the fewest whose two streaming slots fit: the count estimated by
+/// [`count_for_budget`], checked with each subdomain's [`slot_bound`] (the sliced order of a
+/// subdomain can pad more than the model's) and raised until it fits. Where the budget
+/// holds more than two slots of that split but not all of them, smaller subdomains let more
+/// of the model stay resident beside the two streaming slots: the count (up to four times
+/// more) that streams the fewest bytes per force evaluation by the slab counts' estimate
+/// ([`streamed_bytes`]) is taken instead, if its slots fit too. No subdomain is built.
 pub fn plan_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize> {
+    let fewest = fewest_for_budget::<T>(problem, budget)?;
+    let counts = SlabCounts::of(problem);
+    let estimate = Estimate::new::<T>(problem);
+    let last = counts.nodes.len().min(4 * fewest + 16);
+    let best = (fewest..=last)
+        .map(|c| (streamed_bytes(&counts, &estimate, c, budget as f64), c))
+        .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+        .map_or(fewest, |(_, c)| c);
+    if best == fewest || largest_slot::<T>(problem, best)? * 2.0 > budget as f64 {
+        return Ok(fewest);
+    }
+    Ok(best)
+}
+
+/// The largest [`slot_bound`] of a `count`-way split.
+fn largest_slot<T: Real>(problem: &Problem, count: usize) -> Result<f64> {
+    let cuts = Cuts::new(problem, count)?;
+    Ok((0..count)
+        .into_par_iter()
+        .map(|s| slot_bound::<T>(problem, &cuts, s))
+        .reduce(|| 0.0, f64::max))
+}
+
+/// What a slot estimate from slab counts needs: the slot cost, the model's padding ratio of
+/// the sliced order, and the bytes of a node's displacement.
+struct Estimate {
+    cost: SlotCost,
+    padding: f64,
+    displacement: f64,
+}
+
+impl Estimate {
+    fn new<T: Real>(problem: &Problem) -> Estimate {
+        let lps = matches!(problem.material.law, Law::Lps { .. });
+        let t = std::mem::size_of::<T>();
+        let bonds = problem.families.bonds().max(1) as f64;
+        Estimate {
+            cost: SlotCost::new(problem.dim(), t, lps),
+            padding: SlicedLayout::new(&problem.families).padded_len() as f64 / bonds * 1.02,
+            displacement: (problem.dim() * t) as f64,
+        }
+    }
+}
+
+/// Bytes copied in per force evaluation by a `count`-way split within `budget`, estimated
+/// from slab counts: the static data of the subdomains beyond those that stay resident
+/// beside two streaming slots, and the displacement of every owned and halo node.
+fn streamed_bytes(counts: &SlabCounts, e: &Estimate, count: usize, budget: f64) -> f64 {
+    let parts: Vec<(f64, usize)> = counts
+        .split(count)
+        .iter()
+        .map(|&(owned, b, halo)| {
+            let bytes = e.cost.bytes(owned, b as f64 * e.padding, halo);
+            (bytes, owned + halo)
+        })
+        .collect();
+    let fits = |r: usize| {
+        let rest = parts[r..].iter().map(|p| p.0).fold(0.0, f64::max);
+        let streaming = (parts.len() - r).min(2) as f64 * rest;
+        parts[..r].iter().map(|p| p.0).sum::<f64>() + streaming <= budget
+    };
+    let resident = (0..=parts.len()).rev().find(|&r| fits(r)).unwrap_or(0);
+    let nodes: usize = parts.iter().map(|p| p.1).sum();
+    parts[resident..].iter().map(|p| p.0).sum::<f64>() + e.displacement * nodes as f64
+}
+
+/// The fewest subdomains whose two streaming slots (by [`slot_bound`]) fit `budget`.
+pub fn fewest_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize> {
     let mut count = count_for_budget::<T>(problem, budget)?;
     loop {
-        let cuts = Cuts::new(problem, count)?;
-        let largest = (0..count)
-            .into_par_iter()
-            .map(|s| slot_bound::<T>(problem, &cuts, s))
-            .reduce(|| 0.0, f64::max);
+        let largest = largest_slot::<T>(problem, count)?;
         if 2.0 * largest <= budget as f64 {
             return Ok(count);
         }

@@ -12,6 +12,9 @@ pub enum Residency {
     Resident,
     /// Two slots, everything a subdomain needs moves every pass.
     Streamed,
+    /// As many subdomains resident as fit beside two streaming slots, which the others
+    /// share.
+    Mixed,
 }
 
 /// What the caller asks for: the residency that fits a budget, or streaming (to measure it).
@@ -48,6 +51,8 @@ pub struct StreamTimes {
 pub struct StreamReport {
     pub count: usize,
     pub residency: Residency,
+    /// Subdomains with a slot of their own (all of them when resident, none streamed).
+    pub resident_subdomains: usize,
     /// Device bytes the in-core `gpu-loop` would allocate for this model (`peridot info`).
     pub in_core_bytes: u64,
     /// Pinned copy bandwidth measured at setup, host to device and back, B/s.

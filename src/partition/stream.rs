@@ -45,6 +45,7 @@ use crate::solver::State;
 use crate::{Real, Result};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
 use rayon::prelude::*;
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -110,6 +111,16 @@ impl Sizes {
         z
     }
 
+    /// The largest of each count over `sizes`.
+    fn of_sizes(sizes: &[Sizes]) -> Sizes {
+        sizes.iter().fold(Sizes::default(), |z, s| Sizes {
+            block: z.block.max(s.block),
+            bonds: z.bonds.max(s.bonds),
+            local: z.local.max(s.local),
+            owned: z.owned.max(s.owned),
+        })
+    }
+
     /// Device bytes of one slot for dimension `d` and precision bytes `t`.
     fn slot_bytes(&self, d: usize, t: usize, lps: bool) -> usize {
         let lps_bytes = if lps { 3 * self.local * t } else { 0 };
@@ -119,6 +130,101 @@ impl Sizes {
             + d * self.owned * t
             + self.owned * (t + 8)
             + lps_bytes
+    }
+}
+
+/// Subdomains in flight before the host waits for the oldest: two, so that while the host
+/// scatters one subdomain's results the next computes and the one after copies in.
+const IN_FLIGHT: usize = 2;
+
+/// Where the subdomains run on the device: the first `resident` active subdomains keep a
+/// slot of their own (static data uploaded once), the others share two streaming slots.
+#[derive(Debug, Clone)]
+struct Placement {
+    residency: Residency,
+    resident: usize,
+    /// The slot of each subdomain that has its own (`None`: streamed, or owning no node).
+    slot_of: Vec<Option<usize>>,
+    /// The streaming slots (indices after the resident ones).
+    streaming: Vec<usize>,
+    /// Sizes of every slot.
+    slot_sizes: Vec<Sizes>,
+    /// Active subdomains in pass order: streamed and resident ones alternating (a resident
+    /// subdomain computes while the next streamed block copies in).
+    order: Vec<usize>,
+    /// Whether streamed subdomains outnumber the streaming slots (bond status then goes
+    /// back to the host after each use).
+    evict: bool,
+}
+
+impl Placement {
+    /// The placement of `parts` within `limit` device bytes (`bytes`: of a slot of given
+    /// sizes): every subdomain resident where all fit and `request` allows, else as many
+    /// resident as fit beside two streaming slots (none with `ResidencyRequest::Streamed`).
+    /// `Err(bytes)`: the two streaming slots alone need more than `limit`.
+    fn new(
+        parts: &[Part],
+        bytes: &dyn Fn(&Sizes) -> usize,
+        limit: usize,
+        request: ResidencyRequest,
+    ) -> std::result::Result<Placement, usize> {
+        let sizes: Vec<Option<Sizes>> = parts
+            .iter()
+            .map(|p| (p.owned() > 0).then(|| Sizes::of(std::slice::from_ref(p))))
+            .collect();
+        Placement::of_sizes(&sizes, bytes, limit, request)
+    }
+
+    /// [`Placement::new`] from the sizes of each subdomain (`None`: owns no node).
+    fn of_sizes(
+        sizes: &[Option<Sizes>],
+        bytes: &dyn Fn(&Sizes) -> usize,
+        limit: usize,
+        request: ResidencyRequest,
+    ) -> std::result::Result<Placement, usize> {
+        let active: Vec<usize> = (0..sizes.len()).filter(|&s| sizes[s].is_some()).collect();
+        let own: Vec<Sizes> = sizes.iter().flatten().copied().collect();
+        let need = |r: usize| -> (usize, Sizes) {
+            let rest = Sizes::of_sizes(&own[r..]);
+            let streamed = (active.len() - r).min(2) * bytes(&rest);
+            (own[..r].iter().map(bytes).sum::<usize>() + streamed, rest)
+        };
+        let max_resident = match request {
+            ResidencyRequest::Auto => active.len(),
+            ResidencyRequest::Streamed => 0,
+        };
+        let resident = (0..=max_resident)
+            .rev()
+            .find(|&r| need(r).0 <= limit)
+            .ok_or(need(0).0)?;
+        let (_, rest) = need(resident);
+        let streamed = &active[resident..];
+        let mut slot_of = vec![None; sizes.len()];
+        for (k, &s) in active[..resident].iter().enumerate() {
+            slot_of[s] = Some(k);
+        }
+        let nstream = streamed.len().min(2);
+        let mut slot_sizes = own[..resident].to_vec();
+        slot_sizes.extend(std::iter::repeat_n(rest, nstream));
+        let mut order = Vec::with_capacity(active.len());
+        for i in 0..streamed.len().max(resident) {
+            order.extend(streamed.get(i));
+            order.extend(active[..resident].get(i));
+        }
+        let residency = match (resident, streamed.len()) {
+            (_, 0) => Residency::Resident,
+            (0, _) => Residency::Streamed,
+            _ => Residency::Mixed,
+        };
+        Ok(Placement {
+            residency,
+            resident,
+            slot_of,
+            streaming: (resident..resident + nstream).collect(),
+            slot_sizes,
+            order,
+            evict: streamed.len() > nstream,
+        })
     }
 }
 
@@ -136,7 +242,9 @@ struct Engine<T: Real> {
     lps: bool,
     parts: Vec<Part>,
     slots: Vec<Slot<T>>,
-    residency: Residency,
+    place: Placement,
+    /// Slots with work enqueued and not yet finished, in enqueue order.
+    in_flight: VecDeque<usize>,
     /// Copies in, kernels, copies out.
     h2d: Arc<CudaStream>,
     comp: Arc<CudaStream>,
@@ -210,54 +318,33 @@ impl<T: Real> GpuStreamed<T> {
         let lps = matches!(problem.material.law, Law::Lps { .. });
         let dim = problem.dim();
         let sizes = Sizes::of(&parts);
-        let slot_bytes = sizes.slot_bytes(dim, std::mem::size_of::<T>(), lps);
+        let bytes_of = |z: &Sizes| z.slot_bytes(dim, std::mem::size_of::<T>(), lps);
         // (finish pending frees, e.g. of the neighbour search, so "before" is what stays)
         gpu.stream().context().synchronize().map_err(driver_error)?;
         let (free, total) = gpu.memory_info()?;
         let limit = budget.map_or(free, |b| (b as usize).min(free));
-        let active = parts.iter().filter(|p| p.owned() > 0).count().max(1);
-        let resident_bytes = active * slot_bytes;
-        let residency = if request == ResidencyRequest::Auto && resident_bytes <= limit {
-            Residency::Resident
-        } else if active.min(2) * slot_bytes <= limit {
-            Residency::Streamed
-        } else {
-            return Err(usage(
+        let place = Placement::new(&parts, &bytes_of, limit, request).map_err(|needed| {
+            let of = if budget.is_some() {
+                "the budget"
+            } else {
+                "free device memory"
+            };
+            usage(
                 "--gpu-memory-budget",
                 format!(
-                    "two subdomain slots need {} bytes but {limit} are available \
-                     ({}); use more subdomains (--subdomains) or a larger budget",
-                    2 * slot_bytes,
-                    if budget.is_some() {
-                        "the budget"
-                    } else {
-                        "free device memory"
-                    }
+                    "two subdomain slots need {needed} bytes but {limit} are available ({of}); \
+                     use more subdomains (--subdomains) or a larger budget"
                 ),
-            ));
-        };
-        let nslots = match residency {
-            Residency::Resident => parts.len(),
-            Residency::Streamed => parts.len().min(2),
-        };
+            )
+        })?;
         let used_before = total - free;
         let h2d = gpu.new_stream()?;
         let comp = gpu.new_stream()?;
         let d2h = gpu.new_stream()?;
-        let slots = (0..nslots)
-            .map(|s| {
-                let own = match residency {
-                    Residency::Resident => Some(&parts[s]),
-                    Residency::Streamed => None,
-                };
-                Slot::new(
-                    &gpu,
-                    &comp,
-                    own.map_or(sizes, |p| Sizes::of(std::slice::from_ref(p))),
-                    dim,
-                    lps,
-                )
-            })
+        let slots = place
+            .slot_sizes
+            .iter()
+            .map(|&z| Slot::new(&gpu, &comp, z, dim, lps))
             .collect::<Result<Vec<_>>>()?;
         let broken = comp.alloc_zeros::<u64>(1).map_err(driver_error)?;
         comp.synchronize().map_err(driver_error)?;
@@ -278,7 +365,8 @@ impl<T: Real> GpuStreamed<T> {
             lps,
             parts,
             slots,
-            residency,
+            place,
+            in_flight: VecDeque::new(),
             h2d,
             comp,
             d2h,
@@ -321,7 +409,7 @@ impl<T: Real> GpuStreamed<T> {
 
     /// Residency chosen.
     pub fn residency(&self) -> Residency {
-        self.lock().residency
+        self.lock().place.residency
     }
 }
 
@@ -454,11 +542,10 @@ impl<T: Real> Engine<T> {
         }
     }
 
-    /// Whether a slot is reused by another subdomain within a pass (so bond status must go
-    /// back to the host after each use).
-    fn evicting(&self) -> bool {
-        self.residency == Residency::Streamed
-            && self.parts.iter().filter(|p| p.owned() > 0).count() > self.slots.len()
+    /// Whether subdomain `s` leaves its slot to another one within a pass (so its bond
+    /// status must go back to the host after each use).
+    fn evicting(&self, s: usize) -> bool {
+        self.place.evict && self.place.slot_of[s].is_none()
     }
 
     /// Run `pass` over every subdomain owning nodes: inputs from `u` (and the exchanged
@@ -468,6 +555,9 @@ impl<T: Real> Engine<T> {
     }
 
     /// [`Engine::pass`], with the explicit update fused into the scatter of the forces.
+    /// Subdomains go in the placement's order; the host finishes each (waits for it,
+    /// scatters its results) once [`IN_FLIGHT`] later ones are enqueued, or earlier when its
+    /// slot is needed again, always in enqueue order.
     fn pass_with(
         &mut self,
         pass: Pass,
@@ -475,25 +565,46 @@ impl<T: Real> Engine<T> {
         out: &mut [T],
         mut update: Option<&mut Update<'_, T>>,
     ) -> Result<()> {
-        let active: Vec<usize> = (0..self.parts.len())
-            .filter(|&s| self.parts[s].owned() > 0)
-            .collect();
-        let nslots = self.slots.len();
         self.energy = 0.0;
-        for (idx, &s) in active.iter().enumerate() {
-            let k = match self.residency {
-                Residency::Resident => s,
-                Residency::Streamed => idx % nslots,
-            };
-            if let Some((prev, prev_pass)) = self.slots[k].pending.take() {
-                self.finish(k, prev, prev_pass, out, update.as_deref_mut())?;
-            }
+        let streaming = self.place.streaming.clone();
+        let mut turn = 0;
+        for idx in 0..self.place.order.len() {
+            let s = self.place.order[idx];
+            let k = self.place.slot_of[s].unwrap_or_else(|| {
+                turn += 1;
+                streaming[(turn - 1) % streaming.len()]
+            });
+            self.finish_through(k, out, update.as_deref_mut())?;
             self.stage_inputs(k, s, pass, u);
             self.enqueue(k, s, pass)?;
+            self.in_flight.push_back(k);
+            while self.in_flight.len() > IN_FLIGHT {
+                let first = self.in_flight[0];
+                self.finish_through(first, out, update.as_deref_mut())?;
+            }
         }
-        for k in 0..nslots {
-            if let Some((prev, prev_pass)) = self.slots[k].pending.take() {
-                self.finish(k, prev, prev_pass, out, update.as_deref_mut())?;
+        while let Some(&first) = self.in_flight.front() {
+            self.finish_through(first, out, update.as_deref_mut())?;
+        }
+        Ok(())
+    }
+
+    /// Finish the work in flight up to and including slot `k`'s (nothing if `k` has none).
+    fn finish_through(
+        &mut self,
+        k: usize,
+        out: &mut [T],
+        mut update: Option<&mut Update<'_, T>>,
+    ) -> Result<()> {
+        if !self.in_flight.contains(&k) {
+            return Ok(());
+        }
+        while let Some(first) = self.in_flight.pop_front() {
+            if let Some((s, pass)) = self.slots[first].pending.take() {
+                self.finish(first, s, pass, out, update.as_deref_mut())?;
+            }
+            if first == k {
+                break;
             }
         }
         Ok(())
@@ -517,7 +628,7 @@ impl<T: Real> Engine<T> {
 
     /// Enqueue subdomain `s` on slot `k`: copies in, kernel, copies out.
     fn enqueue(&mut self, k: usize, s: usize, pass: Pass) -> Result<()> {
-        let (d, lps, evict) = (self.dim, self.lps, self.evicting());
+        let (d, lps, evict) = (self.dim, self.lps, self.evicting(s));
         let check = matches!(
             pass,
             Pass::Forces { check: true } | Pass::Dilatation { check: true } | Pass::Break
@@ -691,7 +802,7 @@ impl<T: Real> Engine<T> {
     fn bond_status(&mut self) -> Result<Vec<u8>> {
         let mut status = vec![0u8; self.problem.families.bonds()];
         for s in 0..self.parts.len() {
-            let on_device = match self.evicting() {
+            let on_device = match self.evicting(s) {
                 true => None,
                 false => self.slots.iter().position(|slot| slot.held == Some(s)),
             };
@@ -723,7 +834,8 @@ impl<T: Real> Engine<T> {
             .max(t.bytes_out as f64 / e / bw_out);
         StreamReport {
             count: self.parts.len(),
-            residency: self.residency,
+            residency: self.place.residency,
+            resident_subdomains: self.place.resident,
             in_core_bytes: self.in_core as u64,
             pinned_h2d_bytes_per_second: bw_in,
             pinned_d2h_bytes_per_second: bw_out,
@@ -863,5 +975,56 @@ impl<T: Real> Backend<T> for GpuStreamed<T> {
     ) -> Result<usize> {
         // (the state is always on the host)
         fused::advance_explicit(self, integrator, loads, state, steps, times)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sized(block: usize) -> Option<Sizes> {
+        Some(Sizes {
+            block,
+            ..Sizes::default()
+        })
+    }
+
+    /// Subdomains are resident where all fit, else as many as fit beside two streaming
+    /// slots sized for the largest streamed one; the pass order alternates streamed and
+    /// resident subdomains and skips those owning nothing; an error gives the bytes two
+    /// streaming slots need.
+    #[test]
+    fn placement_keeps_what_fits_resident() {
+        let bytes = |z: &Sizes| z.block;
+        let sizes = [sized(10), sized(10), None, sized(10), sized(12), sized(10)];
+        let all = Placement::of_sizes(&sizes, &bytes, 52, ResidencyRequest::Auto).unwrap();
+        assert_eq!(
+            (all.residency, all.resident, all.streaming.len()),
+            (Residency::Resident, 5, 0)
+        );
+        assert_eq!(all.order, vec![0, 1, 3, 4, 5]);
+        // 2 resident (20) + two slots for the largest of the rest (2 x 12) = 44 <= 45
+        let mixed = Placement::of_sizes(&sizes, &bytes, 45, ResidencyRequest::Auto).unwrap();
+        assert_eq!((mixed.residency, mixed.resident), (Residency::Mixed, 2));
+        assert_eq!(
+            mixed.slot_of,
+            vec![Some(0), Some(1), None, None, None, None]
+        );
+        assert_eq!(mixed.streaming, vec![2, 3]);
+        assert_eq!(
+            mixed.slot_sizes.iter().map(bytes).collect::<Vec<_>>(),
+            [10, 10, 12, 12]
+        );
+        assert_eq!(mixed.order, vec![3, 0, 4, 1, 5]);
+        assert!(mixed.evict, "three streamed subdomains share two slots");
+        let streamed = Placement::of_sizes(&sizes, &bytes, 52, ResidencyRequest::Streamed).unwrap();
+        assert_eq!(
+            (streamed.residency, streamed.resident),
+            (Residency::Streamed, 0)
+        );
+        assert_eq!(
+            Placement::of_sizes(&sizes, &bytes, 23, ResidencyRequest::Auto).unwrap_err(),
+            24
+        );
     }
 }
