@@ -18,7 +18,7 @@
 //! (same per-bond arithmetic, same summation order per node); the strain energy is summed per
 //! subdomain, so it agrees to round-off only.
 
-use super::fused::{self, scatter_update, FusedForces, Update};
+use super::fused::{self, scatter_update, Carry, FusedForces, Update};
 use super::{partition, Subdomain};
 use crate::backend::{Backend, CpuLoop};
 use crate::geometry::Body;
@@ -45,7 +45,7 @@ pub struct PartitionedCpu<T: Real> {
     /// Global dilatation, exchanged between the two LPS phases.
     theta: Vec<T>,
     /// The displacement the fused explicit update drifts into.
-    u_next: Vec<T>,
+    carry: Carry<T>,
 }
 
 /// `values` (`per` entries per global node) gathered for the global nodes `nodes`.
@@ -139,7 +139,7 @@ impl<T: Real> PartitionedCpu<T> {
             dim: problem.dim(),
             lps: matches!(problem.material.law, Law::Lps { .. }),
             theta: vec![T::zero(); problem.body.len()],
-            u_next: Vec::new(),
+            carry: Carry::default(),
         })
     }
 
@@ -215,12 +215,12 @@ impl<T: Real> FusedForces<T> for PartitionedCpu<T> {
         Ok(self.forces_fused(u, force, check, update))
     }
 
-    fn take_u_next(&mut self) -> Vec<T> {
-        std::mem::take(&mut self.u_next)
+    fn take_carry(&mut self) -> Carry<T> {
+        std::mem::take(&mut self.carry)
     }
 
-    fn keep_u_next(&mut self, u_next: Vec<T>) {
-        self.u_next = u_next;
+    fn keep_carry(&mut self, carry: Carry<T>) {
+        self.carry = carry;
     }
 }
 

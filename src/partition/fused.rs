@@ -30,10 +30,23 @@ pub trait FusedForces<T: Real>: Backend<T> {
         update: Option<&mut Update<'_, T>>,
     ) -> Result<usize>;
 
-    /// The second displacement array the update drifts into, kept between calls (taken
-    /// at the start of a call, given back at its end).
-    fn take_u_next(&mut self) -> Vec<T>;
-    fn keep_u_next(&mut self, u_next: Vec<T>);
+    /// What the fused loop keeps between calls ([`Carry`]; taken at the start of a call,
+    /// given back at its end).
+    fn take_carry(&mut self) -> Carry<T>;
+    fn keep_carry(&mut self, carry: Carry<T>);
+}
+
+/// What a partitioned backend keeps between calls of the fused explicit loop: the second
+/// displacement array the update drifts into and, from a call's last step, the next step's
+/// kick and drift of every dof without a kinematic condition already done (velocity in
+/// `v_next`, displacement in `u_next`), valid for the state at `ready` = (step, time bits)
+/// the call ended with (the run loop only reads the state between calls). The next call
+/// then starts without a pass over the whole state.
+#[derive(Debug, Default)]
+pub struct Carry<T> {
+    pub u_next: Vec<T>,
+    pub v_next: Vec<T>,
+    pub ready: Option<(usize, u64)>,
 }
 
 /// `Backend::advance_explicit` of a partitioned backend: [`advance`], or the plain host
@@ -55,13 +68,16 @@ pub fn advance_explicit<T: Real, B: FusedForces<T>>(
     advance(backend, integrator, loads, state, steps, times)
 }
 
-/// The explicit update fused into the scatter of a force pass ([`advance`]): per
-/// dof of an owned node, the step's accelerate and kick and, with `drift`, the next step's
-/// kick and drift into `u_next` for dofs without a kinematic condition, in the arithmetic of
-/// `Explicit::step` (undamped). With `drift` the force and acceleration are not stored (the
-/// step after uses neither): a call's last step stores them, as the host loop leaves them.
+/// The explicit update fused into the scatter of a force pass ([`advance`]): per dof of an
+/// owned node, the step's accelerate and kick, and the next step's kick and drift into
+/// `u_next` for dofs without a kinematic condition, in the arithmetic of `Explicit::step`
+/// (undamped). With `drift` (within a call) the kicked velocity goes to `v` and the force
+/// and acceleration are not stored (the step after uses neither); on a call's last step
+/// they are stored and `v` keeps the full-step velocity, as the host loop leaves them, and
+/// the next step's kicked velocity goes to `v_next` (for the next call, [`Carry`]).
 pub struct Update<'a, T> {
     pub v: &'a mut [T],
+    pub v_next: &'a mut [T],
     pub a: &'a mut [T],
     /// The body force density, `None` where none acts (zero: not read).
     pub b: Option<&'a [T]>,
@@ -85,12 +101,13 @@ pub fn scatter_update<T: Real>(
 ) {
     let n = f.len();
     assert!(up.v.len() == n && up.a.len() == n && up.u_next.len() == n);
-    assert!(up.b.is_none_or(|b| b.len() == n));
+    assert!(up.v_next.len() == n && up.b.is_none_or(|b| b.len() == n));
     let out = (
         SendPtr(f.as_mut_ptr()),
         SendPtr(up.v.as_mut_ptr()),
         SendPtr(up.a.as_mut_ptr()),
         SendPtr(up.u_next.as_mut_ptr()),
+        SendPtr(up.v_next.as_mut_ptr()),
     );
     let (b, u, fixed) = (up.b, up.u, up.constrained);
     let (half, dt, rho, drift) = (up.half, up.dt, up.rho, up.drift);
@@ -98,7 +115,7 @@ pub fn scatter_update<T: Real>(
         .par_chunks(d * 1024)
         .zip(nodes.par_chunks(1024))
         .for_each(|(vals, chunk)| {
-            let (f, v, a, u_next) = (&out.0, &out.1, &out.2, &out.3);
+            let (f, v, a, u_next, v_next) = (&out.0, &out.1, &out.2, &out.3, &out.4);
             for (k, &g) in chunk.iter().enumerate() {
                 assert!(d * (g + 1) <= n, "node {g} out of range");
                 for c in 0..d {
@@ -115,11 +132,16 @@ pub fn scatter_update<T: Real>(
                         if !drift {
                             *f.0.add(i) = fi;
                             *a.0.add(i) = ai;
-                        } else if !fixed[i] {
+                            *v.0.add(i) = vi;
+                        }
+                        if !fixed[i] {
                             vi += half * ai;
                             *u_next.0.add(i) = u[i] + dt * vi;
                         }
-                        *v.0.add(i) = vi;
+                        match drift {
+                            true => *v.0.add(i) = vi,
+                            false => *v_next.0.add(i) = vi,
+                        }
                     }
                 }
             }
@@ -127,11 +149,12 @@ pub fn scatter_update<T: Real>(
 }
 
 /// `steps` undamped explicit steps (`Explicit::step`, bitwise): the first step's kick
-/// and drift on the host, then per step one force evaluation whose scatter also does,
-/// per owned dof, the accelerate and kick and the next step's kick and drift (into a
-/// second displacement array: later subdomains of the pass still read this step's
-/// values), so the host update runs while the GPU streams; after the pass only the dofs
-/// with kinematic conditions are stepped, and the arrays swap.
+/// and drift (from the last call's [`Carry`] where it is ready: then only the dofs with
+/// kinematic conditions are stepped; else on the host), then per step one force evaluation
+/// whose scatter also does, per owned dof, the accelerate and kick and the next step's
+/// kick and drift (into a second displacement array: later subdomains of the pass still
+/// read this step's values), so the host update runs while the GPU streams; after the pass
+/// only the dofs with kinematic conditions are stepped, and the arrays swap.
 fn advance<T: Real, B: FusedForces<T> + ?Sized>(
     backend: &mut B,
     integrator: &Explicit,
@@ -147,12 +170,39 @@ fn advance<T: Real, B: FusedForces<T> + ?Sized>(
     let (dt, half) = (T::of(integrator.dt), T::of(0.5 * integrator.dt));
     let rho = T::of(1.0 / integrator.density);
     let fixed = loads.constrained_dofs();
-    let mut u_next = backend.take_u_next();
-    if u_next.len() != state.u.len() {
+    let mut carry = backend.take_carry();
+    let n = state.u.len();
+    let ready = carry.ready.take() == Some((state.step, state.time.to_bits()))
+        && carry.u_next.len() == n
+        && carry.v_next.len() == n;
+    let Carry {
+        mut u_next,
+        mut v_next,
+        ..
+    } = carry;
+    if !ready && u_next.len() != n {
         // (zeroed pages from the allocator; the scatter threads touch them first)
-        u_next = vec![T::zero(); state.u.len()];
+        u_next = vec![T::zero(); n];
+        v_next = vec![T::zero(); n];
     }
-    let t1 = integrator.kick_drift(state, loads);
+    let t1 = match ready {
+        true => {
+            // `Explicit::kick_drift` for the dofs with kinematic conditions; the others'
+            // kick and drift are in `v_next` and `u_next`
+            let t1 = state.time + integrator.dt;
+            loads.step_velocity(state.time, t1, &state.u, &mut state.v);
+            for &k in fixed {
+                v_next[k] = state.v[k];
+                u_next[k] = state.u[k] + dt * state.v[k];
+            }
+            std::mem::swap(&mut state.u, &mut u_next);
+            std::mem::swap(&mut state.v, &mut v_next);
+            state.time = t1;
+            state.step += 1;
+            t1
+        }
+        false => integrator.kick_drift(state, loads),
+    };
     loads.impose(t1, &mut state.u, &mut state.v);
     times.update += t0.elapsed().as_secs_f64();
     let mut broken = 0;
@@ -164,6 +214,7 @@ fn advance<T: Real, B: FusedForces<T> + ?Sized>(
         }
         let mut update = Update {
             v: &mut state.v,
+            v_next: &mut v_next,
             a: &mut state.a,
             b: loads.has_body_force().then_some(&state.b[..]),
             u: &state.u,
@@ -192,6 +243,10 @@ fn advance<T: Real, B: FusedForces<T> + ?Sized>(
         }
         times.update += t0.elapsed().as_secs_f64();
     }
-    backend.keep_u_next(u_next);
+    backend.keep_carry(Carry {
+        u_next,
+        v_next,
+        ready: Some((state.step, state.time.to_bits())),
+    });
     Ok(broken)
 }

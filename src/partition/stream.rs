@@ -24,7 +24,7 @@
 //! The time loop runs on the host (`Explicit::step`, with rayon); the state lives in host
 //! memory, which is what lets the model exceed the device.
 
-use super::fused::{self, scatter_update, FusedForces, Update};
+use super::fused::{self, scatter_update, Carry, FusedForces, Update};
 use super::parts::Part;
 use super::report::{Residency, ResidencyRequest, StreamReport, StreamTimes};
 use super::{usage, Cuts};
@@ -259,7 +259,7 @@ struct Engine<T: Real> {
     /// Strain energy summed by the last energy pass, J.
     energy: f64,
     /// The displacement the fused explicit update drifts into (swapped with the state's).
-    u_next: Vec<T>,
+    carry: Carry<T>,
     times: StreamTimes,
     budget: Option<u64>,
     allocated: usize,
@@ -377,7 +377,7 @@ impl<T: Real> GpuStreamed<T> {
             theta: vec![T::zero(); if lps { n } else { 0 }],
             pair: vec![T::zero(); if lps { 2 * n } else { 0 }],
             energy: 0.0,
-            u_next: Vec::new(),
+            carry: Carry::default(),
             times: StreamTimes::default(),
             budget,
             allocated,
@@ -869,12 +869,12 @@ impl<T: Real> FusedForces<T> for GpuStreamed<T> {
         self.lock().forces_with(u, force, check, update)
     }
 
-    fn take_u_next(&mut self) -> Vec<T> {
-        std::mem::take(&mut self.lock().u_next)
+    fn take_carry(&mut self) -> Carry<T> {
+        std::mem::take(&mut self.lock().carry)
     }
 
-    fn keep_u_next(&mut self, u_next: Vec<T>) {
-        self.lock().u_next = u_next;
+    fn keep_carry(&mut self, carry: Carry<T>) {
+        self.lock().carry = carry;
     }
 }
 
