@@ -86,8 +86,23 @@ struct Slot<T> {
     energy_out: Pinned<f64>,
     /// Copies in, kernel, copies out: start and end of each.
     events: [CudaEvent; 6],
+    /// The device addresses of the buffers above (taken once: they never move).
+    at: SlotAddrs,
     /// The subdomain and pass whose results are in flight in this slot.
     pending: Option<(usize, Pass)>,
+}
+
+/// Device addresses of a slot's buffers.
+#[derive(Debug, Clone, Copy)]
+struct SlotAddrs {
+    block: u64,
+    mu: u64,
+    u: u64,
+    f: u64,
+    theta: u64,
+    pair: u64,
+    phi: u64,
+    energy: u64,
 }
 
 /// Largest per-subdomain counts the slots are sized for.
@@ -249,7 +264,9 @@ struct Engine<T: Real> {
     h2d: Arc<CudaStream>,
     comp: Arc<CudaStream>,
     d2h: Arc<CudaStream>,
-    broken: CudaSlice<u64>,
+    /// The broken-bond counter (kept for its allocation) and its device address.
+    _broken: CudaSlice<u64>,
+    broken_at: u64,
     broken_seen: u64,
     precracked: usize,
     full_volume: f64,
@@ -347,6 +364,7 @@ impl<T: Real> GpuStreamed<T> {
             .map(|&z| Slot::new(&gpu, &comp, z, dim, lps))
             .collect::<Result<Vec<_>>>()?;
         let broken = comp.alloc_zeros::<u64>(1).map_err(driver_error)?;
+        let broken_at = device_addr(&broken, &comp);
         comp.synchronize().map_err(driver_error)?;
         let allocated = slots.iter().map(Slot::bytes).sum::<usize>() + 8;
         let (free_after, _) = gpu.memory_info()?;
@@ -370,7 +388,8 @@ impl<T: Real> GpuStreamed<T> {
             h2d,
             comp,
             d2h,
-            broken,
+            broken_at,
+            _broken: broken,
             broken_seen: 0,
             precracked: problem.precracked_bonds(),
             full_volume: full_volume(&problem),
@@ -426,21 +445,39 @@ impl<T: Real> Slot<T> {
             timing_event(gpu)?,
             timing_event(gpu)?,
         ];
+        let block = stream
+            .alloc_zeros::<u8>(z.block.max(1))
+            .map_err(driver_error)?;
+        let mu = stream
+            .alloc_zeros::<u8>(z.bonds.max(1))
+            .map_err(driver_error)?;
+        let u = zeros_t(d * z.local)?;
+        let f = zeros_t(d * z.owned)?;
+        let theta = zeros_t(lps_local)?;
+        let pair = zeros_t(2 * lps_local)?;
+        let phi = zeros_t(z.owned)?;
+        let energy = stream
+            .alloc_zeros::<f64>(z.owned.max(1))
+            .map_err(driver_error)?;
+        let at = SlotAddrs {
+            block: device_addr(&block, stream),
+            mu: device_addr(&mu, stream),
+            u: device_addr(&u, stream),
+            f: device_addr(&f, stream),
+            theta: device_addr(&theta, stream),
+            pair: device_addr(&pair, stream),
+            phi: device_addr(&phi, stream),
+            energy: device_addr(&energy, stream),
+        };
         Ok(Slot {
-            block: stream
-                .alloc_zeros::<u8>(z.block.max(1))
-                .map_err(driver_error)?,
-            mu: stream
-                .alloc_zeros::<u8>(z.bonds.max(1))
-                .map_err(driver_error)?,
-            u: zeros_t(d * z.local)?,
-            f: zeros_t(d * z.owned)?,
-            theta: zeros_t(lps_local)?,
-            pair: zeros_t(2 * lps_local)?,
-            phi: zeros_t(z.owned)?,
-            energy: stream
-                .alloc_zeros::<f64>(z.owned.max(1))
-                .map_err(driver_error)?,
+            block,
+            mu,
+            u,
+            f,
+            theta,
+            pair,
+            phi,
+            energy,
             held: None,
             u_in: Pinned::zeroed(gpu, d * z.local)?,
             theta_in: Pinned::zeroed(gpu, lps_local)?,
@@ -450,6 +487,7 @@ impl<T: Real> Slot<T> {
             energy_out: Pinned::zeroed(gpu, z.owned)?,
             events,
             pending: None,
+            at,
         })
     }
 
@@ -516,8 +554,7 @@ impl<T: Real> Engine<T> {
     fn params(&self, k: usize, s: usize, check: bool) -> BondParams {
         let slot = &self.slots[k];
         let part = &self.parts[s];
-        let c = &self.comp;
-        let base = device_addr(&slot.block, c);
+        let base = slot.at.block;
         let o = part.offsets;
         BondParams {
             slice_start: base + o.slice_start as u64,
@@ -530,14 +567,14 @@ impl<T: Real> Engine<T> {
             alpha: base + o.alpha as u64,
             pcoef: base + o.pcoef as u64,
             d_over_m: base + o.d_over_m as u64,
-            mu: device_addr(&slot.mu, c),
-            u: device_addr(&slot.u, c),
-            force: device_addr(&slot.f, c),
-            theta: device_addr(&slot.theta, c),
-            lps_pair: device_addr(&slot.pair, c),
-            phi: device_addr(&slot.phi, c),
-            energy: device_addr(&slot.energy, c),
-            broken: device_addr(&self.broken, c),
+            mu: slot.at.mu,
+            u: slot.at.u,
+            force: slot.at.f,
+            theta: slot.at.theta,
+            lps_pair: slot.at.pair,
+            phi: slot.at.phi,
+            energy: slot.at.energy,
+            broken: self.broken_at,
             ..law_params(&self.problem, part.owned(), check, self.full_volume)
         }
     }
@@ -661,22 +698,18 @@ impl<T: Real> Engine<T> {
         unsafe {
             ev[0].record(h2d).map_err(driver_error)?;
             if slot.held != Some(s) {
-                copy_in(h2d, device_addr(&slot.block, h2d), &part.block)?;
-                copy_in(h2d, device_addr(&slot.mu, h2d), &part.mu)?;
+                copy_in(h2d, slot.at.block, &part.block)?;
+                copy_in(h2d, slot.at.mu, &part.mu)?;
                 bytes_in += part.block.len() + part.mu.len();
                 slot.held = Some(s);
             }
             if pass != Pass::Damage {
-                copy_in(h2d, device_addr(&slot.u, h2d), &slot.u_in[..d * local])?;
+                copy_in(h2d, slot.at.u, &slot.u_in[..d * local])?;
                 bytes_in += d * local * t;
             }
             if lps && matches!(pass, Pass::Forces { .. } | Pass::Energy) {
-                copy_in(h2d, device_addr(&slot.theta, h2d), &slot.theta_in[..local])?;
-                copy_in(
-                    h2d,
-                    device_addr(&slot.pair, h2d),
-                    &slot.pair_in[..2 * local],
-                )?;
+                copy_in(h2d, slot.at.theta, &slot.theta_in[..local])?;
+                copy_in(h2d, slot.at.pair, &slot.pair_in[..2 * local])?;
                 bytes_in += 3 * local * t;
             }
             ev[1].record(h2d).map_err(driver_error)?;
@@ -688,35 +721,27 @@ impl<T: Real> Engine<T> {
             ev[4].record(d2h).map_err(driver_error)?;
             match pass {
                 Pass::Forces { .. } => {
-                    copy_out(d2h, &mut slot.out[..d * owned], device_addr(&slot.f, d2h))?;
+                    copy_out(d2h, &mut slot.out[..d * owned], slot.at.f)?;
                     bytes_out += d * owned * t;
                 }
                 Pass::Dilatation { .. } => {
-                    copy_out(d2h, &mut slot.out[..owned], device_addr(&slot.theta, d2h))?;
-                    copy_out(
-                        d2h,
-                        &mut slot.pair_out[..2 * owned],
-                        device_addr(&slot.pair, d2h),
-                    )?;
+                    copy_out(d2h, &mut slot.out[..owned], slot.at.theta)?;
+                    copy_out(d2h, &mut slot.pair_out[..2 * owned], slot.at.pair)?;
                     bytes_out += 3 * owned * t;
                 }
                 Pass::Damage => {
-                    copy_out(d2h, &mut slot.out[..owned], device_addr(&slot.phi, d2h))?;
+                    copy_out(d2h, &mut slot.out[..owned], slot.at.phi)?;
                     bytes_out += owned * t;
                 }
                 Pass::Energy => {
-                    copy_out(
-                        d2h,
-                        &mut slot.energy_out[..owned],
-                        device_addr(&slot.energy, d2h),
-                    )?;
+                    copy_out(d2h, &mut slot.energy_out[..owned], slot.at.energy)?;
                     bytes_out += 8 * owned;
                 }
                 Pass::Break => {}
             }
             if evict && !matches!(pass, Pass::Damage | Pass::Energy) {
                 // the slot will hold another subdomain before this one comes back
-                copy_out(d2h, &mut part.mu, device_addr(&slot.mu, d2h))?;
+                copy_out(d2h, &mut part.mu, slot.at.mu)?;
                 bytes_out += part.mu.len();
             }
             ev[5].record(d2h).map_err(driver_error)?;
@@ -767,7 +792,7 @@ impl<T: Real> Engine<T> {
     fn read_broken(&mut self) -> Result<usize> {
         let mut total = [0u64; 1];
         // SAFETY: an 8-byte counter; the copy is waited for right away.
-        unsafe { copy_out(&self.d2h, &mut total, device_addr(&self.broken, &self.d2h))? };
+        unsafe { copy_out(&self.d2h, &mut total, self.broken_at)? };
         self.d2h.synchronize().map_err(driver_error)?;
         let new = total[0] - self.broken_seen;
         self.broken_seen = total[0];
@@ -809,7 +834,7 @@ impl<T: Real> Engine<T> {
             match on_device {
                 Some(k) => {
                     let mut mu = vec![0u8; self.parts[s].mu.len()];
-                    let src = device_addr(&self.slots[k].mu, &self.d2h);
+                    let src = self.slots[k].at.mu;
                     // SAFETY: the slot's status buffer holds at least this subdomain's
                     // bonds; waited for right away (pageable destination: synchronous).
                     unsafe { copy_out(&self.d2h, &mut mu, src)? };
