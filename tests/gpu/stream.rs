@@ -287,3 +287,41 @@ fn matrix_subdomains_on_the_gpu_equal_in_core_gpu_matrix() {
         }
     }
 }
+
+/// Adaptive dynamic relaxation in subdomains on the GPU (the iteration on the host, the
+/// forces of the streamed subdomains) reaches the in-core CPU equilibrium: both converge, in
+/// a similar number of iterations (within 30 %: ADR's path is sensitive to the last bits of
+/// its damping coefficient, and the device forces differ from the CPU's at 1e-12), to the
+/// same displacement within what the tolerance allows (1e-5 relative at 1e-9).
+#[test]
+fn adr_in_subdomains_on_the_gpu_reaches_the_cpu_equilibrium() {
+    if !have_gpu() {
+        return;
+    }
+    let text = common::lps_bar(0.012, "steps = 20000\ntolerance = 1e-9");
+    let problem = common::problem(&text, &[]);
+    let run = |backend, subdomains| {
+        let opts = RunOptions {
+            subdomains,
+            backend,
+            precision: Precision::F64,
+            out_dir: None,
+            quiet: true,
+        };
+        simulate::<f64>(problem.clone(), &opts).unwrap()
+    };
+    let cpu = run(BackendKind::CpuLoop, None);
+    let request = SubdomainRequest {
+        count: Some(3),
+        streamed: true,
+        ..Default::default()
+    };
+    let gpu = run(BackendKind::GpuLoop, Some(request));
+    assert!(gpu.summary.subdomains.is_some(), "the run is in subdomains");
+    assert_eq!(cpu.summary.converged, Some(true), "CPU converged");
+    assert_eq!(gpu.summary.converged, Some(true), "GPU subdomains converged");
+    let (ig, ic) = (gpu.state.step as f64, cpu.state.step as f64);
+    assert!((0.7..1.3).contains(&(ig / ic)), "iterations {ig} vs {ic}");
+    let e = common::rel_f64(&gpu.state.u, &cpu.state.u);
+    assert!(e < 1e-5, "displacement differs by {e:e}");
+}
