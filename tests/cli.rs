@@ -119,7 +119,15 @@ fn info_plans_subdomains_for_a_count_or_a_budget() {
         text.contains("two streaming slots fit") && text.contains("of 0.117 MiB"),
         "{text}"
     );
-    for (option, value) in [("--gpu-memory-budget", "2XB"), ("--subdomains", "0")] {
+    let o = peridot(&["info", &model, "--gpu-memory-budget", "60%"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(text.contains("two streaming slots fit"), "{text}");
+    for (option, value) in [
+        ("--gpu-memory-budget", "2XB"),
+        ("--gpu-memory-budget", "0%"),
+        ("--subdomains", "0"),
+    ] {
         let o = peridot(&["info", &model, option, value]);
         assert!(!o.status.success());
         assert!(stderr(&o).contains(option), "{}", stderr(&o));

@@ -1,6 +1,6 @@
 //! `peridot info`: size of a model and memory per backend, without running it.
 
-use super::{load_problem, ModelArgs};
+use super::{load_lean_problem, ModelArgs};
 use peridot::backend::gpu_loop::device_bytes_per;
 use peridot::backend::{CpuMatrix, GpuLoop, GpuMatrix};
 use peridot::operators::{footprint, Storage};
@@ -26,10 +26,12 @@ pub fn info(
     budget: Option<&str>,
     subdomains: Option<usize>,
 ) -> anyhow::Result<()> {
-    let problem = load_problem(args)?;
+    // counts are all `info` needs: no bond is stored, so a model of any size fits the host
+    let problem = load_lean_problem(args)?;
     if let Some(text) = budget {
-        // a malformed size is an error before any output
-        peridot::partition::parse_bytes("--gpu-memory-budget", text)?;
+        // a malformed size is an error before any output (sizes or a share of the in-core
+        // footprint, as `run` takes them)
+        peridot::partition::backend::budget_bytes::<f64>(text, &problem)?;
     }
     let (n, nb) = (problem.body.len(), problem.families.bonds());
     let (fmin, fmean, fmax) = problem.families.size_stats();
@@ -55,7 +57,7 @@ pub fn info(
     }
     println!("memory (estimates of what each backend holds):");
     let gpu_memory = gpu_memory_bytes();
-    let corr = problem.bonds.correction.is_some();
+    let corr = problem.material.surface_correction;
     for (name, p) in [("f32", 4), ("f64", 8)] {
         let (bn, bb) = cpu_loop_bytes(problem.dim(), p, corr);
         let total = bn * n + bb * nb;

@@ -271,3 +271,10 @@ pub fn load_problem(args: &ModelArgs) -> anyhow::Result<peridot::setup::Problem>
     let (model, dir) = load_model(args)?;
     Ok(peridot::setup::Problem::build(model, &dir)?)
 }
+
+/// The model of `args` as a lean problem (family sizes, per-node data, no bond stored:
+/// `Problem::build_lean`), for what needs only counts: `peridot info` of any size.
+pub fn load_lean_problem(args: &ModelArgs) -> anyhow::Result<peridot::setup::Problem> {
+    let (model, dir) = load_model(args)?;
+    Ok(peridot::setup::Problem::build_lean(model, &dir)?)
+}

@@ -4,8 +4,8 @@
 
 use peridot::partition::backend::budget_bytes;
 use peridot::partition::plan::gpu_bytes_per_node;
-use peridot::partition::plan::{plan_for_budget, slot_bytes_of};
-use peridot::partition::{partition, Subdomain};
+use peridot::partition::plan::{plan_for_budget, slot_bound};
+use peridot::partition::Cuts;
 use peridot::setup::Problem;
 
 const MIB: f64 = (1 << 20) as f64;
@@ -23,11 +23,14 @@ pub fn print_plan(
         (None, None, Some(key)) => Some(budget_bytes::<f64>(&key.raw(), problem)?),
         _ => None,
     };
-    let subdomains: Vec<Subdomain> = match (budget, count) {
-        (Some(b), _) => partition(problem, plan_for_budget::<f64>(problem, b)?)?,
-        (None, Some(n)) => partition(problem, n)?,
+    let count = match (budget, count) {
+        (Some(b), _) => plan_for_budget::<f64>(problem, b)?,
+        (None, Some(n)) => n,
         (None, None) => return Ok(()),
     };
+    // Nothing is built: counts from the cut, the halo and the slot bytes as upper bounds
+    // (the halo by the cell slab on each side), as the budget plan sizes them.
+    let cuts = Cuts::new(problem, count)?;
     println!("subdomains (as `peridot run` makes them for gpu-loop in f64):");
     let sizes: Vec<String> = gpu_bytes_per_node(problem)
         .iter()
@@ -36,27 +39,29 @@ pub fn print_plan(
     println!("  in-core bytes per node: {}", sizes.join(", "));
     if let Some(b) = budget {
         println!(
-            "  budget {:.3} MiB: the fewest subdomains whose two streaming slots fit",
+            "  budget {:.3} MiB: two streaming slots fit, as many subdomains resident beside \
+             them as fit",
             b as f64 / MIB
         );
     }
-    println!("  count {}", subdomains.len());
+    println!("  count {count}");
     println!(
         "  {:>4} {:>11} {:>10} {:>10} {:>12} {:>12}",
-        "#", "cell slabs", "owned", "halo", "bonds", "slot MiB"
+        "#", "cell slabs", "owned", "halo <=", "bonds", "slot MiB <="
     );
-    let slots: Vec<f64> = subdomains
-        .iter()
-        .map(|s| slot_bytes_of::<f64>(problem, s))
+    let slots: Vec<f64> = (0..count)
+        .map(|s| slot_bound::<f64>(problem, &cuts, s))
         .collect();
-    for (s, sub) in subdomains.iter().enumerate() {
+    for (s, slot) in slots.iter().enumerate() {
+        let owned = cuts.owned(s);
+        let bonds: usize = owned.iter().map(|&i| problem.families.range(i).len()).sum();
+        let cells = cuts.cells(s);
         println!(
-            "  {s:>4} {:>11} {:>10} {:>10} {:>12} {:>12.3}",
-            format!("{}..{}", sub.cells.start, sub.cells.end),
-            sub.owned,
-            sub.halo(),
-            sub.bonds(),
-            slots[s] / MIB
+            "  {s:>4} {:>11} {:>10} {:>10} {bonds:>12} {:>12.3}",
+            format!("{}..{}", cells.start, cells.end),
+            owned.len(),
+            cuts.halo_bound(s),
+            slot / MIB
         );
     }
     let two = 2.0 * slots.iter().copied().fold(0.0, f64::max);
@@ -64,7 +69,7 @@ pub fn print_plan(
     let of = budget.map_or(String::new(), |b| format!(" of {:.3} MiB", b as f64 / MIB));
     println!(
         "  on the device: streamed (two slots) {:.3} MiB, resident (every slot) {:.3} MiB{of}; \
-         a run keeps them resident where that fits",
+         a run keeps as many resident as fit",
         two / MIB,
         all / MIB
     );

@@ -154,6 +154,11 @@ impl Cuts {
         &self.owned[s]
     }
 
+    /// The cell slabs of subdomain `s` along the partition axis.
+    pub fn cells(&self, s: usize) -> Range<usize> {
+        self.assignment.cells[s].clone()
+    }
+
     /// Upper bound of the halo of subdomain `s`: the nodes of the cell slab on each side.
     pub fn halo_bound(&self, s: usize) -> usize {
         let cells = &self.assignment.cells[s];

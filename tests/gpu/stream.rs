@@ -319,7 +319,11 @@ fn adr_in_subdomains_on_the_gpu_reaches_the_cpu_equilibrium() {
     let gpu = run(BackendKind::GpuLoop, Some(request));
     assert!(gpu.summary.subdomains.is_some(), "the run is in subdomains");
     assert_eq!(cpu.summary.converged, Some(true), "CPU converged");
-    assert_eq!(gpu.summary.converged, Some(true), "GPU subdomains converged");
+    assert_eq!(
+        gpu.summary.converged,
+        Some(true),
+        "GPU subdomains converged"
+    );
     let (ig, ic) = (gpu.state.step as f64, cpu.state.step as f64);
     assert!((0.7..1.3).contains(&(ig / ic)), "iterations {ig} vs {ic}");
     let e = common::rel_f64(&gpu.state.u, &cpu.state.u);
