@@ -84,7 +84,7 @@ pub struct GpuMatrix<T: Real> {
     dim: usize,
     law: i32,
     /// Bond rows on the host (the map back to directed bonds for `bond_status`).
-    rows: BondRows,
+    rows: Arc<BondRows>,
     handle: Handle,
     /// `eta = (A x I_d) u`.
     diff: Spmv<T>,
@@ -140,6 +140,116 @@ fn law_code(problem: &Problem) -> i32 {
     }
 }
 
+/// Everything a [`GpuMatrix`] uploads, assembled on the host once: the device operators,
+/// the bond vectors, the row status and the no-fail flags. The streamed matrix scheme keeps
+/// one image per subdomain and uploads it whenever the subdomain runs
+/// (`partition/matrix.rs`); `mu` is where a subdomain's row status waits between uploads.
+pub struct MatrixImage<T: Real> {
+    problem: Arc<Problem>,
+    storage: Storage,
+    rows: Arc<BondRows>,
+    diff: HostCsr<T>,
+    force: HostCsr<T>,
+    theta: Option<HostCsr<T>>,
+    damage: HostCsr<T>,
+    xi: Vec<T>,
+    length: Vec<T>,
+    a: Vec<T>,
+    g: Vec<T>,
+    g_second: Vec<T>,
+    a_first: Vec<T>,
+    w: Vec<T>,
+    /// Status of each bond row (1 intact), as the device last left it.
+    pub mu: Vec<u8>,
+    no_fail: Vec<u8>,
+}
+
+impl<T: Real> MatrixImage<T> {
+    /// Assemble the operators of `problem` in `storage` and build what the device gets.
+    pub fn assemble(problem: Arc<Problem>, storage: Storage) -> Result<Self> {
+        let p = &*problem;
+        let ops = Operators::<T>::assemble(p, storage)?;
+        let nr = ops.rows();
+        let [diff, force] = device_operators(p, &ops);
+        let node_op = |name: &'static str, m: &Mat<T>| -> HostCsr<T> {
+            let sym = m.symbolic();
+            HostCsr {
+                name,
+                ncols: nr,
+                row_ptr: sym.row_ptr().to_vec(),
+                col_idx: sym.col_idx().to_vec(),
+                values: m.val().to_vec(),
+            }
+        };
+        let theta = ops.theta.as_ref().map(|m| node_op("Theta", m));
+        let damage = node_op("Phi", &ops.damage);
+        let mu = ops.row_status(&p.initial_mu);
+        let Operators {
+            rows,
+            xi,
+            length,
+            a,
+            g,
+            g_second,
+            a_first,
+            w,
+            ..
+        } = ops;
+        Ok(MatrixImage {
+            no_fail: p.no_fail.iter().map(|&b| u8::from(b)).collect(),
+            problem,
+            storage,
+            rows: Arc::new(rows),
+            diff,
+            force,
+            theta,
+            damage,
+            xi,
+            length,
+            a,
+            g,
+            g_second,
+            a_first,
+            w,
+            mu,
+        })
+    }
+
+    /// Number of bond rows.
+    pub fn rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Status per directed bond of the local problem (CSR order), from the rows' status.
+    pub fn bond_status(&self) -> Vec<u8> {
+        self.rows.bond_status(&self.mu)
+    }
+
+    /// Bytes an upload moves: operators, bond vectors, status, no-fail flags, volumes.
+    pub fn bytes(&self) -> usize {
+        let t = std::mem::size_of::<T>();
+        let csr = |m: &HostCsr<T>| 4 * (m.row_ptr.len() + m.col_idx.len()) + t * m.values.len();
+        let vectors = [
+            &self.xi,
+            &self.length,
+            &self.a,
+            &self.g,
+            &self.g_second,
+            &self.a_first,
+            &self.w,
+        ];
+        csr(&self.diff)
+            + csr(&self.force)
+            + self.theta.as_ref().map_or(0, csr)
+            + csr(&self.damage)
+            + t * vectors.iter().map(|v| v.len()).sum::<usize>()
+            + 8 * self.rows.len()
+            + self.mu.len()
+            + self.no_fail.len()
+            + 8 * self.problem.body.len()
+    }
+}
+
 /// A CSR operator as the device gets it, built on the host.
 pub struct HostCsr<T> {
     pub name: &'static str,
@@ -150,7 +260,7 @@ pub struct HostCsr<T> {
 }
 
 impl<T: Real> HostCsr<T> {
-    fn upload(self, handle: &Handle) -> Result<CsrMatrix<T>> {
+    fn upload(&self, handle: &Handle) -> Result<CsrMatrix<T>> {
         CsrMatrix::upload(
             handle,
             self.name,
@@ -277,15 +387,25 @@ impl<T: Real> GpuMatrix<T> {
     fn setup(problem: Arc<Problem>, gpu: Arc<Gpu>, storage: Storage) -> Result<Self> {
         // the cheap checks first: cuSPARSE, the kernels, then the assembly
         let handle = Handle::new(&gpu)?;
-        let k = Kernels::load(&gpu, precision_of::<T>())?;
-        let p = &*problem;
-        let (n, d) = (p.body.len(), p.dim());
+        Kernels::load(&gpu, precision_of::<T>())?;
         gpu.ensure_fits(
             NAME,
-            Self::memory_estimate(p, storage, std::mem::size_of::<T>()),
+            Self::memory_estimate(&problem, storage, std::mem::size_of::<T>()),
         )?;
-        let ops = Operators::<T>::assemble(p, storage)?;
-        let nr = ops.rows();
+        let image = MatrixImage::assemble(problem, storage)?;
+        let backend = Self::from_image(&image, gpu, handle)?;
+        backend.gpu.synchronize()?;
+        Ok(backend)
+    }
+
+    /// Upload `image` on `gpu`'s stream (cuSPARSE work through `handle`, opened on the same
+    /// stream). The copies are asynchronous where the image's arrays are page-locked.
+    pub fn from_image(image: &MatrixImage<T>, gpu: Arc<Gpu>, handle: Handle) -> Result<Self> {
+        let k = Kernels::load(&gpu, precision_of::<T>())?;
+        let problem = image.problem.clone();
+        let p = &*problem;
+        let (n, d) = (p.body.len(), p.dim());
+        let nr = image.rows.len();
         let law = law_code(p);
         let nonlinear = law == PMB_NONLINEAR;
         let per = if nonlinear { d } else { 1 };
@@ -300,37 +420,39 @@ impl<T: Real> GpuMatrix<T> {
         let phi = zeros(n).map_err(driver_error)?;
         let g = &gpu;
         // eta = (A x I_d) u; f = -diag(1/V) B^T z, or -diag(1/V) (A^T x I_d) z
-        let [diff, force] = device_operators(p, &ops);
-        let diff = diff.upload(&handle)?;
+        let diff = image.diff.upload(&handle)?;
         let diff = Spmv::new(&handle, diff, addr(g, &u_in), addr(g, &eta))?;
-        let force = force.upload(&handle)?;
+        let force = image.force.upload(&handle)?;
         let force = Spmv::new(&handle, force, addr(g, &z), addr(g, &f_out))?;
-        let node_op = |name: &str, m: &Mat<T>, y: u64| -> Result<Spmv<T>> {
-            let sym = m.symbolic();
-            let m = CsrMatrix::upload(&handle, name, nr, sym.row_ptr(), sym.col_idx(), m.val())?;
-            Spmv::new(&handle, m, addr(g, &z), y)
-        };
-        let theta_op = match &ops.theta {
-            Some(m) => Some(node_op("Theta", m, addr(g, &theta))?),
+        let theta_op = match &image.theta {
+            Some(m) => Some(Spmv::new(
+                &handle,
+                m.upload(&handle)?,
+                addr(g, &z),
+                addr(g, &theta),
+            )?),
             None => None,
         };
-        let damage_op = node_op("Phi", &ops.damage, addr(g, &phi))?;
-        let mu = ops.row_status(&p.initial_mu);
-        let precracked_rows = mu.iter().filter(|&&m| m == 0).count();
-        let no_fail: Vec<u8> = p.no_fail.iter().map(|&b| u8::from(b)).collect();
+        let damage_op = Spmv::new(
+            &handle,
+            image.damage.upload(&handle)?,
+            addr(g, &z),
+            addr(g, &phi),
+        )?;
+        let precracked_rows = image.mu.iter().filter(|&&m| m == 0).count();
         let stepper = DeviceLoop::new(&gpu, n * d, false)?;
         let mut backend = GpuMatrix {
-            xi: upload(g, &ops.xi)?,
-            length: upload(g, &ops.length)?,
-            a: upload(g, &ops.a)?,
-            g: upload(g, &ops.g)?,
-            g_second: upload(g, &ops.g_second)?,
-            a_first: upload(g, &ops.a_first)?,
-            w: upload(g, &ops.w)?,
-            first: upload(g, &ops.rows.first)?,
-            second: upload(g, &ops.rows.second)?,
-            mu: upload(g, &mu)?,
-            no_fail: upload(g, &no_fail)?,
+            xi: upload(g, &image.xi)?,
+            length: upload(g, &image.length)?,
+            a: upload(g, &image.a)?,
+            g: upload(g, &image.g)?,
+            g_second: upload(g, &image.g_second)?,
+            a_first: upload(g, &image.a_first)?,
+            w: upload(g, &image.w)?,
+            first: upload(g, &image.rows.first)?,
+            second: upload(g, &image.rows.second)?,
+            mu: upload(g, &image.mu)?,
+            no_fail: upload(g, &image.no_fail)?,
             volumes: upload(g, &p.body.volumes)?,
             eta,
             z,
@@ -345,8 +467,8 @@ impl<T: Real> GpuMatrix<T> {
             broken: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
             broken_seen: 0,
             precracked_rows,
-            rows: ops.rows,
-            storage,
+            rows: image.rows.clone(),
+            storage: image.storage,
             dim: d,
             law,
             handle,
@@ -361,8 +483,14 @@ impl<T: Real> GpuMatrix<T> {
             problem,
         };
         backend.base = backend.addresses();
-        backend.gpu.synchronize()?;
         Ok(backend)
+    }
+
+    /// The bond status of every row (1 intact), from the device.
+    pub fn row_status(&self) -> Result<Vec<u8>> {
+        let mut mu = vec![0u8; self.nrows()];
+        download(&self.gpu, &self.mu, &mut mu)?;
+        Ok(mu)
     }
 
     /// Bytes the backend will hold on the device for `problem` in `storage` with

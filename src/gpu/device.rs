@@ -215,6 +215,24 @@ impl Gpu {
         self.stream.context().new_stream().map_err(driver_error)
     }
 
+    /// This device with `stream` as the stream its work goes to (kernels, copies, cuSPARSE
+    /// handles opened on it), sharing the compiled modules: two backends on two such views
+    /// run concurrently (the streamed matrix scheme, `partition/matrix.rs`).
+    pub fn on_stream(&self, stream: Arc<CudaStream>) -> Arc<Gpu> {
+        let modules = self
+            .modules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        Arc::new(Gpu {
+            stream,
+            name: self.name.clone(),
+            arch: self.arch.clone(),
+            total_memory: self.total_memory,
+            modules: Mutex::new(modules),
+        })
+    }
+
     /// Wait for all work on the stream.
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(driver_error)

@@ -3,14 +3,18 @@
 //! runs on the GPU in subdomains ([`GpuStreamed`]); `cpu-loop` and `cpu-matrix` run the CPU
 //! emulations of the loop and matrix schemes ([`PartitionedCpu`], [`PartitionedMatrix`]),
 //! which give the same partition on a machine without a GPU; `gpu-matrix` runs the matrix
-//! scheme's subdomains with all their operator blocks resident on the device (`--subdomains`
-//! only: no streaming yet).
+//! scheme's subdomains with all their operator blocks resident on the device
+//! (`--subdomains N`), or streamed two at a time (under a budget, or with `--streamed`:
+//! [`StreamedPart`]).
 
+use super::matrix::Slots;
+use super::matrix_stream::StreamedPart;
 use super::plan::plan_for_budget;
 use super::ResidencyRequest;
 use super::{parse_bytes, usage, GpuStreamed, PartitionedCpu, PartitionedMatrix};
 use crate::backend::{resolve_auto, Backend, BackendKind, GpuLoop, GpuMatrix};
 use crate::gpu::Gpu;
+use crate::operators::Storage;
 use crate::setup::Problem;
 use crate::{Real, Result};
 use std::sync::Arc;
@@ -21,7 +25,8 @@ pub struct SubdomainRequest {
     /// `--subdomains N`.
     pub count: Option<usize>,
     /// `--gpu-memory-budget SIZE`: bytes with a unit, or `P%` of this model's in-core
-    /// `gpu-loop` footprint (what `peridot info` prints) in the run's precision.
+    /// footprint on the run's backend (`gpu-loop`, or `gpu-matrix` in half storage: what
+    /// `peridot info` prints) in the run's precision.
     pub budget: Option<String>,
     /// Stream through two slots even when every subdomain would fit on the device at once
     /// (to measure streaming on a model that fits).
@@ -60,8 +65,14 @@ impl SubdomainRequest {
 }
 
 /// Budget bytes of `text` for `problem` in precision `T`: a size, or a percentage of the
-/// in-core footprint.
+/// in-core `gpu-loop` footprint.
 pub fn budget_bytes<T: Real>(text: &str, problem: &Problem) -> Result<u64> {
+    budget_bytes_for::<T>(text, problem, BackendKind::GpuLoop)
+}
+
+/// [`budget_bytes`] for backend `kind`: a percentage is of that backend's in-core footprint
+/// (`gpu-matrix`: its default half storage; else `gpu-loop`'s).
+pub fn budget_bytes_for<T: Real>(text: &str, problem: &Problem, kind: BackendKind) -> Result<u64> {
     let option = "--gpu-memory-budget";
     match text.trim().strip_suffix('%') {
         Some(p) => {
@@ -76,7 +87,13 @@ pub fn budget_bytes<T: Real>(text: &str, problem: &Problem) -> Result<u64> {
                         format!("`{text}`: a percentage must be in (0, 100]"),
                     )
                 })?;
-            let in_core = GpuLoop::<T>::device_bytes(problem) as f64;
+            let t = std::mem::size_of::<T>();
+            let in_core = match kind {
+                BackendKind::GpuMatrix => {
+                    GpuMatrix::<T>::memory_estimate(problem, Storage::Half, t)
+                }
+                _ => GpuLoop::<T>::device_bytes(problem),
+            } as f64;
             Ok((share / 100.0 * in_core).ceil() as u64)
         }
         None => parse_bytes(option, text),
@@ -94,11 +111,14 @@ pub fn create<T: Real>(
         other => other,
     };
     let budget = match &request.budget {
-        Some(text) => Some(budget_bytes::<T>(text, &problem)?),
+        Some(text) => Some(budget_bytes_for::<T>(text, &problem, kind)?),
         None => None,
     };
     let count = match (request.count, budget) {
         (Some(n), _) => n,
+        (None, Some(b)) if kind == BackendKind::GpuMatrix => {
+            super::matrix::count_for_budget::<T>(&problem, b)?
+        }
         (None, Some(b)) => plan_for_budget::<T>(&problem, b)?,
         (None, None) => return Err(usage("--subdomains", "give a count or a budget")),
     };
@@ -116,13 +136,15 @@ pub fn create<T: Real>(
         }
         BackendKind::CpuLoop => Ok(Box::new(PartitionedCpu::<T>::new(&problem, count)?)),
         BackendKind::CpuMatrix => Ok(Box::new(PartitionedMatrix::<T>::new(&problem, count)?)),
-        // every subdomain's operator blocks resident on the device: no memory saved, so
-        // no budget
-        BackendKind::GpuMatrix if budget.is_some() => Err(usage(
-            "--gpu-memory-budget",
-            "gpu-matrix keeps every subdomain on the device (no streaming yet): use \
-             --subdomains N, or --backend gpu-loop with a budget",
-        )),
+        // under a budget (or asked to), each subdomain's blocks go to the device only while
+        // it runs, two at a time
+        BackendKind::GpuMatrix if budget.is_some() || request.streamed => {
+            let slots = Slots::two::<T>(&*Gpu::get()?)?;
+            Ok(Box::new(PartitionedMatrix::<T, StreamedPart<T>>::on_slots(
+                &problem, count, &slots,
+            )?))
+        }
+        // every subdomain's operator blocks resident on the device
         BackendKind::GpuMatrix => {
             Gpu::get()?;
             Ok(Box::new(PartitionedMatrix::<T, GpuMatrix<T>>::new(

@@ -23,6 +23,7 @@
 use super::emulate::{gather, problem_of, scatter};
 use super::{partition, Subdomain};
 use crate::backend::{Backend, CpuMatrix, GpuMatrix};
+use crate::gpu::Gpu;
 use crate::material::Law;
 use crate::neighbors::Families;
 use crate::operators::Storage;
@@ -30,21 +31,58 @@ use crate::setup::Problem;
 use crate::{Real, Result};
 use std::sync::Arc;
 
-/// A matrix backend one subdomain runs on: `cpu-matrix` (the emulation CI runs) or
-/// `gpu-matrix` (every subdomain's blocks resident on the device).
-pub trait MatrixPart<T: Real>: Backend<T> + Sized {
-    /// Assemble the operators of a local problem (full storage).
-    fn assemble(local: Arc<Problem>) -> Result<Self>;
+/// A matrix backend one subdomain runs on: `cpu-matrix` (the emulation CI runs),
+/// `gpu-matrix` with every subdomain's blocks resident on the device, or
+/// [`StreamedPart`] (its blocks uploaded whenever it runs).
+pub trait MatrixPart<T: Real>: Backend<T> + Sized + Send {
+    /// Assemble the operators of a local problem (full storage) for subdomain `s`.
+    fn assemble(local: Arc<Problem>, s: usize, slots: &Slots) -> Result<Self>;
     /// LPS forces with the dilatation of every local node given.
     fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()>;
     /// Strain energy of the first `rows` rows and the first `nodes` nodes, J.
     fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64>;
     /// Broken rows among the first `rows`.
     fn broken_before(&self, rows: usize) -> usize;
+    /// Whether the part is on the device only while it runs.
+    fn streamed(&self) -> bool {
+        false
+    }
+    /// Make the part ready to run (a streamed part uploads its blocks).
+    fn load(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Done with the part for this pass (a streamed part takes its row status back to the
+    /// host and frees its device memory).
+    fn unload(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The two streams (device views) streamed parts alternate on; empty for resident parts.
+#[derive(Default)]
+pub struct Slots {
+    views: Vec<Arc<Gpu>>,
+}
+
+impl Slots {
+    /// Two new streams on the device, the kernels of precision `T` compiled first (the
+    /// views share them).
+    pub fn two<T: Real>(gpu: &Gpu) -> Result<Slots> {
+        gpu.module(crate::backend::gpu_loop::precision_of::<T>())?;
+        let views = (0..2)
+            .map(|_| Ok(gpu.on_stream(gpu.new_stream()?)))
+            .collect::<Result<_>>()?;
+        Ok(Slots { views })
+    }
+
+    /// The view subdomain `s` runs on (alternating).
+    pub fn view(&self, s: usize) -> &Arc<Gpu> {
+        &self.views[s % self.views.len()]
+    }
 }
 
 impl<T: Real> MatrixPart<T> for CpuMatrix<T> {
-    fn assemble(local: Arc<Problem>) -> Result<Self> {
+    fn assemble(local: Arc<Problem>, _: usize, _: &Slots) -> Result<Self> {
         CpuMatrix::new(local, Storage::Full)
     }
     fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()> {
@@ -60,7 +98,7 @@ impl<T: Real> MatrixPart<T> for CpuMatrix<T> {
 }
 
 impl<T: Real> MatrixPart<T> for GpuMatrix<T> {
-    fn assemble(local: Arc<Problem>) -> Result<Self> {
+    fn assemble(local: Arc<Problem>, _: usize, _: &Slots) -> Result<Self> {
         GpuMatrix::new(local, Storage::Full)
     }
     fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()> {
@@ -71,6 +109,45 @@ impl<T: Real> MatrixPart<T> for GpuMatrix<T> {
     }
     fn broken_before(&self, rows: usize) -> usize {
         fatal(self.broken_rows_before(rows), "bond status download")
+    }
+}
+
+/// Room for cuSPARSE workspaces and allocation granularity over a part's estimate.
+const MARGIN: f64 = 1.1;
+
+/// The fewest subdomains of `problem` whose two largest parts fit `budget` device bytes when
+/// the matrix scheme streams them on `gpu-matrix` in precision `T` (a part's bytes:
+/// `GpuMatrix::memory_estimate` of its local problem, with a margin for the cuSPARSE
+/// workspaces). An error naming the budget when one cell slab per subdomain does not fit.
+pub fn count_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize> {
+    let t = std::mem::size_of::<T>();
+    let part_bytes = |sub: &Subdomain| {
+        let (local, _) = local_problem(problem, sub);
+        GpuMatrix::<T>::memory_estimate(&local, Storage::Full, t) as f64 * MARGIN
+    };
+    let whole = GpuMatrix::<T>::memory_estimate(problem, Storage::Full, t) as f64 * MARGIN;
+    let slabs = super::slabs::SlabCounts::of(problem).nodes.len();
+    let mut count = ((2.0 * whole / budget as f64).ceil() as usize).clamp(1, slabs);
+    loop {
+        let largest = partition(problem, count)?
+            .iter()
+            .map(part_bytes)
+            .fold(0.0, f64::max);
+        if 2.0 * largest <= budget as f64 {
+            return Ok(count);
+        }
+        if count == slabs {
+            return Err(super::usage(
+                "--gpu-memory-budget",
+                format!(
+                    "{budget} bytes cannot hold two subdomains of this model's matrix scheme: \
+                     even {slabs} subdomains (one cell slab each) need {:.0} bytes",
+                    2.0 * largest
+                ),
+            ));
+        }
+        let next = (count as f64 * 2.0 * largest / budget as f64).ceil() as usize;
+        count = next.max(count + 1).min(slabs);
     }
 }
 
@@ -146,12 +223,19 @@ fn local_problem(problem: &Problem, sub: &Subdomain) -> (Problem, Vec<usize>) {
 impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
     /// Partition `problem` into `count` subdomains and assemble each one's operators.
     pub fn new(problem: &Problem, count: usize) -> Result<Self> {
+        Self::on_slots(problem, count, &Slots::default())
+    }
+
+    /// [`PartitionedMatrix::new`] with the parts on `slots` (streamed parts alternate on
+    /// them).
+    pub fn on_slots(problem: &Problem, count: usize, slots: &Slots) -> Result<Self> {
         let parts = partition(problem, count)?
             .into_iter()
-            .map(|sub| {
+            .enumerate()
+            .map(|(s, sub)| {
                 let (local, bond_index) = local_problem(problem, &sub);
                 let owned_rows = local.families.offsets[sub.owned];
-                let backend = M::assemble(Arc::new(local))?;
+                let backend = M::assemble(Arc::new(local), s, slots)?;
                 Ok(Part {
                     sub,
                     bond_index,
@@ -178,15 +262,38 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
             .sum()
     }
 
+    /// Run `work` on every part in order: each part is loaded first, the next one loads on
+    /// another thread while `work` runs (a streamed part's upload then overlaps this part's
+    /// products), and each part unloads after its work.
+    fn each_part(&mut self, mut work: impl FnMut(&mut Part<M>) + Send) {
+        for s in 0..self.parts.len() {
+            let (head, tail) = self.parts.split_at_mut(s + 1);
+            let part = &mut head[s];
+            fatal(part.backend.load(), "subdomain upload");
+            let next = std::thread::scope(|scope| {
+                let next = scope.spawn(|| tail.first_mut().map_or(Ok(()), |p| p.backend.load()));
+                work(part);
+                next.join()
+            });
+            fatal(
+                next.unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                "subdomain upload",
+            );
+            fatal(head[s].backend.unload(), "subdomain status download");
+        }
+    }
+
     /// LPS phase one: every subdomain's owned dilatations into `self.theta`.
     fn exchange_dilatation(&mut self, u: &[T]) {
         let d = self.dim;
-        for part in &mut self.parts {
+        let mut theta_all = std::mem::take(&mut self.theta);
+        self.each_part(|part| {
             let u_local = gather(u, &part.sub.nodes, d);
             let mut theta = vec![T::zero(); part.sub.nodes.len()];
             part.backend.dilatation(&u_local, &mut theta);
-            scatter(&theta, part.sub.owned_nodes(), 1, &mut self.theta);
-        }
+            scatter(&theta, part.sub.owned_nodes(), 1, &mut theta_all);
+        });
+        self.theta = theta_all;
     }
 }
 
@@ -203,11 +310,12 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
         if self.lps {
             self.exchange_dilatation(u);
         }
-        for part in &mut self.parts {
+        let (lps, theta_all) = (self.lps, std::mem::take(&mut self.theta));
+        self.each_part(|part| {
             let u_local = gather(u, &part.sub.nodes, d);
             let mut f_local = vec![T::zero(); u_local.len()];
-            if self.lps {
-                let theta = gather(&self.theta, &part.sub.nodes, 1);
+            if lps {
+                let theta = gather(&theta_all, &part.sub.nodes, 1);
                 fatal(
                     part.backend
                         .force_with_theta(&u_local, &theta, &mut f_local),
@@ -217,15 +325,16 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
                 part.backend.internal_force(&u_local, &mut f_local);
             }
             scatter(&f_local, part.sub.owned_nodes(), d, force);
-        }
+        });
+        self.theta = theta_all;
     }
 
     fn break_bonds(&mut self, u: &[T]) -> usize {
         let before = self.owned_broken();
         let d = self.dim;
-        for part in &mut self.parts {
+        self.each_part(|part| {
             part.backend.break_bonds(&gather(u, &part.sub.nodes, d));
-        }
+        });
         self.owned_broken() - before
     }
 
@@ -233,6 +342,7 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
         for part in &self.parts {
             let mut local = vec![T::zero(); part.sub.nodes.len()];
             part.backend.damage(&mut local);
+            fatal(part.backend.unload(), "subdomain status download");
             scatter(&local, part.sub.owned_nodes(), 1, phi);
         }
     }
@@ -248,16 +358,15 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
 
     fn strain_energy(&mut self, u: &[T]) -> f64 {
         let d = self.dim;
-        self.parts
-            .iter_mut()
-            .map(|p| {
-                let u_local = gather(u, &p.sub.nodes, d);
-                fatal(
-                    p.backend.energy_of(&u_local, p.owned_rows, p.sub.owned),
-                    "strain energy",
-                )
-            })
-            .sum()
+        let mut energy = 0.0;
+        self.each_part(|p| {
+            let u_local = gather(u, &p.sub.nodes, d);
+            energy += fatal(
+                p.backend.energy_of(&u_local, p.owned_rows, p.sub.owned),
+                "strain energy",
+            );
+        });
+        energy
     }
 
     fn broken_bonds(&self) -> usize {
@@ -276,7 +385,16 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.parts.iter().map(|p| p.backend.memory_bytes()).sum()
+        let each = self.parts.iter().map(|p| p.backend.memory_bytes());
+        match self.parts.first().is_some_and(|p| p.backend.streamed()) {
+            // at most two streamed parts are on the device at a time
+            true => {
+                let mut sizes: Vec<usize> = each.collect();
+                sizes.sort_unstable_by(|a, b| b.cmp(a));
+                sizes.iter().take(2).sum()
+            }
+            false => each.sum(),
+        }
     }
 
     fn bytes_per_step(&self) -> usize {

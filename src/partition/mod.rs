@@ -16,6 +16,7 @@ pub mod backend;
 pub mod emulate;
 mod fused;
 pub mod matrix;
+pub mod matrix_stream;
 mod parts;
 pub mod plan;
 pub mod report;

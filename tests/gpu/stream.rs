@@ -329,3 +329,62 @@ fn adr_in_subdomains_on_the_gpu_reaches_the_cpu_equilibrium() {
     let e = common::rel_f64(&gpu.state.u, &cpu.state.u);
     assert!(e < 1e-5, "displacement differs by {e:e}");
 }
+
+/// The matrix scheme streamed (each subdomain's blocks on the device only while it runs, two
+/// at a time, the next one uploading on the other stream while the current one computes)
+/// equals the in-core `gpu-matrix` as the resident parts do: same bonds broken and status
+/// exactly, forces 1e-12 (`common::check_partitioned` to round-off), 1 to 16 subdomains;
+/// and a run under half the in-core footprint keeps the two largest parts within it and
+/// breaks the bonds the CPU emulation breaks (within 1 %).
+#[test]
+fn streamed_matrix_subdomains_equal_in_core_gpu_matrix() {
+    use peridot::backend::GpuMatrix;
+    use peridot::gpu::Gpu;
+    use peridot::operators::Storage;
+    use peridot::partition::matrix::Slots;
+    use peridot::partition::matrix_stream::StreamedPart;
+    use peridot::partition::PartitionedMatrix;
+    if !have_gpu() {
+        return;
+    }
+    let slots = Slots::two::<f64>(&Gpu::get().unwrap()).unwrap();
+    for (law, dim) in common::PARTITION_CASES {
+        let problem = common::partition_bar(law, dim, 1);
+        for count in [1, 2, 5, 16] {
+            let case = format!("{law} {dim}, {count} streamed subdomains, gpu-matrix");
+            let mut core = GpuMatrix::<f64>::new(Arc::new(problem.clone()), Storage::Full).unwrap();
+            let mut part =
+                PartitionedMatrix::<f64, StreamedPart<f64>>::on_slots(&problem, count, &slots)
+                    .unwrap();
+            common::check_partitioned(&problem, &mut core, &mut part, common::ROUND_OFF, &case);
+        }
+    }
+    let problem = common::partition_bar("pmb", "3d", 30);
+    let run = |backend| {
+        let opts = RunOptions {
+            subdomains: Some(SubdomainRequest {
+                budget: Some("50%".into()),
+                ..Default::default()
+            }),
+            backend,
+            precision: Precision::F64,
+            out_dir: None,
+            quiet: true,
+        };
+        simulate::<f64>(problem.clone(), &opts).unwrap()
+    };
+    let gpu = run(BackendKind::GpuMatrix);
+    let budget = GpuMatrix::<f64>::memory_estimate(&problem, Storage::Half, 8) / 2;
+    let peak = gpu
+        .summary
+        .peak_gpu_bytes
+        .expect("a GPU run reports its memory") as usize;
+    assert!(peak <= budget, "{peak} > {budget} bytes");
+    let cpu = run(BackendKind::CpuMatrix);
+    let (b_gpu, b_cpu) = (gpu.summary.broken_bonds, cpu.summary.broken_bonds);
+    assert!(b_gpu > problem.precracked_bonds(), "the run breaks bonds");
+    assert!(
+        b_gpu.abs_diff(b_cpu) * 100 <= b_cpu,
+        "{b_gpu} vs {b_cpu} bonds broken"
+    );
+}
