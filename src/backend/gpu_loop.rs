@@ -6,6 +6,12 @@
 //! displacement and downloads its result. [`GpuLoop`] also runs the whole explicit time loop
 //! on the device (`gpu_step.rs`), where the host only syncs for output and checks.
 //!
+//! The bond arrays (neighbour index and initial status in the sliced order) come from a
+//! stored problem's families or, for a lean problem ([`Problem::build_lean`]), from families
+//! searched again by a cell list ([`BondFill`]), and are uploaded in pieces, so the host never
+//! holds a whole per-bond array in device order: the same arrays either way
+//! ([`device_bond_arrays`]).
+//!
 //! Units as in [`super`]: m, N/m^3, J.
 
 use super::coefficients::lps_coefficients;
