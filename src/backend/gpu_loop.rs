@@ -8,7 +8,7 @@
 //!
 //! The bond arrays (neighbour index and initial status in the sliced order) come from a
 //! stored problem's families or, for a lean problem ([`Problem::build_lean`]), from families
-//! searched again by a cell list ([`BondFill`]), and are uploaded in pieces, so the host never
+//! searched again by a cell list (`BondFill`), and are uploaded in pieces, so the host never
 //! holds a whole per-bond array in device order: the same arrays either way
 //! ([`device_bond_arrays`]).
 //!
