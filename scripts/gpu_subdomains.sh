@@ -16,6 +16,16 @@
 # huge: the 3D block with an in-core footprint larger than the GPU (HUGE_NODES, default 100 M
 # nodes, about 90 GB in core) under a 20 GiB budget (HUGE_BUDGET), HUGE_STEPS steps (default
 # 5); the host's free memory is sampled every 5 s into huge-memory.log.
+#
+#   ./.gpu-sub/gpu_subdomains.sh largest                    (GPU machine)
+#
+# largest: the largest in-core model (docs/results.md, "Largest in-core model"): the GPU
+# tests named `lean` (TESTS=0 skips them), `peridot info` of the 2D plate at INFO_NODES
+# (default 1 M; its gpu-loop line gives the bytes per node and how many nodes fit), then the
+# in-core `gpu-loop` f32 run of the 2D plate at LARGEST_NODES (default 282,240,000: about
+# 76 GiB at 289 B/node) for LARGEST_STEPS steps (default 20), which builds a lean problem
+# (its stored bonds would not fit the host), under /usr/bin/time -v; free memory sampled
+# every 5 s into largest-memory.log.
 set -uo pipefail
 
 prepare() {
@@ -86,9 +96,41 @@ huge() {
     tail -40 "$O/block-huge.log"
 }
 
+largest() {
+    G=$(dirname "$0")
+    O="${OUT:-$PWD/gpu-out}"
+    W=/tmp/gpu-sub
+    mkdir -p "$O" "$W"
+    { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total,memory.free \
+        --format=csv,noheader; nproc; free -g; } | tee "$O/largest-device.txt"
+    if [ "${TESTS:-1}" = 1 ]; then
+        PERIDOT_REQUIRE_GPU=1 timeout 60 "$G/gpu_tests" lean --test-threads 2 \
+            >"$O/gpu_tests_lean.log" 2>&1
+        echo "gpu_tests lean exit $?" | tee -a "$O/gpu_tests_lean.log"
+        grep -E "^test |test result|panicked" "$O/gpu_tests_lean.log"
+    fi
+    timeout 60 "$G/peridot" info "$G/models/precracked_plate_2d.toml" \
+        --set "discretization.dx=$(dx_for "${INFO_NODES:-1000000}" 2)" 2>&1 |
+        tee "$O/largest-info.txt" | grep -E "nodes |bonds |gpu-loop"
+    { date -u; free -g; } >"$O/largest-memory.log"
+    (while sleep 5; do date -u +%T; free -g | sed -n 2p; nvidia-smi \
+        --query-gpu=memory.used --format=csv,noheader; done >>"$O/largest-memory.log") &
+    local sampler=$!
+    one plate-largest precracked_plate_2d.toml 2 "${LARGEST_NODES:-282240000}" \
+        "${LARGEST_STEPS:-20}" --precision f32
+    # (should it not fit, once more at FALLBACK_NODES, default 250 M)
+    [ -f "$O/plate-largest.summary.json" ] ||
+        one plate-largest-fallback precracked_plate_2d.toml 2 "${FALLBACK_NODES:-249640000}" \
+            "${LARGEST_STEPS:-20}" --precision f32
+    kill "$sampler"
+    grep -vE "^\s*(Page size|Exit status|Socket|File system|Signals|Swaps|Average)" \
+        "$O/plate-largest.log" | tail -30
+}
+
 case "${1:-}" in
     prepare) prepare ;;
     run) run ;;
     huge) huge ;;
-    *) echo "usage: $0 prepare|run|huge" >&2; exit 2 ;;
+    largest) largest ;;
+    *) echo "usage: $0 prepare|run|huge|largest" >&2; exit 2 ;;
 esac

@@ -135,6 +135,12 @@ impl Problem {
     /// says why and the CPU search runs instead. `neighbor_search` records which one ran.
     pub fn build_with(model: Model, model_dir: &Path, search: NeighborSearch) -> Result<Problem> {
         let body = build_body(&model, model_dir)?;
+        Problem::from_body(model, body, search)
+    }
+
+    /// [`build_with`](Problem::build_with) from the model's already discretized `body`
+    /// ([`build_body`]).
+    pub fn from_body(model: Model, body: Body, search: NeighborSearch) -> Result<Problem> {
         let kind = model.discretization.partial_volume;
         let radius = family_radius(kind, body.delta, body.dx);
         let (families, neighbor_seconds, neighbor_search) =
@@ -158,6 +164,12 @@ impl Problem {
     /// families (`partition`). Host memory: per node only, about 100 bytes in 3D.
     pub fn build_lean(model: Model, model_dir: &Path) -> Result<Problem> {
         let body = build_body(&model, model_dir)?;
+        Problem::lean_from_body(model, body)
+    }
+
+    /// [`build_lean`](Problem::build_lean) from the model's already discretized `body`
+    /// ([`build_body`]).
+    pub fn lean_from_body(model: Model, body: Body) -> Result<Problem> {
         let kind = model.discretization.partial_volume;
         let radius = family_radius(kind, body.delta, body.dx);
         let t0 = Instant::now();
@@ -181,8 +193,10 @@ impl Problem {
         let precracked = if model.precrack.is_empty() {
             0
         } else {
+            let zone = PrecrackZone::new(&model, &body, radius);
             (0..body.len())
                 .into_par_iter()
+                .filter(|&i| zone.near(&body.positions[i]))
                 .map(|i| {
                     let mut family = Vec::new();
                     list.family_into(i, &mut family);
@@ -326,6 +340,79 @@ impl Problem {
     /// Number of initially broken bonds (pre-cracks).
     pub fn precracked_bonds(&self) -> usize {
         self.precracked
+    }
+}
+
+/// Host bytes a stored problem ([`Problem::build`]) of `model` with `body` would hold in
+/// per-bond arrays, estimated before any search: bonds as the nodes times the lattice
+/// points of a full family (the family radius's disc or ball in spacings, `pi (r/dx)^2` or
+/// `4/3 pi (r/dx)^3`; surface nodes have fewer, so an upper estimate), times 13 bytes (a
+/// neighbour index 4, the partial-volume factor 8, the initial status 1) and 8 more with the
+/// surface correction's factor.
+pub fn stored_bond_bytes_estimate(model: &Model, body: &Body) -> f64 {
+    let kind = model.discretization.partial_volume;
+    let m = family_radius(kind, body.delta, body.dx) / body.dx;
+    let family = if body.dim() == 2 {
+        std::f64::consts::PI * m * m
+    } else {
+        4.0 / 3.0 * std::f64::consts::PI * m * m * m
+    };
+    let corrected = model.material.surface_correction;
+    let per_bond = 13.0 + if corrected { 8.0 } else { 0.0 };
+    body.len() as f64 * family * per_bond
+}
+
+/// Where bonds can cross a pre-crack: the bounding box of each pre-crack grown by twice the
+/// family radius. A bond that crosses a pre-crack meets it at a point on the bond, within the
+/// bond's length (at most the family radius) of both its nodes, so a node outside every box
+/// has no bond cut by a pre-crack (the factor 2 leaves room for any rounding of the test).
+pub(crate) struct PrecrackZone {
+    boxes: Vec<([f64; 3], [f64; 3])>,
+}
+
+impl PrecrackZone {
+    /// The zone of `model`'s pre-cracks for families of radius `radius`, m.
+    pub(crate) fn new(model: &Model, body: &Body, radius: f64) -> PrecrackZone {
+        let margin = 2.0 * radius;
+        let point = |v: &Option<Vec<f64>>| -> Option<[f64; 3]> {
+            let v = v.as_ref()?;
+            (v.len() >= 2).then(|| [v[0], v[1], v.get(2).copied().unwrap_or(0.0)])
+        };
+        let boxes = model
+            .precrack
+            .iter()
+            .filter_map(|c| {
+                let corners: Vec<[f64; 3]> = if body.dim() == 3 {
+                    let (o, e1, e2) = (point(&c.origin)?, point(&c.edge1)?, point(&c.edge2)?);
+                    let at = |s: f64, t: f64| std::array::from_fn(|k| o[k] + s * e1[k] + t * e2[k]);
+                    vec![at(0.0, 0.0), at(1.0, 0.0), at(0.0, 1.0), at(1.0, 1.0)]
+                } else {
+                    // (a 2D crack is a segment in the xy plane; z plays no part)
+                    let (a, b) = (point(&c.start)?, point(&c.end)?);
+                    vec![[a[0], a[1], f64::NEG_INFINITY], [b[0], b[1], f64::INFINITY]]
+                };
+                let lo = std::array::from_fn(|k| {
+                    corners.iter().map(|p| p[k]).fold(f64::INFINITY, f64::min) - margin
+                });
+                let hi = std::array::from_fn(|k| {
+                    corners
+                        .iter()
+                        .map(|p| p[k])
+                        .fold(f64::NEG_INFINITY, f64::max)
+                        + margin
+                });
+                Some((lo, hi))
+            })
+            .collect();
+        PrecrackZone { boxes }
+    }
+
+    /// Whether a node at `x` may have a bond cut by a pre-crack.
+    #[inline]
+    pub(crate) fn near(&self, x: &[f64; 3]) -> bool {
+        self.boxes
+            .iter()
+            .any(|(lo, hi)| (0..3).all(|k| x[k] >= lo[k] && x[k] <= hi[k]))
     }
 }
 

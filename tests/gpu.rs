@@ -11,6 +11,8 @@
 //! by skipping.
 
 mod common;
+#[path = "gpu/lean.rs"]
+mod lean;
 #[path = "gpu/neighbors.rs"]
 mod neighbors;
 #[path = "gpu/stream.rs"]

@@ -411,6 +411,70 @@ fn lean_problems_and_their_subdomains_equal_stored_ones() {
     }
 }
 
+/// The device-order bond arrays the in-core `gpu-loop` uploads (`gpu_loop::device_bond_arrays`:
+/// neighbour index and initial bond status per slot of the sliced order, padding included)
+/// are the same for a lean problem, whose families are searched again node by node, as for
+/// the stored problem, and the stored problem's are its CSR arrays in the sliced order
+/// (`SlicedLayout::to_device`, padding node 0 and status 0): the partition bars (pre-cracked,
+/// 2D and 3D), the pre-cracked 2D plate model and an uncracked block (all bonds intact).
+#[test]
+fn lean_device_bond_arrays_equal_stored_ones() {
+    use peridot::backend::gpu_loop::device_bond_arrays;
+    use peridot::gpu::layout::SlicedLayout;
+    use peridot::setup::Problem;
+    use std::path::Path;
+    let plate = std::fs::read_to_string("models/precracked_plate_2d.toml").unwrap();
+    let parse = |text: &str, overrides: &[&str]| {
+        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        peridot::model::parse(text, "test.toml", &overrides).unwrap()
+    };
+    let mut cases: Vec<(String, Problem, Problem)> = common::PARTITION_CASES
+        .iter()
+        .map(|(law, dim)| {
+            let stored = common::partition_bar(law, dim, 1);
+            let lean = common::partition_bar_lean(law, dim, 1);
+            (format!("bar {law} {dim}"), stored, lean)
+        })
+        .collect();
+    let block = common::small_model("pmb", "3d", false, "");
+    for (name, text, overrides) in [
+        ("plate", plate.as_str(), &["discretization.dx=1e-3"][..]),
+        ("uncracked block", block.as_str(), &[][..]),
+    ] {
+        let model = parse(text, overrides);
+        let dir = Path::new(".");
+        let stored = Problem::build(model.clone(), dir).unwrap();
+        let lean = Problem::build_lean(model, dir).unwrap();
+        cases.push((name.to_string(), stored, lean));
+    }
+    for (case, stored, lean) in &cases {
+        assert!(
+            !lean.bonds_stored && lean.families.neighbors.is_empty(),
+            "{case}"
+        );
+        let cracked = !case.contains("uncracked");
+        assert_eq!(stored.precracked_bonds() > 0, cracked, "{case}");
+        let (nb_s, mu_s) = device_bond_arrays(stored);
+        let (nb_l, mu_l) = device_bond_arrays(lean);
+        let layout = SlicedLayout::new(&stored.families);
+        assert_eq!(
+            nb_s,
+            layout.to_device(&stored.families.neighbors, 0),
+            "{case}"
+        );
+        assert_eq!(mu_s, layout.to_device(&stored.initial_mu, 0), "{case}");
+        assert!(nb_l == nb_s, "{case}: neighbour indices");
+        assert!(mu_l == mu_s, "{case}: bond status");
+        let broken = mu_l.iter().filter(|&&m| m == 0).count()
+            - (layout.padded_len() - stored.families.bonds());
+        assert_eq!(
+            broken,
+            stored.precracked_bonds(),
+            "{case}: pre-cracked bonds"
+        );
+    }
+}
+
 /// Static bytes that stream per evaluation when `subs` run within `budget`: the subdomains
 /// beyond the first that fit resident beside two streaming slots (as `GpuStreamed` places
 /// them), by the bytes their slots hold.

@@ -37,14 +37,29 @@ pub fn run(
     } else {
         backend
     };
-    // gpu-loop in subdomains keeps no bond on the host (its kernels recompute every bond
-    // factor, and each subdomain searches its own families): a lean problem, so a model
-    // larger than the GPU is not first held whole in host memory. A GPU backend otherwise
-    // gets its families from the device search (the same families).
-    let problem = if backend == BackendKind::GpuLoop && !nothing_to_stream && !export_stiffness {
-        Problem::build_lean(model, &dir)?
+    // gpu-loop keeps no bond factor on the device (its kernels recompute them from
+    // positions) and fills its bond arrays from a lean problem's searched families as well
+    // as from stored ones (`gpu_loop::BondFill`), so it runs from a lean problem, which holds
+    // no bond on the host (`Problem::build_lean`). The rule: lean for gpu-loop without
+    // `--export-stiffness` (which assembles K from stored bonds) when it runs in subdomains
+    // (each subdomain searches its own families; a model larger than the GPU is not first held
+    // whole in host memory), or when in core the stored problem's per-bond arrays, estimated
+    // from the node count and the family radius (`setup::stored_bond_bytes_estimate`), would
+    // exceed half of the host's available memory (`MemAvailable` of /proc/meminfo; where it
+    // cannot be read, never). Otherwise the stored problem, with the families from the device
+    // neighbour search on a GPU backend (the same families; faster than the CPU cell list the
+    // lean problem searches with).
+    let body = peridot::geometry::build_body(&model, &dir)?;
+    let lean = backend == BackendKind::GpuLoop
+        && !export_stiffness
+        && (!nothing_to_stream || {
+            let estimate = peridot::setup::stored_bond_bytes_estimate(&model, &body);
+            available_memory().is_some_and(|free| estimate > 0.5 * free)
+        });
+    let problem = if lean {
+        Problem::lean_from_body(model, body)?
     } else {
-        Problem::build_with(model, &dir, NeighborSearch::for_backend(backend, precision))?
+        Problem::from_body(model, body, NeighborSearch::for_backend(backend, precision))?
     };
     let out_dir = out.unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
     let opts = RunOptions {
@@ -118,4 +133,12 @@ pub fn run(
     }
     println!("outputs in {}", out_dir.display());
     Ok(())
+}
+
+/// Available host memory, bytes (`MemAvailable` of /proc/meminfo), where it can be read.
+fn available_memory() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024.0)
 }
