@@ -222,14 +222,6 @@ fn subdomain_runs_reject_what_they_cannot_do_naming_the_option() {
     let problem = common::partition_bar("pmb", "plane-stress", 1);
     let bad = [
         (
-            BackendKind::GpuMatrix,
-            SubdomainRequest {
-                budget: Some("50%".into()),
-                ..Default::default()
-            },
-            "--gpu-memory-budget",
-        ),
-        (
             BackendKind::CpuLoop,
             SubdomainRequest {
                 budget: Some("150%".into()),

@@ -28,6 +28,7 @@ use crate::gpu::conditions::{addr, upload};
 use crate::gpu::cusparse::{CsrMatrix, Handle, Spmv};
 use crate::gpu::device::driver_error;
 use crate::gpu::params::MatrixParams;
+use crate::gpu::pinned::Registered;
 use crate::gpu::Gpu;
 use crate::material::Law;
 use crate::operators::{footprint, BondRows, Mat, Operators, Storage};
@@ -145,6 +146,9 @@ fn law_code(problem: &Problem) -> i32 {
 /// one image per subdomain and uploads it whenever the subdomain runs
 /// (`partition/matrix.rs`); `mu` is where a subdomain's row status waits between uploads.
 pub struct MatrixImage<T: Real> {
+    /// Page-locks of the large arrays below ([`MatrixImage::pin`]); first, so they are
+    /// released before the arrays are freed.
+    pins: Vec<Registered>,
     problem: Arc<Problem>,
     storage: Storage,
     rows: Arc<BondRows>,
@@ -196,6 +200,7 @@ impl<T: Real> MatrixImage<T> {
             ..
         } = ops;
         Ok(MatrixImage {
+            pins: Vec::new(),
             no_fail: p.no_fail.iter().map(|&b| u8::from(b)).collect(),
             problem,
             storage,
@@ -218,6 +223,49 @@ impl<T: Real> MatrixImage<T> {
     /// Number of bond rows.
     pub fn rows(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Page-lock the large arrays in place, so each upload is a copy-engine transfer that
+    /// does not occupy the host (for images uploaded again and again: the streamed matrix
+    /// scheme). An array the driver declines (a page shared with another registration)
+    /// stays pageable: slower, not wrong.
+    pub fn pin(&mut self, gpu: &Gpu) {
+        const LARGE: usize = 1 << 20;
+        fn bytes<V>(v: &[V]) -> (*const u8, usize) {
+            (v.as_ptr() as *const u8, std::mem::size_of_val(v))
+        }
+        let mut arrays = vec![
+            bytes(&self.xi),
+            bytes(&self.length),
+            bytes(&self.a),
+            bytes(&self.g),
+            bytes(&self.g_second),
+            bytes(&self.a_first),
+            bytes(&self.w),
+            bytes(&self.rows.first),
+            bytes(&self.rows.second),
+            bytes(&self.problem.body.volumes),
+        ];
+        for m in [
+            Some(&self.diff),
+            Some(&self.force),
+            self.theta.as_ref(),
+            Some(&self.damage),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            arrays.extend([bytes(&m.row_ptr), bytes(&m.col_idx), bytes(&m.values)]);
+        }
+        for (ptr, len) in arrays.into_iter().filter(|&(_, len)| len >= LARGE) {
+            // SAFETY: every array is owned by this image (or its `Arc`s) and never resized
+            // or replaced (`mu`, which is, is not registered); the guards are dropped before
+            // the arrays (field order).
+            let slice = unsafe { std::slice::from_raw_parts(ptr, len) };
+            if let Ok(Some(pin)) = unsafe { Registered::new(gpu, slice) } {
+                self.pins.push(pin);
+            }
+        }
     }
 
     /// Status per directed bond of the local problem (CSR order), from the rows' status.

@@ -13,6 +13,51 @@ use cudarc::driver::{result, CudaContext, CudaEvent, CudaStream, DeviceRepr};
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
+/// Host memory of an existing array page-locked in place (`cuMemHostRegister`), so copies
+/// from it run on a copy engine; unlocked when dropped. The array must outlive this guard
+/// and must not move or be freed before it is dropped.
+pub struct Registered {
+    ptr: usize,
+    _ctx: Arc<CudaContext>,
+}
+
+impl Registered {
+    /// Page-lock the memory of `values` (nothing for an empty array).
+    ///
+    /// # Safety
+    /// `values` must stay allocated, unmoved, until the returned guard is dropped.
+    pub unsafe fn new<T>(gpu: &Gpu, values: &[T]) -> Result<Option<Registered>> {
+        let bytes = std::mem::size_of_val(values);
+        if bytes == 0 {
+            return Ok(None);
+        }
+        let ctx = gpu.stream().context().clone();
+        ctx.bind_to_thread().map_err(driver_error)?;
+        let ptr = values.as_ptr() as *mut std::ffi::c_void;
+        // SAFETY: `ptr` spans `bytes` bytes of live host memory (the caller keeps it so).
+        unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, bytes, 0) }
+            .result()
+            .map_err(driver_error)?;
+        Ok(Some(Registered {
+            ptr: ptr as usize,
+            _ctx: ctx,
+        }))
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let _ = self._ctx.bind_to_thread();
+        // SAFETY: registered in `new`, unregistered once, while the memory is still live.
+        let _ =
+            unsafe { cudarc::driver::sys::cuMemHostUnregister(self.ptr as *mut std::ffi::c_void) };
+    }
+}
+
+// SAFETY: the guard holds only an address and the context.
+unsafe impl Send for Registered {}
+unsafe impl Sync for Registered {}
+
 /// A page-locked host array of `T`, zero-initialized.
 pub struct Pinned<T> {
     ptr: *mut T,

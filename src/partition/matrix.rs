@@ -329,6 +329,26 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
         self.theta = theta_all;
     }
 
+    /// PMB: breaking and forces in one pass over the subdomains (each breaks its rows, then
+    /// computes its forces: what the two passes give, with one upload of each streamed
+    /// part); LPS: the two passes (the dilatations must be exchanged after breaking).
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
+        if self.lps {
+            let broken = self.break_bonds(u);
+            self.internal_force(u, force);
+            return broken;
+        }
+        let before = self.owned_broken();
+        let d = self.dim;
+        self.each_part(|part| {
+            let u_local = gather(u, &part.sub.nodes, d);
+            let mut f_local = vec![T::zero(); u_local.len()];
+            part.backend.break_bonds_and_force(&u_local, &mut f_local);
+            scatter(&f_local, part.sub.owned_nodes(), d, force);
+        });
+        self.owned_broken() - before
+    }
+
     fn break_bonds(&mut self, u: &[T]) -> usize {
         let before = self.owned_broken();
         let d = self.dim;

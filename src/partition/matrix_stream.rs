@@ -64,8 +64,10 @@ impl<T: Real> MatrixPart<T> for StreamedPart<T> {
         let t = std::mem::size_of::<T>();
         let bytes = GpuMatrix::<T>::memory_estimate(&local, Storage::Full, t);
         let gpu = slots.view(s).clone();
+        let mut image = MatrixImage::assemble(local, Storage::Full)?;
+        image.pin(&gpu);
         Ok(StreamedPart {
-            image: Mutex::new(MatrixImage::assemble(local, Storage::Full)?),
+            image: Mutex::new(image),
             gpu,
             live: Mutex::new(None),
             bytes,
@@ -109,6 +111,9 @@ impl<T: Real> Backend<T> for StreamedPart<T> {
     }
     fn break_bonds(&mut self, u: &[T]) -> usize {
         self.with("bond breaking", |m| m.break_bonds(u))
+    }
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
+        self.with("force", |m| m.break_bonds_and_force(u, force))
     }
     fn damage(&self, phi: &mut [T]) {
         self.with("damage", |m| m.damage(phi))
