@@ -17,6 +17,25 @@ use peridot::solver::{simulate, RunOptions};
 use peridot::Precision;
 use std::sync::Arc;
 
+/// A run of `problem` on `backend` in f64 under `--gpu-memory-budget budget`.
+fn budget_run(
+    problem: &peridot::setup::Problem,
+    backend: BackendKind,
+    budget: &str,
+) -> peridot::solver::Outcome<f64> {
+    let opts = RunOptions {
+        subdomains: Some(SubdomainRequest {
+            budget: Some(budget.into()),
+            ..Default::default()
+        }),
+        backend,
+        precision: Precision::F64,
+        out_dir: None,
+        quiet: true,
+    };
+    simulate::<f64>(problem.clone(), &opts).unwrap()
+}
+
 #[test]
 fn subdomains_on_the_gpu_equal_in_core_gpu_loop_bitwise() {
     if !have_gpu() {
@@ -159,21 +178,8 @@ fn a_budget_run_stays_within_its_budget_and_reports_its_traffic() {
         return;
     }
     let problem = common::partition_bar("pmb", "3d", 30);
-    let run = |backend| {
-        let opts = RunOptions {
-            subdomains: Some(SubdomainRequest {
-                budget: Some("40%".into()),
-                ..Default::default()
-            }),
-            backend,
-            precision: Precision::F64,
-            out_dir: None,
-            quiet: true,
-        };
-        simulate::<f64>(problem.clone(), &opts).unwrap()
-    };
-    let gpu = run(BackendKind::GpuLoop);
-    let cpu = run(BackendKind::CpuLoop);
+    let gpu = budget_run(&problem, BackendKind::GpuLoop, "40%");
+    let cpu = budget_run(&problem, BackendKind::CpuLoop, "40%");
     let r = gpu.summary.subdomains.clone().expect("a subdomain report");
     let budget = (0.4 * r.in_core_bytes as f64).ceil() as u64;
     assert!(r.count > 1 && r.residency != Residency::Resident, "{r:?}");
@@ -360,27 +366,14 @@ fn streamed_matrix_subdomains_equal_in_core_gpu_matrix() {
         }
     }
     let problem = common::partition_bar("pmb", "3d", 30);
-    let run = |backend| {
-        let opts = RunOptions {
-            subdomains: Some(SubdomainRequest {
-                budget: Some("50%".into()),
-                ..Default::default()
-            }),
-            backend,
-            precision: Precision::F64,
-            out_dir: None,
-            quiet: true,
-        };
-        simulate::<f64>(problem.clone(), &opts).unwrap()
-    };
-    let gpu = run(BackendKind::GpuMatrix);
+    let gpu = budget_run(&problem, BackendKind::GpuMatrix, "50%");
     let budget = GpuMatrix::<f64>::memory_estimate(&problem, Storage::Half, 8) / 2;
     let peak = gpu
         .summary
         .peak_gpu_bytes
         .expect("a GPU run reports its memory") as usize;
     assert!(peak <= budget, "{peak} > {budget} bytes");
-    let cpu = run(BackendKind::CpuMatrix);
+    let cpu = budget_run(&problem, BackendKind::CpuMatrix, "50%");
     let (b_gpu, b_cpu) = (gpu.summary.broken_bonds, cpu.summary.broken_bonds);
     assert!(b_gpu > problem.precracked_bonds(), "the run breaks bonds");
     assert!(
