@@ -508,3 +508,52 @@ fn a_budget_between_two_slots_and_the_model_keeps_part_of_it_resident() {
         "{count}: {finer:.0} vs {fewest}: {coarse:.0} bytes"
     );
 }
+
+/// The streamed matrix scheme's plan: for budgets from 80 % down to 45 % of `gpu-matrix`'s
+/// in-core footprint, the count's two largest parts (device estimate of each local problem,
+/// plus the 10 % workspace margin) fit the budget, and one subdomain fewer would not (the
+/// fewest such); a budget too small for two one-slab parts of this small bar (30 % of its
+/// half-storage footprint: a part is in full storage, and its halo is as large as itself)
+/// is an error naming the option.
+#[test]
+fn matrix_budget_counts_fit_two_parts() {
+    use peridot::backend::{BackendKind, GpuMatrix};
+    use peridot::operators::Storage;
+    use peridot::partition::backend::budget_bytes_for;
+    use peridot::partition::matrix::count_for_budget;
+    let problem = common::partition_bar("lps", "plane-strain", 1);
+    let largest_part = |count: usize| {
+        partition(&problem, count)
+            .unwrap()
+            .iter()
+            .map(|sub| {
+                let local = peridot::partition::matrix::local_problem_of(&problem, sub);
+                GpuMatrix::<f64>::memory_estimate(&local, Storage::Full, 8) as f64 * 1.1
+            })
+            .fold(0.0, f64::max)
+    };
+    let in_core = GpuMatrix::<f64>::memory_estimate(&problem, Storage::Half, 8) as f64;
+    for share in [80, 60, 45] {
+        let text = format!("{share}%");
+        let budget = budget_bytes_for::<f64>(&text, &problem, BackendKind::GpuMatrix).unwrap();
+        assert_eq!(
+            budget,
+            (share as f64 / 100.0 * in_core).ceil() as u64,
+            "{text}"
+        );
+        let count = count_for_budget::<f64>(&problem, budget).unwrap();
+        assert!(
+            2.0 * largest_part(count) <= budget as f64,
+            "{text}: {count}"
+        );
+        assert!(
+            count == 1 || 2.0 * largest_part(count - 1) > budget as f64,
+            "{text}: {count} is not the fewest"
+        );
+    }
+    let small = budget_bytes_for::<f64>("30%", &problem, BackendKind::GpuMatrix).unwrap();
+    let e = count_for_budget::<f64>(&problem, small)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--gpu-memory-budget"), "{e}");
+}

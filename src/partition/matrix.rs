@@ -127,13 +127,21 @@ pub fn count_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize
     };
     let whole = GpuMatrix::<T>::memory_estimate(problem, Storage::Full, t) as f64 * MARGIN;
     let slabs = super::slabs::SlabCounts::of(problem).nodes.len();
-    let mut count = ((2.0 * whole / budget as f64).ceil() as usize).clamp(1, slabs);
-    loop {
-        let largest = partition(problem, count)?
+    let largest = |count: usize| -> Result<f64> {
+        Ok(partition(problem, count)?
             .iter()
             .map(part_bytes)
-            .fold(0.0, f64::max);
+            .fold(0.0, f64::max))
+    };
+    let fits = |count: usize| -> Result<bool> { Ok(2.0 * largest(count)? <= budget as f64) };
+    // from the bound without halos, raised in jumps, then back down to the fewest that fits
+    let mut count = ((2.0 * whole / budget as f64).ceil() as usize).clamp(1, slabs);
+    loop {
+        let largest = largest(count)?;
         if 2.0 * largest <= budget as f64 {
+            while count > 1 && fits(count - 1)? {
+                count -= 1;
+            }
             return Ok(count);
         }
         if count == slabs {
@@ -177,6 +185,12 @@ pub struct PartitionedMatrix<T: Real, M: MatrixPart<T> = CpuMatrix<T>> {
     theta: Vec<T>,
     bonds: usize,
     _scalar: std::marker::PhantomData<T>,
+}
+
+/// The local problem of subdomain `sub` for the matrix scheme (what its operators are
+/// assembled from; see [`local_problem`]).
+pub fn local_problem_of(problem: &Problem, sub: &Subdomain) -> Problem {
+    local_problem(problem, sub).0
 }
 
 /// The local problem of `sub` for the matrix scheme: owned nodes with their families, halo
