@@ -1110,6 +1110,40 @@ mod tests {
             .collect()
     }
 
+    /// A matrix image (what a streamed subdomain keeps on the host between uploads) holds the
+    /// problem's bond status as row status and gives it back per directed bond, in both
+    /// storages; a status written into it (as a download after a pass does) reads back the
+    /// same; its upload size counts every array once.
+    #[test]
+    fn matrix_images_keep_the_bond_status() {
+        let mut p = problem("pmb");
+        // some bonds broken, both directions of a pair alike (as breaking leaves them)
+        let fam = p.families.clone();
+        p.initial_mu = (0..p.body.len())
+            .flat_map(|i| {
+                fam.family(i)
+                    .iter()
+                    .map(move |&j| u8::from((i + j as usize) % 7 != 3))
+            })
+            .collect();
+        assert!(p.initial_mu.contains(&0));
+        for storage in [Storage::Full, Storage::Half] {
+            let mut image = MatrixImage::<f64>::assemble(Arc::new(p.clone()), storage).unwrap();
+            assert_eq!(image.bond_status(), p.initial_mu, "{storage:?}");
+            let rows = image.rows();
+            image.mu = (0..rows).map(|r| u8::from(r % 5 != 0)).collect();
+            let status = image.bond_status();
+            let ops = Operators::<f64>::assemble(&p, storage).unwrap();
+            assert_eq!(ops.row_status(&status), image.mu, "{storage:?}");
+            let lower = rows * (p.dim() * 2 * (4 + 8) + 8 * 7 + 8 + 1);
+            assert!(
+                image.bytes() > lower,
+                "{storage:?}: {} bytes",
+                image.bytes()
+            );
+        }
+    }
+
     /// The device operators give the CPU backend's products: `A x I_d` the interleaved
     /// differences bit for bit, the force operator the transposed product with its `-1/V`
     /// epilogue to round-off, in both storages and for every law.
