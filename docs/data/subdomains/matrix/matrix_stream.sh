@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# gpu-matrix in core and streamed under a budget, 2D plate (f64), and the GPU test suite.
+G=$(dirname "$0"); O="${OUT:-$PWD/gpu-out}"; mkdir -p "$O"
+PERIDOT_REQUIRE_GPU=1 timeout 240 "$G/gpu_tests" ${FILTER:-} --test-threads 4 >"$O/gpu_tests.log" 2>&1
+echo "gpu_tests exit $?"; grep -E "test result|FAILED|panicked" "$O/gpu_tests.log" | head -20
+dx=${DX:-3.5e-5}; dt=$(python3 -c "print('%.4e' % (1.3367e-8 * $dx / 0.25e-3 * 0.95))")
+for mode in incore budget; do
+  extra=(); [ $mode = budget ] && extra=(--gpu-memory-budget "${BUDGET:-30%}")
+  /usr/bin/time -v "$G/peridot" run "$G/models/precracked_plate_2d.toml" --backend gpu-matrix --quiet \
+    --out "/tmp/m-$mode" --set "discretization.dx=$dx" --set "solver.steps=${STEPS:-20}" \
+    --set output.vtk=false --set 'output.probes=[]' --set output.image=false --set "solver.dt=$dt" \
+    "${extra[@]}" >"$O/matrix-$mode.log" 2>&1
+  echo "== matrix $mode: exit $?"; grep -E "node-steps|Maximum resident" "$O/matrix-$mode.log"
+  cp "/tmp/m-$mode/summary.json" "$O/matrix-$mode.summary.json" 2>/dev/null
+done
