@@ -285,9 +285,17 @@ impl Problem {
         self.visit_bonds(|b| row_bounds(&self.body, b, wv, &self.material))
     }
 
-    /// Whether bond `i -> j` is intact at setup (crosses no pre-crack).
+    /// Whether bond `i -> j` is intact at setup (crosses no pre-crack). Test only bonds of
+    /// nodes in [`Problem::precrack_zone`]: the others are intact.
     pub fn initially_intact(&self, i: usize, j: usize) -> bool {
         initially_intact(&self.model, &self.body, i, j)
+    }
+
+    /// Where this problem's bonds can cross a pre-crack (empty without pre-cracks).
+    pub(crate) fn precrack_zone(&self) -> PrecrackZone {
+        let kind = self.model.discretization.partial_volume;
+        let radius = family_radius(kind, self.body.delta, self.body.dx);
+        PrecrackZone::new(&self.model, &self.body, radius)
     }
 
     /// Nodes of the region called `name` (validation guarantees it exists).

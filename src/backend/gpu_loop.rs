@@ -199,7 +199,7 @@ impl<'a> BondFill<'a> {
             problem,
             layout,
             list,
-            zone: PrecrackZone::new(&problem.model, &problem.body, radius),
+            zone: problem.precrack_zone(),
         }
     }
 
@@ -228,7 +228,6 @@ impl<'a> BondFill<'a> {
         }
         let p = self.problem;
         let n = self.layout.lengths.len();
-        let cracked = p.precracked_bonds() > 0;
         pieces
             .into_par_iter()
             .for_each_init(Vec::new, |family, (s, nb, st)| {
@@ -252,7 +251,7 @@ impl<'a> BondFill<'a> {
                                 self.layout.lengths[i] as usize,
                                 "family of node {i} as counted"
                             );
-                            let test = cracked && self.zone.near(&p.body.positions[i]);
+                            let test = self.zone.near(&p.body.positions[i]);
                             for (k, &j) in family.iter().enumerate() {
                                 nb[SLICE * k + l] = j;
                                 st[SLICE * k + l] =

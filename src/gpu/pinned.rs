@@ -18,7 +18,7 @@ use std::sync::Arc;
 /// and must not move or be freed before it is dropped.
 pub struct Registered {
     ptr: usize,
-    _ctx: Arc<CudaContext>,
+    ctx: Arc<CudaContext>,
 }
 
 impl Registered {
@@ -40,14 +40,14 @@ impl Registered {
             .map_err(driver_error)?;
         Ok(Some(Registered {
             ptr: ptr as usize,
-            _ctx: ctx,
+            ctx: ctx,
         }))
     }
 }
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        let _ = self._ctx.bind_to_thread();
+        let _ = self.ctx.bind_to_thread();
         // SAFETY: registered in `new`, unregistered once, while the memory is still live.
         let _ =
             unsafe { cudarc::driver::sys::cuMemHostUnregister(self.ptr as *mut std::ffi::c_void) };

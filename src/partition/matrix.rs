@@ -276,10 +276,14 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
             .sum()
     }
 
-    /// Run `work` on every part in order: each part is loaded first, the next one loads on
-    /// another thread while `work` runs (a streamed part's upload then overlaps this part's
-    /// products), and each part unloads after its work.
+    /// Run `work` on every part in order. Streamed parts: each is loaded first, the next one
+    /// loads on another thread while `work` runs (its upload then overlaps this part's
+    /// products), and each unloads after its work.
     fn each_part(&mut self, mut work: impl FnMut(&mut Part<M>) + Send) {
+        if !self.parts.first().is_some_and(|p| p.backend.streamed()) {
+            self.parts.iter_mut().for_each(work);
+            return;
+        }
         for s in 0..self.parts.len() {
             let (head, tail) = self.parts.split_at_mut(s + 1);
             let part = &mut head[s];

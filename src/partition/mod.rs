@@ -82,17 +82,16 @@ impl Subdomain {
                 .flat_map(|k| problem.initial_mu[self.global_bonds(k)].iter().copied())
                 .collect();
         }
-        if problem.precracked_bonds() == 0 {
-            return vec![1; self.bonds()];
-        }
+        let zone = problem.precrack_zone();
+        let zone = &zone;
         (0..self.owned)
             .into_par_iter()
             .flat_map_iter(|k| {
                 let i = self.nodes[k];
-                self.families
-                    .family(k)
-                    .iter()
-                    .map(move |&l| u8::from(problem.initially_intact(i, self.nodes[l as usize])))
+                let test = zone.near(&problem.body.positions[i]);
+                self.families.family(k).iter().map(move |&l| {
+                    u8::from(!test || problem.initially_intact(i, self.nodes[l as usize]))
+                })
             })
             .collect()
     }

@@ -120,9 +120,9 @@ pub fn slot_bound<T: Real>(problem: &Problem, cuts: &Cuts, s: usize) -> f64 {
 /// more) that streams the fewest bytes per force evaluation by the slab counts' estimate
 /// ([`streamed_bytes`]) is taken instead, if its slots fit too. No subdomain is built.
 pub fn plan_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize> {
-    let fewest = fewest_for_budget::<T>(problem, budget)?;
     let counts = SlabCounts::of(problem);
     let estimate = Estimate::new::<T>(problem);
+    let fewest = fewest_with::<T>(problem, &counts, &estimate, budget)?;
     let last = counts.nodes.len().min(4 * fewest + 16);
     let best = (fewest..=last)
         .map(|c| (streamed_bytes(&counts, &estimate, c, budget as f64), c))
@@ -188,13 +188,24 @@ fn streamed_bytes(counts: &SlabCounts, e: &Estimate, count: usize, budget: f64) 
 
 /// The fewest subdomains whose two streaming slots (by [`slot_bound`]) fit `budget`.
 pub fn fewest_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize> {
-    let mut count = count_for_budget::<T>(problem, budget)?;
+    let estimate = Estimate::new::<T>(problem);
+    fewest_with::<T>(problem, &SlabCounts::of(problem), &estimate, budget)
+}
+
+/// [`fewest_for_budget`] with the slab counts and the slot estimate of `problem` given.
+fn fewest_with<T: Real>(
+    problem: &Problem,
+    counts: &SlabCounts,
+    estimate: &Estimate,
+    budget: u64,
+) -> Result<usize> {
+    let slabs = counts.nodes.len();
+    let mut count = count_by_slabs(counts, estimate, budget)?;
     loop {
         let largest = largest_slot::<T>(problem, count)?;
         if 2.0 * largest <= budget as f64 {
             return Ok(count);
         }
-        let slabs = SlabCounts::of(problem).nodes.len();
         let next = (count + 1).max((count as f64 * 2.0 * largest / budget as f64).ceil() as usize);
         if count == slabs {
             return Err(usage(
@@ -215,18 +226,22 @@ pub fn fewest_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usiz
 /// neighbouring slabs; the sliced order's padding at the model's own ratio): no subdomain is
 /// built to find it. An error naming the budget when one slab per subdomain does not fit.
 pub fn count_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize> {
-    let lps = matches!(problem.material.law, Law::Lps { .. });
-    let cost = SlotCost::new(problem.dim(), std::mem::size_of::<T>(), lps);
-    let bonds = problem.families.bonds().max(1) as f64;
-    let padding = SlicedLayout::new(&problem.families).padded_len() as f64 / bonds;
-    let counts = SlabCounts::of(problem);
+    count_by_slabs(
+        &SlabCounts::of(problem),
+        &Estimate::new::<T>(problem),
+        budget,
+    )
+}
+
+/// [`count_for_budget`] from slab counts and a slot estimate.
+fn count_by_slabs(counts: &SlabCounts, e: &Estimate, budget: u64) -> Result<usize> {
     let slabs = counts.nodes.len();
     let mut smallest = f64::INFINITY;
     for count in 1..=slabs {
         let largest = counts
             .split(count)
             .iter()
-            .map(|&(owned, b, halo)| cost.bytes(owned, b as f64 * padding * 1.02, halo))
+            .map(|&(owned, b, halo)| e.cost.bytes(owned, b as f64 * e.padding, halo))
             .fold(0.0, f64::max);
         if 2.0 * largest <= budget as f64 {
             return Ok(count);

@@ -603,14 +603,17 @@ impl<T: Real> Engine<T> {
         mut update: Option<&mut Update<'_, T>>,
     ) -> Result<()> {
         self.energy = 0.0;
-        let streaming = self.place.streaming.clone();
         let mut turn = 0;
         for idx in 0..self.place.order.len() {
             let s = self.place.order[idx];
-            let k = self.place.slot_of[s].unwrap_or_else(|| {
-                turn += 1;
-                streaming[(turn - 1) % streaming.len()]
-            });
+            let k = match self.place.slot_of[s] {
+                Some(k) => k,
+                None => {
+                    turn += 1;
+                    let streaming = &self.place.streaming;
+                    streaming[(turn - 1) % streaming.len()]
+                }
+            };
             self.finish_through(k, out, update.as_deref_mut())?;
             self.stage_inputs(k, s, pass, u);
             self.enqueue(k, s, pass)?;

@@ -445,6 +445,18 @@ pub fn chunked_run(
     (state, broken)
 }
 
+/// The fused explicit loop of `part` over calls of uneven length (7, 13, 1, 19 steps) ends
+/// bitwise where the reference run `core` (state, bonds broken) ended.
+pub fn assert_chunked_run_equals(
+    problem: &Problem,
+    part: &mut dyn Backend<f64>,
+    core: &(State<f64>, usize),
+    case: &str,
+) {
+    let (state, broken) = chunked_run(problem, part, &[7, 13, 1, 19]);
+    assert_same_run(&state, broken, &core.0, core.1, case);
+}
+
 /// Two runs ended in the bitwise-same state with the same bonds broken.
 pub fn assert_same_run(
     a: &State<f64>,

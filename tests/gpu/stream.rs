@@ -210,20 +210,14 @@ fn fused_explicit_steps_on_the_gpu_equal_the_host_loop_bitwise() {
     let problem = common::conditions_bar();
     let shared = Arc::new(problem.clone());
     let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
-    let (s_core, b_core) = common::explicit_run(&problem, &mut core);
-    assert!(b_core > 0, "the run breaks bonds");
+    let core = common::explicit_run(&problem, &mut core);
+    assert!(core.1 > 0, "the run breaks bonds");
     for count in [3, 7] {
         let mut part =
             GpuStreamed::<f64>::new(shared.clone(), count, None, ResidencyRequest::Streamed)
                 .unwrap();
-        let (state, broken) = common::chunked_run(&problem, &mut part, &[7, 13, 1, 19]);
-        common::assert_same_run(
-            &state,
-            broken,
-            &s_core,
-            b_core,
-            &format!("{count} subdomains"),
-        );
+        let case = format!("{count} subdomains");
+        common::assert_chunked_run_equals(&problem, &mut part, &core, &case);
     }
 }
 
