@@ -34,15 +34,21 @@ typedef unsigned char u8;
 // (src/gpu/layout.rs): slices of 32 nodes, slot k of the slice's node l at
 // slice_start + 32 k + l, so a warp reads 32 consecutive entries per slot.
 // No per-bond weight is stored: w_ij is recomputed from the bond length and the node record
-// (`bond_weight`), so a bond costs its 4-byte neighbour index and its status byte.
+// (`bond_weight`), so a bond costs its 4-byte neighbour index and one status bit.
+// Bond status is one bit per slot of the sliced order: bit s % 32 of word s / 32. A slice
+// starts at a multiple of 32 slots, so slot 32 k + l of a slice (bond k of its node l) is bit
+// l of the slice's word k: a warp reads one word per bond (a broadcast, 4 bytes where the
+// byte per slot took 32) and each lane changes only its own bit (atomicAnd when it breaks).
 struct BondParams {
     const u64* slice_start;        // n / 32 + 1, start of each slice
     const u32* lengths;            // n, family size of each node
     const u32* neighbors;          // per bond (sliced), neighbour
-    const double* nodes;           // 4 n: reference position x, y, z (m), volume V (m^3)
+    const double* nodes;           // 4 n: reference position x, y, z (m), volume V (m^3);
+                                   // with volumes_only, n: the volume V (m^3) alone
     const float* nodes_f32;        // 4 n, f32 kernels: x, y, z less the body's centre (m), V
     const double* horizon_volume;  // n, sum_j beta V_j (damage, surface correction)
-    u8* mu;                        // per bond, status: 1 intact, 0 broken (0 in padding)
+    u32* mu;                       // bond status bits (slot s: bit s % 32 of word s / 32):
+                                   // 1 intact, 0 broken (0 in padding)
     const u8* no_fail;             // n, 1 where bonds never break
     const real* u;                 // d n, displacement
     real* force;                   // d n, internal force density (out)
@@ -79,7 +85,8 @@ struct BondParams {
     int omega_delta_over_x;        // LPS influence: 1 delta / x, 0 one
     int update;                    // force kernels: 0 store f; 1 also a, v (accelerate,
                                    // kick); 2 also kick and drift into u_next, not f and a
-    int pad;
+    int volumes_only;              // 1: `nodes` holds only the volumes (f32 kernels without
+                                   // partial volumes: nothing reads an f64 position)
     double pv_full;                // delta - dx / 2: bonds up to this length have beta 1
     double pv_edge;                // delta + dx / 2
     // The loop constants rounded to f32 on the host, so the f32 bond loops convert nothing.
@@ -106,6 +113,15 @@ __device__ __forceinline__ BondRange bond_range(const BondParams& p, u32 i) {
     return r;
 }
 
+// Status of slot s, and marking it broken (only the slot's own thread writes its bit; the
+// other lanes of the word may write theirs at the same time, hence the atomic).
+__device__ __forceinline__ bool bond_intact(const BondParams& p, u64 s) {
+    return ((p.mu[s >> 5] >> (s & 31)) & 1u) != 0;
+}
+__device__ __forceinline__ void cut_bond(const BondParams& p, u64 s) {
+    atomicAnd(p.mu + (s >> 5), ~(1u << (s & 31)));
+}
+
 // A walk over node i's bonds that loads the neighbour index and status of the next bond one
 // step ahead, so their latency overlaps the current bond's loads and arithmetic instead of
 // adding to them (the bond loops are latency-bound: docs/results.md). PD_PREFETCH=0 (a
@@ -129,42 +145,60 @@ struct Step {
 #ifndef PD_PREFETCH
 #define PD_PREFETCH 1
 #endif
+
+// Status words through the non-coherent cache (PD_STATUS_LDG=1) or plain loads. Either is
+// safe: a thread reads each of its words before it changes its own bit in it, and the bits
+// of the other lanes are not its business.
+#ifndef PD_STATUS_LDG
+#define PD_STATUS_LDG 0
+#endif
+__device__ __forceinline__ u32 status_word(const u32* w) {
+#if PD_STATUS_LDG
+    return __ldg(w);
+#else
+    return *w;
+#endif
+}
 #define PD_AHEAD (PD_PREFETCH != 0)
 
 template <bool AHEAD>
 struct BondWalk {
     const u32* nb;  // the node's first slot in the neighbour array
-    u8* st;         // and in the status array
+    u32* st;        // its slice's first status word (word k: bond k of the slice's nodes)
+    u32 bit;        // the node's bit in each word (1 << lane)
     u32 k, end;     // next slot offset; 32 x family size
-    u32 j;          // the next bond's neighbour and status
-    u8 mu;
+    u32 j;          // the next bond's neighbour and status word
+    u32 word;
     __device__ __forceinline__ BondWalk(const BondParams& p, u32 i) {
-        const u64 begin = ld(p.slice_start + i / 32) + (i % 32);
-        nb = p.neighbors + begin;
-        st = p.mu + begin;
+        const u64 slice = ld(p.slice_start + i / 32);
+        nb = p.neighbors + slice + (i % 32);
+        st = p.mu + (slice >> 5);
+        bit = 1u << (i % 32);
         k = 0;
         end = 32 * ld(p.lengths + i);
         j = 0;
-        mu = 0;
+        word = 0;
         if (end != 0) {
             j = ld(nb);
-            mu = st[0];
+            word = status_word(st);
         }
     }
     __device__ __forceinline__ bool next(const BondParams&, Step& t) {
         if (k >= end) return false;
         t.k = k;
         t.j = j;
-        t.intact = mu != 0;
+        t.intact = (word & bit) != 0;
         k += 32;
         if (k < end) {
             j = ld(nb + k);
-            mu = st[k];
+            word = status_word(st + (k >> 5));
         }
         return true;
     }
     // Mark the bond of step t broken.
-    __device__ __forceinline__ void cut(const BondParams&, const Step& t) { st[t.k] = 0; }
+    __device__ __forceinline__ void cut(const BondParams&, const Step& t) {
+        atomicAnd(st + (t.k >> 5), ~bit);
+    }
 };
 
 // Without the look-ahead: one 64-bit slot index (fewer live registers than two addresses).
@@ -179,12 +213,12 @@ struct BondWalk<false> {
     __device__ __forceinline__ bool next(const BondParams& p, Step& t) {
         if (b >= end) return false;
         t.b = b;
-        t.intact = p.mu[b] != 0;
+        t.intact = bond_intact(p, b);
         t.j = t.intact ? ld(p.neighbors + b) : 0;
         b += 32;
         return true;
     }
-    __device__ __forceinline__ void cut(const BondParams& p, const Step& t) { p.mu[t.b] = 0; }
+    __device__ __forceinline__ void cut(const BondParams& p, const Step& t) { cut_bond(p, t.b); }
 };
 
 // Two reals as one aligned vector load.
@@ -198,6 +232,11 @@ struct Record {
     double x[3];
     double vol;
 };
+
+// Volume of node j in f64, m^3 (from the record, or the volumes alone).
+__device__ __forceinline__ double node_volume(const BondParams& p, u32 j) {
+    return ld(p.nodes + (p.volumes_only != 0 ? (u64)j : 4 * (u64)j + 3));
+}
 
 template <int D>
 __device__ __forceinline__ Record load_record(const BondParams& p, u32 j) {
@@ -321,20 +360,9 @@ __device__ __forceinline__ Bond load_bond(const BondParams& p, const Node<D>& n,
     return make_bond<D>(n, gather<D>(p, j));
 }
 
-// The status slot of step t (to mark its bond broken).
-template <bool AHEAD>
-__device__ __forceinline__ u8* status_slot(const BondWalk<AHEAD>& w, const BondParams&,
-                                           const Step& t) {
-    return w.st + t.k;
-}
-
-__device__ __forceinline__ u8* status_slot(const BondWalk<false>&, const BondParams& p,
-                                           const Step& t) {
-    return p.mu + t.b;
-}
-
-// Node i's intact bonds, `body(j, bond, status slot)` for each, with the look-ahead walk
-// (BondWalk): the neighbour index and status one bond ahead.
+// Node i's intact bonds, `body(j, bond)` for each, with the look-ahead walk (BondWalk): the
+// neighbour index and status one bond ahead. `body` returns true where the bond breaks
+// (it is then marked broken).
 template <int D, typename F>
 __device__ __forceinline__ void walk_bonds(const BondParams& p, u32 i, const Node<D>& node,
                                            F&& body) {
@@ -343,7 +371,7 @@ __device__ __forceinline__ void walk_bonds(const BondParams& p, u32 i, const Nod
 #pragma unroll 1
     while (walk.next(p, t)) {
         if (!t.intact) continue;
-        body(t.j, load_bond<D>(p, node, t.j), status_slot(walk, p, t));
+        if (body(t.j, load_bond<D>(p, node, t.j))) walk.cut(p, t);
     }
 }
 
@@ -355,33 +383,34 @@ __device__ __forceinline__ void walk_bonds(const BondParams& p, u32 i, const Nod
 template <int D, typename F>
 __device__ __forceinline__ void walk_bonds_deep(const BondParams& p, u32 i, const Node<D>& node,
                                                 F&& body) {
-    const u64 begin = ld(p.slice_start + i / 32) + (i % 32);
-    const u32* nb = p.neighbors + begin;
-    u8* st = p.mu + begin;
+    const u64 slice = ld(p.slice_start + i / 32);
+    const u32* nb = p.neighbors + slice + (i % 32);
+    u32* st = p.mu + (slice >> 5);
+    const u32 bit = 1u << (i % 32);
     const u32 end = 32 * ld(p.lengths + i);
     u32 jc = 0, jn = 0;  // neighbours of the current and the next bond
-    u8 mc = 0, mn = 0;   // their status
+    bool mc = false, mn = false;  // their status
     if (end != 0) {
         jc = ld(nb);
-        mc = st[0];
+        mc = (st[0] & bit) != 0;
     }
     if (32 < end) {
         jn = ld(nb + 32);
-        mn = st[32];
+        mn = (st[1] & bit) != 0;
     }
     Gather<D> a = Gather<D>{}, b = Gather<D>{};
-    if (mc != 0) a = gather<D>(p, jc);
+    if (mc) a = gather<D>(p, jc);
     u32 k = 0;
     // One bond: gather the next into `nxt`, load the index after it, compute the current.
     auto step = [&](const Gather<D>& cur, Gather<D>& nxt) {
-        if (mn != 0) nxt = gather<D>(p, jn);
+        if (mn) nxt = gather<D>(p, jn);
         u32 jq = 0;
-        u8 mq = 0;
+        bool mq = false;
         if (k + 64 < end) {
             jq = ld(nb + k + 64);
-            mq = st[k + 64];
+            mq = (st[(k + 64) >> 5] & bit) != 0;
         }
-        if (mc != 0) body(jc, make_bond<D>(node, cur), st + k);
+        if (mc && body(jc, make_bond<D>(node, cur))) atomicAnd(st + (k >> 5), ~bit);
         k += 32;
         jc = jn;
         mc = mn;

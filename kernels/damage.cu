@@ -10,14 +10,14 @@ __device__ __forceinline__ void break_bonds_node(const BondParams& p, u32 i) {
     const BondRange r = bond_range(p, i);
     u32 broken = 0;
     for (u64 b = r.begin; b < r.end; b += 32) {
-        if (p.mu[b] == 0) continue;
+        if (!bond_intact(p, b)) continue;
         const u32 j = ld(p.neighbors + b);
         const Bond bd = load_bond<D>(p, node, j);
         real ry;
         const real s = p.linearized != 0 ? bond_extension<D>(bd) * bd.rx
                                          : bond_stretch<D>(bd, &ry);
         if (breaks(p, j, s)) {
-            p.mu[b] = 0;
+            cut_bond(p, b);
             ++broken;
         }
     }
@@ -31,13 +31,20 @@ PD_BOND_ENTRY_UNCAPPED(break_bonds, break_bonds_node)
 // volumes), rounded to the precision.
 template <int D>
 __device__ __forceinline__ void damage_node(const BondParams& p, u32 i) {
-    const Record node = load_record<D>(p, i);
+    // (without partial volumes beta is 1 and only the volumes are read)
+    const bool lengths = p.partial_volume != 0;
+    const Record node = lengths ? load_record<D>(p, i) : Record{};
     const BondRange r = bond_range(p, i);
     double intact = 0.0;
     for (u64 b = r.begin; b < r.end; b += 32) {
-        if (p.mu[b] == 0) continue;
-        const Record rec = load_record<D>(p, ld(p.neighbors + b));
-        intact += partial_volume_exact(p, exact_length<D>(node, rec)) * rec.vol;
+        if (!bond_intact(p, b)) continue;
+        const u32 j = ld(p.neighbors + b);
+        if (lengths) {
+            const Record rec = load_record<D>(p, j);
+            intact += partial_volume_exact(p, exact_length<D>(node, rec)) * rec.vol;
+        } else {
+            intact += node_volume(p, j);
+        }
     }
     const double total = ld(p.horizon_volume + i);
     p.phi[i] = (real)(total > 0.0 ? 1.0 - intact / total : 0.0);
@@ -58,7 +65,7 @@ __device__ __forceinline__ void strain_energy_node(const BondParams& p, u32 i) {
     const BondRange r = bond_range(p, i);
     double w = 0.0;
     for (u64 b = r.begin; b < r.end; b += 32) {
-        if (p.mu[b] == 0) continue;
+        if (!bond_intact(p, b)) continue;
         const u32 j = ld(p.neighbors + b);
         const Bond bd = load_bond<D>(p, node, j);
         const double x = (double)bd.x;
@@ -74,7 +81,7 @@ __device__ __forceinline__ void strain_energy_node(const BondParams& p, u32 i) {
         }
     }
     if (lps) w += 0.5 * p.kd * theta_i * theta_i;
-    p.energy[i] = w * ld(p.nodes + 4 * (u64)i + 3);
+    p.energy[i] = w * node_volume(p, i);
 }
 
 PD_BOND_ENTRY_UNCAPPED(strain_energy, strain_energy_node)

@@ -13,7 +13,7 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     const real s_break = break_threshold(p, can_break);
     real f[3] = {(real)0, (real)0, (real)0};
     u32 broken = 0;
-    auto bond = [&](u32 j, const Bond& bd, u8* status) {
+    auto bond = [&](u32 j, const Bond& bd) -> bool {
         real s, scale, dir[3];
         if (LINEARIZED) {
             s = bond_extension<D>(bd) * bd.rx;
@@ -26,12 +26,12 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
             for (int k = 0; k < 3; ++k) dir[k] = bd.xi[k] + bd.eta[k];
         }
         if (s > s_break && ld(p.no_fail + j) == 0) {
-            *status = 0;
             ++broken;
-            return;
+            return true;
         }
         scale *= bond_weight<PD_LAW_PMB, PLAIN>(p, bd, i, j);
         for (int k = 0; k < D; ++k) f[k] += scale * dir[k];
+        return false;
     };
     // (the deeper look-ahead only in the f32 plain nonlinear loop: elsewhere it would spill)
     if constexpr (PD_PREFETCH >= 2 && PLAIN && !LINEARIZED && sizeof(real) == 4) {

@@ -21,7 +21,7 @@ use super::Backend;
 use crate::geometry::Body;
 use crate::gpu::conditions::{addr, upload};
 use crate::gpu::device::driver_error;
-use crate::gpu::layout::{SlicedLayout, SLICE};
+use crate::gpu::layout::{pack_status, status_words, unpack_status, SlicedLayout, SLICE};
 use crate::gpu::params::BondParams;
 use crate::gpu::Gpu;
 use crate::material::{family_radius, Law};
@@ -77,14 +77,16 @@ pub struct GpuLoop<T: Real> {
     slice_start: CudaSlice<u64>,
     lengths: CudaSlice<u32>,
     neighbors: CudaSlice<u32>,
-    /// Node records `[x, y, z, V]`, m and m^3.
+    /// Node records `[x, y, z, V]`, m and m^3; or, where `volumes_only`, the volumes `V`
+    /// alone (f32 without partial volumes: no kernel reads an f64 position).
     nodes: CudaSlice<f64>,
+    volumes_only: bool,
     /// In f32, the records the bond loops read: [`node_records_f32`] (one value in f64).
     nodes_f32: CudaSlice<f32>,
     horizon_volume: CudaSlice<f64>,
     no_fail: CudaSlice<u8>,
-    // Bond data.
-    mu: CudaSlice<u8>,
+    // Bond data: status bits of the sliced order (`layout::pack_status`).
+    mu: CudaSlice<u32>,
     // LPS per node.
     theta: CudaSlice<T>,
     alpha: CudaSlice<T>,
@@ -92,11 +94,13 @@ pub struct GpuLoop<T: Real> {
     d_over_m: CudaSlice<T>,
     /// `(alpha_i, p_i theta_i)` per node (what `lps_force` gathers per neighbour).
     lps_pair: CudaSlice<T>,
-    // Outputs and scratch of the trait calls (apart from the resident state).
-    u_in: CudaSlice<T>,
-    f_out: CudaSlice<T>,
+    // Outputs and scratch of the trait calls (apart from the resident state); the device
+    // time loop needs none of the scratch, so it is allocated by the first call that does
+    // (`scratch`), except the displacement for LPS, whose outputs ask for the dilatation.
+    u_in: Option<CudaSlice<T>>,
+    f_out: Option<CudaSlice<T>>,
     phi: CudaSlice<T>,
-    energy: CudaSlice<f64>,
+    energy: Option<CudaSlice<f64>>,
     /// Bonds broken on the device since setup (a running counter).
     broken: CudaSlice<u64>,
     /// Last value read from `broken`.
@@ -110,15 +114,30 @@ pub struct GpuLoop<T: Real> {
 }
 
 /// Device bytes of the GPU loop backend per node and per bond slot, for precision bytes `p`
-/// (`lps`: the state-based law's per-node arrays too).
-pub fn device_bytes_per(dim: usize, p: usize, lps: bool) -> (usize, usize) {
-    // record (position and volume) 32, in f32 also the f32 record 16, horizon volume 8,
-    // no-fail 1, family size 4, theta and damage 2 p, energy 8, state u v a f b v_half u_next
-    // (7 d p), scratch u f (2 d p); LPS alpha, p, d/m and the (alpha, p theta) pair (5 p)
-    let record = if p == 4 { 32 + 16 } else { 32 };
-    let node = record + 8 + 1 + 4 + 2 * p + 8 + 9 * dim * p + if lps { 5 * p } else { 0 };
-    // neighbour 4, status 1 (no weight: the kernels recompute it)
-    (node, 4 + 1)
+/// (`lps`: the state-based law's per-node arrays too); a slot's bytes are a fraction (its
+/// status is one bit).
+pub fn device_bytes_per(dim: usize, p: usize, lps: bool) -> (usize, f64) {
+    // record (position and volume) 32, in f32 the f32 record 16 and only the f64 volume 8
+    // (the record too with partial volumes: `records_kept`, counted by `device_bytes`),
+    // horizon volume 8, no-fail 1, family size 4, damage p, state u v a f b u_next (6 d p;
+    // damped runs add v_half on their first step); LPS theta, alpha, p, d/m and the (alpha, p theta) pair (6 p) and the trait
+    // calls' displacement (d p: its outputs ask for the dilatation). Allocated on first use,
+    // not counted: the trait calls' force and energy and PMB's displacement (`scratch`).
+    let record = if p == 4 { 8 + 16 } else { 32 };
+    let node = record + 8 + 1 + 4 + p + 6 * dim * p + if lps { 6 * p + dim * p } else { 0 };
+    // neighbour 4, status one bit (no weight: the kernels recompute it)
+    (node, 4.0 + 1.0 / 8.0)
+}
+
+/// Whether the f32 kernels of `problem` need the f64 node records (positions for the exact
+/// bond lengths of the partial-volume factor in damage); else only the f64 volumes are kept.
+fn records_kept(problem: &Problem, t: usize) -> bool {
+    t == 8 || problem.model.discretization.partial_volume != PartialVolume::None
+}
+
+/// Device bytes of the neighbour index and status bits of `slots` slots of the sliced order.
+pub fn bond_slot_bytes(slots: usize) -> usize {
+    4 * slots + 4 * status_words(slots)
 }
 
 /// The precision of `T`.
@@ -295,18 +314,21 @@ pub fn device_bond_arrays(problem: &Problem) -> (Vec<u32>, Vec<u8>) {
     (neighbors, mu)
 }
 
-/// The device neighbour and bond status arrays of `problem` in `layout`, allocated whole on
-/// the device and filled piece by piece ([`BondFill::pieces`]): the host holds one piece at a
-/// time, never a whole per-bond array in device order.
+/// The device neighbour and bond status arrays of `problem` in `layout` (status as bits,
+/// `layout::pack_status`), allocated whole on the device and filled piece by piece
+/// ([`BondFill::pieces`]): the host holds one piece at a time, never a whole per-bond array
+/// in device order.
 fn upload_bond_arrays(
     gpu: &Gpu,
     problem: &Problem,
     layout: &SlicedLayout,
-) -> Result<(CudaSlice<u32>, CudaSlice<u8>)> {
+) -> Result<(CudaSlice<u32>, CudaSlice<u32>)> {
     let s = gpu.stream();
     let len = layout.padded_len().max(1);
     let mut neighbors = s.alloc_zeros::<u32>(len).map_err(driver_error)?;
-    let mut mu = s.alloc_zeros::<u8>(len).map_err(driver_error)?;
+    let mut mu = s
+        .alloc_zeros::<u32>(status_words(len))
+        .map_err(driver_error)?;
     let fill = BondFill::new(problem, layout);
     for slices in fill.pieces() {
         let slots = fill.slots(slices.clone());
@@ -317,12 +339,32 @@ fn upload_bond_arrays(
         fill.fill(slices, &mut nb, &mut st);
         s.memcpy_htod(&nb, &mut neighbors.slice_mut(slots.clone()))
             .map_err(driver_error)?;
-        s.memcpy_htod(&st, &mut mu.slice_mut(slots))
+        // (slices start at multiples of 32 slots: a piece is whole words)
+        let words = slots.start / 32..status_words(slots.end);
+        s.memcpy_htod(&pack_status(&st), &mut mu.slice_mut(words))
             .map_err(driver_error)?;
         // (the host piece is dropped next: the copies have read it)
         s.synchronize().map_err(driver_error)?;
     }
     Ok((neighbors, mu))
+}
+
+/// The scratch buffer `slot` of `len` values, allocated on first use (after checking that it
+/// fits: an error naming the bytes needed and free otherwise).
+fn scratch<'a, U: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    gpu: &Gpu,
+    slot: &'a mut Option<CudaSlice<U>>,
+    len: usize,
+) -> Result<&'a mut CudaSlice<U>> {
+    if slot.is_none() {
+        gpu.ensure_fits("gpu-loop", len.max(1) * std::mem::size_of::<U>())?;
+        *slot = Some(
+            gpu.stream()
+                .alloc_zeros::<U>(len.max(1))
+                .map_err(driver_error)?,
+        );
+    }
+    Ok(slot.as_mut().expect("allocated above"))
 }
 
 /// The largest horizon volume of `problem`'s nodes, m^3.
@@ -396,11 +438,19 @@ impl<T: Real> GpuLoop<T> {
     pub fn device_bytes(problem: &Problem) -> usize {
         let layout = SlicedLayout::new(&problem.families);
         let lps = matches!(problem.material.law, Law::Lps { .. });
-        let (node, bond) = device_bytes_per(problem.dim(), std::mem::size_of::<T>(), lps);
+        let t = std::mem::size_of::<T>();
+        let (node, _) = device_bytes_per(problem.dim(), t, lps);
+        // (f32 with partial volumes keeps the f64 records beside the f32 ones)
+        let node = node
+            + if t == 4 && records_kept(problem, t) {
+                24
+            } else {
+                0
+            };
         let slices = layout.slice_start.len();
-        // slice starts, the two counters (bonds broken, reduction result), and up to 36 bytes
+        // slice starts, the two counters (bonds broken, reduction result), and up to 44 bytes
         // of one-value placeholders for the arrays a law or precision does not use
-        node * problem.body.len() + bond * layout.padded_len() + 8 * slices + 16 + 36
+        node * problem.body.len() + bond_slot_bytes(layout.padded_len()) + 8 * slices + 16 + 44
     }
 
     fn upload(problem: Arc<Problem>, gpu: Arc<Gpu>, k: Kernels) -> Result<Self> {
@@ -417,12 +467,18 @@ impl<T: Real> GpuLoop<T> {
         // Families and bond status in device order, from the stored arrays or, for a lean
         // problem, searched again (`BondFill`).
         let (neighbors, mu) = upload_bond_arrays(&gpu, p, &layout)?;
-        let nodes = node_records(&p.body, 0..n);
+        let t = std::mem::size_of::<T>();
+        let records = node_records(&p.body, 0..n);
         // (the f32 kernels' records; the f64 kernels read only `nodes`)
-        let nodes_f32 = if std::mem::size_of::<T>() == 4 {
-            node_records_f32(&nodes, record_centre(&p.body))
+        let nodes_f32 = if t == 4 {
+            node_records_f32(&records, record_centre(&p.body))
         } else {
             Vec::new()
+        };
+        let volumes_only = !records_kept(p, t);
+        let nodes = match volumes_only {
+            true => p.body.volumes.clone(),
+            false => records,
         };
         let no_fail: Vec<u8> = p.no_fail.iter().map(|&b| u8::from(b)).collect();
         let lps = matches!(p.material.law, Law::Lps { .. });
@@ -439,22 +495,23 @@ impl<T: Real> GpuLoop<T> {
             lengths: upload(&gpu, &layout.lengths)?,
             neighbors,
             nodes: upload(&gpu, &nodes)?,
+            volumes_only,
             nodes_f32: upload(&gpu, &nodes_f32)?,
             horizon_volume: upload(&gpu, &p.bonds.horizon_volume)?,
             no_fail: upload(&gpu, &no_fail)?,
             mu,
-            theta: zeros(n).map_err(driver_error)?,
+            theta: zeros(if lps { n } else { 1 }).map_err(driver_error)?,
             alpha: upload(&gpu, &per_node(|c| &c.alpha))?,
             pcoef: upload(&gpu, &per_node(|c| &c.pcoef))?,
             d_over_m: upload(&gpu, &per_node(|c| &c.d_over_m))?,
             lps_pair: zeros(if lps { 2 * n } else { 1 }).map_err(driver_error)?,
-            u_in: zeros(n * d).map_err(driver_error)?,
-            f_out: zeros(n * d).map_err(driver_error)?,
+            u_in: match lps {
+                true => Some(zeros(n * d).map_err(driver_error)?),
+                false => None,
+            },
+            f_out: None,
             phi: zeros(n).map_err(driver_error)?,
-            energy: gpu
-                .stream()
-                .alloc_zeros::<f64>(n.max(1))
-                .map_err(driver_error)?,
+            energy: None,
             broken: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
             broken_seen: 0,
             layout,
@@ -479,6 +536,7 @@ impl<T: Real> GpuLoop<T> {
             lengths: addr(g, &self.lengths),
             neighbors: addr(g, &self.neighbors),
             nodes: addr(g, &self.nodes),
+            volumes_only: i32::from(self.volumes_only),
             nodes_f32: addr(g, &self.nodes_f32),
             horizon_volume: addr(g, &self.horizon_volume),
             mu: addr(g, &self.mu),
@@ -491,7 +549,7 @@ impl<T: Real> GpuLoop<T> {
             d_over_m: addr(g, &self.d_over_m),
             lps_pair: addr(g, &self.lps_pair),
             phi: addr(g, &self.phi),
-            energy: addr(g, &self.energy),
+            energy: self.energy.as_ref().map_or(0, |e| addr(g, e)),
             broken: addr(g, &self.broken),
             ..law_params(
                 &self.problem,
@@ -546,17 +604,18 @@ impl<T: Real> GpuLoop<T> {
     }
 
     fn upload_u(&mut self, u: &[T]) -> Result<u64> {
-        self.gpu
-            .stream()
-            .memcpy_htod(u, &mut self.u_in)
-            .map_err(driver_error)?;
-        Ok(addr(&self.gpu, &self.u_in))
+        let gpu = self.gpu.clone();
+        let u_in = scratch(&gpu, &mut self.u_in, u.len())?;
+        gpu.stream().memcpy_htod(u, u_in).map_err(driver_error)?;
+        Ok(addr(&gpu, u_in))
     }
 
     fn try_internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
         let u = self.upload_u(u)?;
-        self.launch_forces(u, addr(&self.gpu, &self.f_out), false)?;
-        self.download(&self.f_out, force)
+        let gpu = self.gpu.clone();
+        let f_out = addr(&gpu, scratch(&gpu, &mut self.f_out, force.len())?);
+        self.launch_forces(u, f_out, false)?;
+        self.download(self.f_out.as_ref().expect("allocated above"), force)
     }
 
     fn try_break_bonds(&mut self, u: &[T]) -> Result<usize> {
@@ -588,6 +647,8 @@ impl<T: Real> GpuLoop<T> {
         let lps = matches!(self.problem.material.law, Law::Lps { .. });
         let n = self.problem.body.len();
         let u = self.upload_u(u)?;
+        let gpu = self.gpu.clone();
+        scratch(&gpu, &mut self.energy, n)?;
         let params = self.bond_params(u, 0, false);
         // SAFETY: as in `launch_forces`; the kernels write `theta` and `energy`.
         unsafe {
@@ -599,7 +660,7 @@ impl<T: Real> GpuLoop<T> {
         let per_node = self
             .gpu
             .stream()
-            .clone_dtoh(&self.energy)
+            .clone_dtoh(self.energy.as_ref().expect("allocated above"))
             .map_err(driver_error)?;
         Ok(per_node[..n].iter().sum())
     }
@@ -688,9 +749,10 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
     }
 
     fn bond_status(&self) -> Vec<u8> {
-        let mut mu = vec![0u8; self.layout.padded_len()];
-        fatal(self.download(&self.mu, &mut mu), "bond status download");
-        self.layout.to_csr(&mu)
+        let slots = self.layout.padded_len();
+        let mut words = vec![0u32; status_words(slots)];
+        fatal(self.download(&self.mu, &mut words), "bond status download");
+        self.layout.to_csr(&unpack_status(&words, slots))
     }
 
     fn memory_bytes(&self) -> usize {
@@ -708,10 +770,10 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.pcoef.num_bytes(),
             self.d_over_m.num_bytes(),
             self.lps_pair.num_bytes(),
-            self.u_in.num_bytes(),
-            self.f_out.num_bytes(),
+            self.u_in.as_ref().map_or(0, |b| b.num_bytes()),
+            self.f_out.as_ref().map_or(0, |b| b.num_bytes()),
             self.phi.num_bytes(),
-            self.energy.num_bytes(),
+            self.energy.as_ref().map_or(0, |b| b.num_bytes()),
             self.broken.num_bytes(),
             self.stepper.bytes(),
         ]
@@ -727,7 +789,7 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.dim,
         );
         // One step of the device loop (`gpu_step.rs`, fused update): per bond the neighbour
-        // index and the status byte (no weight); per node the record (position and volume,
+        // index and the status bit (no weight); per node the record (position and volume,
         // 32 bytes in f64, the f32 record's 16 in f32), family size, slice start share
         // ignored, no-fail flag, and per dof u read,
         // b read, v read and written, u_next written (f and a are stored only on a call's last
@@ -737,7 +799,7 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         let lps = matches!(self.problem.material.law, Law::Lps { .. });
         let record = if t == 4 { 16 } else { 32 };
         let node = record + 4 + 1 + 5 * d * t + if lps { 5 * t + 2 * t } else { 0 };
-        nb * (4 + 1) + n * node
+        nb * 4 + nb.div_ceil(8) + n * node
     }
 
     fn advance_explicit(

@@ -577,7 +577,8 @@ impl<T: Real> GpuMatrix<T> {
             + v(rows.max(n).div_ceil(BLOCK), 8)
             + 2 * v(d * n, t)
             + 8;
-        let state = 6 * v(d * n, t) + 8;
+        // u v a f b (the half-step velocity only in damped runs, on their first step)
+        let state = 5 * v(d * n, t) + 8;
         ops + vectors + scratch + state
     }
 

@@ -59,7 +59,8 @@ pub(super) struct DeviceState<T> {
     pub a: CudaSlice<T>,
     pub f: CudaSlice<T>,
     pub b: CudaSlice<T>,
-    pub vhalf: CudaSlice<T>,
+    /// Half-step velocity, for damped runs only (allocated by the first one).
+    pub vhalf: Option<CudaSlice<T>>,
     /// The displacement a fused step drifts into (swapped with `u` after each step); only
     /// for a backend whose force kernel does the update.
     pub u_next: Option<CudaSlice<T>>,
@@ -147,7 +148,7 @@ impl<T: Real> DeviceLoop<T> {
             a: zeros().map_err(driver_error)?,
             f: zeros().map_err(driver_error)?,
             b: zeros().map_err(driver_error)?,
-            vhalf: zeros().map_err(driver_error)?,
+            vhalf: None,
             u_next: if fused {
                 Some(zeros().map_err(driver_error)?)
             } else {
@@ -174,7 +175,7 @@ impl<T: Real> DeviceLoop<T> {
             + s.a.num_bytes()
             + s.f.num_bytes()
             + s.b.num_bytes()
-            + s.vhalf.num_bytes()
+            + s.vhalf.as_ref().map_or(0, |b| b.num_bytes())
             + s.u_next.as_ref().map_or(0, |b| b.num_bytes())
             + self.table.as_ref().map_or(0, |t| t.num_bytes())
             + self.lists.as_ref().map_or(0, |l| l.bytes())
@@ -289,6 +290,12 @@ impl<T: Real> DeviceLoop<T> {
         }
         self.update_lists(loads)?;
         let (table, t_end) = self.upload_table(loads, state.time, ex.dt, steps)?;
+        if ex.damping > 0.0 && self.state.vhalf.is_none() {
+            let bytes = state.u.len().max(1) * std::mem::size_of::<T>();
+            self.gpu.ensure_fits("the damped explicit loop", bytes)?;
+            let zeros = self.gpu.stream().alloc_zeros::<T>(state.u.len().max(1));
+            self.state.vhalf = Some(zeros.map_err(driver_error)?);
+        }
         let g = &self.gpu;
         let sp = StepParams {
             u: addr(g, &self.state.u),
@@ -296,10 +303,9 @@ impl<T: Real> DeviceLoop<T> {
             a: addr(g, &self.state.a),
             f: addr(g, &self.state.f),
             b: addr(g, &self.state.b),
-            vhalf: if ex.damping > 0.0 {
-                addr(g, &self.state.vhalf)
-            } else {
-                0
+            vhalf: match &self.state.vhalf {
+                Some(b) if ex.damping > 0.0 => addr(g, b),
+                _ => 0,
             },
             dt: ex.dt,
             half: 0.5 * ex.dt,
@@ -368,9 +374,8 @@ impl<T: Real> DeviceLoop<T> {
             v: addr(g, &self.state.v),
             b: addr(g, &self.state.b),
             u_next: self.state.u_next.as_ref().map_or(0, |b| addr(g, b)),
-            // (mode 3 also writes the half-step velocity without damping, where nothing
-            // reads it)
-            vhalf: addr(g, &self.state.vhalf),
+            // (null without damping: the kernel then writes no half-step velocity)
+            vhalf: self.state.vhalf.as_ref().map_or(0, |b| addr(g, b)),
             dt,
             ..list.params(g, lists.conditions, mode)
         };

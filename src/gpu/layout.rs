@@ -6,6 +6,10 @@
 //! resident threads thrash the L2 cache (measured in `docs/gpu-validation.md`).
 //!
 //! The host keeps CSR order (`Families`); this module maps arrays between the two orders.
+//!
+//! Bond status on the device is one bit per slot ([`pack_status`]): bit `s % 32` of word
+//! `s / 32`. Every slice starts at a multiple of 32 slots, so a slice's word `k` holds bond
+//! `k` of its 32 nodes, bit `l` for its node `l`: a warp reads one word per bond.
 
 use crate::neighbors::Families;
 use rayon::prelude::*;
@@ -99,6 +103,33 @@ impl SlicedLayout {
     }
 }
 
+/// Status words of `slots` slots (one bit per slot).
+pub fn status_words(slots: usize) -> usize {
+    slots.div_ceil(32)
+}
+
+/// Bond status bytes (one per slot, nonzero intact) as the device's bits: slot `s` is bit
+/// `s % 32` of word `s / 32`; bits beyond `status.len()` are 0 (broken: padding).
+pub fn pack_status(status: &[u8]) -> Vec<u32> {
+    status
+        .par_chunks(32)
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u32, |w, (l, &m)| w | (u32::from(m != 0) << l))
+        })
+        .collect()
+}
+
+/// The device's status bits back as one byte per slot (1 intact, 0 broken), `slots` long.
+pub fn unpack_status(words: &[u32], slots: usize) -> Vec<u8> {
+    assert!(words.len() * 32 >= slots);
+    (0..slots)
+        .into_par_iter()
+        .map(|s| ((words[s / 32] >> (s % 32)) & 1) as u8)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +166,23 @@ mod tests {
         let padding = dev.iter().filter(|&&v| v == u32::MAX).count();
         assert_eq!(padding, layout.padded_len() - nb);
         assert_eq!(layout.to_csr(&dev), fam.neighbors);
+    }
+
+    /// Status bytes survive the bits and back; bit l of word k is slot 32 k + l, the slot of
+    /// bond k of a slice's node l (the kernels' addressing), and padding reads broken.
+    #[test]
+    fn status_bits_round_trip() {
+        let status: Vec<u8> = (0..100)
+            .map(|s| u8::from(s % 3 != 0) * (1 + s as u8 % 2))
+            .collect();
+        let words = pack_status(&status);
+        assert_eq!(words.len(), status_words(100));
+        for (s, &m) in status.iter().enumerate() {
+            assert_eq!((words[s / 32] >> (s % 32)) & 1 == 1, m != 0, "slot {s}");
+        }
+        assert_eq!(words[3] >> 4, 0, "bits past the last slot are broken");
+        let back = unpack_status(&words, 100);
+        let expect: Vec<u8> = status.iter().map(|&m| u8::from(m != 0)).collect();
+        assert_eq!(back, expect);
     }
 }

@@ -56,7 +56,8 @@ pub struct BondParams {
     pub omega_delta_over_x: i32,
     /// Force kernels: [`UPDATE_NONE`], [`UPDATE_END`] or [`UPDATE_DRIFT`].
     pub update: i32,
-    pub pad: i32,
+    /// 1: `nodes` holds only the volumes (f32 without partial volumes).
+    pub volumes_only: i32,
     /// `delta - dx / 2` and `delta + dx / 2`, m (the partial-volume ramp).
     pub pv_full: f64,
     pub pv_edge: f64,

@@ -5,7 +5,7 @@
 //! families, node records (and in f32 their f32 copies relative to the body's centre, the
 //! same for every subdomain), horizon volumes, no-fail flags and LPS coefficients of its owned
 //! and halo nodes, each field 256-byte aligned) is copied with one call, and the bond status
-//! `mu` (changed by the kernels) is a pinned array of its own that travels both ways when the
+//! bits `mu` (changed by the kernels) are a pinned array of their own that travels both ways when the
 //! subdomain does not stay on the device.
 //!
 //! Units as the kernels': positions m, volumes m^3.
@@ -13,7 +13,7 @@
 use super::Subdomain;
 use crate::backend::coefficients::LpsCoefficients;
 use crate::backend::gpu_loop::{node_records, node_records_f32, record_centre};
-use crate::gpu::layout::SlicedLayout;
+use crate::gpu::layout::{pack_status, status_words, unpack_status, SlicedLayout};
 use crate::gpu::pinned::Pinned;
 use crate::gpu::Gpu;
 use crate::setup::Problem;
@@ -83,9 +83,9 @@ pub struct Part {
     /// The static block and its field offsets.
     pub block: Pinned<u8>,
     pub offsets: Offsets,
-    /// Bond status in sliced order (current on the host while the subdomain is not on the
-    /// device).
-    pub mu: Pinned<u8>,
+    /// Bond status bits in sliced order (`layout::pack_status`; current on the host while
+    /// the subdomain is not on the device).
+    pub mu: Pinned<u32>,
 }
 
 impl Part {
@@ -155,8 +155,8 @@ impl Part {
         }
         let mu_csr = sub.initial_status(problem);
         sub.families.neighbors = Vec::new();
-        let mut mu = Pinned::<u8>::zeroed(gpu, slots)?;
-        layout.write_device(&mu_csr, &mut mu);
+        let mut mu = Pinned::<u32>::zeroed(gpu, status_words(slots))?;
+        mu.copy_from_slice(&pack_status(&layout.to_device(&mu_csr, 0)));
         Ok(Part {
             sub,
             layout,
@@ -176,9 +176,12 @@ impl Part {
         self.sub.owned
     }
 
-    /// Write this subdomain's bond status (sliced order `mu`) into the global CSR array.
-    pub fn scatter_status(&self, mu: &[u8], status: &mut [u8]) {
-        let local = self.layout.to_csr(mu);
+    /// Write this subdomain's bond status (status bits `mu` of the sliced order) into the
+    /// global CSR array.
+    pub fn scatter_status(&self, mu: &[u32], status: &mut [u8]) {
+        let local = self
+            .layout
+            .to_csr(&unpack_status(mu, self.layout.padded_len()));
         let mut at = 0;
         for k in 0..self.sub.owned {
             let range = self.sub.global_bonds(k);

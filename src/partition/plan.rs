@@ -48,7 +48,7 @@ pub fn parse_bytes(option: &str, text: &str) -> Result<u64> {
 /// Device bytes of a slot by what it holds, for dimension `d`, precision bytes `t`.
 #[derive(Debug, Clone, Copy)]
 pub struct SlotCost {
-    /// Per bond slot of the sliced order: neighbour index and status.
+    /// Per bond slot of the sliced order: neighbour index (4 bytes) and status (one bit).
     pub per_bond: f64,
     /// Per owned or halo node: record (f32 also its f32 copy), horizon volume, no-fail flag,
     /// displacement; LPS coefficients, dilatation and pair.
@@ -63,7 +63,7 @@ impl SlotCost {
     pub fn new(d: usize, t: usize, lps: bool) -> SlotCost {
         let (d, t) = (d as f64, t as f64);
         SlotCost {
-            per_bond: 5.0,
+            per_bond: 4.0 + 1.0 / 8.0,
             per_local: 41.0
                 + d * t
                 + if lps { 6.0 * t } else { 0.0 }

@@ -32,6 +32,7 @@ use crate::backend::coefficients::lps_coefficients;
 use crate::backend::gpu_loop::{full_volume, law_params, precision_of, Kernels};
 use crate::backend::{Backend, GpuLoop};
 use crate::gpu::device::driver_error;
+use crate::gpu::layout::status_words;
 use crate::gpu::params::BondParams;
 use crate::gpu::pinned::{
     copy_in, copy_out, pinned_bandwidth, seconds_between, timing_event, Pinned,
@@ -68,7 +69,8 @@ enum Pass {
 /// Device buffers of one slot, with their addresses.
 struct Slot<T> {
     block: CudaSlice<u8>,
-    mu: CudaSlice<u8>,
+    /// Bond status bits (`layout::pack_status`).
+    mu: CudaSlice<u32>,
     u: CudaSlice<T>,
     f: CudaSlice<T>,
     theta: CudaSlice<T>,
@@ -140,7 +142,7 @@ impl Sizes {
     fn slot_bytes(&self, d: usize, t: usize, lps: bool) -> usize {
         let lps_bytes = if lps { 3 * self.local * t } else { 0 };
         self.block
-            + self.bonds
+            + 4 * status_words(self.bonds)
             + d * self.local * t
             + d * self.owned * t
             + self.owned * (t + 8)
@@ -449,7 +451,7 @@ impl<T: Real> Slot<T> {
             .alloc_zeros::<u8>(z.block.max(1))
             .map_err(driver_error)?;
         let mu = stream
-            .alloc_zeros::<u8>(z.bonds.max(1))
+            .alloc_zeros::<u32>(status_words(z.bonds).max(1))
             .map_err(driver_error)?;
         let u = zeros_t(d * z.local)?;
         let f = zeros_t(d * z.owned)?;
@@ -703,7 +705,7 @@ impl<T: Real> Engine<T> {
             if slot.held != Some(s) {
                 copy_in(h2d, slot.at.block, &part.block)?;
                 copy_in(h2d, slot.at.mu, &part.mu)?;
-                bytes_in += part.block.len() + part.mu.len();
+                bytes_in += part.block.len() + 4 * part.mu.len();
                 slot.held = Some(s);
             }
             if pass != Pass::Damage {
@@ -745,7 +747,7 @@ impl<T: Real> Engine<T> {
             if evict && !matches!(pass, Pass::Damage | Pass::Energy) {
                 // the slot will hold another subdomain before this one comes back
                 copy_out(d2h, &mut part.mu, slot.at.mu)?;
-                bytes_out += part.mu.len();
+                bytes_out += 4 * part.mu.len();
             }
             ev[5].record(d2h).map_err(driver_error)?;
         }
@@ -836,7 +838,7 @@ impl<T: Real> Engine<T> {
             };
             match on_device {
                 Some(k) => {
-                    let mut mu = vec![0u8; self.parts[s].mu.len()];
+                    let mut mu = vec![0u32; self.parts[s].mu.len()];
                     let src = self.slots[k].at.mu;
                     // SAFETY: the slot's status buffer holds at least this subdomain's
                     // bonds; waited for right away (pageable destination: synchronous).
