@@ -119,7 +119,7 @@ fn info_plans_subdomains_for_a_count_or_a_budget() {
         text.contains("two streaming slots fit") && text.contains("of 0.117 MiB"),
         "{text}"
     );
-    let o = peridot(&["info", &model, "--gpu-memory-budget", "60%"]);
+    let o = peridot(&["info", &model, "--gpu-memory-budget", "70%"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(text.contains("two streaming slots fit"), "{text}");
@@ -298,7 +298,7 @@ fn run_in_subdomains_or_a_clear_error() {
 #[test]
 fn info_plans_subdomains_for_the_model_key() {
     let dir = tempfile::tempdir().unwrap();
-    for value in ["\"60%\"", "\"120KiB\""] {
+    for value in ["\"70%\"", "\"120KiB\""] {
         let text = TINY.replace(
             "steps = 40\n",
             &format!("steps = 40\ngpu_memory_budget = {value}\n"),

@@ -603,19 +603,40 @@ impl<T: Real> GpuLoop<T> {
         Ok(new as usize)
     }
 
+    /// Device address of displacement `u`, uploaded for a trait call: into the time loop's
+    /// own displacement while that holds no state (the force evaluation of
+    /// `Explicit::start`, before the first `advance_explicit`, which uploads the state
+    /// anyway), else into scratch allocated on first use. So a run needs no scratch the
+    /// device loop does not (a model that fills the GPU still starts).
     fn upload_u(&mut self, u: &[T]) -> Result<u64> {
         let gpu = self.gpu.clone();
-        let u_in = scratch(&gpu, &mut self.u_in, u.len())?;
-        gpu.stream().memcpy_htod(u, u_in).map_err(driver_error)?;
-        Ok(addr(&gpu, u_in))
+        let target = match self.stepper.resident_step {
+            None => &mut self.stepper.state.u,
+            Some(_) => scratch(&gpu, &mut self.u_in, u.len())?,
+        };
+        gpu.stream().memcpy_htod(u, target).map_err(driver_error)?;
+        Ok(addr(&gpu, target))
+    }
+
+    /// The force buffer of a trait call (its address): the time loop's own while it holds
+    /// no state, else scratch allocated on first use (as [`upload_u`](Self::upload_u)).
+    fn force_out(&mut self, len: usize) -> Result<u64> {
+        let gpu = self.gpu.clone();
+        Ok(match self.stepper.resident_step {
+            None => addr(&gpu, &self.stepper.state.f),
+            Some(_) => addr(&gpu, scratch(&gpu, &mut self.f_out, len)?),
+        })
     }
 
     fn try_internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
         let u = self.upload_u(u)?;
-        let gpu = self.gpu.clone();
-        let f_out = addr(&gpu, scratch(&gpu, &mut self.f_out, force.len())?);
+        let f_out = self.force_out(force.len())?;
         self.launch_forces(u, f_out, false)?;
-        self.download(self.f_out.as_ref().expect("allocated above"), force)
+        let buffer = match self.stepper.resident_step {
+            None => &self.stepper.state.f,
+            Some(_) => self.f_out.as_ref().expect("allocated above"),
+        };
+        self.download(buffer, force)
     }
 
     fn try_break_bonds(&mut self, u: &[T]) -> Result<usize> {
