@@ -91,10 +91,6 @@ struct BondParams {
     double pv_edge;                // delta + dx / 2
     // The loop constants rounded to f32 on the host, so the f32 bond loops convert nothing.
     float critical_stretch_f, delta_f, dx_f, pv_full_f, pv_edge_f, micromodulus_f;
-    // 3D: the displacement padded to four components, [u_x, u_y, u_z, 0] per node (written
-    // by `pack_u4` from u before the force pass), so a bond gathers its neighbour's
-    // displacement in one 16-byte load; read only by the entry points that say so (U4).
-    real* u4;
 };
 
 // A loop constant in the kernel's precision: the f32 copy or the double.
@@ -229,20 +225,6 @@ struct BondWalk<false> {
 template <typename R> struct Pair;
 template <> struct Pair<float> { typedef float2 type; };
 template <> struct Pair<double> { typedef double2 type; };
-// Three of the four reals at `q + 4 j` (aligned): one 16-byte load in f32, two in f64.
-__device__ __forceinline__ void load_quad3(const float* q, u32 j, float out[3]) {
-    const float4 v = ld(reinterpret_cast<const float4*>(q) + j);
-    out[0] = v.x;
-    out[1] = v.y;
-    out[2] = v.z;
-}
-__device__ __forceinline__ void load_quad3(const double* q, u32 j, double out[3]) {
-    const double2 a = ld(reinterpret_cast<const double2*>(q) + 2 * (u64)j);
-    const double2 b = ld(reinterpret_cast<const double2*>(q) + 2 * (u64)j + 1);
-    out[0] = a.x;
-    out[1] = a.y;
-    out[2] = b.x;
-}
 
 // A node record: reference position and volume, two aligned 16-byte loads of one 32-byte
 // sector (z is not read in 2D).
@@ -369,15 +351,11 @@ struct Gather {
     real u[3];
 };
 
-template <int D, bool U4 = false>
+template <int D>
 __device__ __forceinline__ Gather<D> gather(const BondParams& p, u32 j) {
     Gather<D> g;
     g.s = load_site<D>(p, j);
-    if constexpr (U4 && D == 3) {
-        load_quad3(p.u4, j, g.u);
-    } else {
-        load_u<D>(p.u, j, g.u);
-    }
+    load_u<D>(p.u, j, g.u);
     return g;
 }
 
@@ -395,15 +373,15 @@ __device__ __forceinline__ Bond make_bond(const Node<D>& n, const Gather<D>& g) 
     return b;
 }
 
-template <int D, bool U4 = false>
+template <int D>
 __device__ __forceinline__ Bond load_bond(const BondParams& p, const Node<D>& n, u32 j) {
-    return make_bond<D>(n, gather<D, U4>(p, j));
+    return make_bond<D>(n, gather<D>(p, j));
 }
 
 // Node i's intact bonds, `body(j, bond)` for each, with the look-ahead walk (BondWalk): the
 // neighbour index and status one bond ahead. `body` returns true where the bond breaks
 // (it is then marked broken).
-template <int D, bool U4 = false, typename F>
+template <int D, typename F>
 __device__ __forceinline__ void walk_bonds(const BondParams& p, u32 i, const Node<D>& node,
                                            F&& body) {
     BondWalk<PD_AHEAD> walk(p, i);
@@ -411,7 +389,7 @@ __device__ __forceinline__ void walk_bonds(const BondParams& p, u32 i, const Nod
 #pragma unroll 1
     while (walk.next(p, t)) {
         if (!t.intact) continue;
-        if (body(t.j, load_bond<D, U4>(p, node, t.j))) walk.cut(p, t);
+        if (body(t.j, load_bond<D>(p, node, t.j))) walk.cut(p, t);
     }
 }
 

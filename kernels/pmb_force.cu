@@ -6,7 +6,7 @@
 // so the result equals a separate breaking pass). With p.update the explicit update of the
 // node's dofs is fused into the store (`store_force`).
 
-template <int D, bool LINEARIZED, bool PLAIN, bool U4 = false>
+template <int D, bool LINEARIZED, bool PLAIN>
 __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     const Node<D> node = load_node<D>(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
@@ -37,17 +37,17 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     if constexpr (PD_PREFETCH >= 2 && PLAIN && !LINEARIZED && sizeof(real) == 4) {
         walk_bonds_deep<D>(p, i, node, bond);
     } else {
-        walk_bonds<D, U4>(p, i, node, bond);
+        walk_bonds<D>(p, i, node, bond);
     }
     store_force<D>(p, i, node, f);
     count_broken(p, broken);
 }
 
 // The law as a compile-time choice too (fewer live registers in the bond loop).
-template <int D, bool PLAIN, bool U4 = false>
+template <int D, bool PLAIN>
 __device__ __forceinline__ void pmb_node(const BondParams& p, u32 i) {
-    if (p.linearized != 0) pmb_node_law<D, true, PLAIN, U4>(p, i);
-    else pmb_node_law<D, false, PLAIN, U4>(p, i);
+    if (p.linearized != 0) pmb_node_law<D, true, PLAIN>(p, i);
+    else pmb_node_law<D, false, PLAIN>(p, i);
 }
 
 template <int D>
@@ -63,20 +63,5 @@ __device__ __forceinline__ void pmb_node_plain(const BondParams& p, u32 i) {
 // Any PMB model; and the models with neither partial volumes nor the surface correction
 // (the weight is c V_j: no per-bond tests). Separate entry points, so that each gets its own
 // register allocation (in one kernel the two loops made each other spill).
-// The plain loop gathering the neighbours' displacement from p.u4 (3D; `pack_u4` first).
-template <int D>
-__device__ __forceinline__ void pmb_node_plain_u4(const BondParams& p, u32 i) {
-    pmb_node<D, true, true>(p, i);
-}
-
 PD_BOND_ENTRY(pmb_force, pmb_node_any)
 PD_BOND_ENTRY(pmb_force_plain, pmb_node_plain)
-PD_BOND_ENTRY(pmb_force_plain_u4, pmb_node_plain_u4)
-
-// p.u4 from p.u: [u_x, u_y, u_z, 0] per node (3D), before a force pass that gathers from it.
-PD_KERNEL(pack_u4)(const BondParams p) {
-    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= p.n || p.dim != 3) return;
-    for (int k = 0; k < 3; ++k) p.u4[4 * (u64)i + k] = p.u[3 * (u64)i + k];
-    p.u4[4 * (u64)i + 3] = (real)0;
-}

@@ -44,10 +44,6 @@ pub(crate) struct Kernels {
     pub pmb_force: CudaFunction,
     /// PMB without partial volumes and surface correction (the weight is `c V_j`).
     pub pmb_force_plain: CudaFunction,
-    /// The same gathering the neighbours' displacement from the padded copy `u4` (3D), and
-    /// the kernel that writes that copy.
-    pub pmb_force_plain_u4: CudaFunction,
-    pub pack_u4: CudaFunction,
     pub lps_dilatation: CudaFunction,
     pub lps_force: CudaFunction,
     pub break_bonds: CudaFunction,
@@ -61,8 +57,6 @@ impl Kernels {
         Ok(Kernels {
             pmb_force: f("pmb_force")?,
             pmb_force_plain: f("pmb_force_plain")?,
-            pmb_force_plain_u4: f("pmb_force_plain_u4")?,
-            pack_u4: f("pack_u4")?,
             lps_dilatation: f("lps_dilatation")?,
             lps_force: f("lps_force")?,
             break_bonds: f("break_bonds")?,
@@ -100,10 +94,6 @@ pub struct GpuLoop<T: Real> {
     d_over_m: CudaSlice<T>,
     /// `(alpha_i, p_i theta_i)` per node (what `lps_force` gathers per neighbour).
     lps_pair: CudaSlice<T>,
-    /// 3D f32 plain PMB: the displacement padded to `[u_x, u_y, u_z, 0]` per node, written
-    /// before each force pass (`pack_u4`), so a bond gathers it in one 16-byte load
-    /// (`PERIDOT_KERNEL_DEFINES=PD_U4=0`: three 4-byte loads from `u`, no copy).
-    u4: Option<CudaSlice<T>>,
     // Outputs and scratch of the trait calls (apart from the resident state); the device
     // time loop needs none of the scratch, so it is allocated by the first call that does
     // (`scratch`), except the displacement for LPS, whose outputs ask for the dilatation.
@@ -137,19 +127,6 @@ pub fn device_bytes_per(dim: usize, p: usize, lps: bool) -> (usize, f64) {
     let node = record + 8 + 1 + 4 + p + 6 * dim * p + if lps { 6 * p + dim * p } else { 0 };
     // neighbour 4, status one bit (no weight: the kernels recompute it)
     (node, 4.0 + 1.0 / 8.0)
-}
-
-/// Whether the force pass of `problem` in precision bytes `t` gathers the displacement from
-/// the padded copy `u4`: 3D f32 PMB without partial volumes or surface correction (the
-/// plain loop), unless `PERIDOT_KERNEL_DEFINES` holds `PD_U4=0`.
-fn gathers_u4(problem: &Problem, t: usize) -> bool {
-    let plain = problem.model.discretization.partial_volume == PartialVolume::None
-        && !problem.material.surface_correction;
-    t == 4
-        && problem.dim() == 3
-        && plain
-        && matches!(problem.material.law, Law::Pmb { .. })
-        && !crate::gpu::kernels::variant_off("PD_U4")
 }
 
 /// Whether the f32 kernels of `problem` need the f64 node records (positions for the exact
@@ -512,10 +489,6 @@ impl<T: Real> GpuLoop<T> {
                 .unwrap_or_default()
         };
         let zeros = |len: usize| gpu.stream().alloc_zeros::<T>(len.max(1));
-        let u4 = match gathers_u4(p, t) {
-            true => Some(zeros(4 * n).map_err(driver_error)?),
-            false => None,
-        };
         let stepper = DeviceLoop::new(&gpu, n * d, true)?;
         let backend = GpuLoop {
             slice_start: upload(&gpu, &layout.slice_start)?,
@@ -532,7 +505,6 @@ impl<T: Real> GpuLoop<T> {
             pcoef: upload(&gpu, &per_node(|c| &c.pcoef))?,
             d_over_m: upload(&gpu, &per_node(|c| &c.d_over_m))?,
             lps_pair: zeros(if lps { 2 * n } else { 1 }).map_err(driver_error)?,
-            u4,
             u_in: match lps {
                 true => Some(zeros(n * d).map_err(driver_error)?),
                 false => None,
@@ -579,7 +551,6 @@ impl<T: Real> GpuLoop<T> {
             phi: addr(g, &self.phi),
             energy: self.energy.as_ref().map_or(0, |e| addr(g, e)),
             broken: addr(g, &self.broken),
-            u4: self.u4.as_ref().map_or(0, |b| addr(g, b)),
             ..law_params(
                 &self.problem,
                 self.problem.body.len(),
@@ -605,13 +576,10 @@ impl<T: Real> GpuLoop<T> {
             match self.problem.material.law {
                 Law::Pmb { .. } => {
                     let plain = params.partial_volume == 0 && params.surface_correction == 0;
-                    let k = match (plain, params.u4 != 0) {
-                        (true, true) => {
-                            self.gpu.launch(&self.k.pack_u4, n, &params)?;
-                            &self.k.pmb_force_plain_u4
-                        }
-                        (true, false) => &self.k.pmb_force_plain,
-                        _ => &self.k.pmb_force,
+                    let k = if plain {
+                        &self.k.pmb_force_plain
+                    } else {
+                        &self.k.pmb_force
                     };
                     self.gpu.launch(k, n, &params)
                 }
@@ -823,7 +791,6 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.pcoef.num_bytes(),
             self.d_over_m.num_bytes(),
             self.lps_pair.num_bytes(),
-            self.u4.as_ref().map_or(0, |b| b.num_bytes()),
             self.u_in.as_ref().map_or(0, |b| b.num_bytes()),
             self.f_out.as_ref().map_or(0, |b| b.num_bytes()),
             self.phi.num_bytes(),

@@ -68,8 +68,6 @@ pub struct BondParams {
     pub pv_full_f: f32,
     pub pv_edge_f: f32,
     pub micromodulus_f: f32,
-    /// 3D: displacement padded to four components (`pack_u4`), or 0.
-    pub u4: u64,
 }
 
 /// `BondParams::update`: store the force density only.
@@ -203,7 +201,7 @@ mod tests {
     fn sizes_match_the_c_structs() {
         assert_eq!(
             std::mem::size_of::<BondParams>(),
-            23 * 8 + 10 * 8 + 10 * 4 + 2 * 8 + 6 * 4 + 8
+            23 * 8 + 10 * 8 + 10 * 4 + 2 * 8 + 6 * 4
         );
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
