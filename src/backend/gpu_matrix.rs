@@ -128,6 +128,10 @@ pub struct GpuMatrix<T: Real> {
     broken: CudaSlice<u64>,
     /// Last value read from `broken`.
     broken_seen: u64,
+    /// Lengths of the displacement and (LPS) dilatation [`GpuMatrix::stage_inputs`] put on
+    /// the device for the next call, which then uploads none of its own.
+    staged_u: Option<usize>,
+    staged_theta: Option<usize>,
     /// Rows broken by pre-cracks (of the image loaded by `from_image`; a slot's loads leave
     /// it, their callers count broken rows from the row status).
     precracked_rows: usize,
@@ -247,6 +251,11 @@ impl<T: Real> MatrixImage<T> {
     /// Nodes of the local problem.
     pub fn nodes(&self) -> usize {
         self.problem.body.len()
+    }
+
+    /// Dimension of the local problem.
+    pub fn dim(&self) -> usize {
+        self.problem.dim()
     }
 
     /// Page-lock the large arrays in place, so each upload is a copy-engine transfer that
@@ -707,6 +716,8 @@ impl<T: Real> GpuMatrix<T> {
             f_out,
             broken: gpu.stream().alloc_zeros::<u64>(1).map_err(e)?,
             broken_seen: 0,
+            staged_u: None,
+            staged_theta: None,
             precracked_rows: 0,
             rows: image.rows.clone(),
             storage: image.storage,
@@ -1028,11 +1039,41 @@ impl<T: Real> GpuMatrix<T> {
     }
 
     fn upload_u(&mut self, u: &[T]) -> Result<u64> {
-        self.gpu
-            .stream()
-            .memcpy_htod(u, &mut self.u_in)
-            .map_err(driver_error)?;
+        if self.staged_u.take() != Some(u.len()) {
+            self.gpu
+                .stream()
+                .memcpy_htod(u, &mut self.u_in)
+                .map_err(driver_error)?;
+        }
         Ok(addr(&self.gpu, &self.u_in))
+    }
+
+    /// Forget inputs staged and not used by a call (the next call uploads its own).
+    pub fn clear_staged(&mut self) {
+        (self.staged_u, self.staged_theta) = (None, None);
+    }
+
+    /// Enqueue the copies of the next call's displacement `u` (and, LPS, the dilatation
+    /// `theta` of `internal_force_with_theta`) on the stream now, so they go out with a
+    /// slot's other copies; the next call given inputs of the same lengths uploads none.
+    ///
+    /// # Safety
+    /// `u` and `theta` must stay alive and unwritten until the stream has passed the copies
+    /// (asynchronous from page-locked memory).
+    pub unsafe fn stage_inputs(&mut self, u: &[T], theta: Option<&[T]>) -> Result<()> {
+        let g = self.gpu.clone();
+        // SAFETY: the caller keeps `u` and `theta`; `put` checks the buffers' room. `theta`
+        // waits in `phi` (scratch of `n` values, unused by the force pass): the force call
+        // computes its own dilatation into `theta` first.
+        unsafe {
+            put(&g, &self.u_in, u, "staged displacement")?;
+            self.staged_u = Some(u.len());
+            if let Some(theta) = theta {
+                put(&g, &self.phi, theta, "staged dilatation")?;
+                self.staged_theta = Some(theta.len());
+            }
+        }
+        Ok(())
     }
 
     fn try_force(&mut self, u: &[T], force: &mut [T], check_bonds: bool) -> Result<usize> {
@@ -1100,10 +1141,17 @@ impl<T: Real> GpuMatrix<T> {
         let u = self.upload_u(u)?;
         self.form_eta(u)?;
         self.dilatation_pass(false)?;
-        self.gpu
-            .stream()
-            .memcpy_htod(theta, &mut self.theta)
-            .map_err(driver_error)?;
+        let s = self.gpu.stream();
+        match self.staged_theta.take() == Some(theta.len()) {
+            true => {
+                let staged = self.phi.slice(..theta.len());
+                let mut into = self.theta.slice_mut(..theta.len());
+                s.memcpy_dtod(&staged, &mut into).map_err(driver_error)?;
+            }
+            false => s
+                .memcpy_htod(theta, &mut self.theta)
+                .map_err(driver_error)?,
+        }
         self.launch(&self.k.lps_force, self.nrows(), false)?;
         let g = &*self.gpu;
         // SAFETY: `z` holds the operator's columns, `f_out` `d n` values.

@@ -33,6 +33,7 @@ use crate::neighbors::Families;
 use crate::operators::Storage;
 use crate::setup::Problem;
 use crate::{Real, Result};
+use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -58,14 +59,31 @@ pub trait MatrixPart<T: Real>: Backend<T> + Sized + Send {
     fn streamed(&self) -> bool {
         false
     }
-    /// Make the part ready to run (a streamed part uploads its blocks).
-    fn load(&self) -> Result<()> {
+    /// Make the part ready to run with `inputs` (a streamed part enqueues the copies of its
+    /// blocks and of `inputs` on its slot's stream).
+    fn load(&self, _inputs: &Inputs<T>) -> Result<()> {
         Ok(())
     }
     /// Done with the part for this pass (a streamed part takes its row status back to the
     /// host; its slot may then take another part).
     fn unload(&self) -> Result<()> {
         Ok(())
+    }
+}
+
+/// What a pass gives one part: the displacement of its local nodes and, in the LPS force
+/// pass, their dilatation (empty where the pass reads neither).
+pub struct Inputs<T> {
+    pub u: Vec<T>,
+    pub theta: Option<Vec<T>>,
+}
+
+impl<T> Default for Inputs<T> {
+    fn default() -> Self {
+        Inputs {
+            u: Vec::new(),
+            theta: None,
+        }
     }
 }
 
@@ -329,20 +347,20 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
 
     /// Run one force evaluation `f`, adding to `self.times` its wall time, its host time and
     /// node state, and the slots' copies and kernel times it caused.
-    fn timed<R>(&mut self, f: impl FnOnce(&mut Self, &mut Moved) -> R) -> R {
+    fn timed<R>(&mut self, f: impl FnOnce(&mut Self, &Moved) -> R) -> R {
         let (t0, before) = (Instant::now(), self.slot_times());
-        let mut moved = Moved::default();
-        let r = f(self, &mut moved);
+        let moved = Moved::default();
+        let r = f(self, &moved);
         let after = self.slot_times();
         let t = &mut self.times;
         t.force_evaluations += 1;
         t.wall += t0.elapsed().as_secs_f64();
-        t.host += moved.host;
+        t.host += moved.host.get();
         t.compute += after.compute - before.compute;
         t.copy_in += after.copy_in - before.copy_in;
         t.copy_out += after.copy_out - before.copy_out;
-        t.bytes_in += after.bytes_in - before.bytes_in + moved.bytes_in;
-        t.bytes_out += after.bytes_out - before.bytes_out + moved.bytes_out;
+        t.bytes_in += after.bytes_in - before.bytes_in + moved.bytes_in.get();
+        t.bytes_out += after.bytes_out - before.bytes_out + moved.bytes_out.get();
         r
     }
 
@@ -393,101 +411,112 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
             .sum()
     }
 
-    /// Run `work` on every part in order. Streamed parts: the first is loaded, then before
-    /// each part runs the next one is loaded (its copies, enqueued on the other slot's
-    /// stream, overlap this part's products), and each takes its status back after its work.
-    fn each_part(&mut self, mut work: impl FnMut(&mut Part<M>)) {
+    /// Run `work` on every part in order with the inputs `inputs` gathers for it. Streamed
+    /// parts: the first is loaded, then before each part runs the next one is loaded with its
+    /// inputs (its copies, enqueued on the other slot's stream, overlap this part's
+    /// products), and each takes its status back after its work.
+    fn each_part(
+        &mut self,
+        mut inputs: impl FnMut(&Part<M>) -> Inputs<T>,
+        mut work: impl FnMut(&mut Part<M>, Inputs<T>),
+    ) {
         if !self.parts.first().is_some_and(|p| p.backend.streamed()) {
-            self.parts.iter_mut().for_each(work);
+            for part in &mut self.parts {
+                let i = inputs(part);
+                work(part, i);
+            }
             return;
         }
+        let mut current = None;
         for s in 0..self.parts.len() {
-            if s == 0 {
-                fatal(self.parts[0].backend.load(), "subdomain upload");
-            }
+            let this = match current.take() {
+                Some(i) => i,
+                None => {
+                    let i = inputs(&self.parts[s]);
+                    fatal(self.parts[s].backend.load(&i), "subdomain upload");
+                    i
+                }
+            };
             if let Some(next) = self.parts.get(s + 1) {
-                fatal(next.backend.load(), "subdomain upload");
+                let i = inputs(next);
+                fatal(next.backend.load(&i), "subdomain upload");
+                current = Some(i);
             }
-            work(&mut self.parts[s]);
+            work(&mut self.parts[s], this);
             fatal(self.parts[s].backend.unload(), "subdomain status download");
         }
     }
 
     /// LPS phase one: every subdomain's owned dilatations into `self.theta`.
-    fn exchange_dilatation(&mut self, u: &[T], moved: &mut Moved) {
+    fn exchange_dilatation(&mut self, u: &[T], moved: &Moved) {
         let d = self.dim;
         let mut theta_all = std::mem::take(&mut self.theta);
-        self.each_part(|part| {
-            let t0 = Instant::now();
-            let u_local = gather(u, &part.sub.nodes, d);
-            let mut theta = vec![T::zero(); part.sub.nodes.len()];
-            moved.gathered(t0, &u_local);
-            part.backend.dilatation(&u_local, &mut theta);
-            let t1 = Instant::now();
-            scatter(&theta, part.sub.owned_nodes(), 1, &mut theta_all);
-            moved.scattered(t1, &theta);
-        });
+        self.each_part(
+            |part| moved.gather(u, part, d),
+            |part, i| {
+                let mut theta = vec![T::zero(); part.sub.nodes.len()];
+                part.backend.dilatation(&i.u, &mut theta);
+                moved.scatter(&theta, part, 1, &mut theta_all);
+            },
+        );
         self.theta = theta_all;
     }
 
     /// Forces at `u` into `force` (LPS: after the exchange of dilatations).
-    fn forces(&mut self, u: &[T], force: &mut [T], moved: &mut Moved) {
+    fn forces(&mut self, u: &[T], force: &mut [T], moved: &Moved) {
         let d = self.dim;
         if self.lps {
             self.exchange_dilatation(u, moved);
         }
         let (lps, theta_all) = (self.lps, std::mem::take(&mut self.theta));
-        self.each_part(|part| {
-            let t0 = Instant::now();
-            let u_local = gather(u, &part.sub.nodes, d);
-            let mut f_local = vec![T::zero(); u_local.len()];
-            moved.gathered(t0, &u_local);
-            if lps {
-                let t0 = Instant::now();
-                let theta = gather(&theta_all, &part.sub.nodes, 1);
-                moved.gathered(t0, &theta);
-                fatal(
-                    part.backend
-                        .force_with_theta(&u_local, &theta, &mut f_local),
-                    "force evaluation",
-                );
-            } else {
-                part.backend.internal_force(&u_local, &mut f_local);
-            }
-            let t1 = Instant::now();
-            scatter(&f_local, part.sub.owned_nodes(), d, force);
-            moved.scattered(t1, &f_local);
-        });
+        self.each_part(
+            |part| {
+                let mut i = moved.gather(u, part, d);
+                if lps {
+                    i.theta = Some(moved.gather(&theta_all, part, 1).u);
+                }
+                i
+            },
+            |part, i| {
+                let mut f_local = vec![T::zero(); i.u.len()];
+                match &i.theta {
+                    Some(theta) => fatal(
+                        part.backend.force_with_theta(&i.u, theta, &mut f_local),
+                        "force evaluation",
+                    ),
+                    None => part.backend.internal_force(&i.u, &mut f_local),
+                }
+                moved.scatter(&f_local, part, d, force);
+            },
+        );
         self.theta = theta_all;
     }
 
     /// Break the over-stretched bonds at `u`; bonds broken.
-    fn break_pass(&mut self, u: &[T], moved: &mut Moved) -> usize {
+    fn break_pass(&mut self, u: &[T], moved: &Moved) -> usize {
         let before = self.owned_broken();
         let d = self.dim;
-        self.each_part(|part| {
-            let t0 = Instant::now();
-            let u_local = gather(u, &part.sub.nodes, d);
-            moved.gathered(t0, &u_local);
-            part.backend.break_bonds(&u_local);
-        });
+        self.each_part(
+            |part| moved.gather(u, part, d),
+            |part, i| {
+                part.backend.break_bonds(&i.u);
+            },
+        );
         self.owned_broken() - before
     }
 
     /// PMB: breaking and forces in one pass (see `break_bonds_and_force`).
-    fn break_and_force_pass(&mut self, u: &[T], force: &mut [T], moved: &mut Moved) -> usize {
+    fn break_and_force_pass(&mut self, u: &[T], force: &mut [T], moved: &Moved) -> usize {
         let before = self.owned_broken();
         let d = self.dim;
-        self.each_part(|part| {
-            let t0 = Instant::now();
-            let u_local = gather(u, &part.sub.nodes, d);
-            let mut f_local = vec![T::zero(); u_local.len()];
-            moved.gathered(t0, &u_local);
-            part.backend.break_bonds_and_force(&u_local, &mut f_local);
-            let t1 = Instant::now();
-            scatter(&f_local, part.sub.owned_nodes(), d, force);
-            moved.scattered(t1, &f_local);
-        });
+        self.each_part(
+            |part| moved.gather(u, part, d),
+            |part, i| {
+                let mut f_local = vec![T::zero(); i.u.len()];
+                part.backend.break_bonds_and_force(&i.u, &mut f_local);
+                moved.scatter(&f_local, part, d, force);
+            },
+        );
         self.owned_broken() - before
     }
 }
@@ -496,20 +525,29 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
 /// values each part's backend copies in and out with them.
 #[derive(Default)]
 struct Moved {
-    host: f64,
-    bytes_in: u64,
-    bytes_out: u64,
+    host: Cell<f64>,
+    bytes_in: Cell<u64>,
+    bytes_out: Cell<u64>,
 }
 
 impl Moved {
-    fn gathered<T>(&mut self, since: Instant, values: &[T]) {
-        self.host += since.elapsed().as_secs_f64();
-        self.bytes_in += std::mem::size_of_val(values) as u64;
+    /// The values of `all` (`per` per node) at `part`'s local nodes, as its inputs' `u`.
+    fn gather<T: Real, M>(&self, all: &[T], part: &Part<M>, per: usize) -> Inputs<T> {
+        let t0 = Instant::now();
+        let u = gather(all, &part.sub.nodes, per);
+        self.host.set(self.host.get() + t0.elapsed().as_secs_f64());
+        let bytes = std::mem::size_of_val(u.as_slice()) as u64;
+        self.bytes_in.set(self.bytes_in.get() + bytes);
+        Inputs { u, theta: None }
     }
 
-    fn scattered<T>(&mut self, since: Instant, values: &[T]) {
-        self.host += since.elapsed().as_secs_f64();
-        self.bytes_out += std::mem::size_of_val(values) as u64;
+    /// `local` (`per` per local node) of `part`'s owned nodes into `all`.
+    fn scatter<T: Real, M>(&self, local: &[T], part: &Part<M>, per: usize, all: &mut [T]) {
+        let t0 = Instant::now();
+        scatter(local, part.sub.owned_nodes(), per, all);
+        self.host.set(self.host.get() + t0.elapsed().as_secs_f64());
+        let bytes = std::mem::size_of_val(local) as u64;
+        self.bytes_out.set(self.bytes_out.get() + bytes);
     }
 }
 
@@ -540,7 +578,7 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
     }
 
     fn break_bonds(&mut self, u: &[T]) -> usize {
-        self.break_pass(u, &mut Moved::default())
+        self.break_pass(u, &Moved::default())
     }
 
     fn damage(&self, phi: &mut [T]) {
@@ -556,7 +594,7 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
         if !self.lps {
             return false;
         }
-        self.exchange_dilatation(u, &mut Moved::default());
+        self.exchange_dilatation(u, &Moved::default());
         theta.copy_from_slice(&self.theta);
         true
     }
@@ -564,13 +602,16 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
     fn strain_energy(&mut self, u: &[T]) -> f64 {
         let d = self.dim;
         let mut energy = 0.0;
-        self.each_part(|p| {
-            let u_local = gather(u, &p.sub.nodes, d);
-            energy += fatal(
-                p.backend.energy_of(&u_local, p.owned_rows, p.sub.owned),
-                "strain energy",
-            );
-        });
+        let moved = Moved::default();
+        self.each_part(
+            |p| moved.gather(u, p, d),
+            |p, i| {
+                energy += fatal(
+                    p.backend.energy_of(&i.u, p.owned_rows, p.sub.owned),
+                    "strain energy",
+                );
+            },
+        );
         energy
     }
 

@@ -17,12 +17,12 @@
 //! What moves per pass: every subdomain's image in (operators, bond vectors, status) and its
 //! row status out, plus the node state the resident scheme moves too.
 
-use super::matrix::{MatrixPart, Slots};
+use super::matrix::{Inputs, MatrixPart, Slots};
 use crate::backend::gpu_matrix::MatrixImage;
 use crate::backend::{Backend, GpuMatrix};
 use crate::gpu::cusparse::Handle;
 use crate::gpu::device::driver_error;
-use crate::gpu::pinned::{pinned_bandwidth, seconds_between, timing_event};
+use crate::gpu::pinned::{pinned_bandwidth, seconds_between, timing_event, Pinned};
 use crate::gpu::Gpu;
 use crate::operators::Storage;
 use crate::setup::Problem;
@@ -71,8 +71,13 @@ struct Slot<T: Real> {
     /// Whether the device may have changed the held subdomain's row status since it was last
     /// copied back into its image.
     dirty: bool,
-    /// Timing events: copies in start and end, compute start and end, status out end.
-    events: [CudaEvent; 5],
+    /// Page-locked staging of the node state a subdomain's call reads (displacement, LPS
+    /// dilatation), copied in with its image.
+    stage_u: Pinned<T>,
+    stage_theta: Pinned<T>,
+    /// Timing events: copies in start and end, compute start and end, status out start and
+    /// end.
+    events: [CudaEvent; 6],
     /// Which of the current round's spans were recorded (copies in, compute).
     copied: bool,
     computing: bool,
@@ -84,7 +89,8 @@ const IN0: usize = 0;
 const IN1: usize = 1;
 const C0: usize = 2;
 const C1: usize = 3;
-const OUT1: usize = 4;
+const OUT0: usize = 4;
+const OUT1: usize = 5;
 
 impl<T: Real> Slot<T> {
     fn record(&self, k: usize) -> Result<()> {
@@ -97,6 +103,7 @@ impl<T: Real> Slot<T> {
     /// round's times to the totals.
     fn finish(&mut self, image: &mut MatrixImage<T>) -> Result<()> {
         let status = image.row_status_mut();
+        self.record(OUT0)?;
         self.matrix.read_row_status(status)?;
         let out = status.len() as u64;
         self.record(OUT1)?;
@@ -109,7 +116,7 @@ impl<T: Real> Slot<T> {
         }
         if self.computing {
             t.compute += seconds_between(&self.events[C0], &self.events[C1])?;
-            t.copy_out += seconds_between(&self.events[C1], &self.events[OUT1])?;
+            t.copy_out += seconds_between(&self.events[OUT0], &self.events[OUT1])?;
         }
         t.bytes_out += out;
         (self.copied, self.computing, self.bytes_in) = (false, false, 0);
@@ -167,13 +174,17 @@ impl<T: Real> StreamedPart<T> {
         }
         slot.dirty = true;
         let r = f(&mut slot.matrix);
+        slot.matrix.clear_staged();
         fatal(slot.record(C1), what);
         r
     }
 
     /// Enqueue the copies of this subdomain's image into its slot, unless the slot holds it.
     fn load_part(&self) -> Result<()> {
-        let mut slot = lock(self.slot()?);
+        self.load_into(&mut lock(self.slot()?))
+    }
+
+    fn load_into(&self, slot: &mut Slot<T>) -> Result<()> {
         if slot.held == Some(self.s) {
             return Ok(());
         }
@@ -284,13 +295,17 @@ impl<T: Real> MatrixPart<T> for StreamedPart<T> {
                 let handle = Handle::new(&view)?;
                 let matrix = GpuMatrix::slot(&images, view.clone(), handle)?;
                 allocated += matrix.memory_bytes();
+                let nodes = images.iter().map(|i| i.nodes()).max().unwrap_or(0);
+                let dim = images.first().map_or(1, |i| i.dim());
                 let event = || timing_event(&view);
-                let events = [event()?, event()?, event()?, event()?, event()?];
+                let events = [event()?, event()?, event()?, event()?, event()?, event()?];
                 Slot {
                     matrix,
                     gpu: view.clone(),
                     held: None,
                     dirty: false,
+                    stage_u: Pinned::zeroed(&view, dim * nodes)?,
+                    stage_theta: Pinned::zeroed(&view, nodes)?,
                     events,
                     copied: false,
                     computing: false,
@@ -338,8 +353,34 @@ impl<T: Real> MatrixPart<T> for StreamedPart<T> {
     fn streamed(&self) -> bool {
         true
     }
-    fn load(&self) -> Result<()> {
-        self.load_part()
+    /// Enqueue this subdomain's image (unless its slot holds it) and `inputs` on its slot's
+    /// stream.
+    fn load(&self, inputs: &Inputs<T>) -> Result<()> {
+        let mut guard = lock(self.slot()?);
+        let slot = &mut *guard;
+        // the staging buffers are free once the slot's earlier copies have run (at once
+        // after `unload`, which waited for them)
+        slot.gpu.synchronize()?;
+        let (n, m) = (inputs.u.len(), inputs.theta.as_ref().map_or(0, |t| t.len()));
+        let fits = n <= slot.stage_u.len() && m <= slot.stage_theta.len();
+        if fits {
+            slot.stage_u[..n].copy_from_slice(&inputs.u);
+            if let Some(theta) = &inputs.theta {
+                slot.stage_theta[..m].copy_from_slice(theta);
+            }
+        }
+        self.load_into(slot)?;
+        if fits && n > 0 {
+            let theta = inputs.theta.as_ref().map(|_| &slot.stage_theta[..m]);
+            // SAFETY: the staging buffers are the slot's, written again only by a later
+            // `load` after the stream has passed these copies (waited for above).
+            unsafe { slot.matrix.stage_inputs(&slot.stage_u[..n], theta)? };
+            if slot.copied {
+                // the node state goes out with the image: one span of copies
+                slot.record(IN1)?;
+            }
+        }
+        Ok(())
     }
     fn unload(&self) -> Result<()> {
         let Some(mut slot) = self.dirty_slot() else {

@@ -340,7 +340,7 @@ fn adr_in_subdomains_on_the_gpu_reaches_the_cpu_equilibrium() {
 /// (within 1 %).
 #[test]
 fn streamed_matrix_subdomains_equal_in_core_gpu_matrix() {
-    use peridot::backend::GpuMatrix;
+    use peridot::backend::{Backend, GpuMatrix};
     use peridot::gpu::Gpu;
     use peridot::operators::Storage;
     use peridot::partition::matrix::Slots;
