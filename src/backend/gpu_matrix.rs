@@ -258,12 +258,14 @@ impl<T: Real> MatrixImage<T> {
         self.problem.dim()
     }
 
-    /// Page-lock the large arrays in place, so each upload is a copy-engine transfer that
-    /// does not occupy the host (for images uploaded again and again: the streamed matrix
-    /// scheme). An array the driver declines (a page shared with another registration)
-    /// stays pageable: slower, not wrong.
+    /// Page-lock every array in place, so each upload is a copy-engine transfer that does
+    /// not occupy the host (for images uploaded again and again: the streamed matrix
+    /// scheme). Small arrays too: an asynchronous copy from pageable memory waits for the
+    /// stream's earlier work, which would stall the host behind the copies it enqueued. An
+    /// array the driver declines (a page shared with another registration) stays pageable:
+    /// slower, not wrong.
     pub fn pin(&mut self, gpu: &Gpu) {
-        const LARGE: usize = 1 << 20;
+        const LARGE: usize = 1;
         fn bytes<V>(v: &[V]) -> (*const u8, usize) {
             (v.as_ptr() as *const u8, std::mem::size_of_val(v))
         }
