@@ -504,11 +504,12 @@ fn a_budget_between_two_slots_and_the_model_keeps_part_of_it_resident() {
 }
 
 /// The streamed matrix scheme's plan: for budgets from 80 % down to 45 % of `gpu-matrix`'s
-/// in-core footprint, the count's two largest parts (device estimate of each local problem,
-/// plus the 10 % workspace margin) fit the budget, and one subdomain fewer would not (the
-/// fewest such); a budget too small for two one-slab parts of this small bar (30 % of its
-/// half-storage footprint: a part is in full storage, and its halo is as large as itself)
-/// is an error naming the option.
+/// in-core footprint, the count's two streaming slots (each with room for the most nodes and
+/// the most bond rows of any subdomain's local problem, no time loop, plus the 10 %
+/// workspace margin) fit the budget, and one subdomain fewer would not (the fewest such); a
+/// slot's estimate is at most the largest part's in-core estimate; a budget too small for two
+/// one-slab parts of this small bar (30 % of its half-storage footprint: a part is in full
+/// storage, and its halo is as large as itself) is an error naming the option.
 #[test]
 fn matrix_budget_counts_fit_two_parts() {
     use peridot::backend::{BackendKind, GpuMatrix};
@@ -516,15 +517,32 @@ fn matrix_budget_counts_fit_two_parts() {
     use peridot::partition::backend::budget_bytes_for;
     use peridot::partition::matrix::count_for_budget;
     let problem = common::partition_bar("lps", "plane-strain", 1);
-    let largest_part = |count: usize| {
+    let locals = |count: usize| -> Vec<peridot::setup::Problem> {
         partition(&problem, count)
             .unwrap()
             .iter()
-            .map(|sub| {
-                let local = peridot::partition::matrix::local_problem_of(&problem, sub);
-                GpuMatrix::<f64>::memory_estimate(&local, Storage::Full, 8) as f64 * 1.1
-            })
-            .fold(0.0, f64::max)
+            .map(|sub| peridot::partition::matrix::local_problem_of(&problem, sub))
+            .collect()
+    };
+    let slot = |count: usize| {
+        let locals = locals(count);
+        let nodes = locals.iter().map(|l| l.body.len()).max().unwrap();
+        let rows = locals
+            .iter()
+            .map(|l| GpuMatrix::<f64>::bond_rows(l, Storage::Full))
+            .max()
+            .unwrap();
+        let slot = GpuMatrix::<f64>::slot_estimate(&problem, Storage::Full, 8, nodes, rows);
+        let largest = locals
+            .iter()
+            .map(|l| GpuMatrix::<f64>::memory_estimate(l, Storage::Full, 8))
+            .max()
+            .unwrap();
+        assert!(
+            slot <= largest,
+            "{count}: slot {slot} > largest part {largest}"
+        );
+        slot as f64 * 1.1
     };
     let in_core = GpuMatrix::<f64>::memory_estimate(&problem, Storage::Half, 8) as f64;
     for share in [80, 60, 45] {
@@ -536,12 +554,9 @@ fn matrix_budget_counts_fit_two_parts() {
             "{text}"
         );
         let count = count_for_budget::<f64>(&problem, budget).unwrap();
+        assert!(2.0 * slot(count) <= budget as f64, "{text}: {count}");
         assert!(
-            2.0 * largest_part(count) <= budget as f64,
-            "{text}: {count}"
-        );
-        assert!(
-            count == 1 || 2.0 * largest_part(count - 1) > budget as f64,
+            count == 1 || 2.0 * slot(count - 1) > budget as f64,
             "{text}: {count} is not the fewest"
         );
     }

@@ -18,17 +18,23 @@
 //! Damage is `phi = Phi (1 - mu)` (a kernel writes `1 - mu`, one SpMV), as on the CPU. The
 //! explicit time loop runs on the device (`gpu_step.rs`, shared with `gpu-loop`).
 //!
+//! Everything uploaded is first assembled on the host as a [`MatrixImage`]; a backend's
+//! buffers are allocated with room for its image and filled from it by copies on its stream
+//! ([`GpuMatrix::load_image`]). The streamed matrix scheme (`partition/matrix_stream.rs`) makes a
+//! backend once with room for the largest of several images ([`GpuMatrix::slot`]) and loads
+//! them into it in turn: no allocation, handle or workspace per load.
+//!
 //! Units as in [`super`]: m, N/m^3, J.
 
 use super::gpu_adr::{adr_iteration, sync_adr_state};
 use super::gpu_loop::{fatal_in, precision_of, rename};
 use super::gpu_step::{advance, download, DeviceForces, DeviceLoop};
 use super::Backend;
-use crate::gpu::conditions::{addr, upload};
+use crate::gpu::conditions::addr;
 use crate::gpu::cusparse::{CsrMatrix, Handle, Spmv};
 use crate::gpu::device::driver_error;
 use crate::gpu::params::MatrixParams;
-use crate::gpu::pinned::Registered;
+use crate::gpu::pinned::{copy_in, copy_out, Registered};
 use crate::gpu::Gpu;
 use crate::material::Law;
 use crate::operators::{footprint, BondRows, Mat, Operators, Storage};
@@ -37,8 +43,8 @@ use crate::solver::adr::Adr;
 use crate::solver::explicit::{Explicit, StepTimes};
 use crate::solver::loads::Loads;
 use crate::solver::State;
-use crate::{Real, Result};
-use cudarc::driver::{CudaFunction, CudaSlice};
+use crate::{Error, Real, Result};
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, ValidAsZeroBits};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -122,10 +128,16 @@ pub struct GpuMatrix<T: Real> {
     broken: CudaSlice<u64>,
     /// Last value read from `broken`.
     broken_seen: u64,
-    /// Rows broken by pre-cracks.
+    /// Lengths of the displacement and (LPS) dilatation [`GpuMatrix::stage_inputs`] put on
+    /// the device for the next call, which then uploads none of its own.
+    staged_u: Option<usize>,
+    staged_theta: Option<usize>,
+    /// Rows broken by pre-cracks (of the image loaded by `from_image`; a slot's loads leave
+    /// it, their callers count broken rows from the row status).
     precracked_rows: usize,
-    /// The device time loop: resident state, condition lists, leapfrog kernels.
-    stepper: DeviceLoop<T>,
+    /// The device time loop: resident state, condition lists, leapfrog kernels (made by
+    /// `from_image`, or on first use; a slot, which never runs it, has none).
+    stepper: Option<DeviceLoop<T>>,
     /// The bond kernels' parameters (the buffers never move), bond check off.
     base: MatrixParams,
 }
@@ -163,8 +175,9 @@ pub struct MatrixImage<T: Real> {
     g_second: Vec<T>,
     a_first: Vec<T>,
     w: Vec<T>,
-    /// Status of each bond row (1 intact), as the device last left it.
-    pub mu: Vec<u8>,
+    /// Status of each bond row (1 intact), as the device last left it (never reallocated:
+    /// it may be page-locked).
+    mu: Vec<u8>,
     no_fail: Vec<u8>,
 }
 
@@ -225,12 +238,34 @@ impl<T: Real> MatrixImage<T> {
         self.rows.len()
     }
 
-    /// Page-lock the large arrays in place, so each upload is a copy-engine transfer that
-    /// does not occupy the host (for images uploaded again and again: the streamed matrix
-    /// scheme). An array the driver declines (a page shared with another registration)
-    /// stays pageable: slower, not wrong.
+    /// Status of each bond row (1 intact).
+    pub fn row_status(&self) -> &[u8] {
+        &self.mu
+    }
+
+    /// Status of each bond row, to write into (a download after a pass).
+    pub fn row_status_mut(&mut self) -> &mut [u8] {
+        &mut self.mu
+    }
+
+    /// Nodes of the local problem.
+    pub fn nodes(&self) -> usize {
+        self.problem.body.len()
+    }
+
+    /// Dimension of the local problem.
+    pub fn dim(&self) -> usize {
+        self.problem.dim()
+    }
+
+    /// Page-lock every array in place, so each upload is a copy-engine transfer that does
+    /// not occupy the host (for images uploaded again and again: the streamed matrix
+    /// scheme). Small arrays too: an asynchronous copy from pageable memory waits for the
+    /// stream's earlier work, which would stall the host behind the copies it enqueued. An
+    /// array the driver declines (a page shared with another registration) stays pageable:
+    /// slower, not wrong.
     pub fn pin(&mut self, gpu: &Gpu) {
-        const LARGE: usize = 1 << 20;
+        const LARGE: usize = 1;
         fn bytes<V>(v: &[V]) -> (*const u8, usize) {
             (v.as_ptr() as *const u8, std::mem::size_of_val(v))
         }
@@ -245,6 +280,8 @@ impl<T: Real> MatrixImage<T> {
             bytes(&self.rows.first),
             bytes(&self.rows.second),
             bytes(&self.problem.body.volumes),
+            bytes(&self.mu),
+            bytes(&self.no_fail),
         ];
         for m in [
             Some(&self.diff),
@@ -259,8 +296,8 @@ impl<T: Real> MatrixImage<T> {
         }
         for (ptr, len) in arrays.into_iter().filter(|&(_, len)| len >= LARGE) {
             // SAFETY: every array is owned by this image (or its `Arc`s) and never resized
-            // or replaced (`mu`, which is, is not registered); the guards are dropped before
-            // the arrays (field order).
+            // or replaced (`mu` is written in place only); the guards are dropped before the
+            // arrays (field order).
             let slice = unsafe { std::slice::from_raw_parts(ptr, len) };
             if let Ok(Some(pin)) = unsafe { Registered::new(gpu, slice) } {
                 self.pins.push(pin);
@@ -308,15 +345,34 @@ pub struct HostCsr<T> {
 }
 
 impl<T: Real> HostCsr<T> {
-    fn upload(&self, handle: &Handle) -> Result<CsrMatrix<T>> {
-        CsrMatrix::upload(
-            handle,
-            self.name,
-            self.ncols,
-            &self.row_ptr,
-            &self.col_idx,
-            &self.values,
-        )
+    /// Describe `m` with this matrix's shape (no copies).
+    fn shape(&self, handle: &Handle, m: &mut CsrMatrix<T>) -> Result<()> {
+        let rows = self.row_ptr.len().saturating_sub(1);
+        m.set_shape(handle, self.name, rows, self.ncols, self.col_idx.len())
+    }
+
+    /// Enqueue the copies of this matrix into `m` (see [`CsrMatrix::copy_in`]); bytes.
+    ///
+    /// # Safety
+    /// As [`CsrMatrix::copy_in`]: `self` stays alive and unwritten until the copies end.
+    unsafe fn copy_into(&self, handle: &Handle, m: &mut CsrMatrix<T>) -> Result<usize> {
+        // SAFETY: as this function's.
+        unsafe {
+            m.copy_in(
+                handle,
+                self.name,
+                self.ncols,
+                &self.row_ptr,
+                &self.col_idx,
+                &self.values,
+            )?
+        };
+        Ok(self.bytes())
+    }
+
+    /// Bytes of the three arrays.
+    fn bytes(&self) -> usize {
+        4 * (self.row_ptr.len() + self.col_idx.len()) + std::mem::size_of::<T>() * self.values.len()
     }
 
     /// As a faer matrix (for host-side checks).
@@ -419,6 +475,104 @@ fn kron_identity<T: Real>(
     (out_ptr, out_cols, out_val)
 }
 
+/// What the buffers of a [`GpuMatrix`] must hold for an image (or the largest of several):
+/// values per buffer, `(rows, non-zeros)` per operator.
+#[derive(Debug, Clone, Default)]
+struct Room {
+    nodes: usize,
+    rows: usize,
+    /// `d n`: the displacement and force of the trait calls.
+    dofs: usize,
+    eta: usize,
+    z: usize,
+    theta: usize,
+    /// `xi`, length, `a`, `g`, `g_second`, `a_first`, `w`.
+    vectors: [usize; 7],
+    /// `A x I_d`, the force operator, `Phi`, `Theta`.
+    csr: [(usize, usize); 4],
+}
+
+impl Room {
+    fn of<T: Real>(image: &MatrixImage<T>) -> Room {
+        let p = &*image.problem;
+        let (n, d, nr) = (p.body.len(), p.dim(), image.rows.len());
+        let law = law_code(p);
+        let per = if law == PMB_NONLINEAR { d } else { 1 };
+        let shape = |m: &HostCsr<T>| (m.row_ptr.len().saturating_sub(1), m.col_idx.len());
+        Room {
+            nodes: n,
+            rows: nr,
+            dofs: d * n,
+            eta: d * nr,
+            z: per * nr,
+            theta: if law == LPS { n } else { 0 },
+            vectors: [
+                image.xi.len(),
+                image.length.len(),
+                image.a.len(),
+                image.g.len(),
+                image.g_second.len(),
+                image.a_first.len(),
+                image.w.len(),
+            ],
+            csr: [
+                shape(&image.diff),
+                shape(&image.force),
+                shape(&image.damage),
+                image.theta.as_ref().map_or((0, 0), shape),
+            ],
+        }
+    }
+
+    /// Room for both.
+    fn max(&self, other: &Room) -> Room {
+        let m = |a: usize, b: usize| a.max(b);
+        Room {
+            nodes: m(self.nodes, other.nodes),
+            rows: m(self.rows, other.rows),
+            dofs: m(self.dofs, other.dofs),
+            eta: m(self.eta, other.eta),
+            z: m(self.z, other.z),
+            theta: m(self.theta, other.theta),
+            vectors: std::array::from_fn(|k| m(self.vectors[k], other.vectors[k])),
+            csr: std::array::from_fn(|k| {
+                let ((r1, n1), (r2, n2)) = (self.csr[k], other.csr[k]);
+                (m(r1, r2), m(n1, n2))
+            }),
+        }
+    }
+}
+
+/// Enqueue on `gpu`'s stream the copy of `src` into the start of `dst`; bytes. An error where
+/// `dst` is shorter.
+///
+/// # Safety
+/// `src` must stay alive and unwritten until the stream has passed the copy.
+unsafe fn put<U: DeviceRepr + ValidAsZeroBits>(
+    gpu: &Gpu,
+    dst: &CudaSlice<U>,
+    src: &[U],
+    what: &str,
+) -> Result<usize> {
+    if src.len() > dst.len() {
+        return Err(slot_error(format!(
+            "{what}: {} values do not fit the slot's {}",
+            src.len(),
+            dst.len()
+        )));
+    }
+    // SAFETY: `dst` holds at least `src.len()` values; the caller keeps `src`.
+    unsafe { copy_in(gpu.stream(), addr(gpu, dst), src)? };
+    Ok(std::mem::size_of_val(src))
+}
+
+fn slot_error(message: impl Into<String>) -> Error {
+    Error::Backend {
+        backend: NAME.into(),
+        message: message.into(),
+    }
+}
+
 /// Bytes of a CSR matrix on the device as [`CsrMatrix::upload`] allocates it.
 fn csr_bytes(nrows: usize, nnz: usize, t: usize) -> usize {
     4 * (nrows + 1) + (4 + t) * nnz.max(1)
@@ -447,84 +601,136 @@ impl<T: Real> GpuMatrix<T> {
     }
 
     /// Upload `image` on `gpu`'s stream (cuSPARSE work through `handle`, opened on the same
-    /// stream). The copies are asynchronous where the image's arrays are page-locked.
+    /// stream): buffers with room for it, filled from it, and the device time loop. Returns
+    /// once the copies have completed.
     pub fn from_image(image: &MatrixImage<T>, gpu: Arc<Gpu>, handle: Handle) -> Result<Self> {
+        let mut backend = Self::with_room(&Room::of(image), image, gpu, handle)?;
+        // SAFETY: `image` outlives the copies: waited for below.
+        unsafe { backend.load_image(image)? };
+        backend.precracked_rows = image.mu.iter().filter(|&&m| m == 0).count();
+        let nd = backend.problem.body.len() * backend.dim;
+        backend.stepper = Some(DeviceLoop::new(&backend.gpu, nd, false)?);
+        backend.gpu.synchronize()?;
+        Ok(backend)
+    }
+
+    /// A backend with room for the largest of `images` (each buffer and operator as long as
+    /// the longest of them, the cuSPARSE workspaces as large as the largest asks for), into
+    /// which [`GpuMatrix::load_image`] puts one image after another, on `gpu`'s stream with
+    /// `handle`. It has no device time loop (`advance_explicit` would make one). Nothing is
+    /// loaded yet; every image must be of the same law, dimension and storage.
+    pub fn slot(images: &[&MatrixImage<T>], gpu: Arc<Gpu>, handle: Handle) -> Result<Self> {
+        let first = images
+            .first()
+            .ok_or_else(|| slot_error("a slot needs an image"))?;
+        let room = images
+            .iter()
+            .map(|i| Room::of(i))
+            .fold(Room::default(), |a, b| a.max(&b));
+        let mut slot = Self::with_room(&room, first, gpu, handle)?;
+        // size the workspaces once for every image's shapes (descriptors only, no copies)
+        let mut need = [0usize; 4];
+        for image in images {
+            slot.check_kind(image)?;
+            let shapes = slot.describe(image)?;
+            for (n, s) in need.iter_mut().zip(shapes) {
+                *n = (*n).max(s);
+            }
+        }
+        let handle = &slot.handle;
+        slot.diff.reserve(handle, need[0])?;
+        slot.force.reserve(handle, need[1])?;
+        slot.damage_op.reserve(handle, need[2])?;
+        if let Some(op) = slot.theta_op.as_mut() {
+            op.reserve(handle, need[3])?;
+        }
+        Ok(slot)
+    }
+
+    /// Buffers and operators with the room given, the operators described with `image`'s
+    /// shapes (nothing copied); the kernels' parameters and the local problem are `image`'s.
+    fn with_room(
+        room: &Room,
+        image: &MatrixImage<T>,
+        gpu: Arc<Gpu>,
+        handle: Handle,
+    ) -> Result<Self> {
         let k = Kernels::load(&gpu, precision_of::<T>())?;
         let problem = image.problem.clone();
         let p = &*problem;
-        let (n, d) = (p.body.len(), p.dim());
-        let nr = image.rows.len();
         let law = law_code(p);
-        let nonlinear = law == PMB_NONLINEAR;
-        let per = if nonlinear { d } else { 1 };
         let zeros = |len: usize| gpu.stream().alloc_zeros::<T>(len.max(1));
-        let (u_in, f_out) = (
-            zeros(d * n).map_err(driver_error)?,
-            zeros(d * n).map_err(driver_error)?,
-        );
-        let eta = zeros(d * nr).map_err(driver_error)?;
-        let z = zeros(per * nr).map_err(driver_error)?;
-        let theta = zeros(if law == LPS { n } else { 0 }).map_err(driver_error)?;
-        let phi = zeros(n).map_err(driver_error)?;
+        let bytes = |len: usize| gpu.stream().alloc_zeros::<u8>(len.max(1));
+        let words = |len: usize| gpu.stream().alloc_zeros::<u32>(len.max(1));
         let g = &gpu;
-        // eta = (A x I_d) u; f = -diag(1/V) B^T z, or -diag(1/V) (A^T x I_d) z
-        let diff = image.diff.upload(&handle)?;
-        let diff = Spmv::new(&handle, diff, addr(g, &u_in), addr(g, &eta))?;
-        let force = image.force.upload(&handle)?;
-        let force = Spmv::new(&handle, force, addr(g, &z), addr(g, &f_out))?;
-        let theta_op = match &image.theta {
-            Some(m) => Some(Spmv::new(
-                &handle,
-                m.upload(&handle)?,
-                addr(g, &z),
-                addr(g, &theta),
-            )?),
+        // each operator described with `image`'s shape
+        let csr = |m: &HostCsr<T>, (rows, nnz): (usize, usize)| -> Result<CsrMatrix<T>> {
+            let mut c = CsrMatrix::<T>::with_capacity(&handle, rows, nnz)?;
+            m.shape(&handle, &mut c)?;
+            Ok(c)
+        };
+        let diff = csr(&image.diff, room.csr[0])?;
+        let force = csr(&image.force, room.csr[1])?;
+        let damage = csr(&image.damage, room.csr[2])?;
+        let theta_m = match &image.theta {
+            Some(m) => Some(csr(m, room.csr[3])?),
             None => None,
         };
-        let damage_op = Spmv::new(
-            &handle,
-            image.damage.upload(&handle)?,
-            addr(g, &z),
-            addr(g, &phi),
-        )?;
-        let precracked_rows = image.mu.iter().filter(|&&m| m == 0).count();
-        let stepper = DeviceLoop::new(&gpu, n * d, false)?;
+        let e = driver_error;
+        let (u_in, f_out) = (zeros(room.dofs).map_err(e)?, zeros(room.dofs).map_err(e)?);
+        let eta = zeros(room.eta).map_err(e)?;
+        let z = zeros(room.z).map_err(e)?;
+        let theta = zeros(room.theta).map_err(e)?;
+        let phi = zeros(room.nodes).map_err(e)?;
+        let diff = Spmv::new(&handle, diff, addr(g, &u_in), addr(g, &eta))?;
+        let force = Spmv::new(&handle, force, addr(g, &z), addr(g, &f_out))?;
+        let theta_op = match theta_m {
+            Some(m) => Some(Spmv::new(&handle, m, addr(g, &z), addr(g, &theta))?),
+            None => None,
+        };
+        let damage_op = Spmv::new(&handle, damage, addr(g, &z), addr(g, &phi))?;
+        let v = &room.vectors;
         let mut backend = GpuMatrix {
-            xi: upload(g, &image.xi)?,
-            length: upload(g, &image.length)?,
-            a: upload(g, &image.a)?,
-            g: upload(g, &image.g)?,
-            g_second: upload(g, &image.g_second)?,
-            a_first: upload(g, &image.a_first)?,
-            w: upload(g, &image.w)?,
-            first: upload(g, &image.rows.first)?,
-            second: upload(g, &image.rows.second)?,
-            mu: upload(g, &image.mu)?,
-            no_fail: upload(g, &image.no_fail)?,
-            volumes: upload(g, &p.body.volumes)?,
+            xi: zeros(v[0]).map_err(e)?,
+            length: zeros(v[1]).map_err(e)?,
+            a: zeros(v[2]).map_err(e)?,
+            g: zeros(v[3]).map_err(e)?,
+            g_second: zeros(v[4]).map_err(e)?,
+            a_first: zeros(v[5]).map_err(e)?,
+            w: zeros(v[6]).map_err(e)?,
+            first: words(room.rows).map_err(e)?,
+            second: words(room.rows).map_err(e)?,
+            mu: bytes(room.rows).map_err(e)?,
+            no_fail: bytes(room.nodes).map_err(e)?,
+            volumes: gpu
+                .stream()
+                .alloc_zeros::<f64>(room.nodes.max(1))
+                .map_err(e)?,
             eta,
             z,
             theta,
             phi,
             partial: gpu
                 .stream()
-                .alloc_zeros::<f64>(nr.max(n).div_ceil(BLOCK).max(1))
-                .map_err(driver_error)?,
+                .alloc_zeros::<f64>(room.rows.max(room.nodes).div_ceil(BLOCK).max(1))
+                .map_err(e)?,
             u_in,
             f_out,
-            broken: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
+            broken: gpu.stream().alloc_zeros::<u64>(1).map_err(e)?,
             broken_seen: 0,
-            precracked_rows,
+            staged_u: None,
+            staged_theta: None,
+            precracked_rows: 0,
             rows: image.rows.clone(),
             storage: image.storage,
-            dim: d,
+            dim: p.dim(),
             law,
             handle,
             diff,
             force,
             theta_op,
             damage_op,
-            stepper,
+            stepper: None,
             base: MatrixParams::default(),
             k,
             gpu,
@@ -534,11 +740,104 @@ impl<T: Real> GpuMatrix<T> {
         Ok(backend)
     }
 
-    /// The bond status of every row (1 intact), from the device.
-    pub fn row_status(&self) -> Result<Vec<u8>> {
-        let mut mu = vec![0u8; self.nrows()];
-        download(&self.gpu, &self.mu, &mut mu)?;
-        Ok(mu)
+    /// An error unless `image` is of this backend's law, dimension and storage.
+    fn check_kind(&self, image: &MatrixImage<T>) -> Result<()> {
+        let p = &*image.problem;
+        if law_code(p) != self.law || p.dim() != self.dim || image.storage != self.storage {
+            return Err(slot_error(
+                "an image of another law, dimension or storage than its slot's",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Describe the operators with `image`'s shapes (no copies) and return the workspace
+    /// bytes each product then needs (`A x I_d`, force, `Phi`, `Theta`).
+    fn describe(&mut self, image: &MatrixImage<T>) -> Result<[usize; 4]> {
+        let mut need = [0usize; 4];
+        let g = self.gpu.clone();
+        let (u, eta, z) = (addr(&g, &self.u_in), addr(&g, &self.eta), addr(&g, &self.z));
+        let (f, theta, phi) = (
+            addr(&g, &self.f_out),
+            addr(&g, &self.theta),
+            addr(&g, &self.phi),
+        );
+        let h = &self.handle;
+        image.diff.shape(h, &mut self.diff.matrix)?;
+        need[0] = self.diff.reshape(h, u, eta)?;
+        image.force.shape(h, &mut self.force.matrix)?;
+        need[1] = self.force.reshape(h, z, f)?;
+        image.damage.shape(h, &mut self.damage_op.matrix)?;
+        need[2] = self.damage_op.reshape(h, z, phi)?;
+        if let (Some(op), Some(m)) = (self.theta_op.as_mut(), image.theta.as_ref()) {
+            m.shape(h, &mut op.matrix)?;
+            need[3] = op.reshape(h, z, theta)?;
+        }
+        Ok(need)
+    }
+
+    /// Enqueue on the stream the copies of `image` into this backend's buffers and describe
+    /// its operators with the image's shapes: the backend then computes `image`'s problem.
+    /// An error where the image does not fit the room the buffers were made with, or is of
+    /// another law, dimension or storage. Returns the bytes enqueued. The running count of
+    /// broken rows goes on (callers of a slot count broken rows from the row status).
+    ///
+    /// # Safety
+    /// `image` must stay alive and unwritten until the stream has passed the copies (from
+    /// page-locked arrays ([`MatrixImage::pin`]) they are asynchronous), and no work on this
+    /// backend's buffers may be in flight on another stream.
+    pub unsafe fn load_image(&mut self, image: &MatrixImage<T>) -> Result<usize> {
+        self.check_kind(image)?;
+        let need = self.describe(image)?;
+        let h = &self.handle;
+        for (op, n) in [&mut self.diff, &mut self.force, &mut self.damage_op]
+            .into_iter()
+            .chain(self.theta_op.as_mut())
+            .zip(need)
+        {
+            // (sized for every image of a slot at its setup: no allocation here then)
+            op.reserve(h, n)?;
+        }
+        let g = self.gpu.clone();
+        let mut bytes = 0;
+        // SAFETY (every copy below): the caller keeps `image` alive and unwritten until
+        // the stream has passed the copies; `put` checks each buffer's room.
+        unsafe {
+            bytes += image.diff.copy_into(h, &mut self.diff.matrix)?;
+            bytes += image.force.copy_into(h, &mut self.force.matrix)?;
+            bytes += image.damage.copy_into(h, &mut self.damage_op.matrix)?;
+            if let (Some(op), Some(m)) = (self.theta_op.as_mut(), image.theta.as_ref()) {
+                bytes += m.copy_into(h, &mut op.matrix)?;
+            }
+            bytes += put(&g, &self.xi, &image.xi, "xi")?;
+            bytes += put(&g, &self.length, &image.length, "length")?;
+            bytes += put(&g, &self.a, &image.a, "a")?;
+            bytes += put(&g, &self.g, &image.g, "g")?;
+            bytes += put(&g, &self.g_second, &image.g_second, "g_second")?;
+            bytes += put(&g, &self.a_first, &image.a_first, "a_first")?;
+            bytes += put(&g, &self.w, &image.w, "w")?;
+            bytes += put(&g, &self.first, &image.rows.first, "first")?;
+            bytes += put(&g, &self.second, &image.rows.second, "second")?;
+            bytes += put(&g, &self.mu, &image.mu, "row status")?;
+            bytes += put(&g, &self.no_fail, &image.no_fail, "no-fail flags")?;
+            let volumes = &image.problem.body.volumes;
+            bytes += put(&g, &self.volumes, volumes, "volumes")?;
+        }
+        self.problem = image.problem.clone();
+        self.rows = image.rows.clone();
+        self.base = self.addresses();
+        Ok(bytes)
+    }
+
+    /// Copy the status of the first `out.len()` rows (1 intact) from the device into `out`
+    /// (page-locked or not) and wait for it.
+    pub fn read_row_status(&self, out: &mut [u8]) -> Result<()> {
+        if out.len() > self.nrows() {
+            return Err(slot_error("more rows of status asked for than loaded"));
+        }
+        // SAFETY: the status buffer holds at least `nrows` values; waited for right away.
+        unsafe { copy_out(self.gpu.stream(), out, addr(&self.gpu, &self.mu))? };
+        self.gpu.synchronize()
     }
 
     /// Bytes the backend will hold on the device for `problem` in `storage` with
@@ -547,9 +846,31 @@ impl<T: Real> GpuMatrix<T> {
     /// cuSPARSE workspaces ([`GpuMatrix::workspace_bytes`]) and the time loop's condition
     /// lists and factor table (made by the first `advance_explicit`).
     pub fn memory_estimate(problem: &Problem, storage: Storage, scalar_bytes: usize) -> usize {
-        let t = scalar_bytes;
-        let (n, d) = (problem.body.len(), problem.dim());
-        let rows = footprint(problem, storage, t).rows;
+        let (n, d, t) = (problem.body.len(), problem.dim(), scalar_bytes);
+        let rows = Self::bond_rows(problem, storage);
+        // u v a f b (the half-step velocity only in damped runs, on their first step)
+        let state = 5 * (d * n).max(1) * t + 8;
+        Self::slot_estimate(problem, storage, t, n, rows) + state
+    }
+
+    /// Bond rows of `problem` in `storage`.
+    pub fn bond_rows(problem: &Problem, storage: Storage) -> usize {
+        footprint(problem, storage, 8).rows
+    }
+
+    /// Bytes of a [`GpuMatrix::slot`] with room for `nodes` nodes and `rows` bond rows of
+    /// problems of `problem`'s law and dimension (the largest node count and the largest
+    /// row count of its images: every buffer's length follows one of the two), in `storage`
+    /// with `scalar_bytes` per value: operators, bond vectors and scratch, no time loop.
+    /// Equals the slot's [`Backend::memory_bytes`] less its cuSPARSE workspaces.
+    pub fn slot_estimate(
+        problem: &Problem,
+        storage: Storage,
+        scalar_bytes: usize,
+        nodes: usize,
+        rows: usize,
+    ) -> usize {
+        let (t, n, d) = (scalar_bytes, nodes, problem.dim());
         let law = law_code(problem);
         let (lps, nonlinear) = (law == LPS, law == PMB_NONLINEAR);
         let half = storage == Storage::Half;
@@ -577,9 +898,16 @@ impl<T: Real> GpuMatrix<T> {
             + v(rows.max(n).div_ceil(BLOCK), 8)
             + 2 * v(d * n, t)
             + 8;
-        // u v a f b (the half-step velocity only in damped runs, on their first step)
-        let state = 5 * v(d * n, t) + 8;
-        ops + vectors + scratch + state
+        ops + vectors + scratch
+    }
+
+    /// Make the device time loop where there is none yet (a slot's).
+    fn time_loop(&mut self) -> Result<()> {
+        if self.stepper.is_none() {
+            let nd = self.problem.body.len() * self.dim;
+            self.stepper = Some(DeviceLoop::new(&self.gpu, nd, false)?);
+        }
+        Ok(())
     }
 
     /// Bytes of the cuSPARSE workspaces.
@@ -714,11 +1042,41 @@ impl<T: Real> GpuMatrix<T> {
     }
 
     fn upload_u(&mut self, u: &[T]) -> Result<u64> {
-        self.gpu
-            .stream()
-            .memcpy_htod(u, &mut self.u_in)
-            .map_err(driver_error)?;
+        if self.staged_u.take() != Some(u.len()) {
+            self.gpu
+                .stream()
+                .memcpy_htod(u, &mut self.u_in)
+                .map_err(driver_error)?;
+        }
         Ok(addr(&self.gpu, &self.u_in))
+    }
+
+    /// Forget inputs staged and not used by a call (the next call uploads its own).
+    pub fn clear_staged(&mut self) {
+        (self.staged_u, self.staged_theta) = (None, None);
+    }
+
+    /// Enqueue the copies of the next call's displacement `u` (and, LPS, the dilatation
+    /// `theta` of `internal_force_with_theta`) on the stream now, so they go out with a
+    /// slot's other copies; the next call given inputs of the same lengths uploads none.
+    ///
+    /// # Safety
+    /// `u` and `theta` must stay alive and unwritten until the stream has passed the copies
+    /// (asynchronous from page-locked memory).
+    pub unsafe fn stage_inputs(&mut self, u: &[T], theta: Option<&[T]>) -> Result<()> {
+        let g = self.gpu.clone();
+        // SAFETY: the caller keeps `u` and `theta`; `put` checks the buffers' room. `theta`
+        // waits in `phi` (scratch of `n` values, unused by the force pass): the force call
+        // computes its own dilatation into `theta` first.
+        unsafe {
+            put(&g, &self.u_in, u, "staged displacement")?;
+            self.staged_u = Some(u.len());
+            if let Some(theta) = theta {
+                put(&g, &self.phi, theta, "staged dilatation")?;
+                self.staged_theta = Some(theta.len());
+            }
+        }
+        Ok(())
     }
 
     fn try_force(&mut self, u: &[T], force: &mut [T], check_bonds: bool) -> Result<usize> {
@@ -786,10 +1144,17 @@ impl<T: Real> GpuMatrix<T> {
         let u = self.upload_u(u)?;
         self.form_eta(u)?;
         self.dilatation_pass(false)?;
-        self.gpu
-            .stream()
-            .memcpy_htod(theta, &mut self.theta)
-            .map_err(driver_error)?;
+        let s = self.gpu.stream();
+        match self.staged_theta.take() == Some(theta.len()) {
+            true => {
+                let staged = self.phi.slice(..theta.len());
+                let mut into = self.theta.slice_mut(..theta.len());
+                s.memcpy_dtod(&staged, &mut into).map_err(driver_error)?;
+            }
+            false => s
+                .memcpy_htod(theta, &mut self.theta)
+                .map_err(driver_error)?,
+        }
         self.launch(&self.k.lps_force, self.nrows(), false)?;
         let g = &*self.gpu;
         // SAFETY: `z` holds the operator's columns, `f_out` `d n` values.
@@ -917,7 +1282,9 @@ pub struct ProductTiming {
 
 impl<T: Real> DeviceForces<T> for GpuMatrix<T> {
     fn device_loop(&mut self) -> &mut DeviceLoop<T> {
-        &mut self.stepper
+        self.stepper
+            .as_mut()
+            .expect("the time loop is made before it is used (GpuMatrix::time_loop)")
     }
 
     fn launch_forces(&mut self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
@@ -1010,7 +1377,7 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
             + self.volumes.num_bytes()
             + self.partial.num_bytes()
             + self.broken.num_bytes()
-            + self.stepper.bytes()
+            + self.stepper.as_ref().map_or(0, |s| s.bytes())
     }
 
     /// Minimal bytes of one explicit step with bond checking: each product's matrix read
@@ -1057,6 +1424,7 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
         full_sync: bool,
         times: &mut StepTimes,
     ) -> Result<usize> {
+        self.time_loop().map_err(|e| rename(e, NAME))?;
         advance(self, integrator, loads, state, steps, full_sync, times)
             .map_err(|e| rename(e, NAME))
     }
@@ -1068,18 +1436,20 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
         state: &mut State<T>,
         h: f64,
     ) -> Result<usize> {
+        self.time_loop().map_err(|e| rename(e, NAME))?;
         adr_iteration(self, adr, loads, state, h).map_err(|e| rename(e, NAME))
     }
 
     fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
-        sync_adr_state(&mut self.stepper, state).map_err(|e| rename(e, NAME))
+        self.time_loop().map_err(|e| rename(e, NAME))?;
+        sync_adr_state(self.device_loop(), state).map_err(|e| rename(e, NAME))
     }
 
     fn max_abs_displacement(&mut self, state: &State<T>) -> Option<f64> {
-        fatal_m(
-            self.stepper.max_abs_displacement(state),
-            "displacement check",
-        )
+        match self.stepper.as_mut() {
+            Some(stepper) => fatal_m(stepper.max_abs_displacement(state), "displacement check"),
+            None => state.max_abs_displacement(),
+        }
     }
 }
 
@@ -1132,10 +1502,11 @@ mod tests {
             let mut image = MatrixImage::<f64>::assemble(Arc::new(p.clone()), storage).unwrap();
             assert_eq!(image.bond_status(), p.initial_mu, "{storage:?}");
             let rows = image.rows();
-            image.mu = (0..rows).map(|r| u8::from(r % 5 != 0)).collect();
+            let written: Vec<u8> = (0..rows).map(|r| u8::from(r % 5 != 0)).collect();
+            image.row_status_mut().copy_from_slice(&written);
             let status = image.bond_status();
             let ops = Operators::<f64>::assemble(&p, storage).unwrap();
-            assert_eq!(ops.row_status(&status), image.mu, "{storage:?}");
+            assert_eq!(ops.row_status(&status), written, "{storage:?}");
             let lower = rows * (p.dim() * 2 * (4 + 8) + 8 * 7 + 8 + 1);
             assert!(
                 image.bytes() > lower,

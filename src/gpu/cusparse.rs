@@ -1,7 +1,10 @@
 //! A small safe wrapper of our own over cudarc's raw cuSPARSE bindings (the generic API):
 //! a handle bound to the process's stream, CSR matrices that own their device arrays and
 //! descriptor, dense-vector descriptors over device addresses, and one sparse matrix-vector
-//! product `y = M x` whose workspace is sized and allocated once, at setup.
+//! product `y = M x` whose workspace is sized and allocated once, at setup. A matrix can
+//! also be made with room for larger ones ([`CsrMatrix::with_capacity`]) and refilled by
+//! asynchronous copies, its descriptor re-made for each shape ([`CsrMatrix::copy_in`]): the
+//! streamed matrix scheme's persistent slots (`partition/matrix_stream.rs`).
 //!
 //! cudarc opens `libcusparse` lazily and panics when it is missing; [`Handle::new`] asks
 //! [`super::detect::cusparse_library`] first (which also checks that every function called
@@ -13,6 +16,7 @@
 
 use super::detect::cusparse_library;
 use super::device::{driver_error, Gpu};
+use super::pinned::copy_in;
 use crate::{Error, Real, Result};
 use cudarc::cusparse::result::CusparseError;
 use cudarc::cusparse::sys;
@@ -167,26 +171,162 @@ impl<T: Real> CsrMatrix<T> {
             s.clone_htod(values).map_err(driver_error)?
         };
         let mut m = CsrMatrix {
-            nrows,
-            ncols,
-            nnz,
+            nrows: 0,
+            ncols: 0,
+            nnz: 0,
             row_ptr,
             col_idx,
             values,
             descr: std::ptr::null_mut(),
         };
-        handle.bind()?;
+        m.describe(handle, name, nrows, ncols, nnz)?;
+        Ok(m)
+    }
+
+    fn ptr<U>(&self, s: &CudaSlice<U>, stream: &Arc<cudarc::driver::CudaStream>) -> *mut c_void {
+        let (p, _sync) = s.device_ptr(stream);
+        p as *mut c_void
+    }
+
+    /// Bytes held on the device (row pointers, column indices, values).
+    pub fn bytes(&self) -> usize {
+        self.row_ptr.num_bytes() + self.col_idx.num_bytes() + self.values.num_bytes()
+    }
+
+    /// A matrix with room for up to `rows` rows and `nnz` non-zeros, not yet described: give
+    /// it a shape ([`CsrMatrix::set_shape`] or [`CsrMatrix::copy_in`]) before a product
+    /// ([`Spmv::new`]) uses it.
+    pub fn with_capacity(handle: &Handle, rows: usize, nnz: usize) -> Result<Self> {
+        let s = handle.gpu.stream();
+        let m = CsrMatrix {
+            nrows: 0,
+            ncols: 0,
+            nnz: 0,
+            row_ptr: s.alloc_zeros::<i32>(rows + 1).map_err(driver_error)?,
+            col_idx: s.alloc_zeros::<i32>(nnz.max(1)).map_err(driver_error)?,
+            values: s.alloc_zeros::<T>(nnz.max(1)).map_err(driver_error)?,
+            descr: std::ptr::null_mut(),
+        };
+        Ok(m)
+    }
+
+    /// Rows and non-zeros this matrix has room for.
+    pub fn capacity(&self) -> (usize, usize) {
+        (self.row_ptr.len() - 1, self.values.len())
+    }
+
+    /// Enqueue on the handle's stream the copies of the CSR matrix `(row_ptr, col_idx,
+    /// values)` with `ncols` columns into this matrix's arrays, and describe it with that
+    /// shape. An error (nothing enqueued) where it does not fit the capacity or the 32-bit
+    /// signed indices of cuSPARSE, or where the arrays disagree.
+    ///
+    /// # Safety
+    /// The three host arrays must stay alive and unwritten until the copies have completed
+    /// (the stream has passed them); from page-locked memory the copies are asynchronous.
+    /// No product of this matrix may be in flight on another stream.
+    pub unsafe fn copy_in(
+        &mut self,
+        handle: &Handle,
+        name: &str,
+        ncols: usize,
+        row_ptr: &[u32],
+        col_idx: &[u32],
+        values: &[T],
+    ) -> Result<()> {
+        let nrows = row_ptr.len().saturating_sub(1);
+        let nnz = col_idx.len();
+        let last = row_ptr.last().map_or(0, |&p| p as usize);
+        if values.len() != nnz || last != nnz {
+            return Err(error(format!(
+                "operator {name}: {} values, {nnz} column indices, row pointers ending at \
+                 {last}",
+                values.len()
+            )));
+        }
+        self.fits(name, nrows, nnz)?;
+        let s = handle.gpu.stream();
         let (rp, ci, va) = (
-            m.ptr(&m.row_ptr, s),
-            m.ptr(&m.col_idx, s),
-            m.ptr(&m.values, s),
+            self.ptr(&self.row_ptr, s) as u64,
+            self.ptr(&self.col_idx, s) as u64,
+            self.ptr(&self.values, s) as u64,
         );
-        // SAFETY: the three arrays are live device allocations of the stated sizes, owned by
-        // `m`, which destroys the descriptor before freeing them.
+        self.describe(handle, name, nrows, ncols, nnz)?;
+        // below 2^31 (checked by `describe`), so the u32 bit patterns are the same numbers
+        // as i32; the device arrays hold at least as many values (checked above)
+        // SAFETY: the caller keeps the host arrays alive and unwritten until the copies end.
+        unsafe {
+            if row_ptr.is_empty() {
+                // an empty matrix: its one row pointer is zero
+                copy_in(s, rp, &[0u32][..])?;
+            } else {
+                copy_in(s, rp, row_ptr)?;
+            }
+            copy_in(s, ci, col_idx)?;
+            copy_in(s, va, values)?;
+        }
+        Ok(())
+    }
+
+    /// Describe this matrix as `nrows x ncols` with `nnz` non-zeros over its arrays (no
+    /// copies: what `copy_in` would describe, e.g. to size a workspace). An error where it
+    /// does not fit the capacity or the 32-bit signed indices of cuSPARSE.
+    pub fn set_shape(
+        &mut self,
+        handle: &Handle,
+        name: &str,
+        nrows: usize,
+        ncols: usize,
+        nnz: usize,
+    ) -> Result<()> {
+        self.fits(name, nrows, nnz)?;
+        self.describe(handle, name, nrows, ncols, nnz)
+    }
+
+    fn fits(&self, name: &str, nrows: usize, nnz: usize) -> Result<()> {
+        let (rows_cap, nnz_cap) = self.capacity();
+        if nrows > rows_cap || nnz > nnz_cap {
+            return Err(error(format!(
+                "operator {name} ({nrows} rows, {nnz} non-zeros) exceeds its slot ({rows_cap} \
+                 rows, {nnz_cap} non-zeros)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// (Re)make the descriptor over this matrix's arrays with the shape given.
+    fn describe(
+        &mut self,
+        handle: &Handle,
+        name: &str,
+        nrows: usize,
+        ncols: usize,
+        nnz: usize,
+    ) -> Result<()> {
+        let limit = i32::MAX as usize;
+        if nnz > limit || nrows > limit || ncols > limit {
+            return Err(error(format!(
+                "operator {name} ({nrows} x {ncols}, {nnz} non-zeros) exceeds the 32-bit \
+                 signed indices of cuSPARSE (2^31 - 1); use a coarser dx or --backend gpu-loop"
+            )));
+        }
+        handle.bind()?;
+        if !self.descr.is_null() {
+            // SAFETY: made by `describe` or `upload`, destroyed once here and replaced.
+            let _ = unsafe { sys::cusparseDestroySpMat(self.descr) };
+            self.descr = std::ptr::null_mut();
+        }
+        let s = handle.gpu.stream();
+        let (rp, ci, va) = (
+            self.ptr(&self.row_ptr, s),
+            self.ptr(&self.col_idx, s),
+            self.ptr(&self.values, s),
+        );
+        // SAFETY: the three arrays are live device allocations of at least `nrows + 1` and
+        // `nnz` values, owned by `self`, which destroys the descriptor before freeing them.
         check(
             unsafe {
                 sys::cusparseCreateCsr(
-                    &mut m.descr,
+                    &mut self.descr,
                     nrows as i64,
                     ncols as i64,
                     nnz as i64,
@@ -201,17 +341,8 @@ impl<T: Real> CsrMatrix<T> {
             },
             &format!("create CSR {name}"),
         )?;
-        Ok(m)
-    }
-
-    fn ptr<U>(&self, s: &CudaSlice<U>, stream: &Arc<cudarc::driver::CudaStream>) -> *mut c_void {
-        let (p, _sync) = s.device_ptr(stream);
-        p as *mut c_void
-    }
-
-    /// Bytes held on the device (row pointers, column indices, values).
-    pub fn bytes(&self) -> usize {
-        self.row_ptr.num_bytes() + self.col_idx.num_bytes() + self.values.num_bytes()
+        (self.nrows, self.ncols, self.nnz) = (nrows, ncols, nnz);
+        Ok(())
     }
 }
 
@@ -296,6 +427,21 @@ impl<T: Real> Spmv<T> {
         handle.bind()?;
         let xv = DnVec::new::<T>(matrix.ncols, x)?;
         let yv = DnVec::new::<T>(matrix.nrows, y)?;
+        let mut spmv = Spmv {
+            matrix,
+            x: xv,
+            y: yv,
+            workspace: None,
+        };
+        let size = spmv.workspace_needed(handle)?;
+        // (at least one byte, so the product never gets a null workspace)
+        spmv.reserve(handle, size.max(1))?;
+        Ok(spmv)
+    }
+
+    /// The workspace bytes a product of the matrix in its current shape needs.
+    fn workspace_needed(&self, handle: &Handle) -> Result<usize> {
+        handle.bind()?;
         let (one, zero) = (T::one(), T::zero());
         let mut size = 0usize;
         // SAFETY: live handle and descriptors; alpha and beta are host scalars of the
@@ -306,10 +452,10 @@ impl<T: Real> Spmv<T> {
                     handle.raw,
                     OP,
                     &one as *const T as *const c_void,
-                    matrix.descr as sys::cusparseConstSpMatDescr_t,
-                    xv.descr as sys::cusparseConstDnVecDescr_t,
+                    self.matrix.descr as sys::cusparseConstSpMatDescr_t,
+                    self.x.descr as sys::cusparseConstDnVecDescr_t,
                     &zero as *const T as *const c_void,
-                    yv.descr,
+                    self.y.descr,
                     data_type::<T>(),
                     ALG,
                     &mut size,
@@ -317,20 +463,33 @@ impl<T: Real> Spmv<T> {
             },
             "SpMV buffer size",
         )?;
-        // (at least one byte, so the product never gets a null workspace)
-        let workspace = Some(
-            handle
-                .gpu
-                .stream()
-                .alloc_zeros::<u8>(size.max(1))
-                .map_err(driver_error)?,
-        );
-        Ok(Spmv {
-            matrix,
-            x: xv,
-            y: yv,
-            workspace,
-        })
+        Ok(size)
+    }
+
+    /// After the matrix changed shape ([`CsrMatrix::copy_in`]): describe `x` and `y` with its
+    /// new column and row counts, at the device addresses given, and return the workspace
+    /// bytes its products need (at most [`Spmv::workspace_bytes`] unless the caller then
+    /// [`Spmv::reserve`]s more).
+    pub fn reshape(&mut self, handle: &Handle, x: u64, y: u64) -> Result<usize> {
+        handle.bind()?;
+        self.x = DnVec::new::<T>(self.matrix.ncols, x)?;
+        self.y = DnVec::new::<T>(self.matrix.nrows, y)?;
+        self.workspace_needed(handle)
+    }
+
+    /// Make the workspace at least `bytes` long (allocating only where it is shorter).
+    pub fn reserve(&mut self, handle: &Handle, bytes: usize) -> Result<()> {
+        if self.workspace_bytes() < bytes {
+            self.workspace = None;
+            self.workspace = Some(
+                handle
+                    .gpu
+                    .stream()
+                    .alloc_zeros::<u8>(bytes)
+                    .map_err(driver_error)?,
+            );
+        }
+        Ok(())
     }
 
     /// Enqueue `y = M x` on the stream (`y` overwritten, not read).

@@ -1,7 +1,9 @@
 //! The matrix scheme in subdomains: each subdomain's own operator blocks, run one subdomain
-//! after another on `cpu-matrix` (the emulation CI checks against the in-core `cpu-matrix`)
-//! or on `gpu-matrix` with every subdomain's blocks resident on the device (checked on the
-//! GPU machine; streaming the blocks, as `stream.rs` does for the loop scheme, is not done).
+//! after another on `cpu-matrix` (the emulation CI checks against the in-core `cpu-matrix`),
+//! on `gpu-matrix` with every subdomain's blocks resident on the device, or streamed through
+//! two persistent device slots (`matrix_stream.rs`; both checked on the GPU machine). The
+//! plan of a budget for the streamed scheme ([`count_for_budget`]) and its `subdomains`
+//! report are here.
 //!
 //! The force on an owned node `i` is row `i` of `-B^T (w o t) / V`: it collects the bonds
 //! leaving `i` and the bonds entering `i`, also from halo nodes. So a subdomain's operators
@@ -21,6 +23,8 @@
 //! ([`CpuMatrix::internal_force_with_theta`]).
 
 use super::emulate::{gather, problem_of, scatter};
+use super::matrix_stream::{SlotSetup, SlotTimes};
+use super::report::{Residency, StreamReport, StreamTimes};
 use super::{partition, Subdomain};
 use crate::backend::{Backend, CpuMatrix, GpuMatrix};
 use crate::gpu::Gpu;
@@ -29,14 +33,22 @@ use crate::neighbors::Families;
 use crate::operators::Storage;
 use crate::setup::Problem;
 use crate::{Real, Result};
+use std::cell::Cell;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// A matrix backend one subdomain runs on: `cpu-matrix` (the emulation CI runs),
 /// `gpu-matrix` with every subdomain's blocks resident on the device, or
 /// [`StreamedPart`] (its blocks uploaded whenever it runs).
 pub trait MatrixPart<T: Real>: Backend<T> + Sized + Send {
-    /// Assemble the operators of a local problem (full storage) for subdomain `s`.
-    fn assemble(local: Arc<Problem>, s: usize, slots: &Slots) -> Result<Self>;
+    /// Assemble the operators of a local problem (full storage) for subdomain `s`, whose
+    /// first `owned_rows` bond rows are its owned nodes' bonds.
+    fn assemble(local: Arc<Problem>, s: usize, owned_rows: usize, slots: &Slots) -> Result<Self>;
+    /// Called once every part is assembled: streamed parts make their slots on `slots` and
+    /// say what they hold; others nothing.
+    fn prepare(_parts: &mut [&mut Self], _slots: &Slots) -> Result<Option<SlotSetup>> {
+        Ok(None)
+    }
     /// LPS forces with the dilatation of every local node given.
     fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()>;
     /// Strain energy of the first `rows` rows and the first `nodes` nodes, J.
@@ -47,14 +59,31 @@ pub trait MatrixPart<T: Real>: Backend<T> + Sized + Send {
     fn streamed(&self) -> bool {
         false
     }
-    /// Make the part ready to run (a streamed part uploads its blocks).
-    fn load(&self) -> Result<()> {
+    /// Make the part ready to run with `inputs` (a streamed part enqueues the copies of its
+    /// blocks and of `inputs` on its slot's stream).
+    fn load(&self, _inputs: &Inputs<T>) -> Result<()> {
         Ok(())
     }
     /// Done with the part for this pass (a streamed part takes its row status back to the
-    /// host and frees its device memory).
+    /// host; its slot may then take another part).
     fn unload(&self) -> Result<()> {
         Ok(())
+    }
+}
+
+/// What a pass gives one part: the displacement of its local nodes and, in the LPS force
+/// pass, their dilatation (empty where the pass reads neither).
+pub struct Inputs<T> {
+    pub u: Vec<T>,
+    pub theta: Option<Vec<T>>,
+}
+
+impl<T> Default for Inputs<T> {
+    fn default() -> Self {
+        Inputs {
+            u: Vec::new(),
+            theta: None,
+        }
     }
 }
 
@@ -79,10 +108,20 @@ impl Slots {
     pub fn view(&self, s: usize) -> &Arc<Gpu> {
         &self.views[s % self.views.len()]
     }
+
+    /// Number of views (two, or none for resident parts).
+    pub fn len(&self) -> usize {
+        self.views.len()
+    }
+
+    /// Whether there are no views (resident parts).
+    pub fn is_empty(&self) -> bool {
+        self.views.is_empty()
+    }
 }
 
 impl<T: Real> MatrixPart<T> for CpuMatrix<T> {
-    fn assemble(local: Arc<Problem>, _: usize, _: &Slots) -> Result<Self> {
+    fn assemble(local: Arc<Problem>, _: usize, _: usize, _: &Slots) -> Result<Self> {
         CpuMatrix::new(local, Storage::Full)
     }
     fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()> {
@@ -98,7 +137,7 @@ impl<T: Real> MatrixPart<T> for CpuMatrix<T> {
 }
 
 impl<T: Real> MatrixPart<T> for GpuMatrix<T> {
-    fn assemble(local: Arc<Problem>, _: usize, _: &Slots) -> Result<Self> {
+    fn assemble(local: Arc<Problem>, _: usize, _: usize, _: &Slots) -> Result<Self> {
         GpuMatrix::new(local, Storage::Full)
     }
     fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()> {
@@ -112,33 +151,47 @@ impl<T: Real> MatrixPart<T> for GpuMatrix<T> {
     }
 }
 
-/// Room for cuSPARSE workspaces and allocation granularity over a part's estimate.
+/// Room for cuSPARSE workspaces and allocation granularity over a slot's estimate.
 const MARGIN: f64 = 1.1;
 
-/// The fewest subdomains of `problem` whose two largest parts fit `budget` device bytes when
-/// the matrix scheme streams them on `gpu-matrix` in precision `T` (a part's bytes:
-/// `GpuMatrix::memory_estimate` of its local problem, with a margin for the cuSPARSE
-/// workspaces). An error naming the budget when one cell slab per subdomain does not fit.
+/// Device bytes of one streaming slot for the subdomains of `count`: a `gpu-matrix` slot
+/// (`GpuMatrix::slot_estimate`, no time loop) with room for the most nodes and the most bond
+/// rows of any subdomain's local problem, with a margin for the cuSPARSE workspaces.
+fn slot_bytes<T: Real>(problem: &Problem, count: usize) -> Result<f64> {
+    let t = std::mem::size_of::<T>();
+    let (mut nodes, mut rows) = (0, 0);
+    for sub in partition(problem, count)? {
+        let (local, _) = local_problem(problem, &sub);
+        nodes = local.body.len().max(nodes);
+        rows = GpuMatrix::<T>::bond_rows(&local, Storage::Full).max(rows);
+    }
+    let bytes = GpuMatrix::<T>::slot_estimate(problem, Storage::Full, t, nodes, rows);
+    Ok(bytes as f64 * MARGIN)
+}
+
+/// The fewest subdomains of `problem` whose two streaming slots fit `budget` device bytes when
+/// the matrix scheme streams them on `gpu-matrix` in precision `T` (each slot sized for the
+/// largest subdomain: [`slot_bytes`]). An error naming the budget when one cell slab per
+/// subdomain does not fit.
 pub fn count_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize> {
     let t = std::mem::size_of::<T>();
-    let part_bytes = |sub: &Subdomain| {
-        let (local, _) = local_problem(problem, sub);
-        GpuMatrix::<T>::memory_estimate(&local, Storage::Full, t) as f64 * MARGIN
-    };
-    let whole = GpuMatrix::<T>::memory_estimate(problem, Storage::Full, t) as f64 * MARGIN;
+    let whole = GpuMatrix::<T>::slot_estimate(
+        problem,
+        Storage::Full,
+        t,
+        problem.body.len(),
+        GpuMatrix::<T>::bond_rows(problem, Storage::Full),
+    ) as f64
+        * MARGIN;
     let slabs = super::slabs::SlabCounts::of(problem).nodes.len();
-    let largest = |count: usize| -> Result<f64> {
-        Ok(partition(problem, count)?
-            .iter()
-            .map(part_bytes)
-            .fold(0.0, f64::max))
+    let fits = |count: usize| -> Result<bool> {
+        Ok(2.0 * slot_bytes::<T>(problem, count)? <= budget as f64)
     };
-    let fits = |count: usize| -> Result<bool> { Ok(2.0 * largest(count)? <= budget as f64) };
     // from the bound without halos, raised in jumps, then back down to the fewest that fits
     let mut count = ((2.0 * whole / budget as f64).ceil() as usize).clamp(1, slabs);
     loop {
-        let largest = largest(count)?;
-        if 2.0 * largest <= budget as f64 {
+        let slot = slot_bytes::<T>(problem, count)?;
+        if 2.0 * slot <= budget as f64 {
             while count > 1 && fits(count - 1)? {
                 count -= 1;
             }
@@ -150,11 +203,11 @@ pub fn count_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize
                 format!(
                     "{budget} bytes cannot hold two subdomains of this model's matrix scheme: \
                      even {slabs} subdomains (one cell slab each) need {:.0} bytes",
-                    2.0 * largest
+                    2.0 * slot
                 ),
             ));
         }
-        let next = (count as f64 * 2.0 * largest / budget as f64).ceil() as usize;
+        let next = (count as f64 * 2.0 * slot / budget as f64).ceil() as usize;
         count = next.max(count + 1).min(slabs);
     }
 }
@@ -175,8 +228,9 @@ struct Part<M> {
     backend: M,
 }
 
-/// The matrix scheme executed subdomain by subdomain, on the CPU (`M = CpuMatrix`) or with
-/// every subdomain's operator blocks on the GPU (`M = GpuMatrix`).
+/// The matrix scheme executed subdomain by subdomain, on the CPU (`M = CpuMatrix`), with
+/// every subdomain's operator blocks on the GPU (`M = GpuMatrix`), or streamed through two
+/// device slots (`M = StreamedPart`).
 pub struct PartitionedMatrix<T: Real, M: MatrixPart<T> = CpuMatrix<T>> {
     parts: Vec<Part<M>>,
     dim: usize,
@@ -184,6 +238,13 @@ pub struct PartitionedMatrix<T: Real, M: MatrixPart<T> = CpuMatrix<T>> {
     /// Global dilatation, exchanged between the two LPS phases.
     theta: Vec<T>,
     bonds: usize,
+    /// The streaming slots, where the parts are streamed.
+    slots: Option<SlotSetup>,
+    /// Force evaluations so far: wall and host seconds, node state moved (the slots' copies
+    /// and kernel times are added from `slots` per evaluation).
+    times: StreamTimes,
+    /// Device bytes of the in-core `gpu-matrix` (half storage) for the whole model.
+    in_core: usize,
     _scalar: std::marker::PhantomData<T>,
 }
 
@@ -243,13 +304,13 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
     /// [`PartitionedMatrix::new`] with the parts on `slots` (streamed parts alternate on
     /// them).
     pub fn on_slots(problem: &Problem, count: usize, slots: &Slots) -> Result<Self> {
-        let parts = partition(problem, count)?
+        let mut parts = partition(problem, count)?
             .into_iter()
             .enumerate()
             .map(|(s, sub)| {
                 let (local, bond_index) = local_problem(problem, &sub);
                 let owned_rows = local.families.offsets[sub.owned];
-                let backend = M::assemble(Arc::new(local), s, slots)?;
+                let backend = M::assemble(Arc::new(local), s, owned_rows, slots)?;
                 Ok(Part {
                     sub,
                     bond_index,
@@ -258,13 +319,87 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let mut backends: Vec<&mut M> = parts.iter_mut().map(|p| &mut p.backend).collect();
+        let slots = M::prepare(&mut backends, slots)?;
+        let t = std::mem::size_of::<T>();
         Ok(PartitionedMatrix {
             parts,
             dim: problem.dim(),
             lps: matches!(problem.material.law, Law::Lps { .. }),
             theta: vec![T::zero(); problem.body.len()],
             bonds: problem.families.bonds(),
+            in_core: match slots {
+                Some(_) => GpuMatrix::<T>::memory_estimate(problem, Storage::Half, t),
+                None => 0,
+            },
+            slots,
+            times: StreamTimes::default(),
             _scalar: std::marker::PhantomData,
+        })
+    }
+
+    /// The slots' totals so far (zero where the parts are not streamed).
+    fn slot_times(&self) -> SlotTimes {
+        self.slots.as_ref().map_or_else(SlotTimes::default, |s| {
+            *s.times.lock().unwrap_or_else(|p| p.into_inner())
+        })
+    }
+
+    /// Run one force evaluation `f`, adding to `self.times` its wall time, its host time and
+    /// node state, and the slots' copies and kernel times it caused.
+    fn timed<R>(&mut self, f: impl FnOnce(&mut Self, &Moved) -> R) -> R {
+        let (t0, before) = (Instant::now(), self.slot_times());
+        let moved = Moved::default();
+        let r = f(self, &moved);
+        let after = self.slot_times();
+        let t = &mut self.times;
+        t.force_evaluations += 1;
+        t.wall += t0.elapsed().as_secs_f64();
+        t.host += moved.host.get();
+        t.compute += after.compute - before.compute;
+        t.copy_in += after.copy_in - before.copy_in;
+        t.copy_out += after.copy_out - before.copy_out;
+        t.bytes_in += after.bytes_in - before.bytes_in + moved.bytes_in.get();
+        t.bytes_out += after.bytes_out - before.bytes_out + moved.bytes_out.get();
+        r
+    }
+
+    /// The `subdomains` report of a streamed run.
+    fn report(&self) -> Option<StreamReport> {
+        let slots = self.slots.as_ref()?;
+        let t = &self.times;
+        let e = t.force_evaluations.max(1) as f64;
+        let (bw_in, bw_out) = slots.bandwidth;
+        let bound = (t.compute / e)
+            .max(t.bytes_in as f64 / e / bw_in)
+            .max(t.bytes_out as f64 / e / bw_out);
+        // with one or two subdomains each keeps its slot: nothing moves but node state
+        let resident = self.parts.len() <= 2;
+        Some(StreamReport {
+            count: self.parts.len(),
+            residency: match resident {
+                true => Residency::Resident,
+                false => Residency::Streamed,
+            },
+            resident_subdomains: if resident { self.parts.len() } else { 0 },
+            in_core_bytes: self.in_core as u64,
+            pinned_h2d_bytes_per_second: bw_in,
+            pinned_d2h_bytes_per_second: bw_out,
+            bound_seconds_per_evaluation: bound,
+            ratio_to_bound: if bound > 0.0 { t.wall / e / bound } else { 0.0 },
+            budget_bytes: None,
+            allocated_bytes: slots.allocated as u64,
+            device_used_before: slots.used_before as u64,
+            device_used_after: slots.used_after as u64,
+            bytes_in_per_evaluation: t.bytes_in as f64 / e,
+            bytes_out_per_evaluation: t.bytes_out as f64 / e,
+            seconds_per_evaluation: t.wall / e,
+            compute_seconds_per_evaluation: t.compute / e,
+            copy_in_seconds_per_evaluation: t.copy_in / e,
+            copy_out_seconds_per_evaluation: t.copy_out / e,
+            host_seconds_per_evaluation: t.host / e,
+            hidden_seconds_per_evaluation: ((t.compute + t.copy_in + t.copy_out - t.wall) / e)
+                .max(0.0),
         })
     }
 
@@ -276,42 +411,143 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
             .sum()
     }
 
-    /// Run `work` on every part in order. Streamed parts: each is loaded first, the next one
-    /// loads on another thread while `work` runs (its upload then overlaps this part's
-    /// products), and each unloads after its work.
-    fn each_part(&mut self, mut work: impl FnMut(&mut Part<M>) + Send) {
+    /// Run `work` on every part in order with the inputs `inputs` gathers for it. Streamed
+    /// parts: the first is loaded, then before each part runs the next one is loaded with its
+    /// inputs (its copies, enqueued on the other slot's stream, overlap this part's
+    /// products), and each takes its status back after its work.
+    fn each_part(
+        &mut self,
+        mut inputs: impl FnMut(&Part<M>) -> Inputs<T>,
+        mut work: impl FnMut(&mut Part<M>, Inputs<T>),
+    ) {
         if !self.parts.first().is_some_and(|p| p.backend.streamed()) {
-            self.parts.iter_mut().for_each(work);
+            for part in &mut self.parts {
+                let i = inputs(part);
+                work(part, i);
+            }
             return;
         }
+        let mut current = None;
         for s in 0..self.parts.len() {
-            let (head, tail) = self.parts.split_at_mut(s + 1);
-            let part = &mut head[s];
-            fatal(part.backend.load(), "subdomain upload");
-            let next = std::thread::scope(|scope| {
-                let next = scope.spawn(|| tail.first_mut().map_or(Ok(()), |p| p.backend.load()));
-                work(part);
-                next.join()
-            });
-            fatal(
-                next.unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                "subdomain upload",
-            );
-            fatal(head[s].backend.unload(), "subdomain status download");
+            let this = match current.take() {
+                Some(i) => i,
+                None => {
+                    let i = inputs(&self.parts[s]);
+                    fatal(self.parts[s].backend.load(&i), "subdomain upload");
+                    i
+                }
+            };
+            if let Some(next) = self.parts.get(s + 1) {
+                let i = inputs(next);
+                fatal(next.backend.load(&i), "subdomain upload");
+                current = Some(i);
+            }
+            work(&mut self.parts[s], this);
+            fatal(self.parts[s].backend.unload(), "subdomain status download");
         }
     }
 
     /// LPS phase one: every subdomain's owned dilatations into `self.theta`.
-    fn exchange_dilatation(&mut self, u: &[T]) {
+    fn exchange_dilatation(&mut self, u: &[T], moved: &Moved) {
         let d = self.dim;
         let mut theta_all = std::mem::take(&mut self.theta);
-        self.each_part(|part| {
-            let u_local = gather(u, &part.sub.nodes, d);
-            let mut theta = vec![T::zero(); part.sub.nodes.len()];
-            part.backend.dilatation(&u_local, &mut theta);
-            scatter(&theta, part.sub.owned_nodes(), 1, &mut theta_all);
-        });
+        self.each_part(
+            |part| moved.gather(u, part, d),
+            |part, i| {
+                let mut theta = vec![T::zero(); part.sub.nodes.len()];
+                part.backend.dilatation(&i.u, &mut theta);
+                moved.scatter(&theta, part, 1, &mut theta_all);
+            },
+        );
         self.theta = theta_all;
+    }
+
+    /// Forces at `u` into `force` (LPS: after the exchange of dilatations).
+    fn forces(&mut self, u: &[T], force: &mut [T], moved: &Moved) {
+        let d = self.dim;
+        if self.lps {
+            self.exchange_dilatation(u, moved);
+        }
+        let (lps, theta_all) = (self.lps, std::mem::take(&mut self.theta));
+        self.each_part(
+            |part| {
+                let mut i = moved.gather(u, part, d);
+                if lps {
+                    i.theta = Some(moved.gather(&theta_all, part, 1).u);
+                }
+                i
+            },
+            |part, i| {
+                let mut f_local = vec![T::zero(); i.u.len()];
+                match &i.theta {
+                    Some(theta) => fatal(
+                        part.backend.force_with_theta(&i.u, theta, &mut f_local),
+                        "force evaluation",
+                    ),
+                    None => part.backend.internal_force(&i.u, &mut f_local),
+                }
+                moved.scatter(&f_local, part, d, force);
+            },
+        );
+        self.theta = theta_all;
+    }
+
+    /// Break the over-stretched bonds at `u`; bonds broken.
+    fn break_pass(&mut self, u: &[T], moved: &Moved) -> usize {
+        let before = self.owned_broken();
+        let d = self.dim;
+        self.each_part(
+            |part| moved.gather(u, part, d),
+            |part, i| {
+                part.backend.break_bonds(&i.u);
+            },
+        );
+        self.owned_broken() - before
+    }
+
+    /// PMB: breaking and forces in one pass (see `break_bonds_and_force`).
+    fn break_and_force_pass(&mut self, u: &[T], force: &mut [T], moved: &Moved) -> usize {
+        let before = self.owned_broken();
+        let d = self.dim;
+        self.each_part(
+            |part| moved.gather(u, part, d),
+            |part, i| {
+                let mut f_local = vec![T::zero(); i.u.len()];
+                part.backend.break_bonds_and_force(&i.u, &mut f_local);
+                moved.scatter(&f_local, part, d, force);
+            },
+        );
+        self.owned_broken() - before
+    }
+}
+
+/// Host time and node state of the passes of one call: gathers and scatters, and the
+/// values each part's backend copies in and out with them.
+#[derive(Default)]
+struct Moved {
+    host: Cell<f64>,
+    bytes_in: Cell<u64>,
+    bytes_out: Cell<u64>,
+}
+
+impl Moved {
+    /// The values of `all` (`per` per node) at `part`'s local nodes, as its inputs' `u`.
+    fn gather<T: Real, M>(&self, all: &[T], part: &Part<M>, per: usize) -> Inputs<T> {
+        let t0 = Instant::now();
+        let u = gather(all, &part.sub.nodes, per);
+        self.host.set(self.host.get() + t0.elapsed().as_secs_f64());
+        let bytes = std::mem::size_of_val(u.as_slice()) as u64;
+        self.bytes_in.set(self.bytes_in.get() + bytes);
+        Inputs { u, theta: None }
+    }
+
+    /// `local` (`per` per local node) of `part`'s owned nodes into `all`.
+    fn scatter<T: Real, M>(&self, local: &[T], part: &Part<M>, per: usize, all: &mut [T]) {
+        let t0 = Instant::now();
+        scatter(local, part.sub.owned_nodes(), per, all);
+        self.host.set(self.host.get() + t0.elapsed().as_secs_f64());
+        let bytes = std::mem::size_of_val(local) as u64;
+        self.bytes_out.set(self.bytes_out.get() + bytes);
     }
 }
 
@@ -324,56 +560,25 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
     }
 
     fn internal_force(&mut self, u: &[T], force: &mut [T]) {
-        let d = self.dim;
-        if self.lps {
-            self.exchange_dilatation(u);
-        }
-        let (lps, theta_all) = (self.lps, std::mem::take(&mut self.theta));
-        self.each_part(|part| {
-            let u_local = gather(u, &part.sub.nodes, d);
-            let mut f_local = vec![T::zero(); u_local.len()];
-            if lps {
-                let theta = gather(&theta_all, &part.sub.nodes, 1);
-                fatal(
-                    part.backend
-                        .force_with_theta(&u_local, &theta, &mut f_local),
-                    "force evaluation",
-                );
-            } else {
-                part.backend.internal_force(&u_local, &mut f_local);
-            }
-            scatter(&f_local, part.sub.owned_nodes(), d, force);
-        });
-        self.theta = theta_all;
+        self.timed(|me, moved| me.forces(u, force, moved))
     }
 
     /// PMB: breaking and forces in one pass over the subdomains (each breaks its rows, then
     /// computes its forces: what the two passes give, with one upload of each streamed
     /// part); LPS: the two passes (the dilatations must be exchanged after breaking).
     fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
-        if self.lps {
-            let broken = self.break_bonds(u);
-            self.internal_force(u, force);
-            return broken;
-        }
-        let before = self.owned_broken();
-        let d = self.dim;
-        self.each_part(|part| {
-            let u_local = gather(u, &part.sub.nodes, d);
-            let mut f_local = vec![T::zero(); u_local.len()];
-            part.backend.break_bonds_and_force(&u_local, &mut f_local);
-            scatter(&f_local, part.sub.owned_nodes(), d, force);
-        });
-        self.owned_broken() - before
+        self.timed(|me, moved| match me.lps {
+            true => {
+                let broken = me.break_pass(u, moved);
+                me.forces(u, force, moved);
+                broken
+            }
+            false => me.break_and_force_pass(u, force, moved),
+        })
     }
 
     fn break_bonds(&mut self, u: &[T]) -> usize {
-        let before = self.owned_broken();
-        let d = self.dim;
-        self.each_part(|part| {
-            part.backend.break_bonds(&gather(u, &part.sub.nodes, d));
-        });
-        self.owned_broken() - before
+        self.break_pass(u, &Moved::default())
     }
 
     fn damage(&self, phi: &mut [T]) {
@@ -389,7 +594,7 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
         if !self.lps {
             return false;
         }
-        self.exchange_dilatation(u);
+        self.exchange_dilatation(u, &Moved::default());
         theta.copy_from_slice(&self.theta);
         true
     }
@@ -397,13 +602,16 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
     fn strain_energy(&mut self, u: &[T]) -> f64 {
         let d = self.dim;
         let mut energy = 0.0;
-        self.each_part(|p| {
-            let u_local = gather(u, &p.sub.nodes, d);
-            energy += fatal(
-                p.backend.energy_of(&u_local, p.owned_rows, p.sub.owned),
-                "strain energy",
-            );
-        });
+        let moved = Moved::default();
+        self.each_part(
+            |p| moved.gather(u, p, d),
+            |p, i| {
+                energy += fatal(
+                    p.backend.energy_of(&i.u, p.owned_rows, p.sub.owned),
+                    "strain energy",
+                );
+            },
+        );
         energy
     }
 
@@ -423,19 +631,18 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
     }
 
     fn memory_bytes(&self) -> usize {
-        let each = self.parts.iter().map(|p| p.backend.memory_bytes());
-        match self.parts.first().is_some_and(|p| p.backend.streamed()) {
-            // at most two streamed parts are on the device at a time
-            true => {
-                let mut sizes: Vec<usize> = each.collect();
-                sizes.sort_unstable_by(|a, b| b.cmp(a));
-                sizes.iter().take(2).sum()
-            }
-            false => each.sum(),
+        match &self.slots {
+            // streamed parts share the slots
+            Some(slots) => slots.allocated,
+            None => self.parts.iter().map(|p| p.backend.memory_bytes()).sum(),
         }
     }
 
     fn bytes_per_step(&self) -> usize {
         self.parts.iter().map(|p| p.backend.bytes_per_step()).sum()
+    }
+
+    fn stream_report(&self) -> Option<StreamReport> {
+        self.report()
     }
 }

@@ -330,15 +330,17 @@ fn adr_in_subdomains_on_the_gpu_reaches_the_cpu_equilibrium() {
     assert!(e < 1e-5, "displacement differs by {e:e}");
 }
 
-/// The matrix scheme streamed (each subdomain's blocks on the device only while it runs, two
-/// at a time, the next one uploading on the other stream while the current one computes)
-/// equals the in-core `gpu-matrix` as the resident parts do: same bonds broken and status
-/// exactly, forces 1e-12 (`common::check_partitioned` to round-off), 1 to 16 subdomains;
-/// and a run under half the in-core footprint keeps the two largest parts within it and
-/// breaks the bonds the CPU emulation breaks (within 1 %).
+/// The matrix scheme streamed (each subdomain's image copied into one of two persistent
+/// slots whenever it runs, the next one copying on the other slot's stream while the current
+/// one computes) equals the in-core `gpu-matrix` as the resident parts do: same bonds broken
+/// and status exactly, forces 1e-12 (`common::check_partitioned` to round-off), 1 to 16
+/// subdomains; its report counts every image copied in per evaluation where more than two
+/// subdomains share the slots, and less where each keeps its slot; and a run under half the
+/// in-core footprint keeps its slots within it and breaks the bonds the CPU emulation breaks
+/// (within 1 %).
 #[test]
 fn streamed_matrix_subdomains_equal_in_core_gpu_matrix() {
-    use peridot::backend::GpuMatrix;
+    use peridot::backend::{Backend, GpuMatrix};
     use peridot::gpu::Gpu;
     use peridot::operators::Storage;
     use peridot::partition::matrix::Slots;
@@ -357,6 +359,18 @@ fn streamed_matrix_subdomains_equal_in_core_gpu_matrix() {
                 PartitionedMatrix::<f64, StreamedPart<f64>>::on_slots(&problem, count, &slots)
                     .unwrap();
             common::check_partitioned(&problem, &mut core, &mut part, common::ROUND_OFF, &case);
+            let report = part.stream_report().expect("a streamed run reports");
+            let images = part.bytes_per_step() as f64;
+            let moved = report.bytes_in_per_evaluation;
+            match count > 2 {
+                true => assert!(moved > images, "{case}: {moved} bytes in, images {images}"),
+                false => assert!(moved < images, "{case}: {moved} bytes in, images {images}"),
+            }
+            assert!(report.compute_seconds_per_evaluation > 0.0, "{case}");
+            assert!(
+                report.allocated_bytes as usize == part.memory_bytes(),
+                "{case}"
+            );
         }
     }
     let problem = common::partition_bar("pmb", "3d", 30);
