@@ -140,9 +140,10 @@ pub fn create<T: Real>(
         // it runs, two at a time
         BackendKind::GpuMatrix if budget.is_some() || request.streamed => {
             let slots = Slots::two::<T>(&*Gpu::get()?)?;
-            Ok(Box::new(PartitionedMatrix::<T, StreamedPart<T>>::on_slots(
-                &problem, count, &slots,
-            )?))
+            Ok(Box::new(
+                PartitionedMatrix::<T, StreamedPart<T>>::on_slots(&problem, count, &slots)?
+                    .with_budget(budget),
+            ))
         }
         // every subdomain's operator blocks resident on the device
         BackendKind::GpuMatrix => {

@@ -245,6 +245,8 @@ pub struct PartitionedMatrix<T: Real, M: MatrixPart<T> = CpuMatrix<T>> {
     times: StreamTimes,
     /// Device bytes of the in-core `gpu-matrix` (half storage) for the whole model.
     in_core: usize,
+    /// The budget the plan was made for, bytes (reported).
+    budget: Option<u64>,
     _scalar: std::marker::PhantomData<T>,
 }
 
@@ -301,6 +303,11 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
         Self::on_slots(problem, count, &Slots::default())
     }
 
+    /// This backend reporting `budget` (bytes) as the budget its plan was made for.
+    pub fn with_budget(self, budget: Option<u64>) -> Self {
+        PartitionedMatrix { budget, ..self }
+    }
+
     /// [`PartitionedMatrix::new`] with the parts on `slots` (streamed parts alternate on
     /// them).
     pub fn on_slots(problem: &Problem, count: usize, slots: &Slots) -> Result<Self> {
@@ -334,6 +341,7 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
             },
             slots,
             times: StreamTimes::default(),
+            budget: None,
             _scalar: std::marker::PhantomData,
         })
     }
@@ -367,15 +375,10 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
     /// The `subdomains` report of a streamed run.
     fn report(&self) -> Option<StreamReport> {
         let slots = self.slots.as_ref()?;
-        let t = &self.times;
-        let e = t.force_evaluations.max(1) as f64;
         let (bw_in, bw_out) = slots.bandwidth;
-        let bound = (t.compute / e)
-            .max(t.bytes_in as f64 / e / bw_in)
-            .max(t.bytes_out as f64 / e / bw_out);
         // with one or two subdomains each keeps its slot: nothing moves but node state
         let resident = self.parts.len() <= 2;
-        Some(StreamReport {
+        let report = StreamReport {
             count: self.parts.len(),
             residency: match resident {
                 true => Residency::Resident,
@@ -385,22 +388,13 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
             in_core_bytes: self.in_core as u64,
             pinned_h2d_bytes_per_second: bw_in,
             pinned_d2h_bytes_per_second: bw_out,
-            bound_seconds_per_evaluation: bound,
-            ratio_to_bound: if bound > 0.0 { t.wall / e / bound } else { 0.0 },
-            budget_bytes: None,
+            budget_bytes: self.budget,
             allocated_bytes: slots.allocated as u64,
             device_used_before: slots.used_before as u64,
             device_used_after: slots.used_after as u64,
-            bytes_in_per_evaluation: t.bytes_in as f64 / e,
-            bytes_out_per_evaluation: t.bytes_out as f64 / e,
-            seconds_per_evaluation: t.wall / e,
-            compute_seconds_per_evaluation: t.compute / e,
-            copy_in_seconds_per_evaluation: t.copy_in / e,
-            copy_out_seconds_per_evaluation: t.copy_out / e,
-            host_seconds_per_evaluation: t.host / e,
-            hidden_seconds_per_evaluation: ((t.compute + t.copy_in + t.copy_out - t.wall) / e)
-                .max(0.0),
-        })
+            ..Default::default()
+        };
+        Some(report.with_times(&self.times))
     }
 
     /// Owned rows broken so far, over all subdomains.

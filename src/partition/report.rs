@@ -83,3 +83,28 @@ pub struct StreamReport {
     pub host_seconds_per_evaluation: f64,
     pub hidden_seconds_per_evaluation: f64,
 }
+
+impl StreamReport {
+    /// This report (its counts, memory and pinned bandwidths set) with the per-evaluation
+    /// figures of `t`: traffic, seconds, the copy bound and the ratio to it.
+    pub fn with_times(self, t: &StreamTimes) -> StreamReport {
+        let e = t.force_evaluations.max(1) as f64;
+        let bound = (t.compute / e)
+            .max(t.bytes_in as f64 / e / self.pinned_h2d_bytes_per_second)
+            .max(t.bytes_out as f64 / e / self.pinned_d2h_bytes_per_second);
+        StreamReport {
+            bound_seconds_per_evaluation: bound,
+            ratio_to_bound: if bound > 0.0 { t.wall / e / bound } else { 0.0 },
+            bytes_in_per_evaluation: t.bytes_in as f64 / e,
+            bytes_out_per_evaluation: t.bytes_out as f64 / e,
+            seconds_per_evaluation: t.wall / e,
+            compute_seconds_per_evaluation: t.compute / e,
+            copy_in_seconds_per_evaluation: t.copy_in / e,
+            copy_out_seconds_per_evaluation: t.copy_out / e,
+            host_seconds_per_evaluation: t.host / e,
+            hidden_seconds_per_evaluation: ((t.compute + t.copy_in + t.copy_out - t.wall) / e)
+                .max(0.0),
+            ..self
+        }
+    }
+}

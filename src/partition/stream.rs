@@ -856,12 +856,7 @@ impl<T: Real> Engine<T> {
     }
 
     fn report(&self) -> StreamReport {
-        let t = &self.times;
-        let e = t.force_evaluations.max(1) as f64;
         let (bw_in, bw_out) = self.bandwidth;
-        let bound = (t.compute / e)
-            .max(t.bytes_in as f64 / e / bw_in)
-            .max(t.bytes_out as f64 / e / bw_out);
         StreamReport {
             count: self.parts.len(),
             residency: self.place.residency,
@@ -869,22 +864,13 @@ impl<T: Real> Engine<T> {
             in_core_bytes: self.in_core as u64,
             pinned_h2d_bytes_per_second: bw_in,
             pinned_d2h_bytes_per_second: bw_out,
-            bound_seconds_per_evaluation: bound,
-            ratio_to_bound: if bound > 0.0 { t.wall / e / bound } else { 0.0 },
             budget_bytes: self.budget,
             allocated_bytes: self.allocated as u64,
             device_used_before: self.used_before as u64,
             device_used_after: self.used_after as u64,
-            bytes_in_per_evaluation: t.bytes_in as f64 / e,
-            bytes_out_per_evaluation: t.bytes_out as f64 / e,
-            seconds_per_evaluation: t.wall / e,
-            compute_seconds_per_evaluation: t.compute / e,
-            copy_in_seconds_per_evaluation: t.copy_in / e,
-            copy_out_seconds_per_evaluation: t.copy_out / e,
-            host_seconds_per_evaluation: t.host / e,
-            hidden_seconds_per_evaluation: ((t.compute + t.copy_in + t.copy_out - t.wall) / e)
-                .max(0.0),
+            ..Default::default()
         }
+        .with_times(&self.times)
     }
 }
 
