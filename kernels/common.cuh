@@ -91,6 +91,12 @@ struct BondParams {
     double pv_edge;                // delta + dx / 2
     // The loop constants rounded to f32 on the host, so the f32 bond loops convert nothing.
     float critical_stretch_f, delta_f, dx_f, pv_full_f, pv_edge_f, micromodulus_f;
+    // A body that is a full box lattice (nodes x fastest) may run without a neighbour list:
+    // every node has the same slots, slot k (k = 32 m) holding the neighbour i + stencil[k]
+    // (entries between multiples of 32 unused, so the list's slot offsets index it as they
+    // index `neighbors`); a slot outside the body is a bond whose status bit is 0. Null: the
+    // list (`neighbors`).
+    const int* stencil;
 };
 
 // A loop constant in the kernel's precision: the f32 copy or the double.
@@ -161,17 +167,26 @@ __device__ __forceinline__ u32 status_word(const u32* w) {
 }
 #define PD_AHEAD (PD_PREFETCH != 0)
 
-template <bool AHEAD>
+// Where a walk's neighbours come from: the list, the lattice's stencil, or whichever
+// p.stencil says (a run-time test; the per-step PMB loops have an entry point for each).
+#define PD_NB_ANY 0
+#define PD_NB_LIST 1
+#define PD_NB_LATTICE 2
+
+template <bool AHEAD, int NB = PD_NB_ANY>
 struct BondWalk {
-    const u32* nb;  // the node's first slot in the neighbour array
+    const u32* nb;  // the node's first slot in the neighbour array (lattice: the stencil)
     u32* st;        // its slice's first status word (word k: bond k of the slice's nodes)
     u32 bit;        // the node's bit in each word (1 << lane)
+    u32 base;       // added to what `nb` gives: 0 for the list, i on a lattice
     u32 k, end;     // next slot offset; 32 x family size
     u32 j;          // the next bond's neighbour and status word
     u32 word;
     __device__ __forceinline__ BondWalk(const BondParams& p, u32 i) {
         const u64 slice = ld(p.slice_start + i / 32);
-        nb = p.neighbors + slice + (i % 32);
+        const bool lattice = NB == PD_NB_LATTICE || (NB == PD_NB_ANY && p.stencil != 0);
+        nb = lattice ? reinterpret_cast<const u32*>(p.stencil) : p.neighbors + slice + (i % 32);
+        base = lattice ? i : 0u;
         st = p.mu + (slice >> 5);
         bit = 1u << (i % 32);
         k = 0;
@@ -179,7 +194,7 @@ struct BondWalk {
         j = 0;
         word = 0;
         if (end != 0) {
-            j = ld(nb);
+            j = ld(nb) + base;
             word = status_word(st);
         }
     }
@@ -190,7 +205,7 @@ struct BondWalk {
         t.intact = (word & bit) != 0;
         k += 32;
         if (k < end) {
-            j = ld(nb + k);
+            j = ld(nb + k) + base;
             word = status_word(st + (k >> 5));
         }
         return true;
@@ -201,20 +216,29 @@ struct BondWalk {
     }
 };
 
+// The neighbour in device slot b of node i, whose first slot is `begin`: from the list, or
+// on a lattice i + stencil[b - begin].
+__device__ __forceinline__ u32 neighbor_at(const BondParams& p, u32 i, u64 begin, u64 b) {
+    return p.stencil != 0 ? i + (u32)ld(p.stencil + (b - begin)) : ld(p.neighbors + b);
+}
+
 // Without the look-ahead: one 64-bit slot index (fewer live registers than two addresses).
-template <>
-struct BondWalk<false> {
-    u64 b, end;
-    __device__ __forceinline__ BondWalk(const BondParams& p, u32 i) {
-        const BondRange r = bond_range(p, i);
+template <int NB>
+struct BondWalk<false, NB> {
+    u64 b, begin, end;
+    u32 i;
+    __device__ __forceinline__ BondWalk(const BondParams& p, u32 node) {
+        const BondRange r = bond_range(p, node);
         b = r.begin;
+        begin = r.begin;
         end = r.end;
+        i = node;
     }
     __device__ __forceinline__ bool next(const BondParams& p, Step& t) {
         if (b >= end) return false;
         t.b = b;
         t.intact = bond_intact(p, b);
-        t.j = t.intact ? ld(p.neighbors + b) : 0;
+        t.j = t.intact ? neighbor_at(p, i, begin, b) : 0;
         b += 32;
         return true;
     }
@@ -381,10 +405,10 @@ __device__ __forceinline__ Bond load_bond(const BondParams& p, const Node<D>& n,
 // Node i's intact bonds, `body(j, bond)` for each, with the look-ahead walk (BondWalk): the
 // neighbour index and status one bond ahead. `body` returns true where the bond breaks
 // (it is then marked broken).
-template <int D, typename F>
+template <int D, int NB = PD_NB_ANY, typename F>
 __device__ __forceinline__ void walk_bonds(const BondParams& p, u32 i, const Node<D>& node,
                                            F&& body) {
-    BondWalk<PD_AHEAD> walk(p, i);
+    BondWalk<PD_AHEAD, NB> walk(p, i);
     Step t;
 #pragma unroll 1
     while (walk.next(p, t)) {
@@ -402,18 +426,21 @@ template <int D, typename F>
 __device__ __forceinline__ void walk_bonds_deep(const BondParams& p, u32 i, const Node<D>& node,
                                                 F&& body) {
     const u64 slice = ld(p.slice_start + i / 32);
-    const u32* nb = p.neighbors + slice + (i % 32);
+    const bool lattice = p.stencil != 0;
+    const u32* nb =
+        lattice ? reinterpret_cast<const u32*>(p.stencil) : p.neighbors + slice + (i % 32);
+    const u32 base = lattice ? i : 0u;
     u32* st = p.mu + (slice >> 5);
     const u32 bit = 1u << (i % 32);
     const u32 end = 32 * ld(p.lengths + i);
     u32 jc = 0, jn = 0;  // neighbours of the current and the next bond
     bool mc = false, mn = false;  // their status
     if (end != 0) {
-        jc = ld(nb);
+        jc = ld(nb) + base;
         mc = (st[0] & bit) != 0;
     }
     if (32 < end) {
-        jn = ld(nb + 32);
+        jn = ld(nb + 32) + base;
         mn = (st[1] & bit) != 0;
     }
     Gather<D> a = Gather<D>{}, b = Gather<D>{};
@@ -425,7 +452,7 @@ __device__ __forceinline__ void walk_bonds_deep(const BondParams& p, u32 i, cons
         u32 jq = 0;
         bool mq = false;
         if (k + 64 < end) {
-            jq = ld(nb + k + 64);
+            jq = ld(nb + k + 64) + base;
             mq = (st[(k + 64) >> 5] & bit) != 0;
         }
         if (mc && body(jc, make_bond<D>(node, cur))) atomicAnd(st + (k >> 5), ~bit);

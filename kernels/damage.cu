@@ -11,7 +11,7 @@ __device__ __forceinline__ void break_bonds_node(const BondParams& p, u32 i) {
     u32 broken = 0;
     for (u64 b = r.begin; b < r.end; b += 32) {
         if (!bond_intact(p, b)) continue;
-        const u32 j = ld(p.neighbors + b);
+        const u32 j = neighbor_at(p, i, r.begin, b);
         const Bond bd = load_bond<D>(p, node, j);
         real ry;
         const real s = p.linearized != 0 ? bond_extension<D>(bd) * bd.rx
@@ -38,7 +38,7 @@ __device__ __forceinline__ void damage_node(const BondParams& p, u32 i) {
     double intact = 0.0;
     for (u64 b = r.begin; b < r.end; b += 32) {
         if (!bond_intact(p, b)) continue;
-        const u32 j = ld(p.neighbors + b);
+        const u32 j = neighbor_at(p, i, r.begin, b);
         if (lengths) {
             const Record rec = load_record<D>(p, j);
             intact += partial_volume_exact(p, exact_length<D>(node, rec)) * rec.vol;
@@ -66,7 +66,7 @@ __device__ __forceinline__ void strain_energy_node(const BondParams& p, u32 i) {
     double w = 0.0;
     for (u64 b = r.begin; b < r.end; b += 32) {
         if (!bond_intact(p, b)) continue;
-        const u32 j = ld(p.neighbors + b);
+        const u32 j = neighbor_at(p, i, r.begin, b);
         const Bond bd = load_bond<D>(p, node, j);
         const double x = (double)bd.x;
         const double wb = (double)bond_weight<PD_LAW_ANY>(p, bd, i, j);

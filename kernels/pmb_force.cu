@@ -6,7 +6,7 @@
 // so the result equals a separate breaking pass). With p.update the explicit update of the
 // node's dofs is fused into the store (`store_force`).
 
-template <int D, bool LINEARIZED, bool PLAIN>
+template <int D, bool LINEARIZED, bool PLAIN, int NB = PD_NB_ANY>
 __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     const Node<D> node = load_node<D>(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
@@ -37,17 +37,17 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     if constexpr (PD_PREFETCH >= 2 && PLAIN && !LINEARIZED && sizeof(real) == 4) {
         walk_bonds_deep<D>(p, i, node, bond);
     } else {
-        walk_bonds<D>(p, i, node, bond);
+        walk_bonds<D, NB>(p, i, node, bond);
     }
     store_force<D>(p, i, node, f);
     count_broken(p, broken);
 }
 
 // The law as a compile-time choice too (fewer live registers in the bond loop).
-template <int D, bool PLAIN>
+template <int D, bool PLAIN, int NB = PD_NB_ANY>
 __device__ __forceinline__ void pmb_node(const BondParams& p, u32 i) {
-    if (p.linearized != 0) pmb_node_law<D, true, PLAIN>(p, i);
-    else pmb_node_law<D, false, PLAIN>(p, i);
+    if (p.linearized != 0) pmb_node_law<D, true, PLAIN, NB>(p, i);
+    else pmb_node_law<D, false, PLAIN, NB>(p, i);
 }
 
 template <int D>
@@ -57,7 +57,13 @@ __device__ __forceinline__ void pmb_node_any(const BondParams& p, u32 i) {
 
 template <int D>
 __device__ __forceinline__ void pmb_node_plain(const BondParams& p, u32 i) {
-    pmb_node<D, true>(p, i);
+    pmb_node<D, true, PD_NB_LIST>(p, i);
+}
+
+// The same on a full box lattice: neighbours from the stencil, no list (p.stencil set).
+template <int D>
+__device__ __forceinline__ void pmb_node_plain_lattice(const BondParams& p, u32 i) {
+    pmb_node<D, true, PD_NB_LATTICE>(p, i);
 }
 
 // Any PMB model; and the models with neither partial volumes nor the surface correction
@@ -65,3 +71,4 @@ __device__ __forceinline__ void pmb_node_plain(const BondParams& p, u32 i) {
 // register allocation (in one kernel the two loops made each other spill).
 PD_BOND_ENTRY(pmb_force, pmb_node_any)
 PD_BOND_ENTRY(pmb_force_plain, pmb_node_plain)
+PD_BOND_ENTRY(pmb_force_plain_lattice, pmb_node_plain_lattice)

@@ -659,3 +659,59 @@ fn adr_on_the_device_agrees_with_the_cpu() {
         assert!(e < 1e-3, "{name} f32: u relative difference {e:.3e}");
     }
 }
+
+/// On a full box lattice `gpu-loop` takes its neighbours from the stencil instead of a list
+/// (`backend::gpu_lattice`): the same bonds in the same order, so the forces, bonds broken,
+/// bond status and damage of a damaging evaluation, and a run of the device time loop, equal
+/// the list form's bit for bit (f64; f32 forces too).
+#[test]
+fn lattice_form_equals_the_neighbour_list_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    for (law, dim) in common::PARTITION_CASES {
+        let case = format!("{law} {dim}");
+        let p = Arc::new(common::partition_bar(law, dim, 40));
+        assert!(
+            peridot::backend::gpu_lattice::Stencil::of(&p).is_some(),
+            "{case}: a full box lattice"
+        );
+        let u = displacement::<f64>(&p, 4e-3);
+        let mut lattice = GpuLoop::<f64>::new(p.clone()).unwrap();
+        let mut list = GpuLoop::<f64>::with_neighbour_list(p.clone()).unwrap();
+        let (mut fa, mut fb) = (vec![0.0; u.len()], vec![0.0; u.len()]);
+        let broken = lattice.break_bonds_and_force(&u, &mut fa);
+        assert_eq!(
+            broken,
+            list.break_bonds_and_force(&u, &mut fb),
+            "{case}: broken"
+        );
+        assert!(broken > 0, "{case}: the evaluation must break bonds");
+        common::assert_bitwise(&fa, &fb, &format!("{case}: force"));
+        assert_eq!(lattice.bond_status(), list.bond_status(), "{case}: status");
+        let (mut da, mut db) = (vec![0.0; p.body.len()], vec![0.0; p.body.len()]);
+        lattice.damage(&mut da);
+        list.damage(&mut db);
+        common::assert_bitwise(&da, &db, &format!("{case}: damage"));
+        let u32: Vec<f32> = u.iter().map(|&x| x as f32).collect();
+        let mut lat32 = GpuLoop::<f32>::new(p.clone()).unwrap();
+        let mut list32 = GpuLoop::<f32>::with_neighbour_list(p.clone()).unwrap();
+        let (mut ga, mut gb) = (vec![0f32; u.len()], vec![0f32; u.len()]);
+        lat32.break_bonds_and_force(&u32, &mut ga);
+        list32.break_bonds_and_force(&u32, &mut gb);
+        assert!(
+            ga.iter().zip(&gb).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{case}: f32 force"
+        );
+        let mut lattice = GpuLoop::<f64>::new(p.clone()).unwrap();
+        let mut list = GpuLoop::<f64>::with_neighbour_list(p.clone()).unwrap();
+        let (sa, ba) = common::chunked_run(&p, &mut lattice, &[7, 13, 1, 19]);
+        let (sb, bb) = common::chunked_run(&p, &mut list, &[7, 13, 1, 19]);
+        assert!(ba > 0, "{case}: the run must break bonds");
+        common::assert_same_run(&sa, ba, &sb, bb, &format!("{case}: 40 steps"));
+        say(&format!(
+            "{case}: lattice form bitwise the list form ({broken} bonds broken in one \
+             evaluation, {ba} in 40 steps)"
+        ));
+    }
+}

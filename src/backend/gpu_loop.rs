@@ -16,6 +16,7 @@
 
 use super::coefficients::lps_coefficients;
 use super::gpu_adr::{adr_iteration, sync_adr_state};
+use super::gpu_lattice::Stencil;
 use super::gpu_step::{advance_fused, DeviceLoop};
 use super::Backend;
 use crate::geometry::Body;
@@ -44,6 +45,8 @@ pub(crate) struct Kernels {
     pub pmb_force: CudaFunction,
     /// PMB without partial volumes and surface correction (the weight is `c V_j`).
     pub pmb_force_plain: CudaFunction,
+    /// The same on a full box lattice, neighbours from the stencil (`gpu_lattice.rs`).
+    pub pmb_force_plain_lattice: CudaFunction,
     pub lps_dilatation: CudaFunction,
     pub lps_force: CudaFunction,
     pub break_bonds: CudaFunction,
@@ -57,6 +60,7 @@ impl Kernels {
         Ok(Kernels {
             pmb_force: f("pmb_force")?,
             pmb_force_plain: f("pmb_force_plain")?,
+            pmb_force_plain_lattice: f("pmb_force_plain_lattice")?,
             lps_dilatation: f("lps_dilatation")?,
             lps_force: f("lps_force")?,
             break_bonds: f("break_bonds")?,
@@ -87,6 +91,10 @@ pub struct GpuLoop<T: Real> {
     no_fail: CudaSlice<u8>,
     // Bond data: status bits of the sliced order (`layout::pack_status`).
     mu: CudaSlice<u32>,
+    /// A full box lattice: its stencil (host) and the node offsets the kernels read
+    /// (`Stencil::device_offsets`); `neighbors` is then a placeholder.
+    lattice: Option<Stencil>,
+    stencil: Option<CudaSlice<i32>>,
     // LPS per node.
     theta: CudaSlice<T>,
     alpha: CudaSlice<T>,
@@ -127,6 +135,16 @@ pub fn device_bytes_per(dim: usize, p: usize, lps: bool) -> (usize, f64) {
     let node = record + 8 + 1 + 4 + p + 6 * dim * p + if lps { 6 * p + dim * p } else { 0 };
     // neighbour 4, status one bit (no weight: the kernels recompute it)
     (node, 4.0 + 1.0 / 8.0)
+}
+
+/// The stencil `gpu-loop` runs `problem` with instead of a neighbour list: where the body is
+/// a full box lattice (`gpu_lattice.rs`), unless `PERIDOT_KERNEL_DEFINES` holds
+/// `PD_LATTICE=0`.
+fn lattice_of(problem: &Problem) -> Option<Stencil> {
+    match crate::gpu::kernels::variant_off("PD_LATTICE") {
+        true => None,
+        false => Stencil::of(problem),
+    }
 }
 
 /// Whether the f32 kernels of `problem` need the f64 node records (positions for the exact
@@ -427,16 +445,40 @@ pub(crate) fn law_params(
 impl<T: Real> GpuLoop<T> {
     /// Open the GPU, compile the kernels (once per process) and upload the problem.
     pub fn new(problem: Arc<Problem>) -> Result<Self> {
+        let lattice = lattice_of(&problem);
+        Self::with_neighbours(problem, lattice)
+    }
+
+    /// [`GpuLoop::new`] with the neighbour list even where the body is a full box lattice
+    /// (to compare the two forms).
+    pub fn with_neighbour_list(problem: Arc<Problem>) -> Result<Self> {
+        Self::with_neighbours(problem, None)
+    }
+
+    fn with_neighbours(problem: Arc<Problem>, lattice: Option<Stencil>) -> Result<Self> {
         let gpu = Gpu::get().map_err(|e| rename(e, "gpu-loop"))?;
         let k = Kernels::load(&gpu, precision_of::<T>()).map_err(|e| rename(e, "gpu-loop"))?;
-        Self::upload(problem, gpu, k).map_err(|e| rename(e, "gpu-loop"))
+        Self::upload(problem, gpu, k, lattice).map_err(|e| rename(e, "gpu-loop"))
     }
 
     /// Bytes this backend allocates on the device for `problem` in precision `T`, counted
     /// before any allocation: per node and per bond slot of the sliced order (padding
     /// included). `peridot info` and the out-of-memory check use it.
     pub fn device_bytes(problem: &Problem) -> usize {
-        let layout = SlicedLayout::new(&problem.families);
+        let n = problem.body.len();
+        let (layout, bond_bytes) = match lattice_of(problem) {
+            // status bits of K slots a node and the stencil (32 K offsets), no index
+            Some(st) => {
+                let layout = st.layout(n);
+                let bytes = 4 * status_words(layout.padded_len()) + 4 * SLICE * st.slots();
+                (layout, bytes)
+            }
+            None => {
+                let layout = SlicedLayout::new(&problem.families);
+                let bytes = bond_slot_bytes(layout.padded_len());
+                (layout, bytes)
+            }
+        };
         let lps = matches!(problem.material.law, Law::Lps { .. });
         let t = std::mem::size_of::<T>();
         let (node, _) = device_bytes_per(problem.dim(), t, lps);
@@ -448,12 +490,17 @@ impl<T: Real> GpuLoop<T> {
                 0
             };
         let slices = layout.slice_start.len();
-        // slice starts, the two counters (bonds broken, reduction result), and up to 44 bytes
-        // of one-value placeholders for the arrays a law or precision does not use
-        node * problem.body.len() + bond_slot_bytes(layout.padded_len()) + 8 * slices + 16 + 44
+        // slice starts, the two counters (bonds broken, reduction result), and up to 48 bytes
+        // of one-value placeholders for the arrays a law, precision or lattice does not use
+        node * n + bond_bytes + 8 * slices + 16 + 48
     }
 
-    fn upload(problem: Arc<Problem>, gpu: Arc<Gpu>, k: Kernels) -> Result<Self> {
+    fn upload(
+        problem: Arc<Problem>,
+        gpu: Arc<Gpu>,
+        k: Kernels,
+        lattice: Option<Stencil>,
+    ) -> Result<Self> {
         let p = &problem;
         let (n, d) = (p.body.len(), p.dim());
         if n >= u32::MAX as usize || n * d >= u32::MAX as usize {
@@ -463,10 +510,22 @@ impl<T: Real> GpuLoop<T> {
             });
         }
         gpu.ensure_fits("gpu-loop", Self::device_bytes(p))?;
-        let layout = SlicedLayout::new(&p.families);
         // Families and bond status in device order, from the stored arrays or, for a lean
-        // problem, searched again (`BondFill`).
-        let (neighbors, mu) = upload_bond_arrays(&gpu, p, &layout)?;
+        // problem, searched again (`BondFill`); on a full box lattice only the status bits
+        // and the stencil.
+        let (layout, neighbors, mu, stencil) = match &lattice {
+            Some(st) => (
+                st.layout(n),
+                gpu.stream().alloc_zeros::<u32>(1).map_err(driver_error)?,
+                upload(&gpu, &st.status_words(p))?,
+                Some(upload(&gpu, &st.device_offsets())?),
+            ),
+            None => {
+                let layout = SlicedLayout::new(&p.families);
+                let (neighbors, mu) = upload_bond_arrays(&gpu, p, &layout)?;
+                (layout, neighbors, mu, None)
+            }
+        };
         let t = std::mem::size_of::<T>();
         let records = node_records(&p.body, 0..n);
         // (the f32 kernels' records; the f64 kernels read only `nodes`)
@@ -500,6 +559,8 @@ impl<T: Real> GpuLoop<T> {
             horizon_volume: upload(&gpu, &p.bonds.horizon_volume)?,
             no_fail: upload(&gpu, &no_fail)?,
             mu,
+            lattice,
+            stencil,
             theta: zeros(if lps { n } else { 1 }).map_err(driver_error)?,
             alpha: upload(&gpu, &per_node(|c| &c.alpha))?,
             pcoef: upload(&gpu, &per_node(|c| &c.pcoef))?,
@@ -551,6 +612,7 @@ impl<T: Real> GpuLoop<T> {
             phi: addr(g, &self.phi),
             energy: self.energy.as_ref().map_or(0, |e| addr(g, e)),
             broken: addr(g, &self.broken),
+            stencil: self.stencil.as_ref().map_or(0, |s| addr(g, s)),
             ..law_params(
                 &self.problem,
                 self.problem.body.len(),
@@ -576,10 +638,11 @@ impl<T: Real> GpuLoop<T> {
             match self.problem.material.law {
                 Law::Pmb { .. } => {
                     let plain = params.partial_volume == 0 && params.surface_correction == 0;
-                    let k = if plain {
-                        &self.k.pmb_force_plain
-                    } else {
-                        &self.k.pmb_force
+                    let k = match (plain, params.stencil != 0) {
+                        (true, true) => &self.k.pmb_force_plain_lattice,
+                        (true, false) => &self.k.pmb_force_plain,
+                        // (the general loop tests `stencil` itself)
+                        (false, _) => &self.k.pmb_force,
                     };
                     self.gpu.launch(k, n, &params)
                 }
@@ -773,7 +836,10 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         let slots = self.layout.padded_len();
         let mut words = vec![0u32; status_words(slots)];
         fatal(self.download(&self.mu, &mut words), "bond status download");
-        self.layout.to_csr(&unpack_status(&words, slots))
+        match &self.lattice {
+            Some(st) => st.to_csr(&words, &self.problem.families),
+            None => self.layout.to_csr(&unpack_status(&words, slots)),
+        }
     }
 
     fn memory_bytes(&self) -> usize {
@@ -820,7 +886,12 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         let lps = matches!(self.problem.material.law, Law::Lps { .. });
         let record = if t == 4 { 16 } else { 32 };
         let node = record + 4 + 1 + 5 * d * t + if lps { 5 * t + 2 * t } else { 0 };
-        nb * 4 + nb.div_ceil(8) + n * node
+        // (on a full box lattice no index, a status bit per stencil slot)
+        let bonds = match &self.lattice {
+            Some(st) => (n * st.slots()).div_ceil(8),
+            None => nb * 4 + nb.div_ceil(8),
+        };
+        bonds + n * node
     }
 
     fn advance_explicit(

@@ -14,6 +14,7 @@ pub mod coefficients;
 pub mod cpu_loop;
 pub mod cpu_matrix;
 mod gpu_adr;
+pub mod gpu_lattice;
 pub mod gpu_loop;
 pub mod gpu_matrix;
 mod gpu_step;

@@ -28,7 +28,7 @@ pub const STAGES: &[Stage] = &[
     Stage {
         file: "pmb_force.cu",
         source: include_str!("../../kernels/pmb_force.cu"),
-        entries: &["pmb_force", "pmb_force_plain"],
+        entries: &["pmb_force", "pmb_force_plain", "pmb_force_plain_lattice"],
     },
     Stage {
         file: "lps_dilatation.cu",
@@ -138,6 +138,12 @@ fn extra_defines() -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Whether `PERIDOT_KERNEL_DEFINES` turns the host-chosen variant `name` off (`name=0`): for
+/// variants that change what the host uploads and launches (`PD_LATTICE`).
+pub fn variant_off(name: &str) -> bool {
+    extra_defines().iter().any(|d| *d == format!("{name}=0"))
 }
 
 /// Full source of a program holding `stages` in `precision`.

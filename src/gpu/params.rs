@@ -68,6 +68,9 @@ pub struct BondParams {
     pub pv_full_f: f32,
     pub pv_edge_f: f32,
     pub micromodulus_f: f32,
+    /// A full box lattice run without a neighbour list: slot offset `k` (a multiple of 32)
+    /// of a node `i` holds neighbour `i + stencil[k]` (32 K `i32`s), or 0 for the list.
+    pub stencil: u64,
 }
 
 /// `BondParams::update`: store the force density only.
@@ -201,7 +204,7 @@ mod tests {
     fn sizes_match_the_c_structs() {
         assert_eq!(
             std::mem::size_of::<BondParams>(),
-            23 * 8 + 10 * 8 + 10 * 4 + 2 * 8 + 6 * 4
+            23 * 8 + 10 * 8 + 10 * 4 + 2 * 8 + 6 * 4 + 8
         );
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
