@@ -465,8 +465,25 @@ impl<T: Real> GpuLoop<T> {
     /// before any allocation: per node and per bond slot of the sliced order (padding
     /// included). `peridot info` and the out-of-memory check use it.
     pub fn device_bytes(problem: &Problem) -> usize {
+        Self::device_bytes_for(problem, lattice_of(problem).as_ref())
+    }
+
+    /// Stencil slots per node where `problem` runs without a neighbour list (a full box
+    /// lattice, `gpu_lattice.rs`), else `None`.
+    pub fn lattice_slots(problem: &Problem) -> Option<usize> {
+        lattice_of(problem).map(|s| s.slots())
+    }
+
+    /// [`device_bytes`](Self::device_bytes) of the form with the neighbour list, even where
+    /// the body is a full box lattice: what the subdomain engine streams, and what its budget
+    /// percentages are of (`partition/plan.rs`).
+    pub fn device_bytes_with_list(problem: &Problem) -> usize {
+        Self::device_bytes_for(problem, None)
+    }
+
+    fn device_bytes_for(problem: &Problem, lattice: Option<&Stencil>) -> usize {
         let n = problem.body.len();
-        let (layout, bond_bytes) = match lattice_of(problem) {
+        let (layout, bond_bytes) = match lattice {
             // status bits of K slots a node and the stencil (32 K offsets), no index
             Some(st) => {
                 let layout = st.layout(n);
@@ -509,7 +526,7 @@ impl<T: Real> GpuLoop<T> {
                 message: format!("{n} nodes exceed the 32-bit node indices of the kernels"),
             });
         }
-        gpu.ensure_fits("gpu-loop", Self::device_bytes(p))?;
+        gpu.ensure_fits("gpu-loop", Self::device_bytes_for(p, lattice.as_ref()))?;
         // Families and bond status in device order, from the stored arrays or, for a lean
         // problem, searched again (`BondFill`); on a full box lattice only the status bits
         // and the stencil.
@@ -847,6 +864,7 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
             self.slice_start.num_bytes(),
             self.lengths.num_bytes(),
             self.neighbors.num_bytes(),
+            self.stencil.as_ref().map_or(0, |s| s.num_bytes()),
             self.nodes.num_bytes(),
             self.nodes_f32.num_bytes(),
             self.horizon_volume.num_bytes(),

@@ -93,9 +93,13 @@ pub fn info(
             _ => GpuLoop::<f64>::device_bytes(&problem),
         };
         let per_node = total as f64 / n.max(1) as f64;
+        let form = match GpuLoop::<f64>::lattice_slots(&problem) {
+            Some(k) => format!("{bn} B/node + a status bit for each of {k} stencil slots (a full box lattice: no neighbour list)"),
+            None => format!("{bn} B/node + {bb} B/bond slot"),
+        };
         println!(
-            "  gpu-loop {name}: {bn} B/node + {bb} B/bond slot = {per_node:.1} B/node, total \
-             {:.3} MiB on the GPU; at this family size {:.3e} nodes fit in {:.0} GB",
+            "  gpu-loop {name}: {form} = {per_node:.1} B/node, total {:.3} MiB on the GPU; at \
+             this family size {:.3e} nodes fit in {:.0} GB",
             total as f64 / MIB,
             gpu_memory as f64 / per_node,
             gpu_memory as f64 / 1e9

@@ -92,7 +92,7 @@ pub fn budget_bytes_for<T: Real>(text: &str, problem: &Problem, kind: BackendKin
                 BackendKind::GpuMatrix => {
                     GpuMatrix::<T>::memory_estimate(problem, Storage::Half, t)
                 }
-                _ => GpuLoop::<T>::device_bytes(problem),
+                _ => GpuLoop::<T>::device_bytes_with_list(problem),
             } as f64;
             Ok((share / 100.0 * in_core).ceil() as u64)
         }

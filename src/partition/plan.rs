@@ -16,18 +16,19 @@ use crate::{Real, Result};
 use rayon::prelude::*;
 
 /// Device bytes per node of each GPU backend and precision for `problem`:
-/// `(label, bytes)` for gpu-loop and gpu-matrix (half storage), f32 and f64.
+/// `(label, bytes)` for gpu-loop (the form with the neighbour list, which subdomains stream)
+/// and gpu-matrix (half storage), f32 and f64.
 pub fn gpu_bytes_per_node(problem: &Problem) -> Vec<(&'static str, f64)> {
     let n = problem.body.len().max(1) as f64;
     let matrix = |p| GpuMatrix::<f64>::memory_estimate(problem, Storage::Half, p) as f64 / n;
     vec![
         (
             "gpu-loop f32",
-            GpuLoop::<f32>::device_bytes(problem) as f64 / n,
+            GpuLoop::<f32>::device_bytes_with_list(problem) as f64 / n,
         ),
         (
             "gpu-loop f64",
-            GpuLoop::<f64>::device_bytes(problem) as f64 / n,
+            GpuLoop::<f64>::device_bytes_with_list(problem) as f64 / n,
         ),
         ("gpu-matrix f32 half", matrix(4)),
         ("gpu-matrix f64 half", matrix(8)),

@@ -404,7 +404,7 @@ impl<T: Real> GpuStreamed<T> {
             allocated,
             used_before,
             used_after: total - free_after,
-            in_core: GpuLoop::<T>::device_bytes(&problem),
+            in_core: GpuLoop::<T>::device_bytes_with_list(&problem),
             bandwidth,
             problem,
             gpu,
