@@ -152,19 +152,6 @@ struct Step {
 #define PD_PREFETCH 1
 #endif
 
-// Status words through the non-coherent cache (PD_STATUS_LDG=1) or plain loads. Either is
-// safe: a thread reads each of its words before it changes its own bit in it, and the bits
-// of the other lanes are not its business.
-#ifndef PD_STATUS_LDG
-#define PD_STATUS_LDG 0
-#endif
-__device__ __forceinline__ u32 status_word(const u32* w) {
-#if PD_STATUS_LDG
-    return __ldg(w);
-#else
-    return *w;
-#endif
-}
 #define PD_AHEAD (PD_PREFETCH != 0)
 
 // Where a walk's neighbours come from: the list, the lattice's stencil, or whichever
@@ -195,7 +182,7 @@ struct BondWalk {
         word = 0;
         if (end != 0) {
             j = ld(nb) + base;
-            word = status_word(st);
+            word = st[0];
         }
     }
     __device__ __forceinline__ bool next(const BondParams&, Step& t) {
@@ -206,7 +193,7 @@ struct BondWalk {
         k += 32;
         if (k < end) {
             j = ld(nb + k) + base;
-            word = status_word(st + (k >> 5));
+            word = st[k >> 5];
         }
         return true;
     }

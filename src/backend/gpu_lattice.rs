@@ -129,11 +129,7 @@ impl Stencil {
 
     /// The sliced order of `n` nodes with every family [`slots`](Self::slots) long.
     pub fn layout(&self, n: usize) -> SlicedLayout {
-        let k = self.slots();
-        SlicedLayout::new(&Families {
-            offsets: (0..=n).map(|i| i * k).collect(),
-            neighbors: Vec::new(),
-        })
+        SlicedLayout::uniform(n, self.slots())
     }
 
     /// What the kernels read as `stencil`: the node offset of slot `m` at index `32 m`.

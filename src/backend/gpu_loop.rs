@@ -128,9 +128,10 @@ pub fn device_bytes_per(dim: usize, p: usize, lps: bool) -> (usize, f64) {
     // record (position and volume) 32, in f32 the f32 record 16 and only the f64 volume 8
     // (the record too with partial volumes: `records_kept`, counted by `device_bytes`),
     // horizon volume 8, no-fail 1, family size 4, damage p, state u v a f b u_next (6 d p;
-    // damped runs add v_half on their first step); LPS theta, alpha, p, d/m and the (alpha, p theta) pair (6 p) and the trait
-    // calls' displacement (d p: its outputs ask for the dilatation). Allocated on first use,
-    // not counted: the trait calls' force and energy and PMB's displacement (`scratch`).
+    // damped runs add v_half on their first step); LPS theta, alpha, p, d/m and the
+    // (alpha, p theta) pair (6 p) and the trait calls' displacement (d p: its outputs ask for
+    // the dilatation). Allocated on first use, not counted: the trait calls' force and
+    // energy and PMB's displacement (`scratch`).
     let record = if p == 4 { 8 + 16 } else { 32 };
     let node = record + 8 + 1 + 4 + p + 6 * dim * p + if lps { 6 * p + dim * p } else { 0 };
     // neighbour 4, status one bit (no weight: the kernels recompute it)
@@ -468,10 +469,10 @@ impl<T: Real> GpuLoop<T> {
         Self::device_bytes_for(problem, lattice_of(problem).as_ref())
     }
 
-    /// Stencil slots per node where `problem` runs without a neighbour list (a full box
-    /// lattice, `gpu_lattice.rs`), else `None`.
-    pub fn lattice_slots(problem: &Problem) -> Option<usize> {
-        lattice_of(problem).map(|s| s.slots())
+    /// The stencil `problem` runs with instead of a neighbour list (a full box lattice,
+    /// `gpu_lattice.rs`), else `None`: what [`GpuLoop::new`] decides.
+    pub fn lattice(problem: &Problem) -> Option<Stencil> {
+        lattice_of(problem)
     }
 
     /// [`device_bytes`](Self::device_bytes) of the form with the neighbour list, even where
@@ -481,7 +482,9 @@ impl<T: Real> GpuLoop<T> {
         Self::device_bytes_for(problem, None)
     }
 
-    fn device_bytes_for(problem: &Problem, lattice: Option<&Stencil>) -> usize {
+    /// [`device_bytes`](Self::device_bytes) in the form `lattice` says (the stencil of
+    /// [`GpuLoop::lattice`], or `None` for the list), without deciding it again.
+    pub fn device_bytes_for(problem: &Problem, lattice: Option<&Stencil>) -> usize {
         let n = problem.body.len();
         let (layout, bond_bytes) = match lattice {
             // status bits of K slots a node and the stencil (32 K offsets), no index

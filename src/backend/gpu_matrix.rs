@@ -265,7 +265,6 @@ impl<T: Real> MatrixImage<T> {
     /// array the driver declines (a page shared with another registration) stays pageable:
     /// slower, not wrong.
     pub fn pin(&mut self, gpu: &Gpu) {
-        const LARGE: usize = 1;
         fn bytes<V>(v: &[V]) -> (*const u8, usize) {
             (v.as_ptr() as *const u8, std::mem::size_of_val(v))
         }
@@ -294,7 +293,7 @@ impl<T: Real> MatrixImage<T> {
         {
             arrays.extend([bytes(&m.row_ptr), bytes(&m.col_idx), bytes(&m.values)]);
         }
-        for (ptr, len) in arrays.into_iter().filter(|&(_, len)| len >= LARGE) {
+        for (ptr, len) in arrays.into_iter().filter(|&(_, len)| len > 0) {
             // SAFETY: every array is owned by this image (or its `Arc`s) and never resized
             // or replaced (`mu` is written in place only); the guards are dropped before the
             // arrays (field order).

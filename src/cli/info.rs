@@ -85,16 +85,22 @@ pub fn info(
             );
         }
     }
+    // (whether the body is a full box lattice, decided once: it checks every family)
+    let lattice = GpuLoop::<f64>::lattice(&problem);
     for (name, p) in [("f32", 4), ("f64", 8)] {
         let lps = matches!(problem.material.law, peridot::material::Law::Lps { .. });
         let (bn, bb) = device_bytes_per(problem.dim(), p, lps);
         let total = match p {
-            4 => GpuLoop::<f32>::device_bytes(&problem),
-            _ => GpuLoop::<f64>::device_bytes(&problem),
+            4 => GpuLoop::<f32>::device_bytes_for(&problem, lattice.as_ref()),
+            _ => GpuLoop::<f64>::device_bytes_for(&problem, lattice.as_ref()),
         };
         let per_node = total as f64 / n.max(1) as f64;
-        let form = match GpuLoop::<f64>::lattice_slots(&problem) {
-            Some(k) => format!("{bn} B/node + a status bit for each of {k} stencil slots (a full box lattice: no neighbour list)"),
+        let form = match &lattice {
+            Some(st) => format!(
+                "{bn} B/node + a status bit for each of {} stencil slots (a full box \
+                 lattice: no neighbour list)",
+                st.slots()
+            ),
             None => format!("{bn} B/node + {bb} B/bond slot"),
         };
         println!(

@@ -49,6 +49,17 @@ impl SlicedLayout {
         }
     }
 
+    /// The layout of `n` families of `k` slots each (a full box lattice's stencil: no
+    /// padding).
+    pub fn uniform(n: usize, k: usize) -> Self {
+        let slices = n.div_ceil(SLICE);
+        SlicedLayout {
+            slice_start: (0..=slices).map(|s| (s * SLICE * k) as u64).collect(),
+            lengths: vec![k as u32; n],
+            offsets: (0..=n).map(|i| i * k).collect(),
+        }
+    }
+
     /// Entries of a per-bond device array, padding included.
     pub fn padded_len(&self) -> usize {
         *self.slice_start.last().unwrap_or(&0) as usize
@@ -166,6 +177,22 @@ mod tests {
         let padding = dev.iter().filter(|&&v| v == u32::MAX).count();
         assert_eq!(padding, layout.padded_len() - nb);
         assert_eq!(layout.to_csr(&dev), fam.neighbors);
+    }
+
+    /// The uniform layout is the layout of families that are all `k` long.
+    #[test]
+    fn uniform_layout_equals_the_layout_of_equal_families() {
+        for (n, k) in [(70, 5), (64, 3), (1, 0)] {
+            let fam = Families {
+                offsets: (0..=n).map(|i| i * k).collect(),
+                neighbors: vec![0; n * k],
+            };
+            assert_eq!(
+                SlicedLayout::uniform(n, k),
+                SlicedLayout::new(&fam),
+                "{n} x {k}"
+            );
+        }
     }
 
     /// Status bytes survive the bits and back; bit l of word k is slot 32 k + l, the slot of
