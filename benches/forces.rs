@@ -63,7 +63,7 @@ fn bench_precision<T: Real>(c: &mut Criterion, dim: &str, p: &Arc<Problem>) {
     let mut group = c.benchmark_group(format!("forces_{dim}_{}", T::NAME));
     group.throughput(Throughput::Elements(p.body.len() as u64));
     for kind in KINDS {
-        let mut backend: Box<dyn Backend<T>> = match backend::create::<T>(kind, p.clone()) {
+        let mut backend: Box<dyn Backend<T>> = match backend::create::<T>(kind, p.clone(), None) {
             Ok(b) => b,
             Err(e) => {
                 eprintln!("skip {} {dim} {}: {e}", kind.name(), T::NAME);
@@ -71,11 +71,17 @@ fn bench_precision<T: Real>(c: &mut Criterion, dim: &str, p: &Arc<Problem>) {
             }
         };
         group.bench_function(BenchmarkId::new("internal_force", kind.name()), |b| {
-            b.iter(|| backend.internal_force(black_box(&u), &mut force))
+            b.iter(|| backend.internal_force(black_box(&u), &mut force).unwrap())
         });
         group.bench_function(
             BenchmarkId::new("break_bonds_and_force", kind.name()),
-            |b| b.iter(|| backend.break_bonds_and_force(black_box(&u), &mut force)),
+            |b| {
+                b.iter(|| {
+                    backend
+                        .break_bonds_and_force(black_box(&u), &mut force)
+                        .unwrap()
+                })
+            },
         );
     }
     group.finish();

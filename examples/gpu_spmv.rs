@@ -12,7 +12,8 @@
 //! `NODES`: wanted node count (`0`, the default: the model as given), `REPS`: timed
 //! repetitions, the fastest is reported (default 20), then `--set`-style overrides.
 
-use peridot::backend::{Backend, GpuMatrix};
+use peridot::backend::GpuMatrix;
+use peridot::dynamics::Forces;
 use peridot::operators::Storage;
 use peridot::setup::Problem;
 use peridot::Real;
@@ -40,7 +41,7 @@ fn run<T: Real>(p: &Arc<Problem>, reps: usize) -> anyhow::Result<()> {
         .flat_map(|x| (0..d).map(move |k| T::of(1e-4 * x[k] + 1e-7 * x[(k + 1) % d])))
         .collect();
     let mut f = vec![T::zero(); n * d];
-    m.internal_force(&u, &mut f);
+    m.internal_force(&u, &mut f).unwrap();
     println!(
         "{:26} {:>11} {:>11} {:>11} {:>12} {:>10} {:>8}",
         "product", "rows", "cols", "nnz", "bytes", "seconds", "GB/s"

@@ -157,7 +157,10 @@ fn forces<T: Real>(p: &Arc<Problem>, reps: usize, pools: &Pools) {
         ),
     ];
     let names: Vec<&str> = backends.iter().map(|b| b.0).collect();
-    let memory: Vec<usize> = backends.iter().map(|b| b.1.memory_bytes()).collect();
+    let memory: Vec<usize> = backends
+        .iter()
+        .map(|b| b.1.footprint().memory_bytes)
+        .collect();
     let mut f = vec![T::zero(); n];
     // variant 4k + m: backend k; m = 0, 1: force on 1 / all threads; m = 2, 3: a step's bond
     // check and force (the critical stretch, 0.5, is never reached, so nothing changes)
@@ -168,9 +171,9 @@ fn forces<T: Real>(p: &Arc<Problem>, reps: usize, pools: &Pools) {
         timed(|| {
             pool.install(|| {
                 if step {
-                    b.break_bonds(&u);
+                    b.break_bonds(&u).unwrap();
                 }
-                b.internal_force(&u, &mut f)
+                b.internal_force(&u, &mut f).unwrap()
             })
         })
     });

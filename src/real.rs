@@ -23,6 +23,8 @@ pub trait Real:
 {
     /// `"f32"` or `"f64"`, as the CLI and `summary.json` name the precision.
     const NAME: &'static str;
+    /// The same precision as a value.
+    const PRECISION: Precision;
     /// Convert from `f64` (rounding to nearest for `f32`).
     fn of(x: f64) -> Self;
     /// Widen to `f64`.
@@ -31,6 +33,7 @@ pub trait Real:
 
 impl Real for f32 {
     const NAME: &'static str = "f32";
+    const PRECISION: Precision = Precision::F32;
     #[inline(always)]
     fn of(x: f64) -> Self {
         x as f32
@@ -43,6 +46,7 @@ impl Real for f32 {
 
 impl Real for f64 {
     const NAME: &'static str = "f64";
+    const PRECISION: Precision = Precision::F64;
     #[inline(always)]
     fn of(x: f64) -> Self {
         x

@@ -4,7 +4,6 @@
 //! CPU or, for a run on a GPU backend, on the device ([`NeighborSearch`]); both give the same
 //! families exactly.
 
-use crate::backend::BackendKind;
 use crate::geometry::{bond_crosses_precrack, build_body, region_nodes, Body};
 use crate::material::bonds::{BondSource, SearchedBonds, StoredBonds};
 use crate::material::stiffness_bound::{row_bounds, stable_time_step};
@@ -40,16 +39,6 @@ impl NeighborSearch {
         match self {
             NeighborSearch::Cpu => "cpu",
             NeighborSearch::Device(_) => "device",
-        }
-    }
-
-    /// The search for a run on `backend` in `precision`: on the device for `gpu-loop` and
-    /// `gpu-matrix`, on the CPU otherwise. Resolve `auto` first
-    /// ([`resolve_auto`](crate::backend::resolve_auto)); `auto` itself gives the CPU search.
-    pub fn for_backend(backend: BackendKind, precision: Precision) -> NeighborSearch {
-        match backend {
-            BackendKind::GpuLoop | BackendKind::GpuMatrix => NeighborSearch::Device(precision),
-            _ => NeighborSearch::Cpu,
         }
     }
 }

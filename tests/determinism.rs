@@ -4,7 +4,8 @@
 
 mod common;
 
-use peridot::backend::{Backend, BackendKind, CpuLoop, CpuMatrix};
+use peridot::backend::{BackendKind, CpuLoop, CpuMatrix};
+use peridot::dynamics::Forces;
 use peridot::operators::Storage;
 use peridot::solver::{simulate, RunOptions};
 use std::sync::Arc;
@@ -55,7 +56,7 @@ fn run_with_threads(threads: usize, text: &str) -> (Vec<f64>, Vec<u8>) {
         .unwrap();
     pool.install(|| {
         let out = common::run::<f64>(common::problem(text, &[]));
-        (out.state.u, out.backend.bond_status())
+        (out.state.u, out.backend.bond_status().unwrap())
     })
 }
 
@@ -93,8 +94,12 @@ fn f32_forces_agree_with_f64() {
             .collect();
         let u32s: Vec<f32> = u64s.iter().map(|&x| x as f32).collect();
         let (mut f64s, mut f32s) = (vec![0.0f64; n], vec![0.0f32; n]);
-        CpuLoop::<f64>::new(p.clone()).internal_force(&u64s, &mut f64s);
-        CpuLoop::<f32>::new(p.clone()).internal_force(&u32s, &mut f32s);
+        CpuLoop::<f64>::new(p.clone())
+            .internal_force(&u64s, &mut f64s)
+            .unwrap();
+        CpuLoop::<f32>::new(p.clone())
+            .internal_force(&u32s, &mut f32s)
+            .unwrap();
         let diff: f64 = f64s
             .iter()
             .zip(&f32s)
@@ -133,7 +138,7 @@ fn cpu_matrix_results_do_not_depend_on_the_thread_count() {
                 quiet: true,
             };
             let out = simulate::<f64>(common::problem(PLATE, &[]), &opts).unwrap();
-            (out.state.u, out.backend.bond_status())
+            (out.state.u, out.backend.bond_status().unwrap())
         })
     };
     let (u1, mu1) = run(1);
@@ -151,8 +156,8 @@ fn cpu_matrix_results_do_not_depend_on_the_thread_count() {
         in_pool(threads, || {
             let mut b = CpuMatrix::<f64>::new(p.clone(), storage).unwrap();
             let mut f = vec![0.0; u.len()];
-            b.internal_force(&u, &mut f);
-            (f, b.strain_energy(&u))
+            b.internal_force(&u, &mut f).unwrap();
+            (f, b.strain_energy(&u).unwrap())
         })
     };
     let reference = [forces(1, Storage::Full), forces(1, Storage::Half)];

@@ -6,10 +6,10 @@
 mod common;
 
 use peridot::backend::{self, BackendKind};
-use peridot::solver::explicit::{Explicit, StepTimes};
-use peridot::solver::loads::Loads;
+use peridot::dynamics::explicit::{Explicit, StepTimes};
+use peridot::dynamics::loads::Loads;
+use peridot::dynamics::State;
 use peridot::solver::run::choose_dt;
-use peridot::solver::State;
 use std::sync::Arc;
 
 fn check(law: &str, nu: Option<f64>, dim: &str) {
@@ -32,7 +32,7 @@ fn check(law: &str, nu: Option<f64>, dim: &str) {
     let problem = common::problem(&text, &[]);
     let (dt, _, _) = choose_dt(&problem).unwrap();
     let p = Arc::new(problem);
-    let mut backend = backend::create::<f64>(BackendKind::CpuLoop, p.clone()).unwrap();
+    let mut backend = backend::create::<f64>(BackendKind::CpuLoop, p.clone(), None).unwrap();
     let loads = Loads::new(&p, dt);
     let d = p.dim();
     let mut state = State::<f64>::at_rest(p.body.len() * d);
@@ -50,16 +50,20 @@ fn check(law: &str, nu: Option<f64>, dim: &str) {
         damage: false,
     };
     let v0 = state.v.clone();
-    integrator.start(&mut state, &loads, backend.as_mut());
+    integrator
+        .start(&mut state, &loads, backend.as_mut())
+        .unwrap();
     state.v = v0;
     let energy = |s: &State<f64>, b: &mut dyn backend::Backend<f64>| {
-        s.kinetic_energy(p.material.density, &p.body.volumes, d) + b.strain_energy(&s.u)
+        s.kinetic_energy(p.material.density, &p.body.volumes, d) + b.strain_energy(&s.u).unwrap()
     };
     let e0 = energy(&state, backend.as_mut());
     let mut samples = Vec::new();
     let mut times = StepTimes::default();
     for step in 1..=2000 {
-        integrator.step(&mut state, &loads, backend.as_mut(), &mut times);
+        integrator
+            .step(&mut state, &loads, backend.as_mut(), &mut times)
+            .unwrap();
         if step % 10 == 0 {
             samples.push((energy(&state, backend.as_mut()) - e0) / e0);
         }
@@ -116,7 +120,7 @@ fn force_is_the_energy_gradient() {
             common::material(law, nu)
         );
         let p = Arc::new(common::problem(&text, &[]));
-        let mut backend = backend::create::<f64>(BackendKind::CpuLoop, p.clone()).unwrap();
+        let mut backend = backend::create::<f64>(BackendKind::CpuLoop, p.clone(), None).unwrap();
         let n = p.body.len() * p.dim();
         let mut seed = 12345u64;
         let mut rand = || {
@@ -129,10 +133,11 @@ fn force_is_the_energy_gradient() {
         let w: Vec<f64> = (0..n).map(|_| 1e-6 * rand()).collect();
         let h = 1e-3;
         let shifted = |s: f64| -> Vec<f64> { u.iter().zip(&w).map(|(a, b)| a + s * b).collect() };
-        let de =
-            (backend.strain_energy(&shifted(h)) - backend.strain_energy(&shifted(-h))) / (2.0 * h);
+        let de = (backend.strain_energy(&shifted(h)).unwrap()
+            - backend.strain_energy(&shifted(-h)).unwrap())
+            / (2.0 * h);
         let mut f = vec![0.0; n];
-        backend.internal_force(&u, &mut f);
+        backend.internal_force(&u, &mut f).unwrap();
         let d = p.dim();
         let work: f64 = (0..n).map(|k| f[k] * w[k] * p.body.volumes[k / d]).sum();
         assert!(

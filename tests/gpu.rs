@@ -19,6 +19,7 @@ mod neighbors;
 mod stream;
 
 use peridot::backend::{self, Backend, BackendKind, CpuLoop, GpuLoop, GpuMatrix};
+use peridot::dynamics::Forces;
 use peridot::operators::Storage;
 use peridot::setup::Problem;
 use peridot::solver::{simulate, RunOptions};
@@ -124,7 +125,7 @@ fn displacement<T: Real>(p: &Problem, eps: f64) -> Vec<T> {
 
 /// The GPU backend `kind` for `p` (a failure to set up fails the test).
 fn make<T: Real>(kind: BackendKind, p: Arc<Problem>) -> Box<dyn Backend<T>> {
-    backend::create::<T>(kind, p).unwrap_or_else(|e| panic!("{} sets up: {e}", kind.name()))
+    backend::create::<T>(kind, p, None).unwrap_or_else(|e| panic!("{} sets up: {e}", kind.name()))
 }
 
 /// Forces, dilatation, energy, bond breaking and damage of one problem in precision `T`,
@@ -140,12 +141,12 @@ fn compare<T: Real>(kind: BackendKind, name: &str, p: Arc<Problem>, tol: f64) {
         cpu.broken_bonds(),
         "{name}: pre-cracked bonds"
     );
-    assert!(gpu.memory_bytes() > 0 && gpu.bytes_per_step() > 0);
+    assert!(gpu.footprint().memory_bytes > 0 && gpu.footprint().bytes_per_step > 0);
 
     let u = displacement::<T>(&p, 1e-3);
     let (mut fc, mut fg) = (vec![T::zero(); n * d], vec![T::nan(); n * d]);
-    cpu.internal_force(&u, &mut fc);
-    gpu.internal_force(&u, &mut fg);
+    cpu.internal_force(&u, &mut fc).unwrap();
+    gpu.internal_force(&u, &mut fg).unwrap();
     let e_force = rel(&fg, &fc);
     assert!(
         e_force < tol,
@@ -153,12 +154,18 @@ fn compare<T: Real>(kind: BackendKind, name: &str, p: Arc<Problem>, tol: f64) {
     );
 
     let (mut tc, mut tg) = (vec![T::zero(); n], vec![T::nan(); n]);
-    assert_eq!(cpu.dilatation(&u, &mut tc), gpu.dilatation(&u, &mut tg));
+    assert_eq!(
+        cpu.dilatation(&u, &mut tc).unwrap(),
+        gpu.dilatation(&u, &mut tg).unwrap()
+    );
     if p.material.name() == "lps" {
         let e = rel(&tg, &tc);
         assert!(e < tol, "{name}: dilatation relative difference {e:.3e}");
     }
-    let (ec, eg) = (cpu.strain_energy(&u), gpu.strain_energy(&u));
+    let (ec, eg) = (
+        cpu.strain_energy(&u).unwrap(),
+        gpu.strain_energy(&u).unwrap(),
+    );
     assert!(
         ((eg - ec) / ec).abs() < tol,
         "{name}: strain energy {eg:.9e} against {ec:.9e}"
@@ -166,17 +173,25 @@ fn compare<T: Real>(kind: BackendKind, name: &str, p: Arc<Problem>, tol: f64) {
 
     // A strain past the critical stretch breaks bonds: the same ones in f64.
     let big = displacement::<T>(&p, 4.5e-3);
-    let (bc, bg) = (cpu.break_bonds(&big), gpu.break_bonds(&big));
+    let (bc, bg) = (
+        cpu.break_bonds(&big).unwrap(),
+        gpu.break_bonds(&big).unwrap(),
+    );
     assert!(bc > 0, "{name}: nothing broke");
     let differ = gpu
         .bond_status()
+        .unwrap()
         .iter()
-        .zip(cpu.bond_status())
+        .zip(cpu.bond_status().unwrap())
         .filter(|(a, b)| **a != *b)
         .count();
     if T::NAME == "f64" {
         assert_eq!(bg, bc, "{name}: broken bond count");
-        assert_eq!(gpu.bond_status(), cpu.bond_status(), "{name}: bond status");
+        assert_eq!(
+            gpu.bond_status().unwrap(),
+            cpu.bond_status().unwrap(),
+            "{name}: bond status"
+        );
     } else {
         assert!(
             differ * 1000 <= bc,
@@ -185,20 +200,24 @@ fn compare<T: Real>(kind: BackendKind, name: &str, p: Arc<Problem>, tol: f64) {
     }
     assert_eq!(
         gpu.broken_bonds(),
-        gpu.bond_status().iter().filter(|&&m| m == 0).count()
+        gpu.bond_status()
+            .unwrap()
+            .iter()
+            .filter(|&&m| m == 0)
+            .count()
     );
 
     // Forces and damage with the broken bonds.
-    cpu.internal_force(&u, &mut fc);
-    gpu.internal_force(&u, &mut fg);
+    cpu.internal_force(&u, &mut fc).unwrap();
+    gpu.internal_force(&u, &mut fg).unwrap();
     let e = rel(&fg, &fc);
     assert!(
         e < tol,
         "{name}: force after breaking, relative difference {e:.3e}"
     );
     let (mut pc, mut pg) = (vec![T::zero(); n], vec![T::nan(); n]);
-    cpu.damage(&mut pc);
-    gpu.damage(&mut pg);
+    cpu.damage(&mut pc).unwrap();
+    gpu.damage(&mut pg).unwrap();
     let e_damage = rel(&pg, &pc);
     assert!(
         e_damage < tol,
@@ -207,9 +226,9 @@ fn compare<T: Real>(kind: BackendKind, name: &str, p: Arc<Problem>, tol: f64) {
     // the fused step: breaking then forces at the same u, against the two calls on the CPU
     let bigger = displacement::<T>(&p, 5.0e-3);
     let (mut fs, mut gs) = (vec![T::zero(); n * d], vec![T::nan(); n * d]);
-    let bc2 = cpu.break_bonds_and_force(&bigger, &mut fs);
-    let bg2 = gpu.break_bonds_and_force(&bigger, &mut gs);
-    let same = gpu.bond_status() == cpu.bond_status();
+    let bc2 = cpu.break_bonds_and_force(&bigger, &mut fs).unwrap();
+    let bg2 = gpu.break_bonds_and_force(&bigger, &mut gs).unwrap();
+    let same = gpu.bond_status().unwrap() == cpu.bond_status().unwrap();
     if T::NAME == "f64" {
         assert_eq!(bg2, bc2, "{name}: bonds broken by the fused step");
         assert!(same, "{name}: bond status after the fused step");
@@ -328,10 +347,14 @@ fn gpu_matrix_full_storage_agrees_with_cpu_loop() {
         let u = displacement::<f64>(&p, 4.5e-3);
         let n = p.dim() * p.body.len();
         let (mut fc, mut fg) = (vec![0.0; n], vec![f64::NAN; n]);
-        let bc = cpu.break_bonds_and_force(&u, &mut fc);
-        let bg = full.break_bonds_and_force(&u, &mut fg);
+        let bc = cpu.break_bonds_and_force(&u, &mut fc).unwrap();
+        let bg = full.break_bonds_and_force(&u, &mut fg).unwrap();
         assert_eq!(bg, bc, "{law}: bonds broken");
-        assert_eq!(full.bond_status(), cpu.bond_status(), "{law}: bond status");
+        assert_eq!(
+            full.bond_status().unwrap(),
+            cpu.bond_status().unwrap(),
+            "{law}: bond status"
+        );
         let e = rel(&fg, &fc);
         assert!(e < 1e-12, "{law}: full storage force difference {e:.3e}");
         say(&format!(
@@ -462,8 +485,8 @@ fn damaging_runs(kind: BackendKind) {
             "{name}: the run must break bonds beyond the pre-crack"
         );
         assert_eq!(
-            gpu.backend.bond_status(),
-            cpu.backend.bond_status(),
+            gpu.backend.bond_status().unwrap(),
+            cpu.backend.bond_status().unwrap(),
             "{name}: bond status"
         );
         assert_eq!(gpu.summary.broken_bonds, cpu.summary.broken_bonds);
@@ -673,32 +696,36 @@ fn lattice_form_equals_the_neighbour_list_bitwise() {
         let case = format!("{law} {dim}");
         let p = Arc::new(common::partition_bar(law, dim, 40));
         assert!(
-            peridot::backend::gpu_lattice::Stencil::of(&p).is_some(),
+            peridot::backend::gpu::lattice::Stencil::of(&p).is_some(),
             "{case}: a full box lattice"
         );
         let u = displacement::<f64>(&p, 4e-3);
         let mut lattice = GpuLoop::<f64>::new(p.clone()).unwrap();
         let mut list = GpuLoop::<f64>::with_neighbour_list(p.clone()).unwrap();
         let (mut fa, mut fb) = (vec![0.0; u.len()], vec![0.0; u.len()]);
-        let broken = lattice.break_bonds_and_force(&u, &mut fa);
+        let broken = lattice.break_bonds_and_force(&u, &mut fa).unwrap();
         assert_eq!(
             broken,
-            list.break_bonds_and_force(&u, &mut fb),
+            list.break_bonds_and_force(&u, &mut fb).unwrap(),
             "{case}: broken"
         );
         assert!(broken > 0, "{case}: the evaluation must break bonds");
         common::assert_bitwise(&fa, &fb, &format!("{case}: force"));
-        assert_eq!(lattice.bond_status(), list.bond_status(), "{case}: status");
+        assert_eq!(
+            lattice.bond_status().unwrap(),
+            list.bond_status().unwrap(),
+            "{case}: status"
+        );
         let (mut da, mut db) = (vec![0.0; p.body.len()], vec![0.0; p.body.len()]);
-        lattice.damage(&mut da);
-        list.damage(&mut db);
+        lattice.damage(&mut da).unwrap();
+        list.damage(&mut db).unwrap();
         common::assert_bitwise(&da, &db, &format!("{case}: damage"));
         let u32: Vec<f32> = u.iter().map(|&x| x as f32).collect();
         let mut lat32 = GpuLoop::<f32>::new(p.clone()).unwrap();
         let mut list32 = GpuLoop::<f32>::with_neighbour_list(p.clone()).unwrap();
         let (mut ga, mut gb) = (vec![0f32; u.len()], vec![0f32; u.len()]);
-        lat32.break_bonds_and_force(&u32, &mut ga);
-        list32.break_bonds_and_force(&u32, &mut gb);
+        lat32.break_bonds_and_force(&u32, &mut ga).unwrap();
+        list32.break_bonds_and_force(&u32, &mut gb).unwrap();
         assert!(
             ga.iter().zip(&gb).all(|(a, b)| a.to_bits() == b.to_bits()),
             "{case}: f32 force"

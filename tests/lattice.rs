@@ -6,7 +6,7 @@
 
 mod common;
 
-use peridot::backend::gpu_lattice::Stencil;
+use peridot::backend::gpu::lattice::Stencil;
 use peridot::setup::Problem;
 
 /// Every node's present slots are its family in order, and the status bits read back in CSR

@@ -3,7 +3,8 @@
 
 mod common;
 
-use peridot::backend::{Backend, CpuLoop, CpuMatrix};
+use peridot::backend::{CpuLoop, CpuMatrix};
+use peridot::dynamics::Forces;
 use peridot::operators::spmv::{spmv, spmv_interleaved, spmv_with};
 use peridot::operators::{footprint, nnz, transpose, Mat, Operators, Storage};
 use peridot::setup::Problem;
@@ -106,11 +107,11 @@ fn operators_reproduce_the_loop_backend() {
                 .collect();
             let mut reference = CpuLoop::<f64>::new(p.clone());
             let mut f_loop = vec![0.0; d * n];
-            reference.internal_force(&u, &mut f_loop);
+            reference.internal_force(&u, &mut f_loop).unwrap();
             let mut phi_loop = vec![0.0; n];
-            reference.damage(&mut phi_loop);
+            reference.damage(&mut phi_loop).unwrap();
             let mut theta_loop = vec![0.0; n];
-            let lps = reference.dilatation(&u, &mut theta_loop);
+            let lps = reference.dilatation(&u, &mut theta_loop).unwrap();
             for storage in [Storage::Full, Storage::Half] {
                 let ops = Operators::<f64>::assemble(&p, storage).unwrap();
                 let mu: Vec<f64> = ops

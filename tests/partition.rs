@@ -7,8 +7,10 @@
 
 mod common;
 
-use peridot::backend::{Backend, BackendKind, CpuLoop};
-use peridot::partition::{parse_bytes, partition, PartitionedCpu, SubdomainRequest};
+use peridot::backend::partitioned::{parse_bytes, PartitionedCpu, SubdomainRequest};
+use peridot::backend::{BackendKind, CpuLoop};
+use peridot::dynamics::Forces;
+use peridot::partition::partition;
 use peridot::solver::{simulate, RunOptions};
 use peridot::Precision;
 use std::collections::BTreeSet;
@@ -93,7 +95,11 @@ fn partitioned_explicit_run_breaks_the_same_bonds_and_ends_bitwise_equal() {
             let (s_part, b_part) = common::explicit_run(&problem, &mut part);
             let case = format!("{law} {dim}, {count} subdomains");
             assert_eq!(b_part, b_core, "{case}: bonds broken");
-            assert_eq!(part.bond_status(), core.bond_status(), "{case}");
+            assert_eq!(
+                part.bond_status().unwrap(),
+                core.bond_status().unwrap(),
+                "{case}"
+            );
             common::assert_bitwise(&s_part.u, &s_core.u, &format!("{case}: displacement"));
             common::assert_bitwise(&s_part.v, &s_core.v, &format!("{case}: velocity"));
             common::assert_bitwise(&s_part.f, &s_core.f, &format!("{case}: force"));
@@ -167,10 +173,10 @@ fn subdomains_without_nodes_are_harmless() {
     let mut core = CpuLoop::<f64>::new(Arc::new(problem.clone()));
     let mut part = PartitionedCpu::<f64>::new(&problem, 8).unwrap();
     let (mut f_core, mut f_part) = (vec![0.0; n], vec![0.0; n]);
-    let broken = core.break_bonds_and_force(&u, &mut f_core);
-    assert_eq!(part.break_bonds_and_force(&u, &mut f_part), broken);
+    let broken = core.break_bonds_and_force(&u, &mut f_core).unwrap();
+    assert_eq!(part.break_bonds_and_force(&u, &mut f_part).unwrap(), broken);
     common::assert_bitwise(&f_part, &f_core, "two blocks: forces");
-    assert_eq!(part.bond_status(), core.bond_status());
+    assert_eq!(part.bond_status().unwrap(), core.bond_status().unwrap());
 }
 
 fn run_with(
@@ -259,7 +265,7 @@ fn subdomain_runs_reject_what_they_cannot_do_naming_the_option() {
 /// partition) have two streaming slots (as allocated) within the budget.
 #[test]
 fn budget_counts_fit_two_slots() {
-    use peridot::partition::plan::{plan_for_budget, slot_bytes_of};
+    use peridot::backend::partitioned::plan::{plan_for_budget, slot_bytes_of};
     for (law, dim) in [("pmb", "3d"), ("lps", "plane-strain")] {
         let problem = common::partition_bar(law, dim, 1);
         let whole = slot_bytes_of::<f64>(&problem, &partition(&problem, 1).unwrap()[0]);
@@ -308,9 +314,9 @@ fn fused_explicit_steps_equal_the_host_loop_bitwise() {
 /// damaging displacements (`common::check_partitioned` to round-off).
 #[test]
 fn partitioned_matrix_scheme_equals_in_core_to_round_off() {
+    use peridot::backend::partitioned::PartitionedMatrix;
     use peridot::backend::CpuMatrix;
     use peridot::operators::Storage;
-    use peridot::partition::PartitionedMatrix;
     for (law, dim) in common::PARTITION_CASES {
         let problem = common::partition_bar(law, dim, 1);
         for count in COUNTS {
@@ -405,7 +411,7 @@ fn lean_problems_and_their_subdomains_equal_stored_ones() {
 /// 2D and 3D), the pre-cracked 2D plate model and an uncracked block (all bonds intact).
 #[test]
 fn lean_device_bond_arrays_equal_stored_ones() {
-    use peridot::backend::gpu_loop::device_bond_arrays;
+    use peridot::backend::gpu::bond_loop::device_bond_arrays;
     use peridot::gpu::layout::SlicedLayout;
     use peridot::setup::Problem;
     use std::path::Path;
@@ -465,7 +471,7 @@ fn lean_device_bond_arrays_equal_stored_ones() {
 /// beyond the first that fit resident beside two streaming slots (as `GpuStreamed` places
 /// them), by the bytes their slots hold.
 fn streamed_static(problem: &peridot::setup::Problem, count: usize, budget: f64) -> f64 {
-    use peridot::partition::plan::slot_bytes_of;
+    use peridot::backend::partitioned::plan::slot_bytes_of;
     let slots: Vec<f64> = partition(problem, count)
         .unwrap()
         .iter()
@@ -486,7 +492,7 @@ fn streamed_static(problem: &peridot::setup::Problem, count: usize, budget: f64)
 /// gain; on the 100 M-node block of `docs/results.md` they are a few per cent).
 #[test]
 fn a_budget_between_two_slots_and_the_model_keeps_part_of_it_resident() {
-    use peridot::partition::plan::{fewest_for_budget, plan_for_budget, slot_bytes_of};
+    use peridot::backend::partitioned::plan::{fewest_for_budget, plan_for_budget, slot_bytes_of};
     let problem = common::partition_bar("pmb", "3d", 1);
     let whole = slot_bytes_of::<f64>(&problem, &partition(&problem, 1).unwrap()[0]);
     let budget = 0.6 * whole;
@@ -512,16 +518,16 @@ fn a_budget_between_two_slots_and_the_model_keeps_part_of_it_resident() {
 /// storage, and its halo is as large as itself) is an error naming the option.
 #[test]
 fn matrix_budget_counts_fit_two_parts() {
+    use peridot::backend::partitioned::budget_bytes_for;
+    use peridot::backend::partitioned::matrix::count_for_budget;
     use peridot::backend::{BackendKind, GpuMatrix};
     use peridot::operators::Storage;
-    use peridot::partition::backend::budget_bytes_for;
-    use peridot::partition::matrix::count_for_budget;
     let problem = common::partition_bar("lps", "plane-strain", 1);
     let locals = |count: usize| -> Vec<peridot::setup::Problem> {
         partition(&problem, count)
             .unwrap()
             .iter()
-            .map(|sub| peridot::partition::matrix::local_problem_of(&problem, sub))
+            .map(|sub| peridot::backend::partitioned::matrix::local_problem_of(&problem, sub))
             .collect()
     };
     let slot = |count: usize| {

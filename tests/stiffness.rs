@@ -64,7 +64,7 @@ fn multiply(m: &Mat<f64>, x: &[f64]) -> Vec<f64> {
 fn force_newtons(backend: &mut dyn Backend<f64>, p: &Problem, u: &[f64]) -> Vec<f64> {
     let d = p.dim();
     let mut f = vec![0.0; u.len()];
-    backend.internal_force(u, &mut f);
+    backend.internal_force(u, &mut f).unwrap();
     f.iter()
         .enumerate()
         .map(|(k, x)| x * p.body.volumes[k / d])
@@ -98,7 +98,8 @@ fn stiffness_is_symmetric_and_reproduces_the_loop_forces() {
                 .map(|x| 1e-6 * x)
                 .collect();
             let p = Arc::new(p);
-            let mut backend = backend::create::<f64>(BackendKind::CpuLoop, p.clone()).unwrap();
+            let mut backend =
+                backend::create::<f64>(BackendKind::CpuLoop, p.clone(), None).unwrap();
             let f = force_newtons(backend.as_mut(), &p, &u);
             let ku: Vec<f64> = multiply(&k, &u).iter().map(|x| -x).collect();
             let err = common::rel_diff(&ku, &f);
@@ -202,7 +203,7 @@ fn tiny(law: &str, dim: &str) -> Problem {
 fn jacobian_error(p: Problem, u0: &[f64], h: f64) -> f64 {
     let k = assemble_stiffness(&p, &p.initial_mu).unwrap();
     let p = Arc::new(p);
-    let mut backend = backend::create::<f64>(BackendKind::CpuLoop, p.clone()).unwrap();
+    let mut backend = backend::create::<f64>(BackendKind::CpuLoop, p.clone(), None).unwrap();
     let n = u0.len();
     let (mut diff, mut norm) = (0.0, 0.0);
     for j in 0..n {

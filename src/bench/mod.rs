@@ -17,12 +17,10 @@ mod sizes;
 pub use sizes::{scaled_problem, ScaledProblem};
 
 use crate::backend::{self, BackendKind};
+use crate::dynamics::{Explicit, Loads, State, StepTimes};
 use crate::model::SolverKind;
 use crate::setup::Problem;
-use crate::solver::explicit::{Explicit, StepTimes};
-use crate::solver::loads::Loads;
 use crate::solver::run::DEFAULT_SAFETY;
-use crate::solver::State;
 use crate::{Error, Precision, Real, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -163,7 +161,7 @@ fn bench_typed<T: Real>(
         });
     }
     let (dt, _) = bench_dt(problem);
-    let mut backend = backend::create::<T>(kind, problem.clone())?;
+    let mut backend = backend::create::<T>(kind, problem.clone(), None)?;
     let p = &**problem;
     let (n, d) = (p.body.len(), p.dim());
     let loads = Loads::new(p, dt);
@@ -179,7 +177,7 @@ fn bench_typed<T: Real>(
         damage: true,
     };
     let mut times = StepTimes::default();
-    integrator.start(&mut state, &loads, backend.as_mut());
+    integrator.start(&mut state, &loads, backend.as_forces())?;
     let host_side = on_cpu(backend.name());
     let batch = settings
         .batch
@@ -208,7 +206,7 @@ fn bench_typed<T: Real>(
     let cpu = process_cpu_seconds()
         .zip(cpu0)
         .map(|(b, a)| (b - a) / timed as f64);
-    if backend.max_abs_displacement(&state).is_none() {
+    if backend.max_abs_displacement(&state)?.is_none() {
         eprintln!(
             "warning: {} {}: the displacement became NaN while timing; the figures stand but \
              the model is unstable at dt = {dt:.4e} s",
@@ -217,7 +215,8 @@ fn bench_typed<T: Real>(
         );
     }
     let (median, min, mean) = stats(&mut seconds);
-    let bytes = backend.bytes_per_step();
+    let footprint = backend.footprint();
+    let bytes = footprint.bytes_per_step;
     let achieved = bytes as f64 / median / 1e9;
     let copy = if host_side {
         None
@@ -243,9 +242,9 @@ fn bench_typed<T: Real>(
         achieved_gb_per_s: achieved,
         copy_gb_per_s: copy,
         fraction_of_copy: reference.map(|c| achieved / c),
-        memory_bytes: backend.memory_bytes(),
-        nnz: backend
-            .operator_nnz()
+        memory_bytes: footprint.memory_bytes,
+        nnz: footprint
+            .operator_nnz
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect(),

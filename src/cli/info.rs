@@ -1,7 +1,7 @@
 //! `peridot info`: size of a model and memory per backend, without running it.
 
 use super::{load_lean_problem, ModelArgs};
-use peridot::backend::gpu_loop::device_bytes_per;
+use peridot::backend::gpu::bond_loop::device_bytes_per;
 use peridot::backend::{CpuMatrix, GpuLoop, GpuMatrix};
 use peridot::operators::{footprint, Storage};
 use peridot::solver::run::choose_dt;
@@ -31,7 +31,7 @@ pub fn info(
     if let Some(text) = budget {
         // a malformed size is an error before any output (sizes or a share of the in-core
         // footprint, as `run` takes them)
-        peridot::partition::backend::budget_bytes::<f64>(text, &problem)?;
+        peridot::backend::partitioned::budget_bytes::<f64>(text, &problem)?;
     }
     let (n, nb) = (problem.body.len(), problem.families.bonds());
     let (fmin, fmean, fmax) = problem.families.size_stats();

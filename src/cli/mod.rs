@@ -179,7 +179,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             gpu_memory_budget,
             streamed,
         } => {
-            let request = peridot::partition::SubdomainRequest {
+            let request = peridot::backend::partitioned::SubdomainRequest {
                 count: subdomains,
                 budget: gpu_memory_budget,
                 streamed,

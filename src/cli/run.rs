@@ -1,9 +1,9 @@
 //! `peridot run`.
 
 use super::{load_model, ModelArgs};
+use peridot::backend::partitioned::SubdomainRequest;
 use peridot::backend::BackendKind;
-use peridot::partition::SubdomainRequest;
-use peridot::setup::{NeighborSearch, Problem};
+use peridot::setup::Problem;
 use peridot::solver::run::run_and_export_stiffness;
 use peridot::solver::{run as simulate, RunOptions};
 use peridot::Precision;
@@ -59,7 +59,7 @@ pub fn run(
     let problem = if lean {
         Problem::lean_from_body(model, body)?
     } else {
-        Problem::from_body(model, body, NeighborSearch::for_backend(backend, precision))?
+        Problem::from_body(model, body, backend.neighbor_search(precision))?
     };
     let out_dir = out.unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
     let opts = RunOptions {

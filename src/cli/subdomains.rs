@@ -2,9 +2,9 @@
 //! `peridot run` with the same option would split the model (`peridot::partition`,
 //! `docs/subdomains.md`), sized for `gpu-loop` in f64.
 
-use peridot::partition::backend::budget_bytes;
-use peridot::partition::plan::gpu_bytes_per_node;
-use peridot::partition::plan::{plan_for_budget, slot_bound};
+use peridot::backend::partitioned::budget_bytes;
+use peridot::backend::partitioned::plan::gpu_bytes_per_node;
+use peridot::backend::partitioned::plan::{plan_for_budget, slot_bound};
 use peridot::partition::Cuts;
 use peridot::setup::Problem;
 

@@ -9,7 +9,6 @@
 //! Nothing here runs on a machine without CUDA unless [`detect`] has said the library is
 //! there: CPU-only runs and CI never reach a cudarc call.
 
-pub mod conditions;
 pub mod cusparse;
 pub mod detect;
 pub mod device;

@@ -1,6 +1,6 @@
 //! Page-locked (pinned) host buffers and asynchronous copies between them and device
 //! addresses, for work that overlaps copies with computation on several streams (subdomain
-//! streaming, `crate::partition::stream`). A copy from pageable memory is staged by the
+//! streaming, `crate::backend::partitioned::stream`). A copy from pageable memory is staged by the
 //! driver and blocks the host; one from a pinned buffer runs on a copy engine while the host
 //! and the other streams go on.
 //!

@@ -12,23 +12,10 @@
 //! Units: positions m; memory in bytes. Node indices are `usize` (global: the problem's;
 //! local: a subdomain's, owned nodes first, then halo nodes).
 
-pub mod backend;
-pub mod emulate;
-mod fused;
-pub mod matrix;
-pub mod matrix_stream;
-mod parts;
-pub mod plan;
 pub mod report;
 pub(crate) mod slabs;
-pub mod stream;
 
-pub use backend::SubdomainRequest;
-pub use emulate::PartitionedCpu;
-pub use matrix::PartitionedMatrix;
-pub use plan::parse_bytes;
 pub use report::{Residency, ResidencyRequest, StreamReport, StreamTimes};
-pub use stream::GpuStreamed;
 
 use crate::material::family_radius;
 use crate::neighbors::{CellList, Families};

@@ -22,11 +22,11 @@
 //! `probes.csv` (one row; forces in newtons).
 
 use super::linear::{residuals, solve};
-use super::loads::Loads;
 use super::outputs::{self, initial_summary, Snapshot};
 use super::rigid::RigidModes;
 use super::run::choose_dt;
-use crate::backend::{Backend, CpuLoop};
+use crate::backend::CpuLoop;
+use crate::dynamics::{Forces, Loads};
 use crate::operators::stiffness::assemble_stiffness;
 use crate::operators::Mat;
 use crate::output::{peak_rss_bytes, StaticSolveInfo, Summary};
@@ -198,13 +198,13 @@ fn write_outputs(
     let t0 = Instant::now();
     let n = problem.body.len();
     let mut backend = CpuLoop::<f64>::new(problem.clone());
-    let (phi, theta) = outputs::fields(&mut backend, u, n);
+    let (phi, theta) = outputs::fields(&mut backend, u, n)?;
     let mut force = vec![0.0; u.len()];
-    backend.internal_force(u, &mut force);
+    backend.internal_force(u, &mut force)?;
     summary.broken_bonds = backend.broken_bonds();
     summary.max_damage = phi.iter().cloned().fold(0.0, f64::max);
     // Counted on a copy of the status; the reported damage is that of the solved state.
-    info.bonds_over_critical_stretch = backend.break_bonds(u);
+    info.bonds_over_critical_stretch = backend.break_bonds(u)?;
     if info.bonds_over_critical_stretch > 0 {
         let w = format!(
             "{} directed bonds are stretched beyond the critical stretch; the linear static solve \

@@ -3,7 +3,7 @@
 //! the damage picture and the summary's fixed keys. Units are SI; forces in probes are
 //! newtons (force density times volume).
 
-use crate::backend::Backend;
+use crate::dynamics::Forces;
 use crate::output::{
     write_damage_png, NodeFields, PhaseSeconds, ProbeValues, ProbeWriter, Summary, VtkSeries,
 };
@@ -31,18 +31,18 @@ pub(crate) fn open_outputs(
     Ok((vtk, probes))
 }
 
-/// Damage and (LPS) dilatation of displacement `u` under `backend`'s bond status, in `f64`.
+/// Damage and (LPS) dilatation of displacement `u` under `forces`' bond status, in `f64`.
 pub(crate) fn fields<T: Real>(
-    backend: &mut dyn Backend<T>,
+    forces: &mut dyn Forces<T>,
     u: &[T],
     nodes: usize,
-) -> (Vec<f64>, Option<Vec<f64>>) {
+) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
     let mut phi = vec![T::zero(); nodes];
-    backend.damage(&mut phi);
+    forces.damage(&mut phi)?;
     let mut theta = vec![T::zero(); nodes];
-    let has = backend.dilatation(u, &mut theta);
+    let has = forces.dilatation(u, &mut theta)?;
     let f64s = |v: Vec<T>| v.into_iter().map(|x| x.f64()).collect::<Vec<f64>>();
-    (f64s(phi), has.then(|| f64s(theta)))
+    Ok((f64s(phi), has.then(|| f64s(theta))))
 }
 
 /// Per-node fields of one snapshot, `f64`, SI.

@@ -2,13 +2,11 @@
 //! writes VTK snapshots, probes, the damage picture and `summary.json`, and reports progress.
 //! An unstable run stops with the step and a suggestion, keeping what was written.
 
-use super::adr::Adr;
-use super::explicit::{Explicit, StepTimes};
 use super::export::{export_matrices, Exported};
-use super::loads::Loads;
 use super::outputs::{self, initial_summary, Snapshot};
-use super::state::State;
+use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::{self, Backend, BackendKind};
+use crate::dynamics::{Adr, Explicit, Loads, State, StepTimes};
 use crate::model::SolverKind;
 use crate::output::{peak_rss_bytes, ProbeWriter, Progress, Summary, VtkSeries};
 use crate::setup::Problem;
@@ -28,7 +26,7 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Run in subdomains (`--subdomains`, `--gpu-memory-budget`); `None`: in core unless
     /// the model sets `solver.gpu_memory_budget`.
-    pub subdomains: Option<crate::partition::SubdomainRequest>,
+    pub subdomains: Option<crate::backend::partitioned::SubdomainRequest>,
 }
 
 /// Default factor on the stable time step.
@@ -78,10 +76,8 @@ pub fn run(problem: Problem, opts: &RunOptions) -> Result<Summary> {
 /// `summary.json` with the export's time added to the output phase.
 pub fn run_and_export_stiffness(problem: Problem, opts: &RunOptions) -> Result<Summary> {
     let (problem_out, status, mut summary) = match opts.precision {
-        Precision::F32 => simulate::<f32>(problem, opts)
-            .map(|o| (o.problem, o.backend.bond_status(), o.summary))?,
-        Precision::F64 => simulate::<f64>(problem, opts)
-            .map(|o| (o.problem, o.backend.bond_status(), o.summary))?,
+        Precision::F32 => final_status(simulate::<f32>(problem, opts)?)?,
+        Precision::F64 => final_status(simulate::<f64>(problem, opts)?)?,
     };
     let Some(dir) = &opts.out_dir else {
         return Ok(summary);
@@ -94,6 +90,11 @@ pub fn run_and_export_stiffness(problem: Problem, opts: &RunOptions) -> Result<S
     summary.wall_seconds += seconds;
     summary.write(&dir.join("summary.json"))?;
     Ok(summary)
+}
+
+/// The problem, final bond status and summary of a finished run.
+fn final_status<T: Real>(o: Outcome<T>) -> Result<(Arc<Problem>, Vec<u8>, Summary)> {
+    Ok((o.problem, o.backend.bond_status()?, o.summary))
 }
 
 /// The end of a run: final state, the backend (bond status, damage), the summary and the
@@ -116,18 +117,13 @@ pub fn simulate<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<
     }
     let problem = Arc::new(problem);
     let t_setup = Instant::now();
-    let subdomains = crate::partition::SubdomainRequest::resolve(
+    let subdomains = SubdomainRequest::resolve(
         opts.subdomains.clone(),
         &problem,
         opts.backend,
-        crate::backend::gpu_loop::precision_of::<T>(),
+        T::PRECISION,
     );
-    let backend = match &subdomains {
-        Some(request) => {
-            crate::partition::backend::create::<T>(opts.backend, problem.clone(), request)?
-        }
-        None => backend::create::<T>(opts.backend, problem.clone())?,
-    };
+    let backend = backend::create::<T>(opts.backend, problem.clone(), subdomains.as_ref())?;
     let assembly = t_setup.elapsed().as_secs_f64();
     let mut runner = Runner::new(problem, backend, dt, opts)?;
     runner.summary.warnings = warnings;
@@ -197,7 +193,7 @@ impl<T: Real> Runner<T> {
             damage: s.damage,
         };
         let steps = s.steps;
-        integrator.start(&mut self.state, &self.loads, self.backend.as_mut());
+        integrator.start(&mut self.state, &self.loads, self.backend.as_forces())?;
         self.observe(true)?;
         // Advance to the next step where the host looks at the state (a stability check,
         // an output, the end), so a backend may run the steps in between on its own.
@@ -305,7 +301,7 @@ impl<T: Real> Runner<T> {
             .sum::<f64>()
             .sqrt()
             .max(b.dx);
-        let reason = match self.backend.max_abs_displacement(&self.state) {
+        let reason = match self.backend.max_abs_displacement(&self.state)? {
             None => "displacement is not a finite number".to_string(),
             Some(m) if m > 10.0 * size => {
                 format!("displacement {m:.3e} m exceeds 10x the body size {size:.3e} m")
@@ -363,16 +359,16 @@ impl<T: Real> Runner<T> {
     }
 
     /// Damage and dilatation of the current state, in f64.
-    fn fields(&mut self) -> (Vec<f64>, Option<Vec<f64>>) {
+    fn fields(&mut self) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
         let n = self.problem.body.len();
-        outputs::fields(self.backend.as_mut(), &self.state.u, n)
+        outputs::fields(self.backend.as_forces(), &self.state.u, n)
     }
 
     fn write_snapshot(&mut self) -> Result<()> {
         if self.vtk.is_none() {
             return Ok(());
         }
-        let (phi, theta) = self.fields();
+        let (phi, theta) = self.fields()?;
         let u: Vec<f64> = self.state.u.iter().map(|x| x.f64()).collect();
         let v: Vec<f64> = self.state.v.iter().map(|x| x.f64()).collect();
         let snapshot = Snapshot {
@@ -389,23 +385,25 @@ impl<T: Real> Runner<T> {
         Ok(())
     }
 
-    /// Write the picture and the summary, whatever the outcome; return the outcome.
+    /// Write the picture and the summary, whatever the outcome; return the outcome (or,
+    /// after a run that went well, the fault that kept the damage from being read).
     fn finish(mut self, outcome: Result<()>) -> Result<Outcome<T>> {
         self.progress.finish();
         let t0 = Instant::now();
-        let (phi, _) = self.fields();
-        if let Some(dir) = &self.opts.out_dir {
+        let (phi, outcome) = match (self.fields(), outcome) {
+            (Ok((phi, _)), outcome) => (phi, outcome),
+            (Err(e), Ok(())) => (Vec::new(), Err(e)),
+            (Err(_), outcome) => (Vec::new(), outcome),
+        };
+        if let (Some(dir), false) = (&self.opts.out_dir, phi.is_empty()) {
             outputs::write_picture(&self.problem, dir, &phi)?;
         }
         let loop_seconds = self.times.forces + self.times.update + self.times.transfers;
-        let gpu_bytes = self
-            .backend
-            .name()
-            .starts_with("gpu")
-            .then(|| self.backend.memory_bytes());
+        let footprint = self.backend.footprint();
+        let on_gpu = self.backend.name().starts_with("gpu");
         let s = &mut self.summary;
-        s.peak_gpu_bytes = gpu_bytes.map(|b| b as u64);
-        s.subdomains = self.backend.stream_report();
+        s.peak_gpu_bytes = on_gpu.then_some(footprint.memory_bytes as u64);
+        s.subdomains = footprint.subdomains;
         if self.times.transfers > 0.0 {
             s.phase_seconds.transfers = Some(self.times.transfers);
         }

@@ -296,11 +296,11 @@ fn build_with_device_search_gives_the_cpu_problem() {
         assert_eq!(dev.bonds.horizon_volume, cpu.bonds.horizon_volume);
     }
     assert_eq!(
-        NeighborSearch::for_backend(peridot::backend::BackendKind::GpuLoop, Precision::F32),
+        peridot::backend::BackendKind::GpuLoop.neighbor_search(Precision::F32),
         NeighborSearch::Device(Precision::F32)
     );
     assert_eq!(
-        NeighborSearch::for_backend(peridot::backend::BackendKind::CpuLoop, Precision::F64),
+        peridot::backend::BackendKind::CpuLoop.neighbor_search(Precision::F64),
         NeighborSearch::Cpu
     );
 }

@@ -1,4 +1,4 @@
-//! Subdomain execution on the GPU (`peridot::partition::stream`) against the in-core
+//! Subdomain execution on the GPU (`peridot::backend::partitioned::stream`) against the in-core
 //! `gpu-loop` backend: each owned node runs the in-core kernel's arithmetic over its family
 //! in the global order, so forces, bonds broken, bond status, damage and dilatation are the
 //! same BITWISE in f64 (the strain energy, summed per subdomain, to 1e-12), for 1, 2, 4, 8
@@ -11,8 +11,10 @@
 
 use super::have_gpu;
 use crate::common;
+use peridot::backend::partitioned::{GpuStreamed, SubdomainRequest};
 use peridot::backend::{BackendKind, GpuLoop};
-use peridot::partition::{GpuStreamed, Residency, ResidencyRequest, SubdomainRequest};
+use peridot::dynamics::Forces;
+use peridot::partition::{Residency, ResidencyRequest};
 use peridot::solver::{simulate, RunOptions};
 use peridot::Precision;
 use std::sync::Arc;
@@ -136,8 +138,12 @@ fn mixed_residency_stays_in_budget_and_equals_in_core_bitwise() {
         let (s_part, b_part) = common::explicit_run(&stored, &mut part);
         assert!(b_core > 0, "{case}: the run breaks bonds");
         assert_eq!(b_part, b_core, "{case}: bonds broken");
-        use peridot::backend::Backend;
-        assert_eq!(part.bond_status(), core.bond_status(), "{case}");
+
+        assert_eq!(
+            part.bond_status().unwrap(),
+            core.bond_status().unwrap(),
+            "{case}"
+        );
         common::assert_bitwise(&s_part.u, &s_core.u, &format!("{case}: displacement"));
     }
 }
@@ -159,9 +165,13 @@ fn subdomain_explicit_runs_on_the_gpu_end_bitwise_equal() {
                     .unwrap();
             let (s_part, b_part) = common::explicit_run(&problem, &mut part);
             let case = format!("{law} {dim}, {count} subdomains");
-            use peridot::backend::Backend;
+
             assert_eq!(b_part, b_core, "{case}: bonds broken");
-            assert_eq!(part.bond_status(), core.bond_status(), "{case}");
+            assert_eq!(
+                part.bond_status().unwrap(),
+                core.bond_status().unwrap(),
+                "{case}"
+            );
             common::assert_bitwise(&s_part.u, &s_core.u, &format!("{case}: displacement"));
             common::assert_bitwise(&s_part.v, &s_core.v, &format!("{case}: velocity"));
         }
@@ -226,7 +236,6 @@ fn fused_explicit_steps_on_the_gpu_equal_the_host_loop_bitwise() {
 /// bitwise too.
 #[test]
 fn f32_subdomains_equal_in_core_gpu_loop_bitwise() {
-    use peridot::backend::Backend;
     if !have_gpu() {
         return;
     }
@@ -240,7 +249,7 @@ fn f32_subdomains_equal_in_core_gpu_loop_bitwise() {
             .collect();
         let mut core = GpuLoop::<f32>::new(shared.clone()).unwrap();
         let (mut f_core, mut f_part) = (vec![0f32; n], vec![1f32; n]);
-        let broken = core.break_bonds_and_force(&u, &mut f_core);
+        let broken = core.break_bonds_and_force(&u, &mut f_core).unwrap();
         assert!(broken > 0, "{law} {dim}: the field breaks bonds");
         for count in [2, 5] {
             let mut part =
@@ -248,7 +257,7 @@ fn f32_subdomains_equal_in_core_gpu_loop_bitwise() {
                     .unwrap();
             let case = format!("{law} {dim} f32, {count} subdomains");
             assert_eq!(
-                part.break_bonds_and_force(&u, &mut f_part),
+                part.break_bonds_and_force(&u, &mut f_part).unwrap(),
                 broken,
                 "{case}"
             );
@@ -258,8 +267,8 @@ fn f32_subdomains_equal_in_core_gpu_loop_bitwise() {
                 .all(|(a, b)| a.to_bits() == b.to_bits());
             assert!(same, "{case}: forces differ");
             assert_eq!(
-                part.bond_status(),
-                core.bond_status(),
+                part.bond_status().unwrap(),
+                core.bond_status().unwrap(),
                 "{case}: bond status"
             );
         }
@@ -271,9 +280,9 @@ fn f32_subdomains_equal_in_core_gpu_loop_bitwise() {
 /// emulation (`common::check_partitioned` to round-off), for 1, 2, 4, 8 and 16 subdomains.
 #[test]
 fn matrix_subdomains_on_the_gpu_equal_in_core_gpu_matrix() {
+    use peridot::backend::partitioned::PartitionedMatrix;
     use peridot::backend::GpuMatrix;
     use peridot::operators::Storage;
-    use peridot::partition::PartitionedMatrix;
     if !have_gpu() {
         return;
     }
@@ -340,12 +349,12 @@ fn adr_in_subdomains_on_the_gpu_reaches_the_cpu_equilibrium() {
 /// (within 1 %).
 #[test]
 fn streamed_matrix_subdomains_equal_in_core_gpu_matrix() {
-    use peridot::backend::{Backend, GpuMatrix};
+    use peridot::backend::partitioned::matrix::Slots;
+    use peridot::backend::partitioned::matrix_stream::StreamedPart;
+    use peridot::backend::partitioned::PartitionedMatrix;
+    use peridot::backend::GpuMatrix;
     use peridot::gpu::Gpu;
     use peridot::operators::Storage;
-    use peridot::partition::matrix::Slots;
-    use peridot::partition::matrix_stream::StreamedPart;
-    use peridot::partition::PartitionedMatrix;
     if !have_gpu() {
         return;
     }

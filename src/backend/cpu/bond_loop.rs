@@ -11,13 +11,14 @@ use super::blocks::{par_node_blocks, par_node_blocks_with};
 use super::pmb_kernel::{
     forces_and_breaks, node_records, stage_displacement, NodeRecord, PmbBonds, BROKEN, INTACT, KEPT,
 };
-use super::Backend;
+use crate::backend::{Backend, Footprint};
+use crate::dynamics::Forces;
 use crate::material::bonds::bond_length;
 use crate::material::laws::{extension, stretch, Vec3};
 use crate::material::stiffness_bound::lps_node_coefficients;
 use crate::material::Law;
 use crate::setup::Problem;
-use crate::Real;
+use crate::{Real, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -223,12 +224,8 @@ impl<T: Real> CpuLoop<T> {
     }
 }
 
-impl<T: Real> Backend<T> for CpuLoop<T> {
-    fn name(&self) -> &'static str {
-        "cpu-loop"
-    }
-
-    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
+impl<T: Real> Forces<T> for CpuLoop<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
         match self.problem.material.law {
             Law::Pmb { .. } => {
                 self.pmb_pass(u, force, T::infinity());
@@ -238,11 +235,12 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
                 self.lps_forces(u, force);
             }
         }
+        Ok(())
     }
 
-    fn break_bonds(&mut self, u: &[T]) -> usize {
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
         if self.problem.material.critical_stretch.is_none() {
-            return 0;
+            return Ok(0);
         }
         let s0 = self.s0();
         let mut status = std::mem::take(&mut self.status);
@@ -263,22 +261,22 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
             count
         });
         self.status = status;
-        broken
+        Ok(broken)
     }
 
-    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
         let s0 = self.s0();
-        match self.problem.material.law {
+        Ok(match self.problem.material.law {
             Law::Pmb { .. } => self.pmb_pass(u, force, s0),
             Law::Lps { .. } => {
                 let broken = self.dilatation_pass(u, s0);
                 self.lps_forces(u, force);
                 broken
             }
-        }
+        })
     }
 
-    fn damage(&self, phi: &mut [T]) {
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
         let p = &self.problem;
         let fam = &p.families;
         phi.par_iter_mut().enumerate().for_each(|(i, out)| {
@@ -296,18 +294,19 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
                 0.0
             });
         });
+        Ok(())
     }
 
-    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
         if !matches!(self.problem.material.law, Law::Lps { .. }) {
-            return false;
+            return Ok(false);
         }
         self.dilatation_pass(u, T::infinity());
         theta.copy_from_slice(&self.theta);
-        true
+        Ok(true)
     }
 
-    fn strain_energy(&mut self, u: &[T]) -> f64 {
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
         let law = self.problem.material.law;
         if let Law::Lps { .. } = law {
             self.dilatation_pass(u, T::infinity());
@@ -318,18 +317,20 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
             .into_par_iter()
             .map(|i| this.node_energy_density(u, i, law) * p.body.volumes[i])
             .collect();
-        per_node.iter().sum()
+        Ok(per_node.iter().sum())
     }
 
     fn broken_bonds(&self) -> usize {
         self.status.iter().filter(|&&s| s == BROKEN).count()
     }
 
-    fn bond_status(&self) -> Vec<u8> {
-        self.status.iter().map(|&s| u8::from(s != BROKEN)).collect()
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        Ok(self.status.iter().map(|&s| u8::from(s != BROKEN)).collect())
     }
+}
 
-    fn memory_bytes(&self) -> usize {
+impl<T: Real> CpuLoop<T> {
+    pub fn memory_bytes(&self) -> usize {
         let t = std::mem::size_of::<T>();
         let (n, nb) = (self.problem.body.len(), self.status.len());
         // status, length and weight per bond; four LPS coefficients per node; PMB padded
@@ -338,7 +339,7 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
         nb * (1 + 2 * t) + 4 * n * t + padded
     }
 
-    fn bytes_per_step(&self) -> usize {
+    pub fn bytes_per_step(&self) -> usize {
         let t = std::mem::size_of::<T>();
         let (n, nb, d) = (self.problem.body.len(), self.status.len(), self.dim);
         // per bond: neighbour index, status, length, weight; per node: positions (f64),
@@ -349,8 +350,22 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
     }
 }
 
+impl<T: Real> Backend<T> for CpuLoop<T> {
+    fn name(&self) -> &'static str {
+        "cpu-loop"
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            memory_bytes: self.memory_bytes(),
+            bytes_per_step: self.bytes_per_step(),
+            ..Footprint::default()
+        }
+    }
+}
+
 impl<T: Real> CpuLoop<T> {
-    /// LPS, phase one of a subdomain step (`crate::partition::emulate`): the dilatation of
+    /// LPS, phase one of a subdomain step (`crate::backend::partitioned::emulate`): the dilatation of
     /// every node into `theta`, first breaking (with `breaking`) every intact bond past the
     /// critical stretch, as [`Backend::break_bonds_and_force`] does. Returns the bonds broken.
     pub fn dilatation_and_breaks(&mut self, u: &[T], breaking: bool, theta: &mut [T]) -> usize {

@@ -24,13 +24,15 @@
 
 use super::emulate::{gather, problem_of, scatter};
 use super::matrix_stream::{SlotSetup, SlotTimes};
-use super::report::{Residency, StreamReport, StreamTimes};
-use super::{partition, Subdomain};
-use crate::backend::{Backend, CpuMatrix, GpuMatrix};
+use crate::backend::gpu::device_fault;
+use crate::backend::{Backend, CpuMatrix, Footprint, GpuMatrix};
+use crate::dynamics::Forces;
 use crate::gpu::Gpu;
 use crate::material::Law;
 use crate::neighbors::Families;
 use crate::operators::Storage;
+use crate::partition::{partition, Subdomain};
+use crate::partition::{Residency, StreamReport, StreamTimes};
 use crate::setup::Problem;
 use crate::{Real, Result};
 use std::cell::Cell;
@@ -54,7 +56,7 @@ pub trait MatrixPart<T: Real>: Backend<T> + Sized + Send {
     /// Strain energy of the first `rows` rows and the first `nodes` nodes, J.
     fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64>;
     /// Broken rows among the first `rows`.
-    fn broken_before(&self, rows: usize) -> usize;
+    fn broken_before(&self, rows: usize) -> Result<usize>;
     /// Whether the part is on the device only while it runs.
     fn streamed(&self) -> bool {
         false
@@ -97,7 +99,7 @@ impl Slots {
     /// Two new streams on the device, the kernels of precision `T` compiled first (the
     /// views share them).
     pub fn two<T: Real>(gpu: &Gpu) -> Result<Slots> {
-        gpu.module(crate::backend::gpu_loop::precision_of::<T>())?;
+        gpu.module(T::PRECISION)?;
         let views = (0..2)
             .map(|_| Ok(gpu.on_stream(gpu.new_stream()?)))
             .collect::<Result<_>>()?;
@@ -131,8 +133,8 @@ impl<T: Real> MatrixPart<T> for CpuMatrix<T> {
     fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
         Ok(self.strain_energy_of(u, 0..rows, 0..nodes))
     }
-    fn broken_before(&self, rows: usize) -> usize {
-        self.broken_rows_before(rows)
+    fn broken_before(&self, rows: usize) -> Result<usize> {
+        Ok(self.broken_rows_before(rows))
     }
 }
 
@@ -146,8 +148,9 @@ impl<T: Real> MatrixPart<T> for GpuMatrix<T> {
     fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
         self.strain_energy_of(u, rows, nodes)
     }
-    fn broken_before(&self, rows: usize) -> usize {
-        fatal(self.broken_rows_before(rows), "bond status download")
+    fn broken_before(&self, rows: usize) -> Result<usize> {
+        self.broken_rows_before(rows)
+            .map_err(device_fault(NAME, "bond status download"))
     }
 }
 
@@ -183,7 +186,7 @@ pub fn count_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize
         GpuMatrix::<T>::bond_rows(problem, Storage::Full),
     ) as f64
         * MARGIN;
-    let slabs = super::slabs::SlabCounts::of(problem).nodes.len();
+    let slabs = crate::partition::slabs::SlabCounts::of(problem).nodes.len();
     let fits = |count: usize| -> Result<bool> {
         Ok(2.0 * slot_bytes::<T>(problem, count)? <= budget as f64)
     };
@@ -198,7 +201,7 @@ pub fn count_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize
             return Ok(count);
         }
         if count == slabs {
-            return Err(super::usage(
+            return Err(crate::partition::usage(
                 "--gpu-memory-budget",
                 format!(
                     "{budget} bytes cannot hold two subdomains of this model's matrix scheme: \
@@ -212,10 +215,8 @@ pub fn count_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize
     }
 }
 
-/// A device fault after setup stops the run (as in the in-core GPU backends).
-fn fatal<R>(r: Result<R>, what: &str) -> R {
-    r.unwrap_or_else(|e| panic!("gpu-matrix (subdomains): {what} failed on the device: {e}"))
-}
+/// The backend's name in device errors.
+const NAME: &str = "gpu-matrix (subdomains)";
 
 /// One subdomain with its own matrix backend.
 struct Part<M> {
@@ -238,6 +239,8 @@ pub struct PartitionedMatrix<T: Real, M: MatrixPart<T> = CpuMatrix<T>> {
     /// Global dilatation, exchanged between the two LPS phases.
     theta: Vec<T>,
     bonds: usize,
+    /// Owned rows broken so far (pre-cracks included), counted after each breaking pass.
+    broken: usize,
     /// The streaming slots, where the parts are streamed.
     slots: Option<SlotSetup>,
     /// Force evaluations so far: wall and host seconds, node state moved (the slots' copies
@@ -329,12 +332,13 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
         let mut backends: Vec<&mut M> = parts.iter_mut().map(|p| &mut p.backend).collect();
         let slots = M::prepare(&mut backends, slots)?;
         let t = std::mem::size_of::<T>();
-        Ok(PartitionedMatrix {
+        let mut me = PartitionedMatrix {
             parts,
             dim: problem.dim(),
             lps: matches!(problem.material.law, Law::Lps { .. }),
             theta: vec![T::zero(); problem.body.len()],
             bonds: problem.families.bonds(),
+            broken: 0,
             in_core: match slots {
                 Some(_) => GpuMatrix::<T>::memory_estimate(problem, Storage::Half, t),
                 None => 0,
@@ -343,7 +347,9 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
             times: StreamTimes::default(),
             budget: None,
             _scalar: std::marker::PhantomData,
-        })
+        };
+        me.broken = me.owned_broken()?;
+        Ok(me)
     }
 
     /// The slots' totals so far (zero where the parts are not streamed).
@@ -398,7 +404,7 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
     }
 
     /// Owned rows broken so far, over all subdomains.
-    fn owned_broken(&self) -> usize {
+    fn owned_broken(&self) -> Result<usize> {
         self.parts
             .iter()
             .map(|p| p.backend.broken_before(p.owned_rows))
@@ -412,58 +418,65 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
     fn each_part(
         &mut self,
         mut inputs: impl FnMut(&Part<M>) -> Inputs<T>,
-        mut work: impl FnMut(&mut Part<M>, Inputs<T>),
-    ) {
+        mut work: impl FnMut(&mut Part<M>, Inputs<T>) -> Result<()>,
+    ) -> Result<()> {
         if !self.parts.first().is_some_and(|p| p.backend.streamed()) {
             for part in &mut self.parts {
                 let i = inputs(part);
-                work(part, i);
+                work(part, i)?;
             }
-            return;
+            return Ok(());
         }
+        let upload = device_fault(NAME, "subdomain upload");
         let mut current = None;
         for s in 0..self.parts.len() {
             let this = match current.take() {
                 Some(i) => i,
                 None => {
                     let i = inputs(&self.parts[s]);
-                    fatal(self.parts[s].backend.load(&i), "subdomain upload");
+                    self.parts[s].backend.load(&i).map_err(&upload)?;
                     i
                 }
             };
             if let Some(next) = self.parts.get(s + 1) {
                 let i = inputs(next);
-                fatal(next.backend.load(&i), "subdomain upload");
+                next.backend.load(&i).map_err(&upload)?;
                 current = Some(i);
             }
-            work(&mut self.parts[s], this);
-            fatal(self.parts[s].backend.unload(), "subdomain status download");
+            work(&mut self.parts[s], this)?;
+            self.parts[s]
+                .backend
+                .unload()
+                .map_err(device_fault(NAME, "subdomain status download"))?;
         }
+        Ok(())
     }
 
     /// LPS phase one: every subdomain's owned dilatations into `self.theta`.
-    fn exchange_dilatation(&mut self, u: &[T], moved: &Moved) {
+    fn exchange_dilatation(&mut self, u: &[T], moved: &Moved) -> Result<()> {
         let d = self.dim;
         let mut theta_all = std::mem::take(&mut self.theta);
-        self.each_part(
+        let done = self.each_part(
             |part| moved.gather(u, part, d),
             |part, i| {
                 let mut theta = vec![T::zero(); part.sub.nodes.len()];
-                part.backend.dilatation(&i.u, &mut theta);
+                part.backend.dilatation(&i.u, &mut theta)?;
                 moved.scatter(&theta, part, 1, &mut theta_all);
+                Ok(())
             },
         );
         self.theta = theta_all;
+        done
     }
 
     /// Forces at `u` into `force` (LPS: after the exchange of dilatations).
-    fn forces(&mut self, u: &[T], force: &mut [T], moved: &Moved) {
+    fn forces(&mut self, u: &[T], force: &mut [T], moved: &Moved) -> Result<()> {
         let d = self.dim;
         if self.lps {
-            self.exchange_dilatation(u, moved);
+            self.exchange_dilatation(u, moved)?;
         }
         let (lps, theta_all) = (self.lps, std::mem::take(&mut self.theta));
-        self.each_part(
+        let done = self.each_part(
             |part| {
                 let mut i = moved.gather(u, part, d);
                 if lps {
@@ -474,44 +487,47 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
             |part, i| {
                 let mut f_local = vec![T::zero(); i.u.len()];
                 match &i.theta {
-                    Some(theta) => fatal(
-                        part.backend.force_with_theta(&i.u, theta, &mut f_local),
-                        "force evaluation",
-                    ),
-                    None => part.backend.internal_force(&i.u, &mut f_local),
+                    Some(theta) => part
+                        .backend
+                        .force_with_theta(&i.u, theta, &mut f_local)
+                        .map_err(device_fault(NAME, "force evaluation"))?,
+                    None => part.backend.internal_force(&i.u, &mut f_local)?,
                 }
                 moved.scatter(&f_local, part, d, force);
+                Ok(())
             },
         );
         self.theta = theta_all;
+        done
     }
 
     /// Break the over-stretched bonds at `u`; bonds broken.
-    fn break_pass(&mut self, u: &[T], moved: &Moved) -> usize {
-        let before = self.owned_broken();
+    fn break_pass(&mut self, u: &[T], moved: &Moved) -> Result<usize> {
+        let before = self.owned_broken()?;
         let d = self.dim;
         self.each_part(
             |part| moved.gather(u, part, d),
-            |part, i| {
-                part.backend.break_bonds(&i.u);
-            },
-        );
-        self.owned_broken() - before
+            |part, i| part.backend.break_bonds(&i.u).map(|_| ()),
+        )?;
+        self.broken = self.owned_broken()?;
+        Ok(self.broken - before)
     }
 
     /// PMB: breaking and forces in one pass (see `break_bonds_and_force`).
-    fn break_and_force_pass(&mut self, u: &[T], force: &mut [T], moved: &Moved) -> usize {
-        let before = self.owned_broken();
+    fn break_and_force_pass(&mut self, u: &[T], force: &mut [T], moved: &Moved) -> Result<usize> {
+        let before = self.owned_broken()?;
         let d = self.dim;
         self.each_part(
             |part| moved.gather(u, part, d),
             |part, i| {
                 let mut f_local = vec![T::zero(); i.u.len()];
-                part.backend.break_bonds_and_force(&i.u, &mut f_local);
+                part.backend.break_bonds_and_force(&i.u, &mut f_local)?;
                 moved.scatter(&f_local, part, d, force);
+                Ok(())
             },
-        );
-        self.owned_broken() - before
+        )?;
+        self.broken = self.owned_broken()?;
+        Ok(self.broken - before)
     }
 }
 
@@ -545,6 +561,103 @@ impl Moved {
     }
 }
 
+impl<T: Real, M: MatrixPart<T>> Forces<T> for PartitionedMatrix<T, M> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.timed(|me, moved| me.forces(u, force, moved))
+    }
+
+    /// PMB: breaking and forces in one pass over the subdomains (each breaks its rows, then
+    /// computes its forces: what the two passes give, with one upload of each streamed
+    /// part); LPS: the two passes (the dilatations must be exchanged after breaking).
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        self.timed(|me, moved| match me.lps {
+            true => {
+                let broken = me.break_pass(u, moved)?;
+                me.forces(u, force, moved)?;
+                Ok(broken)
+            }
+            false => me.break_and_force_pass(u, force, moved),
+        })
+    }
+
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        self.break_pass(u, &Moved::default())
+    }
+
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
+        for part in &self.parts {
+            let mut local = vec![T::zero(); part.sub.nodes.len()];
+            part.backend.damage(&mut local)?;
+            part.backend.unload()?;
+            scatter(&local, part.sub.owned_nodes(), 1, phi);
+        }
+        Ok(())
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
+        if !self.lps {
+            return Ok(false);
+        }
+        self.exchange_dilatation(u, &Moved::default())?;
+        theta.copy_from_slice(&self.theta);
+        Ok(true)
+    }
+
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        let d = self.dim;
+        let mut energy = 0.0;
+        let moved = Moved::default();
+        self.each_part(
+            |p| moved.gather(u, p, d),
+            |p, i| {
+                energy += p.backend.energy_of(&i.u, p.owned_rows, p.sub.owned)?;
+                Ok(())
+            },
+        )?;
+        Ok(energy)
+    }
+
+    fn broken_bonds(&self) -> usize {
+        self.broken
+    }
+
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        let mut status = vec![0u8; self.bonds];
+        for part in &self.parts {
+            let local = part.backend.bond_status()?;
+            for r in 0..part.owned_rows {
+                status[part.bond_index[r]] = local[r];
+            }
+        }
+        Ok(status)
+    }
+}
+
+impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
+    pub fn memory_bytes(&self) -> usize {
+        match &self.slots {
+            // streamed parts share the slots
+            Some(slots) => slots.allocated,
+            None => self
+                .parts
+                .iter()
+                .map(|p| p.backend.footprint().memory_bytes)
+                .sum(),
+        }
+    }
+
+    pub fn bytes_per_step(&self) -> usize {
+        self.parts
+            .iter()
+            .map(|p| p.backend.footprint().bytes_per_step)
+            .sum()
+    }
+
+    pub fn stream_report(&self) -> Option<StreamReport> {
+        self.report()
+    }
+}
+
 impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
     fn name(&self) -> &'static str {
         match self.parts.first().map(|p| p.backend.name()) {
@@ -553,90 +666,12 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
         }
     }
 
-    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
-        self.timed(|me, moved| me.forces(u, force, moved))
-    }
-
-    /// PMB: breaking and forces in one pass over the subdomains (each breaks its rows, then
-    /// computes its forces: what the two passes give, with one upload of each streamed
-    /// part); LPS: the two passes (the dilatations must be exchanged after breaking).
-    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
-        self.timed(|me, moved| match me.lps {
-            true => {
-                let broken = me.break_pass(u, moved);
-                me.forces(u, force, moved);
-                broken
-            }
-            false => me.break_and_force_pass(u, force, moved),
-        })
-    }
-
-    fn break_bonds(&mut self, u: &[T]) -> usize {
-        self.break_pass(u, &Moved::default())
-    }
-
-    fn damage(&self, phi: &mut [T]) {
-        for part in &self.parts {
-            let mut local = vec![T::zero(); part.sub.nodes.len()];
-            part.backend.damage(&mut local);
-            fatal(part.backend.unload(), "subdomain status download");
-            scatter(&local, part.sub.owned_nodes(), 1, phi);
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            memory_bytes: self.memory_bytes(),
+            bytes_per_step: self.bytes_per_step(),
+            subdomains: self.stream_report(),
+            ..Footprint::default()
         }
-    }
-
-    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
-        if !self.lps {
-            return false;
-        }
-        self.exchange_dilatation(u, &Moved::default());
-        theta.copy_from_slice(&self.theta);
-        true
-    }
-
-    fn strain_energy(&mut self, u: &[T]) -> f64 {
-        let d = self.dim;
-        let mut energy = 0.0;
-        let moved = Moved::default();
-        self.each_part(
-            |p| moved.gather(u, p, d),
-            |p, i| {
-                energy += fatal(
-                    p.backend.energy_of(&i.u, p.owned_rows, p.sub.owned),
-                    "strain energy",
-                );
-            },
-        );
-        energy
-    }
-
-    fn broken_bonds(&self) -> usize {
-        self.owned_broken()
-    }
-
-    fn bond_status(&self) -> Vec<u8> {
-        let mut status = vec![0u8; self.bonds];
-        for part in &self.parts {
-            let local = part.backend.bond_status();
-            for r in 0..part.owned_rows {
-                status[part.bond_index[r]] = local[r];
-            }
-        }
-        status
-    }
-
-    fn memory_bytes(&self) -> usize {
-        match &self.slots {
-            // streamed parts share the slots
-            Some(slots) => slots.allocated,
-            None => self.parts.iter().map(|p| p.backend.memory_bytes()).sum(),
-        }
-    }
-
-    fn bytes_per_step(&self) -> usize {
-        self.parts.iter().map(|p| p.backend.bytes_per_step()).sum()
-    }
-
-    fn stream_report(&self) -> Option<StreamReport> {
-        self.report()
     }
 }

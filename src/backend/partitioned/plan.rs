@@ -3,14 +3,14 @@
 //! node of each GPU backend (what `peridot info` prints next to a plan), and the parsing of a
 //! byte count.
 
-use super::slabs::SlabCounts;
-use super::{usage, Cuts, Subdomain};
 use crate::backend::{GpuLoop, GpuMatrix};
 use crate::gpu::layout::SlicedLayout;
 use crate::material::Law;
 use crate::model::size::parse_byte_size;
 use crate::neighbors::Families;
 use crate::operators::Storage;
+use crate::partition::slabs::SlabCounts;
+use crate::partition::{usage, Cuts, Subdomain};
 use crate::setup::Problem;
 use crate::{Real, Result};
 use rayon::prelude::*;

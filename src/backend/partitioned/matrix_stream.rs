@@ -18,8 +18,10 @@
 //! row status out, plus the node state the resident scheme moves too.
 
 use super::matrix::{Inputs, MatrixPart, Slots};
-use crate::backend::gpu_matrix::MatrixImage;
-use crate::backend::{Backend, GpuMatrix};
+use crate::backend::gpu::device_fault;
+use crate::backend::gpu::matrix::MatrixImage;
+use crate::backend::{Backend, Footprint, GpuMatrix};
+use crate::dynamics::Forces;
 use crate::gpu::cusparse::Handle;
 use crate::gpu::device::driver_error;
 use crate::gpu::pinned::{pinned_bandwidth, seconds_between, timing_event, Pinned};
@@ -145,10 +147,8 @@ fn lock<V>(m: &Mutex<V>) -> MutexGuard<'_, V> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A device fault after setup stops the run (as in the in-core GPU backends).
-fn fatal<R>(r: Result<R>, what: &str) -> R {
-    r.unwrap_or_else(|e| panic!("gpu-matrix (streamed): {what} failed on the device: {e}"))
-}
+/// The backend's name in device errors.
+const NAME: &str = "gpu-matrix (streamed)";
 
 fn error(message: impl Into<String>) -> Error {
     Error::Backend {
@@ -164,18 +164,24 @@ impl<T: Real> StreamedPart<T> {
             .ok_or_else(|| error("a streamed subdomain runs only once its slots are made"))
     }
 
-    /// Run `f` on the slot with this subdomain loaded (loading it first where it is not).
-    fn with<R>(&self, what: &str, f: impl FnOnce(&mut GpuMatrix<T>) -> R) -> R {
-        fatal(self.load_part(), what);
-        let mut slot = lock(fatal(self.slot(), what));
+    /// Run `f` on the slot with this subdomain loaded (loading it first where it is not);
+    /// a device fault names `what`.
+    fn with<R>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&mut GpuMatrix<T>) -> Result<R>,
+    ) -> Result<R> {
+        let fault = device_fault(NAME, what);
+        self.load_part().map_err(&fault)?;
+        let mut slot = lock(self.slot()?);
         if !slot.computing {
-            fatal(slot.record(C0), what);
+            slot.record(C0).map_err(&fault)?;
             slot.computing = true;
         }
         slot.dirty = true;
-        let r = f(&mut slot.matrix);
+        let r = f(&mut slot.matrix).map_err(&fault);
         slot.matrix.clear_staged();
-        fatal(slot.record(C1), what);
+        slot.record(C1).map_err(&fault)?;
         r
     }
 
@@ -332,23 +338,28 @@ impl<T: Real> MatrixPart<T> for StreamedPart<T> {
     }
 
     fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()> {
-        self.with("force", |m| m.internal_force_with_theta(u, theta, force))
+        self.with("force evaluation", |m| {
+            m.internal_force_with_theta(u, theta, force)
+        })
     }
     fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
-        self.with("energy", |m| m.strain_energy_of(u, rows, nodes))
+        self.with("strain energy", |m| m.strain_energy_of(u, rows, nodes))
     }
-    fn broken_before(&self, rows: usize) -> usize {
+    fn broken_before(&self, rows: usize) -> Result<usize> {
         if let Some(slot) = self.dirty_slot() {
-            return fatal(slot.matrix.broken_rows_before(rows), "bond status download");
+            return slot
+                .matrix
+                .broken_rows_before(rows)
+                .map_err(device_fault(NAME, "bond status download"));
         }
         let image = lock(&self.image);
-        match rows == self.owned_rows {
+        Ok(match rows == self.owned_rows {
             true => self.count_owned(&image),
             false => image.row_status()[..rows]
                 .iter()
                 .filter(|&&m| m == 0)
                 .count(),
-        }
+        })
     }
     fn streamed(&self) -> bool {
         true
@@ -396,47 +407,70 @@ impl<T: Real> MatrixPart<T> for StreamedPart<T> {
     }
 }
 
+impl<T: Real> Forces<T> for StreamedPart<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.with("force evaluation", |m| m.internal_force(u, force))
+    }
+
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        self.with("bond breaking", |m| m.break_bonds(u))
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        self.with("force evaluation", |m| m.break_bonds_and_force(u, force))
+    }
+
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
+        self.with("damage", |m| m.damage(phi))
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
+        self.with("dilatation", |m| m.dilatation(u, theta))
+    }
+
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        self.with("strain energy", |m| m.strain_energy(u))
+    }
+
+    fn broken_bonds(&self) -> usize {
+        // between passes the row status is on the host (`unload` takes it back)
+        let image = lock(&self.image);
+        image.row_status().iter().filter(|&&m| m == 0).count()
+    }
+
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        match self.dirty_slot() {
+            Some(slot) => slot.matrix.bond_status(),
+            None => Ok(lock(&self.image).bond_status()),
+        }
+    }
+}
+
+impl<T: Real> StreamedPart<T> {
+    /// Bytes of its slot once made (shared with the other subdomains of its parity), else of
+    /// a slot for this subdomain alone.
+    pub fn memory_bytes(&self) -> usize {
+        match &self.slot {
+            Some(slot) => lock(slot).matrix.footprint().memory_bytes,
+            None => self.bytes,
+        }
+    }
+
+    pub fn bytes_per_step(&self) -> usize {
+        lock(&self.image).bytes()
+    }
+}
+
 impl<T: Real> Backend<T> for StreamedPart<T> {
     fn name(&self) -> &'static str {
         "gpu-matrix"
     }
-    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
-        self.with("force", |m| m.internal_force(u, force))
-    }
-    fn break_bonds(&mut self, u: &[T]) -> usize {
-        self.with("bond breaking", |m| m.break_bonds(u))
-    }
-    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
-        self.with("force", |m| m.break_bonds_and_force(u, force))
-    }
-    fn damage(&self, phi: &mut [T]) {
-        self.with("damage", |m| m.damage(phi))
-    }
-    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
-        self.with("dilatation", |m| m.dilatation(u, theta))
-    }
-    fn strain_energy(&mut self, u: &[T]) -> f64 {
-        self.with("energy", |m| m.strain_energy(u))
-    }
-    fn broken_bonds(&self) -> usize {
-        let rows = lock(&self.image).rows();
-        self.broken_before(rows)
-    }
-    fn bond_status(&self) -> Vec<u8> {
-        match self.dirty_slot() {
-            Some(slot) => slot.matrix.bond_status(),
-            None => lock(&self.image).bond_status(),
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            memory_bytes: self.memory_bytes(),
+            bytes_per_step: self.bytes_per_step(),
+            ..Footprint::default()
         }
-    }
-    /// Bytes of its slot once made (shared with the other subdomains of its parity), else of
-    /// a slot for this subdomain alone.
-    fn memory_bytes(&self) -> usize {
-        match &self.slot {
-            Some(slot) => lock(slot).matrix.memory_bytes(),
-            None => self.bytes,
-        }
-    }
-    fn bytes_per_step(&self) -> usize {
-        lock(&self.image).bytes()
     }
 }

@@ -7,17 +7,12 @@
 //! (`--subdomains N`), or streamed two at a time (under a budget, or with `--streamed`:
 //! [`StreamedPart`]).
 
-use super::matrix::Slots;
-use super::matrix_stream::StreamedPart;
-use super::plan::plan_for_budget;
-use super::ResidencyRequest;
-use super::{parse_bytes, usage, GpuStreamed, PartitionedCpu, PartitionedMatrix};
-use crate::backend::{resolve_auto, Backend, BackendKind, GpuLoop, GpuMatrix};
-use crate::gpu::Gpu;
+use super::parse_bytes;
+use crate::backend::{resolve_auto, BackendKind, GpuLoop, GpuMatrix};
 use crate::operators::Storage;
+use crate::partition::usage;
 use crate::setup::Problem;
 use crate::{Real, Result};
-use std::sync::Arc;
 
 /// What the run asks of subdomains.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -97,61 +92,5 @@ pub fn budget_bytes_for<T: Real>(text: &str, problem: &Problem, kind: BackendKin
             Ok((share / 100.0 * in_core).ceil() as u64)
         }
         None => parse_bytes(option, text),
-    }
-}
-
-/// The backend of a subdomain run of `problem` with `kind` in precision `T`.
-pub fn create<T: Real>(
-    kind: BackendKind,
-    problem: Arc<Problem>,
-    request: &SubdomainRequest,
-) -> Result<Box<dyn Backend<T>>> {
-    let kind = match kind {
-        BackendKind::Auto => resolve_auto(crate::backend::gpu_loop::precision_of::<T>()).0,
-        other => other,
-    };
-    let budget = match &request.budget {
-        Some(text) => Some(budget_bytes_for::<T>(text, &problem, kind)?),
-        None => None,
-    };
-    let count = match (request.count, budget) {
-        (Some(n), _) => n,
-        (None, Some(b)) if kind == BackendKind::GpuMatrix => {
-            super::matrix::count_for_budget::<T>(&problem, b)?
-        }
-        (None, Some(b)) => plan_for_budget::<T>(&problem, b)?,
-        (None, None) => return Err(usage("--subdomains", "give a count or a budget")),
-    };
-    let residency = match request.streamed {
-        true => ResidencyRequest::Streamed,
-        false => ResidencyRequest::Auto,
-    };
-    match kind {
-        BackendKind::GpuLoop => {
-            // the driver's error (no GPU) names the backend
-            Gpu::get()?;
-            Ok(Box::new(GpuStreamed::<T>::new(
-                problem, count, budget, residency,
-            )?))
-        }
-        BackendKind::CpuLoop => Ok(Box::new(PartitionedCpu::<T>::new(&problem, count)?)),
-        BackendKind::CpuMatrix => Ok(Box::new(PartitionedMatrix::<T>::new(&problem, count)?)),
-        // under a budget (or asked to), each subdomain's blocks go to the device only while
-        // it runs, two at a time
-        BackendKind::GpuMatrix if budget.is_some() || request.streamed => {
-            let slots = Slots::two::<T>(&*Gpu::get()?)?;
-            Ok(Box::new(
-                PartitionedMatrix::<T, StreamedPart<T>>::on_slots(&problem, count, &slots)?
-                    .with_budget(budget),
-            ))
-        }
-        // every subdomain's operator blocks resident on the device
-        BackendKind::GpuMatrix => {
-            Gpu::get()?;
-            Ok(Box::new(PartitionedMatrix::<T, GpuMatrix<T>>::new(
-                &problem, count,
-            )?))
-        }
-        BackendKind::Auto => unreachable!("auto is resolved to a backend above"),
     }
 }

@@ -10,12 +10,12 @@
 //!
 //! Units as the kernels': positions m, volumes m^3.
 
-use super::Subdomain;
 use crate::backend::coefficients::LpsCoefficients;
-use crate::backend::gpu_loop::{node_records, node_records_f32, record_centre};
+use crate::backend::gpu::bond_loop::{node_records, node_records_f32, record_centre};
 use crate::gpu::layout::{pack_status, status_words, unpack_status, SlicedLayout};
 use crate::gpu::pinned::Pinned;
 use crate::gpu::Gpu;
+use crate::partition::Subdomain;
 use crate::setup::Problem;
 use crate::{Real, Result};
 

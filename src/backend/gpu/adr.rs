@@ -7,18 +7,17 @@
 //! decide whether to go on. The state comes back only when the driver asks
 //! ([`sync_adr_state`]).
 //!
-//! Units as in [`crate::solver::adr`]: m, m per iteration, N/m^3, N/m^4.
+//! Units as in [`crate::dynamics::adr`]: m, m per iteration, N/m^3, N/m^4.
 
-use super::gpu_loop::precision_of;
-use super::gpu_step::{DeviceForces, DeviceLoop};
-use crate::gpu::conditions::{addr, push_table_row, table_stride, upload};
-use crate::gpu::conditions::{MODE_BODY_FORCE, MODE_IMPOSE, MODE_STEP_VELOCITY};
+use super::time_loop::{DeviceForces, DeviceLoop};
+use crate::backend::gpu::conditions::{addr, push_table_row, table_stride, upload};
+use crate::backend::gpu::conditions::{MODE_BODY_FORCE, MODE_IMPOSE, MODE_STEP_VELOCITY};
+use crate::dynamics::adr::Adr;
+use crate::dynamics::loads::Loads;
+use crate::dynamics::State;
 use crate::gpu::device::driver_error;
 use crate::gpu::params::AdrParams;
 use crate::gpu::Gpu;
-use crate::solver::adr::Adr;
-use crate::solver::loads::Loads;
-use crate::solver::State;
 use crate::{Real, Result};
 use cudarc::driver::{CudaFunction, CudaSlice};
 
@@ -54,7 +53,7 @@ impl<T: Real> AdrDevice<T> {
         let s = gpu.stream();
         let zeros = |len: usize| s.alloc_zeros::<T>(len.max(1)).map_err(driver_error);
         let constrained: Vec<u8> = loads.constrained().iter().map(|&c| u8::from(c)).collect();
-        let f = |name: &str| gpu.function(precision_of::<T>(), name);
+        let f = |name: &str| gpu.function(T::PRECISION, name);
         Ok(AdrDevice {
             lambda: upload(gpu, adr.lambda())?,
             constrained: upload(gpu, &constrained)?,

@@ -26,11 +26,14 @@
 
 use super::fused::{self, scatter_update, Carry, FusedForces, Update};
 use super::parts::Part;
-use super::report::{Residency, ResidencyRequest, StreamReport, StreamTimes};
-use super::{usage, Cuts};
 use crate::backend::coefficients::lps_coefficients;
-use crate::backend::gpu_loop::{full_volume, law_params, precision_of, Kernels};
-use crate::backend::{Backend, GpuLoop};
+use crate::backend::gpu::bond_loop::{full_volume, law_params, Kernels};
+use crate::backend::gpu::device_fault;
+use crate::backend::{Backend, Footprint, GpuLoop};
+use crate::dynamics::explicit::{Explicit, StepTimes};
+use crate::dynamics::loads::Loads;
+use crate::dynamics::Forces;
+use crate::dynamics::State;
 use crate::gpu::device::driver_error;
 use crate::gpu::layout::status_words;
 use crate::gpu::params::BondParams;
@@ -39,10 +42,9 @@ use crate::gpu::pinned::{
 };
 use crate::gpu::Gpu;
 use crate::material::Law;
+use crate::partition::{usage, Cuts};
+use crate::partition::{Residency, ResidencyRequest, StreamReport, StreamTimes};
 use crate::setup::Problem;
-use crate::solver::explicit::{Explicit, StepTimes};
-use crate::solver::loads::Loads;
-use crate::solver::State;
 use crate::{Real, Result};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
 use rayon::prelude::*;
@@ -333,7 +335,7 @@ impl<T: Real> GpuStreamed<T> {
         request: ResidencyRequest,
     ) -> Result<Self> {
         let gpu = Gpu::get()?;
-        let k = Kernels::load(&gpu, precision_of::<T>())?;
+        let k = Kernels::load(&gpu, T::PRECISION)?;
         let lps = matches!(problem.material.law, Law::Lps { .. });
         let dim = problem.dim();
         let sizes = Sizes::of(&parts);
@@ -894,55 +896,51 @@ impl<T: Real> FusedForces<T> for GpuStreamed<T> {
     }
 }
 
-/// A device fault after setup stops the run (as in the in-core GPU backends).
-fn fatal<R>(r: Result<R>, what: &str) -> R {
-    r.unwrap_or_else(|e| panic!("gpu-loop (subdomains): {what} failed on the device: {e}"))
-}
+/// The backend's name in device errors.
+const NAME: &str = "gpu-loop (subdomains)";
 
-impl<T: Real> Backend<T> for GpuStreamed<T> {
-    fn name(&self) -> &'static str {
-        "gpu-loop"
+impl<T: Real> Forces<T> for GpuStreamed<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.lock()
+            .forces(u, force, false)
+            .map(|_| ())
+            .map_err(device_fault(NAME, "force evaluation"))
     }
 
-    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
-        fatal(self.lock().forces(u, force, false), "force evaluation");
-    }
-
-    fn break_bonds(&mut self, u: &[T]) -> usize {
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
         let mut e = self.lock();
         if e.problem.material.critical_stretch.is_none() {
-            return 0;
+            return Ok(0);
         }
-        fatal(
-            e.pass(Pass::Break, u, &mut [])
-                .and_then(|_| e.read_broken()),
-            "bond breaking",
-        )
+        e.pass(Pass::Break, u, &mut [])
+            .and_then(|_| e.read_broken())
+            .map_err(device_fault(NAME, "bond breaking"))
     }
 
-    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
-        fatal(self.lock().forces(u, force, true), "force evaluation")
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        self.lock()
+            .forces(u, force, true)
+            .map_err(device_fault(NAME, "force evaluation"))
     }
 
-    fn damage(&self, phi: &mut [T]) {
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
         let mut e = self.lock();
-        fatal(e.pass(Pass::Damage, &[], phi), "damage");
+        e.pass(Pass::Damage, &[], phi)
+            .map_err(device_fault(NAME, "damage"))
     }
 
-    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
         let mut e = self.lock();
         if !e.lps {
-            return false;
+            return Ok(false);
         }
-        fatal(
-            e.pass(Pass::Dilatation { check: false }, u, &mut []),
-            "dilatation",
-        );
+        e.pass(Pass::Dilatation { check: false }, u, &mut [])
+            .map_err(device_fault(NAME, "dilatation"))?;
         theta.copy_from_slice(&e.theta);
-        true
+        Ok(true)
     }
 
-    fn strain_energy(&mut self, u: &[T]) -> f64 {
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
         let mut e = self.lock();
         let run = |e: &mut Engine<T>| -> Result<f64> {
             if e.lps {
@@ -951,7 +949,7 @@ impl<T: Real> Backend<T> for GpuStreamed<T> {
             e.pass(Pass::Energy, u, &mut [])?;
             Ok(e.energy)
         };
-        fatal(run(&mut e), "strain energy")
+        run(&mut e).map_err(device_fault(NAME, "strain energy"))
     }
 
     fn broken_bonds(&self) -> usize {
@@ -959,15 +957,19 @@ impl<T: Real> Backend<T> for GpuStreamed<T> {
         e.precracked + e.broken_seen as usize
     }
 
-    fn bond_status(&self) -> Vec<u8> {
-        fatal(self.lock().bond_status(), "bond status download")
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        self.lock()
+            .bond_status()
+            .map_err(device_fault(NAME, "bond status download"))
     }
+}
 
-    fn memory_bytes(&self) -> usize {
+impl<T: Real> GpuStreamed<T> {
+    pub fn memory_bytes(&self) -> usize {
         self.lock().allocated
     }
 
-    fn bytes_per_step(&self) -> usize {
+    pub fn bytes_per_step(&self) -> usize {
         let e = self.lock();
         let t = e.times;
         if t.force_evaluations == 0 {
@@ -976,8 +978,23 @@ impl<T: Real> Backend<T> for GpuStreamed<T> {
         ((t.bytes_in + t.bytes_out) / t.force_evaluations as u64) as usize
     }
 
-    fn stream_report(&self) -> Option<StreamReport> {
+    pub fn stream_report(&self) -> Option<StreamReport> {
         Some(self.report())
+    }
+}
+
+impl<T: Real> Backend<T> for GpuStreamed<T> {
+    fn name(&self) -> &'static str {
+        "gpu-loop"
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            memory_bytes: self.memory_bytes(),
+            bytes_per_step: self.bytes_per_step(),
+            subdomains: self.stream_report(),
+            ..Footprint::default()
+        }
     }
 
     fn advance_explicit(

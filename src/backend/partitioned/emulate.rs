@@ -19,15 +19,16 @@
 //! subdomain, so it agrees to round-off only.
 
 use super::fused::{self, scatter_update, Carry, FusedForces, Update};
-use super::{partition, Subdomain};
-use crate::backend::{Backend, CpuLoop};
+use crate::backend::{Backend, CpuLoop, Footprint};
+use crate::dynamics::explicit::{Explicit, StepTimes};
+use crate::dynamics::loads::Loads;
+use crate::dynamics::Forces;
+use crate::dynamics::State;
 use crate::geometry::Body;
 use crate::material::{BondData, Law};
 use crate::neighbors::Families;
+use crate::partition::{partition, Subdomain};
 use crate::setup::Problem;
-use crate::solver::explicit::{Explicit, StepTimes};
-use crate::solver::loads::Loads;
-use crate::solver::State;
 use crate::{Real, Result};
 use std::sync::Arc;
 
@@ -164,7 +165,7 @@ impl<T: Real> PartitionedCpu<T> {
 
     /// Forces of every subdomain's owned nodes into `force`, breaking bonds first with
     /// `breaking`. Returns the bonds broken.
-    fn forces(&mut self, u: &[T], force: &mut [T], breaking: bool) -> usize {
+    fn forces(&mut self, u: &[T], force: &mut [T], breaking: bool) -> Result<usize> {
         self.forces_fused(u, force, breaking, None)
     }
 
@@ -175,7 +176,7 @@ impl<T: Real> PartitionedCpu<T> {
         force: &mut [T],
         breaking: bool,
         mut update: Option<&mut Update<'_, T>>,
-    ) -> usize {
+    ) -> Result<usize> {
         let broken = if self.lps {
             self.dilatation_phase(u, breaking)
         } else {
@@ -191,16 +192,16 @@ impl<T: Real> PartitionedCpu<T> {
                 part.backend
                     .lps_forces_with(&u_local, &theta_local, &mut f_local);
             } else if breaking {
-                pmb_broken += part.backend.break_bonds_and_force(&u_local, &mut f_local);
+                pmb_broken += part.backend.break_bonds_and_force(&u_local, &mut f_local)?;
             } else {
-                part.backend.internal_force(&u_local, &mut f_local);
+                part.backend.internal_force(&u_local, &mut f_local)?;
             }
             match update.as_deref_mut() {
                 Some(up) => scatter_update(&f_local, part.sub.owned_nodes(), d, force, up),
                 None => scatter(&f_local, part.sub.owned_nodes(), d, force),
             }
         }
-        broken + pmb_broken
+        Ok(broken + pmb_broken)
     }
 }
 
@@ -212,7 +213,7 @@ impl<T: Real> FusedForces<T> for PartitionedCpu<T> {
         check: bool,
         update: Option<&mut Update<'_, T>>,
     ) -> Result<usize> {
-        Ok(self.forces_fused(u, force, check, update))
+        self.forces_fused(u, force, check, update)
     }
 
     fn take_carry(&mut self) -> Carry<T> {
@@ -221,6 +222,77 @@ impl<T: Real> FusedForces<T> for PartitionedCpu<T> {
 
     fn keep_carry(&mut self, carry: Carry<T>) {
         self.carry = carry;
+    }
+}
+
+impl<T: Real> Forces<T> for PartitionedCpu<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.forces(u, force, false).map(|_| ())
+    }
+
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        let d = self.dim;
+        self.parts
+            .iter_mut()
+            .map(|p| p.backend.break_bonds(&gather(u, &p.sub.nodes, d)))
+            .sum()
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        self.forces(u, force, true)
+    }
+
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
+        for part in &self.parts {
+            let mut local = vec![T::zero(); part.sub.nodes.len()];
+            part.backend.damage(&mut local)?;
+            scatter(&local, part.sub.owned_nodes(), 1, phi);
+        }
+        Ok(())
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
+        if !self.lps {
+            return Ok(false);
+        }
+        self.dilatation_phase(u, false);
+        theta.copy_from_slice(&self.theta);
+        Ok(true)
+    }
+
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        let d = self.dim;
+        self.parts
+            .iter_mut()
+            .map(|p| p.backend.strain_energy(&gather(u, &p.sub.nodes, d)))
+            .sum()
+    }
+
+    fn broken_bonds(&self) -> usize {
+        self.parts.iter().map(|p| p.backend.broken_bonds()).sum()
+    }
+
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        let bonds = self.parts.iter().map(|p| p.sub.bonds()).sum();
+        let mut status = vec![0; bonds];
+        for part in &self.parts {
+            let local = part.backend.bond_status()?;
+            for k in 0..part.sub.owned {
+                let range = part.sub.global_bonds(k);
+                status[range].copy_from_slice(&local[part.sub.families.range(k)]);
+            }
+        }
+        Ok(status)
+    }
+}
+
+impl<T: Real> PartitionedCpu<T> {
+    pub fn memory_bytes(&self) -> usize {
+        self.parts.iter().map(|p| p.backend.memory_bytes()).sum()
+    }
+
+    pub fn bytes_per_step(&self) -> usize {
+        self.parts.iter().map(|p| p.backend.bytes_per_step()).sum()
     }
 }
 
@@ -237,73 +309,15 @@ impl<T: Real> Backend<T> for PartitionedCpu<T> {
         fused::advance_explicit(self, integrator, loads, state, steps, times)
     }
 
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            memory_bytes: self.memory_bytes(),
+            bytes_per_step: self.bytes_per_step(),
+            ..Footprint::default()
+        }
+    }
+
     fn name(&self) -> &'static str {
         "cpu-loop-partitioned"
-    }
-
-    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
-        self.forces(u, force, false);
-    }
-
-    fn break_bonds(&mut self, u: &[T]) -> usize {
-        let d = self.dim;
-        self.parts
-            .iter_mut()
-            .map(|p| p.backend.break_bonds(&gather(u, &p.sub.nodes, d)))
-            .sum()
-    }
-
-    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
-        self.forces(u, force, true)
-    }
-
-    fn damage(&self, phi: &mut [T]) {
-        for part in &self.parts {
-            let mut local = vec![T::zero(); part.sub.nodes.len()];
-            part.backend.damage(&mut local);
-            scatter(&local, part.sub.owned_nodes(), 1, phi);
-        }
-    }
-
-    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
-        if !self.lps {
-            return false;
-        }
-        self.dilatation_phase(u, false);
-        theta.copy_from_slice(&self.theta);
-        true
-    }
-
-    fn strain_energy(&mut self, u: &[T]) -> f64 {
-        let d = self.dim;
-        self.parts
-            .iter_mut()
-            .map(|p| p.backend.strain_energy(&gather(u, &p.sub.nodes, d)))
-            .sum()
-    }
-
-    fn broken_bonds(&self) -> usize {
-        self.parts.iter().map(|p| p.backend.broken_bonds()).sum()
-    }
-
-    fn bond_status(&self) -> Vec<u8> {
-        let bonds = self.parts.iter().map(|p| p.sub.bonds()).sum();
-        let mut status = vec![0; bonds];
-        for part in &self.parts {
-            let local = part.backend.bond_status();
-            for k in 0..part.sub.owned {
-                let range = part.sub.global_bonds(k);
-                status[range].copy_from_slice(&local[part.sub.families.range(k)]);
-            }
-        }
-        status
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.parts.iter().map(|p| p.backend.memory_bytes()).sum()
-    }
-
-    fn bytes_per_step(&self) -> usize {
-        self.parts.iter().map(|p| p.backend.bytes_per_step()).sum()
     }
 }

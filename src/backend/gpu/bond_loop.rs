@@ -14,13 +14,19 @@
 //!
 //! Units as in [`super`]: m, N/m^3, J.
 
-use super::coefficients::lps_coefficients;
-use super::gpu_adr::{adr_iteration, sync_adr_state};
-use super::gpu_lattice::Stencil;
-use super::gpu_step::{advance_fused, DeviceLoop};
-use super::Backend;
+use super::adr::{adr_iteration, sync_adr_state};
+use super::lattice::Stencil;
+use super::time_loop::{advance_fused, DeviceLoop};
+use super::{device_fault, rename};
+use crate::backend::coefficients::lps_coefficients;
+use crate::backend::gpu::conditions::{addr, upload};
+use crate::backend::{Backend, Footprint};
+use crate::dynamics::adr::Adr;
+use crate::dynamics::explicit::{Explicit, StepTimes};
+use crate::dynamics::loads::Loads;
+use crate::dynamics::Forces;
+use crate::dynamics::State;
 use crate::geometry::Body;
-use crate::gpu::conditions::{addr, upload};
 use crate::gpu::device::driver_error;
 use crate::gpu::layout::{pack_status, status_words, unpack_status, SlicedLayout, SLICE};
 use crate::gpu::params::BondParams;
@@ -30,15 +36,14 @@ use crate::model::Influence;
 use crate::model::PartialVolume;
 use crate::neighbors::CellList;
 use crate::setup::{PrecrackZone, Problem};
-use crate::solver::adr::Adr;
-use crate::solver::explicit::{Explicit, StepTimes};
-use crate::solver::loads::Loads;
-use crate::solver::State;
 use crate::{Error, Precision, Real, Result};
 use cudarc::driver::{CudaFunction, CudaSlice};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::Arc;
+
+/// The backend's name in the CLI and in errors.
+const NAME: &str = "gpu-loop";
 
 /// The kernels this backend launches.
 pub(crate) struct Kernels {
@@ -157,15 +162,6 @@ fn records_kept(problem: &Problem, t: usize) -> bool {
 /// Device bytes of the neighbour index and status bits of `slots` slots of the sliced order.
 pub fn bond_slot_bytes(slots: usize) -> usize {
     4 * slots + 4 * status_words(slots)
-}
-
-/// The precision of `T`.
-pub(crate) fn precision_of<T: Real>() -> Precision {
-    if T::NAME == "f32" {
-        Precision::F32
-    } else {
-        Precision::F64
-    }
 }
 
 fn to_t<T: Real>(v: &[f64]) -> Vec<T> {
@@ -376,7 +372,7 @@ fn scratch<'a, U: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
     len: usize,
 ) -> Result<&'a mut CudaSlice<U>> {
     if slot.is_none() {
-        gpu.ensure_fits("gpu-loop", len.max(1) * std::mem::size_of::<U>())?;
+        gpu.ensure_fits(NAME, len.max(1) * std::mem::size_of::<U>())?;
         *slot = Some(
             gpu.stream()
                 .alloc_zeros::<U>(len.max(1))
@@ -457,9 +453,9 @@ impl<T: Real> GpuLoop<T> {
     }
 
     fn with_neighbours(problem: Arc<Problem>, lattice: Option<Stencil>) -> Result<Self> {
-        let gpu = Gpu::get().map_err(|e| rename(e, "gpu-loop"))?;
-        let k = Kernels::load(&gpu, precision_of::<T>()).map_err(|e| rename(e, "gpu-loop"))?;
-        Self::upload(problem, gpu, k, lattice).map_err(|e| rename(e, "gpu-loop"))
+        let gpu = Gpu::get().map_err(|e| rename(e, NAME))?;
+        let k = Kernels::load(&gpu, T::PRECISION).map_err(|e| rename(e, NAME))?;
+        Self::upload(problem, gpu, k, lattice).map_err(|e| rename(e, NAME))
     }
 
     /// Bytes this backend allocates on the device for `problem` in precision `T`, counted
@@ -525,11 +521,11 @@ impl<T: Real> GpuLoop<T> {
         let (n, d) = (p.body.len(), p.dim());
         if n >= u32::MAX as usize || n * d >= u32::MAX as usize {
             return Err(Error::Backend {
-                backend: "gpu-loop".into(),
+                backend: NAME.into(),
                 message: format!("{n} nodes exceed the 32-bit node indices of the kernels"),
             });
         }
-        gpu.ensure_fits("gpu-loop", Self::device_bytes_for(p, lattice.as_ref()))?;
+        gpu.ensure_fits(NAME, Self::device_bytes_for(p, lattice.as_ref()))?;
         // Families and bond status in device order, from the stored arrays or, for a lean
         // problem, searched again (`BondFill`); on a full box lattice only the status bits
         // and the stencil.
@@ -562,7 +558,7 @@ impl<T: Real> GpuLoop<T> {
         let no_fail: Vec<u8> = p.no_fail.iter().map(|&b| u8::from(b)).collect();
         let lps = matches!(p.material.law, Law::Lps { .. });
         let coef = lps.then(|| lps_coefficients(p));
-        let per_node = |pick: fn(&super::coefficients::LpsCoefficients) -> &Vec<f64>| {
+        let per_node = |pick: fn(&crate::backend::coefficients::LpsCoefficients) -> &Vec<f64>| {
             coef.as_ref()
                 .map(|c| to_t::<T>(pick(c)))
                 .unwrap_or_default()
@@ -797,72 +793,53 @@ impl<T: Real> GpuLoop<T> {
     }
 }
 
-/// Name the backend in a GPU error.
-pub(super) fn rename(e: Error, backend: &str) -> Error {
-    match e {
-        Error::Backend { message, .. } => Error::Backend {
-            backend: backend.into(),
-            message,
-        },
-        other => other,
-    }
-}
-
-/// A CUDA failure after setup (device lost, launch failure) cannot be returned through the
-/// trait's plain results; it is a fault of the machine, not of the input, and stops the run.
-pub(super) fn fatal<R>(r: Result<R>, what: &str) -> R {
-    fatal_in("gpu-loop", r, what)
-}
-
-/// [`fatal`] for the GPU backend named `backend`.
-pub(super) fn fatal_in<R>(backend: &str, r: Result<R>, what: &str) -> R {
-    r.unwrap_or_else(|e| panic!("{backend}: {what} failed on the device: {e}"))
-}
-
-impl<T: Real> Backend<T> for GpuLoop<T> {
-    fn name(&self) -> &'static str {
-        "gpu-loop"
+impl<T: Real> Forces<T> for GpuLoop<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.try_internal_force(u, force)
+            .map_err(device_fault(NAME, "force evaluation"))
     }
 
-    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
-        fatal(self.try_internal_force(u, force), "force evaluation")
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        self.try_break_bonds(u)
+            .map_err(device_fault(NAME, "bond breaking"))
     }
 
-    fn break_bonds(&mut self, u: &[T]) -> usize {
-        fatal(self.try_break_bonds(u), "bond breaking")
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
+        self.try_damage(phi).map_err(device_fault(NAME, "damage"))
     }
 
-    fn damage(&self, phi: &mut [T]) {
-        fatal(self.try_damage(phi), "damage")
-    }
-
-    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
         if !matches!(self.problem.material.law, Law::Lps { .. }) {
-            return false;
+            return Ok(false);
         }
-        fatal(self.try_dilatation(u, theta), "dilatation");
-        true
+        self.try_dilatation(u, theta)
+            .map_err(device_fault(NAME, "dilatation"))?;
+        Ok(true)
     }
 
-    fn strain_energy(&mut self, u: &[T]) -> f64 {
-        fatal(self.try_strain_energy(u), "strain energy")
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        self.try_strain_energy(u)
+            .map_err(device_fault(NAME, "strain energy"))
     }
 
     fn broken_bonds(&self) -> usize {
         self.precracked + self.broken_seen as usize
     }
 
-    fn bond_status(&self) -> Vec<u8> {
+    fn bond_status(&self) -> Result<Vec<u8>> {
         let slots = self.layout.padded_len();
         let mut words = vec![0u32; status_words(slots)];
-        fatal(self.download(&self.mu, &mut words), "bond status download");
-        match &self.lattice {
+        self.download(&self.mu, &mut words)
+            .map_err(device_fault(NAME, "bond status download"))?;
+        Ok(match &self.lattice {
             Some(st) => st.to_csr(&words, &self.problem.families),
             None => self.layout.to_csr(&unpack_status(&words, slots)),
-        }
+        })
     }
+}
 
-    fn memory_bytes(&self) -> usize {
+impl<T: Real> GpuLoop<T> {
+    pub fn memory_bytes(&self) -> usize {
         [
             self.slice_start.num_bytes(),
             self.lengths.num_bytes(),
@@ -889,7 +866,7 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         .sum()
     }
 
-    fn bytes_per_step(&self) -> usize {
+    pub fn bytes_per_step(&self) -> usize {
         let t = std::mem::size_of::<T>();
         let (n, nb, d) = (
             self.problem.body.len(),
@@ -914,6 +891,20 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         };
         bonds + n * node
     }
+}
+
+impl<T: Real> Backend<T> for GpuLoop<T> {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            memory_bytes: self.memory_bytes(),
+            bytes_per_step: self.bytes_per_step(),
+            ..Footprint::default()
+        }
+    }
 
     fn advance_explicit(
         &mut self,
@@ -925,7 +916,7 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         times: &mut StepTimes,
     ) -> Result<usize> {
         advance_fused(self, integrator, loads, state, steps, full_sync, times)
-            .map_err(|e| rename(e, "gpu-loop"))
+            .map_err(|e| rename(e, NAME))
     }
 
     fn advance_adr(
@@ -935,18 +926,17 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         state: &mut State<T>,
         h: f64,
     ) -> Result<usize> {
-        adr_iteration(self, adr, loads, state, h).map_err(|e| rename(e, "gpu-loop"))
+        adr_iteration(self, adr, loads, state, h).map_err(|e| rename(e, NAME))
     }
 
     fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
-        sync_adr_state(&mut self.stepper, state).map_err(|e| rename(e, "gpu-loop"))
+        sync_adr_state(&mut self.stepper, state).map_err(|e| rename(e, NAME))
     }
 
-    fn max_abs_displacement(&mut self, state: &State<T>) -> Option<f64> {
-        fatal(
-            self.stepper.max_abs_displacement(state),
-            "displacement check",
-        )
+    fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
+        self.stepper
+            .max_abs_displacement(state)
+            .map_err(device_fault(NAME, "displacement check"))
     }
 }
 

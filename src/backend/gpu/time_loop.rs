@@ -20,19 +20,19 @@
 //! The last step of a call stores `f`, `a` and `v` and ends with the impose, as the host
 //! loop does.
 
-use super::gpu_loop::{precision_of, GpuLoop};
-use crate::gpu::conditions::{
+use super::bond_loop::GpuLoop;
+use crate::backend::gpu::conditions::{
     addr, dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BETWEEN_STEPS,
     MODE_BODY_FORCE, MODE_IMPOSE, MODE_STEP_VELOCITY,
 };
+use crate::dynamics::explicit::{Explicit, StepTimes};
+use crate::dynamics::loads::Loads;
+use crate::dynamics::State;
 use crate::gpu::device::driver_error;
 use crate::gpu::params::{
     BondParams, ConditionParams, ReduceParams, StepParams, UPDATE_DRIFT, UPDATE_END,
 };
 use crate::gpu::Gpu;
-use crate::solver::explicit::{Explicit, StepTimes};
-use crate::solver::loads::Loads;
-use crate::solver::State;
 use crate::{Real, Result};
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr};
 use std::sync::Arc;
@@ -106,7 +106,7 @@ pub(super) struct DeviceLoop<T> {
     /// Boundary-condition lists.
     pub(super) lists: Option<Lists>,
     /// Buffers of the ADR iteration on the device (made by the first one).
-    pub(super) adr: Option<super::gpu_adr::AdrDevice<T>>,
+    pub(super) adr: Option<super::adr::AdrDevice<T>>,
     /// Result of the `max_abs` reduction.
     reduce_out: CudaSlice<u64>,
 }
@@ -133,7 +133,7 @@ impl<T: Real> DeviceLoop<T> {
     /// The state buffers for `ndof` values each and the leapfrog kernels of precision `T`;
     /// `fused`: also the second displacement buffer of [`advance_fused`].
     pub(super) fn new(gpu: &Arc<Gpu>, ndof: usize, fused: bool) -> Result<Self> {
-        let f = |name: &str| gpu.function(precision_of::<T>(), name);
+        let f = |name: &str| gpu.function(T::PRECISION, name);
         let k = LeapfrogKernels {
             kick: f("kick")?,
             drift: f("drift")?,

@@ -18,7 +18,8 @@
 //! Every product and kernel writes only its own rows and sums in storage order; global sums
 //! are taken over fixed chunks in order: results are bitwise the same at any thread count.
 
-use super::Backend;
+use crate::backend::{Backend, Footprint};
+use crate::dynamics::Forces;
 use crate::material::laws::{extension, stretch, Vec3};
 use crate::material::Law;
 use crate::operators::spmv::{spmv, spmv_interleaved, spmv_with};
@@ -303,12 +304,8 @@ impl<T: Real> CpuMatrix<T> {
     }
 }
 
-impl<T: Real> Backend<T> for CpuMatrix<T> {
-    fn name(&self) -> &'static str {
-        "cpu-matrix"
-    }
-
-    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
+impl<T: Real> Forces<T> for CpuMatrix<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
         self.update_eta(u);
         match self.law {
             Law::Pmb { .. } => self.pmb_force_scalars(),
@@ -318,49 +315,53 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
             }
         }
         self.transposed_product(force);
+        Ok(())
     }
 
-    fn break_bonds(&mut self, u: &[T]) -> usize {
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
         let Some(s0) = self.problem.material.critical_stretch else {
-            return 0;
+            return Ok(0);
         };
         self.update_eta(u);
         let broken = match self.dim {
             2 => self.break_kernel::<2>(T::of(s0)),
             _ => self.break_kernel::<3>(T::of(s0)),
         };
-        broken * self.bonds_per_row()
+        Ok(broken * self.bonds_per_row())
     }
 
-    fn damage(&self, phi: &mut [T]) {
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
         let broken: Vec<T> = self.mu.iter().map(|&m| T::of(1.0 - m as f64)).collect();
         spmv(&self.damage_op, &broken, phi);
+        Ok(())
     }
 
-    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
         if self.theta_op.is_none() {
-            return false;
+            return Ok(false);
         }
         self.update_eta(u);
         self.lps_dilatation();
         theta.copy_from_slice(&self.theta);
-        true
+        Ok(true)
     }
 
-    fn strain_energy(&mut self, u: &[T]) -> f64 {
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
         let (rows, nodes) = (self.mu.len(), self.neg_inv_volume.len());
-        self.strain_energy_of(u, 0..rows, 0..nodes)
+        Ok(self.strain_energy_of(u, 0..rows, 0..nodes))
     }
 
     fn broken_bonds(&self) -> usize {
         self.mu.iter().filter(|&&m| m == 0).count() * self.bonds_per_row()
     }
 
-    fn bond_status(&self) -> Vec<u8> {
-        self.rows.bond_status(&self.mu)
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        Ok(self.rows.bond_status(&self.mu))
     }
+}
 
-    fn memory_bytes(&self) -> usize {
+impl<T: Real> CpuMatrix<T> {
+    pub fn memory_bytes(&self) -> usize {
         let t = std::mem::size_of::<T>();
         let mats = self
             .held_matrices()
@@ -392,11 +393,11 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
         mats + scalars * t + 4 * indices + self.mu.len()
     }
 
-    fn bytes_per_step(&self) -> usize {
+    pub fn bytes_per_step(&self) -> usize {
         self.step_bytes()
     }
 
-    fn operator_nnz(&self) -> Vec<(&'static str, usize)> {
+    pub fn operator_nnz(&self) -> Vec<(&'static str, usize)> {
         let mut out = vec![("A", nnz(&self.incidence))];
         if let Some(m) = &self.bt {
             out.push(("B^T", nnz(m)));
@@ -409,6 +410,21 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
         }
         out.push(("Phi", nnz(&self.damage_op)));
         out
+    }
+}
+
+impl<T: Real> Backend<T> for CpuMatrix<T> {
+    fn name(&self) -> &'static str {
+        "cpu-matrix"
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            memory_bytes: self.memory_bytes(),
+            bytes_per_step: self.bytes_per_step(),
+            operator_nnz: self.operator_nnz(),
+            ..Footprint::default()
+        }
     }
 }
 

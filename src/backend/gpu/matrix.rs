@@ -26,11 +26,16 @@
 //!
 //! Units as in [`super`]: m, N/m^3, J.
 
-use super::gpu_adr::{adr_iteration, sync_adr_state};
-use super::gpu_loop::{fatal_in, precision_of, rename};
-use super::gpu_step::{advance, download, DeviceForces, DeviceLoop};
-use super::Backend;
-use crate::gpu::conditions::addr;
+use super::adr::{adr_iteration, sync_adr_state};
+use super::time_loop::{advance, download, DeviceForces, DeviceLoop};
+use super::{device_fault, rename};
+use crate::backend::gpu::conditions::addr;
+use crate::backend::{Backend, Footprint};
+use crate::dynamics::adr::Adr;
+use crate::dynamics::explicit::{Explicit, StepTimes};
+use crate::dynamics::loads::Loads;
+use crate::dynamics::Forces;
+use crate::dynamics::State;
 use crate::gpu::cusparse::{CsrMatrix, Handle, Spmv};
 use crate::gpu::device::driver_error;
 use crate::gpu::params::MatrixParams;
@@ -39,10 +44,6 @@ use crate::gpu::Gpu;
 use crate::material::Law;
 use crate::operators::{footprint, BondRows, Mat, Operators, Storage};
 use crate::setup::Problem;
-use crate::solver::adr::Adr;
-use crate::solver::explicit::{Explicit, StepTimes};
-use crate::solver::loads::Loads;
-use crate::solver::State;
 use crate::{Error, Real, Result};
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, ValidAsZeroBits};
 use rayon::prelude::*;
@@ -588,7 +589,7 @@ impl<T: Real> GpuMatrix<T> {
     fn setup(problem: Arc<Problem>, gpu: Arc<Gpu>, storage: Storage) -> Result<Self> {
         // the cheap checks first: cuSPARSE, the kernels, then the assembly
         let handle = Handle::new(&gpu)?;
-        Kernels::load(&gpu, precision_of::<T>())?;
+        Kernels::load(&gpu, T::PRECISION)?;
         gpu.ensure_fits(
             NAME,
             Self::memory_estimate(&problem, storage, std::mem::size_of::<T>()),
@@ -654,7 +655,7 @@ impl<T: Real> GpuMatrix<T> {
         gpu: Arc<Gpu>,
         handle: Handle,
     ) -> Result<Self> {
-        let k = Kernels::load(&gpu, precision_of::<T>())?;
+        let k = Kernels::load(&gpu, T::PRECISION)?;
         let problem = image.problem.clone();
         let p = &*problem;
         let law = law_code(p);
@@ -1188,7 +1189,8 @@ impl<T: Real> GpuMatrix<T> {
     /// Broken rows among the first `rows` (pre-cracks included).
     pub fn broken_rows_before(&self, rows: usize) -> Result<usize> {
         let mut mu = vec![0u8; rows];
-        download(&self.gpu, &self.mu, &mut mu)?;
+        download(&self.gpu, &self.mu, &mut mu)
+            .map_err(device_fault(NAME, "bond status download"))?;
         Ok(mu.iter().filter(|&&m| m == 0).count())
     }
 
@@ -1295,60 +1297,55 @@ impl<T: Real> DeviceForces<T> for GpuMatrix<T> {
     }
 }
 
-/// A CUDA or cuSPARSE failure after setup (device lost, launch failure) cannot be returned
-/// through the trait's plain results; it is a fault of the machine, not of the input, and
-/// stops the run (as in `gpu-loop`).
-fn fatal_m<R>(r: Result<R>, what: &str) -> R {
-    fatal_in(NAME, r, what)
-}
-
-impl<T: Real> Backend<T> for GpuMatrix<T> {
-    fn name(&self) -> &'static str {
-        NAME
+impl<T: Real> Forces<T> for GpuMatrix<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.try_force(u, force, false)
+            .map(|_| ())
+            .map_err(device_fault(NAME, "force evaluation"))
     }
 
-    fn internal_force(&mut self, u: &[T], force: &mut [T]) {
-        fatal_m(self.try_force(u, force, false), "force evaluation");
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        self.try_break_bonds(u)
+            .map_err(device_fault(NAME, "bond breaking"))
     }
 
-    fn break_bonds(&mut self, u: &[T]) -> usize {
-        fatal_m(self.try_break_bonds(u), "bond breaking")
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        self.try_force(u, force, true)
+            .map_err(device_fault(NAME, "force evaluation"))
     }
 
-    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> usize {
-        fatal_m(self.try_force(u, force, true), "bond breaking and forces")
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
+        self.try_damage(phi).map_err(device_fault(NAME, "damage"))
     }
 
-    fn damage(&self, phi: &mut [T]) {
-        fatal_m(self.try_damage(phi), "damage")
-    }
-
-    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> bool {
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
         if self.law != LPS {
-            return false;
+            return Ok(false);
         }
-        fatal_m(self.try_dilatation(u, theta), "dilatation");
-        true
+        self.try_dilatation(u, theta)
+            .map_err(device_fault(NAME, "dilatation"))?;
+        Ok(true)
     }
 
-    fn strain_energy(&mut self, u: &[T]) -> f64 {
-        fatal_m(self.try_strain_energy(u), "strain energy")
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        self.try_strain_energy(u)
+            .map_err(device_fault(NAME, "strain energy"))
     }
 
     fn broken_bonds(&self) -> usize {
         (self.precracked_rows + self.broken_seen as usize) * self.bonds_per_row()
     }
 
-    fn bond_status(&self) -> Vec<u8> {
+    fn bond_status(&self) -> Result<Vec<u8>> {
         let mut mu = vec![0u8; self.nrows()];
-        fatal_m(
-            download(&self.gpu, &self.mu, &mut mu),
-            "bond status download",
-        );
-        self.rows.bond_status(&mu)
+        download(&self.gpu, &self.mu, &mut mu)
+            .map_err(device_fault(NAME, "bond status download"))?;
+        Ok(self.rows.bond_status(&mu))
     }
+}
 
-    fn memory_bytes(&self) -> usize {
+impl<T: Real> GpuMatrix<T> {
+    pub fn memory_bytes(&self) -> usize {
         let ops: usize = self.products().iter().map(|s| s.bytes()).sum();
         let vectors = [
             &self.xi,
@@ -1384,7 +1381,7 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
     /// `xi`, the length, `a` and `w`, reads and writes the status, reads the row ends and the
     /// no-fail flags and writes `z`; LPS reads `z`, `g` (and `g_ji`) and `theta` again and
     /// writes `z` once more.
-    fn bytes_per_step(&self) -> usize {
+    pub fn bytes_per_step(&self) -> usize {
         let t = std::mem::size_of::<T>();
         let (n, d, rows) = (self.problem.body.len(), self.dim, self.nrows());
         let per = if self.law == PMB_NONLINEAR { d } else { 1 };
@@ -1397,7 +1394,7 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
         bytes
     }
 
-    fn operator_nnz(&self) -> Vec<(&'static str, usize)> {
+    pub fn operator_nnz(&self) -> Vec<(&'static str, usize)> {
         let mut out = vec![("A x I_d", self.diff.matrix.nnz)];
         out.push((
             if self.law == PMB_NONLINEAR {
@@ -1412,6 +1409,21 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
         }
         out.push(("Phi", self.damage_op.matrix.nnz));
         out
+    }
+}
+
+impl<T: Real> Backend<T> for GpuMatrix<T> {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            memory_bytes: self.memory_bytes(),
+            bytes_per_step: self.bytes_per_step(),
+            operator_nnz: self.operator_nnz(),
+            ..Footprint::default()
+        }
     }
 
     fn advance_explicit(
@@ -1444,10 +1456,12 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
         sync_adr_state(self.device_loop(), state).map_err(|e| rename(e, NAME))
     }
 
-    fn max_abs_displacement(&mut self, state: &State<T>) -> Option<f64> {
+    fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
         match self.stepper.as_mut() {
-            Some(stepper) => fatal_m(stepper.max_abs_displacement(state), "displacement check"),
-            None => state.max_abs_displacement(),
+            Some(stepper) => stepper
+                .max_abs_displacement(state)
+                .map_err(device_fault(NAME, "displacement check")),
+            None => Ok(state.max_abs_displacement()),
         }
     }
 }

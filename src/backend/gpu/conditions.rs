@@ -1,12 +1,12 @@
 //! Boundary conditions for a device-resident time loop: the conditions of
-//! [`Loads`](crate::solver::loads::Loads) flattened into lists of named dofs, each dof with
+//! [`Loads`](crate::dynamics::loads::Loads) flattened into lists of named dofs, each dof with
 //! its entries in the model's order (so one thread per dof applies them exactly as
 //! `loads.rs` does on the host), and the per-step table of ramp factors.
 
-use super::device::{driver_error, Gpu};
-use super::params::ConditionParams;
+use crate::dynamics::loads::Loads;
+use crate::gpu::device::{driver_error, Gpu};
+use crate::gpu::params::ConditionParams;
 use crate::model::BoundaryKind;
-use crate::solver::loads::Loads;
 use crate::Result;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
 

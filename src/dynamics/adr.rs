@@ -3,10 +3,10 @@
 //! a damping coefficient from the Rayleigh quotient of a diagonal local stiffness. The
 //! fictitious time step is 1, so "time" counts iterations.
 
+use super::forces::{evaluate, Forces};
 use super::loads::Loads;
 use super::state::State;
-use crate::backend::Backend;
-use crate::Real;
+use crate::{Real, Result};
 use rayon::prelude::*;
 
 /// ADR iteration state beyond the body's [`State`].
@@ -55,15 +55,10 @@ impl<T: Real> Adr<T> {
         &mut self,
         state: &mut State<T>,
         loads: &Loads,
-        backend: &mut dyn Backend<T>,
+        forces: &mut dyn Forces<T>,
         h: f64,
-    ) -> usize {
-        let broken = if self.damage {
-            backend.break_bonds_and_force(&state.u, &mut state.f)
-        } else {
-            backend.internal_force(&state.u, &mut state.f);
-            0
-        };
+    ) -> Result<usize> {
+        let broken = evaluate(forces, self.damage, &state.u, &mut state.f)?;
         loads.body_force(state.time, &mut state.b);
         let mask = loads.constrained();
         let mut force: Vec<T> = (0..state.f.len())
@@ -103,7 +98,7 @@ impl<T: Real> Adr<T> {
         state.time = t1;
         state.step += 1;
         std::mem::swap(&mut self.f_prev, &mut force);
-        broken
+        Ok(broken)
     }
 
     /// `c = 2 sqrt(u^T K1 u / u^T u)`, 0 where the quotient is not positive, below 2.

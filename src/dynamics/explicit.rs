@@ -2,10 +2,10 @@
 //! damping on the half-step velocity. Velocities are kept at whole steps for output and
 //! energy; the update is the same leapfrog as the seeds' central-difference schemes.
 
+use super::forces::{evaluate, Forces};
 use super::loads::Loads;
 use super::state::State;
-use crate::backend::Backend;
-use crate::Real;
+use crate::{Real, Result};
 use rayon::prelude::*;
 
 /// Explicit integrator settings.
@@ -36,11 +36,12 @@ impl Explicit {
         &self,
         state: &mut State<T>,
         loads: &Loads,
-        backend: &mut dyn Backend<T>,
-    ) {
+        forces: &mut dyn Forces<T>,
+    ) -> Result<()> {
         loads.initial_velocity(&mut state.v);
         loads.impose(0.0, &mut state.u, &mut state.v);
-        self.accelerate(state, loads, backend, None, None);
+        self.accelerate(state, loads, forces, None, None)?;
+        Ok(())
     }
 
     /// Advance one step; returns the new broken bonds.
@@ -52,9 +53,9 @@ impl Explicit {
         &self,
         state: &mut State<T>,
         loads: &Loads,
-        backend: &mut dyn Backend<T>,
+        forces: &mut dyn Forces<T>,
         times: &mut StepTimes,
-    ) -> usize {
+    ) -> Result<usize> {
         let t0 = std::time::Instant::now();
         let t1 = self.kick_drift(state, loads);
         let vhalf = (self.damping > 0.0).then(|| state.v.clone());
@@ -62,12 +63,12 @@ impl Explicit {
         times.update += t0.elapsed().as_secs_f64();
         let t1w = std::time::Instant::now();
         let half = T::of(0.5 * self.dt);
-        let broken = self.accelerate(state, loads, backend, vhalf.as_deref(), Some(half));
+        let broken = self.accelerate(state, loads, forces, vhalf.as_deref(), Some(half))?;
         times.forces += t1w.elapsed().as_secs_f64();
         let t2 = std::time::Instant::now();
         loads.impose(state.time, &mut state.u, &mut state.v);
         times.update += t2.elapsed().as_secs_f64();
-        broken
+        Ok(broken)
     }
 
     /// The first half of a step: constrained dofs get their velocity from the boundary
@@ -99,16 +100,11 @@ impl Explicit {
         &self,
         state: &mut State<T>,
         loads: &Loads,
-        backend: &mut dyn Backend<T>,
+        forces: &mut dyn Forces<T>,
         vhalf: Option<&[T]>,
         kick: Option<T>,
-    ) -> usize {
-        let broken = if self.damage {
-            backend.break_bonds_and_force(&state.u, &mut state.f)
-        } else {
-            backend.internal_force(&state.u, &mut state.f);
-            0
-        };
+    ) -> Result<usize> {
+        let broken = evaluate(forces, self.damage, &state.u, &mut state.f)?;
         // Without body forces `b` stays as the first call left it: zero.
         if state.step == 0 || loads.has_body_force() {
             loads.body_force(state.time, &mut state.b);
@@ -131,6 +127,6 @@ impl Explicit {
                     *v += h * *a;
                 }
             });
-        broken
+        Ok(broken)
     }
 }

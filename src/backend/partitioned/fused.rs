@@ -5,10 +5,10 @@
 //! the next subdomains' work (`stream.rs`; the CPU emulation, `emulate.rs`, runs the same
 //! code so CI checks it).
 
-use crate::backend::Backend;
-use crate::solver::explicit::{Explicit, StepTimes};
-use crate::solver::loads::Loads;
-use crate::solver::State;
+use crate::dynamics::explicit::{Explicit, StepTimes};
+use crate::dynamics::loads::Loads;
+use crate::dynamics::Forces;
+use crate::dynamics::State;
 use crate::{Real, Result};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -19,7 +19,7 @@ unsafe impl<T> Send for SendPtr<T> {}
 unsafe impl<T> Sync for SendPtr<T> {}
 
 /// A backend whose force evaluation can fuse the update into its scatter.
-pub trait FusedForces<T: Real>: Backend<T> {
+pub trait FusedForces<T: Real>: Forces<T> {
     /// Forces at `u` into `force` (breaking bonds first with `check`), with `update` done
     /// per owned dof as its force is written; the bonds broken.
     fn forces_with(
@@ -60,10 +60,10 @@ pub fn advance_explicit<T: Real, B: FusedForces<T>>(
     times: &mut StepTimes,
 ) -> Result<usize> {
     if integrator.damping > 0.0 {
-        let plain = backend.as_backend();
-        return Ok((0..steps)
+        let plain = backend.as_forces();
+        return (0..steps)
             .map(|_| integrator.step(state, loads, plain, times))
-            .sum());
+            .sum();
     }
     advance(backend, integrator, loads, state, steps, times)
 }

@@ -1,0 +1,41 @@
+//! The GPU backends, on the driver layer of `crate::gpu`: [`GpuLoop`] (`bond_loop.rs`, the
+//! NVRTC kernels of `kernels/` over each node's bonds; `lattice.rs` its form without a
+//! neighbour list on a full box lattice) and [`GpuMatrix`] (`matrix.rs`, cuSPARSE products
+//! of the operators and the bond-row kernels). Both run the explicit loop on the device
+//! (`time_loop.rs`: trait `DeviceForces`, resident state, the leapfrog kernels) and ADR
+//! (`adr.rs`); `conditions.rs` turns the loads into per-dof lists the kernels read.
+
+pub mod adr;
+pub mod bond_loop;
+pub mod conditions;
+pub mod lattice;
+pub mod matrix;
+pub mod time_loop;
+
+pub use bond_loop::GpuLoop;
+pub use matrix::GpuMatrix;
+
+use crate::Error;
+
+/// Name the backend in a GPU error.
+pub(crate) fn rename(e: Error, backend: &str) -> Error {
+    match e {
+        Error::Backend { message, .. } => Error::Backend {
+            backend: backend.into(),
+            message,
+        },
+        other => other,
+    }
+}
+
+/// A device fault (device lost, launch failure) during `what` on backend `backend`, as the
+/// error the driver reports: it names the backend and the operation.
+pub(crate) fn device_fault(backend: &'static str, what: &'static str) -> impl Fn(Error) -> Error {
+    move |e| match e {
+        Error::Backend { message, .. } => Error::Backend {
+            backend: backend.into(),
+            message: format!("{what} failed on the device: {message}"),
+        },
+        other => other,
+    }
+}

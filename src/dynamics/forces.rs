@@ -1,0 +1,75 @@
+//! [`Forces`]: what the time-stepping algorithms need of a backend, one force evaluation with
+//! its damage and dilatation. Every backend implements it; `crate::backend::Backend` adds
+//! the time-loop hooks a backend may take over (device loops, fused passes) and its
+//! footprint.
+//!
+//! Units: displacement m, force density N/m^3 (`rho a = L + b`), energy J. Vectors are flat,
+//! node-major: component `k` of node `i` is at `d * i + k`.
+
+use crate::{Real, Result};
+
+/// The physics of one execution: internal forces, bond breaking, damage, dilatation and
+/// energy at a displacement field. A fault of the execution (a device call that fails) is an
+/// `Err`; the driver writes what it can and reports it.
+pub trait Forces<T: Real>: Send + AsForces<T> {
+    /// Internal force density `L_i`, N/m^3, at displacement `u`, with the current bond status.
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()>;
+
+    /// Break every intact bond whose stretch at `u` exceeds the critical stretch, unless an end
+    /// node is in a no-fail zone. Broken bonds stay broken. Returns the number of directed
+    /// bonds broken by this call.
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize>;
+
+    /// [`break_bonds`](Forces::break_bonds) then [`internal_force`](Forces::internal_force)
+    /// at the same `u`: what a step with damage checking does. An execution may fuse the two
+    /// into one pass over the bonds (the results must be those of the two calls). Returns
+    /// the number of directed bonds broken.
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        let broken = self.break_bonds(u)?;
+        self.internal_force(u, force)?;
+        Ok(broken)
+    }
+
+    /// Local damage `phi_i` in [0, 1].
+    fn damage(&self, phi: &mut [T]) -> Result<()>;
+
+    /// Dilatation `theta_i` at `u` (LPS); `false` (and `theta` untouched) for bond-based models.
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool>;
+
+    /// Total strain energy at `u`, J.
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64>;
+
+    /// Number of broken directed bonds, pre-cracks included.
+    fn broken_bonds(&self) -> usize;
+
+    /// Bond status per directed bond in CSR order: 1 intact, 0 broken.
+    fn bond_status(&self) -> Result<Vec<u8>>;
+}
+
+/// The force evaluation of a time step: with `damage`, bonds past the critical stretch break
+/// first ([`Forces::break_bonds_and_force`]); without, forces only. Returns the bonds broken.
+pub fn evaluate<T: Real>(
+    forces: &mut dyn Forces<T>,
+    damage: bool,
+    u: &[T],
+    force: &mut [T],
+) -> Result<usize> {
+    if damage {
+        forces.break_bonds_and_force(u, force)
+    } else {
+        forces.internal_force(u, force)?;
+        Ok(0)
+    }
+}
+
+/// A force evaluation as a trait object, so provided methods of traits built on [`Forces`]
+/// can hand `self` to code that takes `&mut dyn Forces` (implemented for every sized one).
+pub trait AsForces<T: Real> {
+    fn as_forces(&mut self) -> &mut dyn Forces<T>;
+}
+
+impl<T: Real, F: Forces<T>> AsForces<T> for F {
+    fn as_forces(&mut self) -> &mut dyn Forces<T> {
+        self
+    }
+}
