@@ -25,7 +25,7 @@ pub use factory::create;
 pub use gpu::{GpuLoop, GpuMatrix};
 pub use kind::{resolve_auto, BackendKind};
 
-use crate::dynamics::{Adr, Explicit, Forces, Loads, State, StepTimes};
+use crate::dynamics::{Adr, ExplicitCall, Forces, Loads, State};
 use crate::partition::StreamReport;
 use crate::{Real, Result};
 
@@ -44,6 +44,17 @@ pub struct Footprint {
     pub subdomains: Option<StreamReport>,
 }
 
+impl Footprint {
+    /// A footprint of `memory_bytes` held and `bytes_per_step` moved, nothing else.
+    pub fn new(memory_bytes: usize, bytes_per_step: usize) -> Self {
+        Footprint {
+            memory_bytes,
+            bytes_per_step,
+            ..Footprint::default()
+        }
+    }
+}
+
 /// One physics, several executions (CPU loop, CPU matrix, GPU loop, GPU matrix, in core or
 /// in subdomains): a force evaluation ([`Forces`]) and the hooks through which a backend
 /// that keeps the state on a device, or fuses the update into its bond pass, runs the time
@@ -55,29 +66,16 @@ pub trait Backend<T: Real>: Forces<T> {
     /// What the backend holds and moves.
     fn footprint(&self) -> Footprint;
 
-    /// Advance the explicit leapfrog (`dynamics/explicit.rs`) by `steps` steps. On return
-    /// `state.time` and `state.step` are current, and with `full_sync` the whole state is
-    /// (without it the vectors may be stale: ask [`Backend::max_abs_displacement`]). Between
-    /// calls the caller leaves `state` alone. Returns the bonds broken.
+    /// Advance the explicit leapfrog (`dynamics/explicit.rs`) by `call.steps` steps. On
+    /// return `state.time` and `state.step` are current, and with `call.full_sync` the whole
+    /// state is (without it the vectors may be stale: ask [`Backend::max_abs_displacement`]).
+    /// Between calls the caller leaves the state alone. Returns the bonds broken.
     ///
-    /// The default runs [`Explicit::step`] on the host, calling this backend for forces and
-    /// damage; a GPU backend keeps the state on the device and runs the loop there.
-    fn advance_explicit(
-        &mut self,
-        integrator: &Explicit,
-        loads: &Loads,
-        state: &mut State<T>,
-        steps: usize,
-        full_sync: bool,
-        times: &mut StepTimes,
-    ) -> Result<usize> {
-        let _ = full_sync;
-        let forces = self.as_forces();
-        let mut broken = 0;
-        for _ in 0..steps {
-            broken += integrator.step(state, loads, forces, times)?;
-        }
-        Ok(broken)
+    /// The default runs [`Explicit::step`](crate::dynamics::Explicit::step) on the host ([`ExplicitCall::on_host`]), calling
+    /// this backend for forces and damage; a GPU backend keeps the state on the device and
+    /// runs the loop there, a partitioned one fuses the update into its scatter.
+    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        call.on_host(self.as_forces())
     }
 
     /// One iteration of adaptive dynamic relaxation (`dynamics/adr.rs`) towards the load at

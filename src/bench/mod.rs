@@ -17,7 +17,7 @@ mod sizes;
 pub use sizes::{scaled_problem, ScaledProblem};
 
 use crate::backend::{self, BackendKind};
-use crate::dynamics::{Explicit, Loads, State, StepTimes};
+use crate::dynamics::{Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::model::SolverKind;
 use crate::setup::Problem;
 use crate::solver::run::DEFAULT_SAFETY;
@@ -184,14 +184,14 @@ fn bench_typed<T: Real>(
         .unwrap_or(if host_side { 1 } else { DEVICE_BATCH })
         .max(1);
     if settings.warmup > 0 {
-        backend.advance_explicit(
-            &integrator,
-            &loads,
-            &mut state,
-            settings.warmup,
-            false,
-            &mut times,
-        )?;
+        backend.advance_explicit(ExplicitCall {
+            integrator: &integrator,
+            loads: &loads,
+            state: &mut state,
+            times: &mut times,
+            steps: settings.warmup,
+            full_sync: false,
+        })?;
     }
     // Whole batches, at least one: `steps` rounded up to a multiple of `batch`.
     let batches = settings.steps.div_ceil(batch);
@@ -199,7 +199,14 @@ fn bench_typed<T: Real>(
     let cpu0 = process_cpu_seconds();
     for _ in 0..batches {
         let t0 = Instant::now();
-        backend.advance_explicit(&integrator, &loads, &mut state, batch, false, &mut times)?;
+        backend.advance_explicit(ExplicitCall {
+            integrator: &integrator,
+            loads: &loads,
+            state: &mut state,
+            times: &mut times,
+            steps: batch,
+            full_sync: false,
+        })?;
         seconds.push(t0.elapsed().as_secs_f64() / batch as f64);
     }
     let timed = batches * batch;

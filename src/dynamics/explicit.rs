@@ -21,6 +21,33 @@ pub struct Explicit {
     pub damage: bool,
 }
 
+/// One call that advances the explicit leapfrog by `steps` steps: the integrator, the loads,
+/// the state it advances, where the phase times go, and whether the whole state must be
+/// current on return (`full_sync`; without it the vectors may be stale where a backend keeps
+/// them on a device).
+pub struct ExplicitCall<'a, T: Real> {
+    pub integrator: &'a Explicit,
+    pub loads: &'a Loads,
+    pub state: &'a mut State<T>,
+    pub times: &'a mut StepTimes,
+    pub steps: usize,
+    pub full_sync: bool,
+}
+
+impl<T: Real> ExplicitCall<'_, T> {
+    /// The call run on the host by [`Explicit::step`], forces from `forces`: the reference
+    /// every backend's own loop is tested against. Returns the bonds broken.
+    pub fn on_host(self, forces: &mut dyn Forces<T>) -> Result<usize> {
+        let mut broken = 0;
+        for _ in 0..self.steps {
+            broken += self
+                .integrator
+                .step(self.state, self.loads, forces, self.times)?;
+        }
+        Ok(broken)
+    }
+}
+
 /// Seconds spent in each phase of a step.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StepTimes {

@@ -14,7 +14,7 @@ pub mod loads;
 pub mod state;
 
 pub use adr::Adr;
-pub use explicit::{Explicit, StepTimes};
+pub use explicit::{Explicit, ExplicitCall, StepTimes};
 pub use forces::{AsForces, Forces};
 pub use loads::Loads;
 pub use state::State;

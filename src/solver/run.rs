@@ -6,7 +6,7 @@ use super::export::{export_matrices, Exported};
 use super::outputs::{self, initial_summary, Snapshot};
 use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::{self, Backend, BackendKind};
-use crate::dynamics::{Adr, Explicit, Loads, State, StepTimes};
+use crate::dynamics::{Adr, Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::model::SolverKind;
 use crate::output::{peak_rss_bytes, ProbeWriter, Progress, Summary, VtkSeries};
 use crate::setup::Problem;
@@ -204,14 +204,14 @@ impl<T: Real> Runner<T> {
                 .find(|&s| s % STABILITY_EVERY == 0 || s == steps || writes(s))
                 .unwrap_or(steps);
             let full_sync = stop == steps || writes(stop);
-            self.backend.advance_explicit(
-                &integrator,
-                &self.loads,
-                &mut self.state,
-                stop - step,
+            self.backend.advance_explicit(ExplicitCall {
+                integrator: &integrator,
+                loads: &self.loads,
+                state: &mut self.state,
+                times: &mut self.times,
+                steps: stop - step,
                 full_sync,
-                &mut self.times,
-            )?;
+            })?;
             self.check_stability()?;
             self.observe(self.state.step == steps)?;
         }

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use peridot::backend::{Backend, BackendKind};
-use peridot::dynamics::explicit::{Explicit, StepTimes};
+use peridot::dynamics::explicit::{Explicit, ExplicitCall, StepTimes};
 use peridot::dynamics::loads::Loads;
 use peridot::dynamics::State;
 use peridot::setup::Problem;
@@ -446,7 +446,14 @@ pub fn chunked_run(
     let mut broken = 0;
     for &steps in chunks {
         broken += backend
-            .advance_explicit(&integrator, &loads, &mut state, steps, true, &mut times)
+            .advance_explicit(ExplicitCall {
+                integrator: &integrator,
+                loads: &loads,
+                state: &mut state,
+                times: &mut times,
+                steps,
+                full_sync: true,
+            })
             .unwrap();
     }
     (state, broken)

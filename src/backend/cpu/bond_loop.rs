@@ -356,11 +356,7 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
     }
 
     fn footprint(&self) -> Footprint {
-        Footprint {
-            memory_bytes: self.memory_bytes(),
-            bytes_per_step: self.bytes_per_step(),
-            ..Footprint::default()
-        }
+        Footprint::new(self.memory_bytes(), self.bytes_per_step())
     }
 }
 

@@ -420,10 +420,8 @@ impl<T: Real> Backend<T> for CpuMatrix<T> {
 
     fn footprint(&self) -> Footprint {
         Footprint {
-            memory_bytes: self.memory_bytes(),
-            bytes_per_step: self.bytes_per_step(),
             operator_nnz: self.operator_nnz(),
-            ..Footprint::default()
+            ..Footprint::new(self.memory_bytes(), self.bytes_per_step())
         }
     }
 }

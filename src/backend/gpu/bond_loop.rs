@@ -21,11 +21,7 @@ use super::{device_fault, rename};
 use crate::backend::coefficients::lps_coefficients;
 use crate::backend::gpu::conditions::{addr, upload};
 use crate::backend::{Backend, Footprint};
-use crate::dynamics::adr::Adr;
-use crate::dynamics::explicit::{Explicit, StepTimes};
-use crate::dynamics::loads::Loads;
-use crate::dynamics::Forces;
-use crate::dynamics::State;
+use crate::dynamics::{Adr, ExplicitCall, Forces, Loads, State};
 use crate::geometry::Body;
 use crate::gpu::device::driver_error;
 use crate::gpu::layout::{pack_status, status_words, unpack_status, SlicedLayout, SLICE};
@@ -899,24 +895,11 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
     }
 
     fn footprint(&self) -> Footprint {
-        Footprint {
-            memory_bytes: self.memory_bytes(),
-            bytes_per_step: self.bytes_per_step(),
-            ..Footprint::default()
-        }
+        Footprint::new(self.memory_bytes(), self.bytes_per_step())
     }
 
-    fn advance_explicit(
-        &mut self,
-        integrator: &Explicit,
-        loads: &Loads,
-        state: &mut State<T>,
-        steps: usize,
-        full_sync: bool,
-        times: &mut StepTimes,
-    ) -> Result<usize> {
-        advance_fused(self, integrator, loads, state, steps, full_sync, times)
-            .map_err(|e| rename(e, NAME))
+    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        advance_fused(self, call).map_err(|e| rename(e, NAME))
     }
 
     fn advance_adr(

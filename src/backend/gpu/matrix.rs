@@ -31,11 +31,7 @@ use super::time_loop::{advance, download, DeviceForces, DeviceLoop};
 use super::{device_fault, rename};
 use crate::backend::gpu::conditions::addr;
 use crate::backend::{Backend, Footprint};
-use crate::dynamics::adr::Adr;
-use crate::dynamics::explicit::{Explicit, StepTimes};
-use crate::dynamics::loads::Loads;
-use crate::dynamics::Forces;
-use crate::dynamics::State;
+use crate::dynamics::{Adr, ExplicitCall, Forces, Loads, State};
 use crate::gpu::cusparse::{CsrMatrix, Handle, Spmv};
 use crate::gpu::device::driver_error;
 use crate::gpu::params::MatrixParams;
@@ -1419,25 +1415,14 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
 
     fn footprint(&self) -> Footprint {
         Footprint {
-            memory_bytes: self.memory_bytes(),
-            bytes_per_step: self.bytes_per_step(),
             operator_nnz: self.operator_nnz(),
-            ..Footprint::default()
+            ..Footprint::new(self.memory_bytes(), self.bytes_per_step())
         }
     }
 
-    fn advance_explicit(
-        &mut self,
-        integrator: &Explicit,
-        loads: &Loads,
-        state: &mut State<T>,
-        steps: usize,
-        full_sync: bool,
-        times: &mut StepTimes,
-    ) -> Result<usize> {
+    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
         self.time_loop().map_err(|e| rename(e, NAME))?;
-        advance(self, integrator, loads, state, steps, full_sync, times)
-            .map_err(|e| rename(e, NAME))
+        advance(self, call).map_err(|e| rename(e, NAME))
     }
 
     fn advance_adr(

@@ -25,9 +25,7 @@ use crate::backend::gpu::conditions::{
     addr, dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BETWEEN_STEPS,
     MODE_BODY_FORCE, MODE_IMPOSE, MODE_STEP_VELOCITY,
 };
-use crate::dynamics::explicit::{Explicit, StepTimes};
-use crate::dynamics::loads::Loads;
-use crate::dynamics::State;
+use crate::dynamics::{Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::gpu::device::driver_error;
 use crate::gpu::params::{
     BondParams, ConditionParams, ReduceParams, StepParams, UPDATE_DRIFT, UPDATE_END,
@@ -414,13 +412,16 @@ impl<T: Real> DeviceLoop<T> {
 /// [`super::Backend::advance_explicit`]).
 pub(super) fn advance<T: Real, B: DeviceForces<T>>(
     backend: &mut B,
-    ex: &Explicit,
-    loads: &Loads,
-    state: &mut State<T>,
-    steps: usize,
-    full_sync: bool,
-    times: &mut StepTimes,
+    call: ExplicitCall<'_, T>,
 ) -> Result<usize> {
+    let ExplicitCall {
+        integrator: ex,
+        loads,
+        state,
+        times,
+        steps,
+        full_sync,
+    } = call;
     let t_start = Instant::now();
     let plan = backend.device_loop().prepare(ex, loads, state, steps)?;
     let sp = plan.sp;
@@ -458,13 +459,16 @@ impl<T: Real> DeviceForces<T> for GpuLoop<T> {
 /// kernel (see the module notes and [`super::Backend::advance_explicit`]).
 pub(super) fn advance_fused<T: Real>(
     backend: &mut GpuLoop<T>,
-    ex: &Explicit,
-    loads: &Loads,
-    state: &mut State<T>,
-    steps: usize,
-    full_sync: bool,
-    times: &mut StepTimes,
+    call: ExplicitCall<'_, T>,
 ) -> Result<usize> {
+    let ExplicitCall {
+        integrator: ex,
+        loads,
+        state,
+        times,
+        steps,
+        full_sync,
+    } = call;
     let t_start = Instant::now();
     let plan = backend.stepper.prepare(ex, loads, state, steps)?;
     let sp = plan.sp;

@@ -20,10 +20,7 @@
 
 use super::fused::{self, scatter_update, Carry, FusedForces, Update};
 use crate::backend::{Backend, CpuLoop, Footprint};
-use crate::dynamics::explicit::{Explicit, StepTimes};
-use crate::dynamics::loads::Loads;
-use crate::dynamics::Forces;
-use crate::dynamics::State;
+use crate::dynamics::{ExplicitCall, Forces};
 use crate::geometry::Body;
 use crate::material::{BondData, Law};
 use crate::neighbors::Families;
@@ -297,24 +294,12 @@ impl<T: Real> PartitionedCpu<T> {
 }
 
 impl<T: Real> Backend<T> for PartitionedCpu<T> {
-    fn advance_explicit(
-        &mut self,
-        integrator: &Explicit,
-        loads: &Loads,
-        state: &mut State<T>,
-        steps: usize,
-        _full_sync: bool,
-        times: &mut StepTimes,
-    ) -> Result<usize> {
-        fused::advance_explicit(self, integrator, loads, state, steps, times)
+    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        fused::advance_explicit(self, call)
     }
 
     fn footprint(&self) -> Footprint {
-        Footprint {
-            memory_bytes: self.memory_bytes(),
-            bytes_per_step: self.bytes_per_step(),
-            ..Footprint::default()
-        }
+        Footprint::new(self.memory_bytes(), self.bytes_per_step())
     }
 
     fn name(&self) -> &'static str {

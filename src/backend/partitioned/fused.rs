@@ -5,10 +5,7 @@
 //! the next subdomains' work (`stream.rs`; the CPU emulation, `emulate.rs`, runs the same
 //! code so CI checks it).
 
-use crate::dynamics::explicit::{Explicit, StepTimes};
-use crate::dynamics::loads::Loads;
-use crate::dynamics::Forces;
-use crate::dynamics::State;
+use crate::dynamics::{Explicit, ExplicitCall, Forces, Loads, State, StepTimes};
 use crate::{Real, Result};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -53,18 +50,19 @@ pub struct Carry<T> {
 /// loop for a damped run (its step needs every dof's half-step velocity first).
 pub fn advance_explicit<T: Real, B: FusedForces<T>>(
     backend: &mut B,
-    integrator: &Explicit,
-    loads: &Loads,
-    state: &mut State<T>,
-    steps: usize,
-    times: &mut StepTimes,
+    call: ExplicitCall<'_, T>,
 ) -> Result<usize> {
-    if integrator.damping > 0.0 {
-        let plain = backend.as_forces();
-        return (0..steps)
-            .map(|_| integrator.step(state, loads, plain, times))
-            .sum();
+    if call.integrator.damping > 0.0 {
+        return call.on_host(backend.as_forces());
     }
+    let ExplicitCall {
+        integrator,
+        loads,
+        state,
+        times,
+        steps,
+        ..
+    } = call;
     advance(backend, integrator, loads, state, steps, times)
 }
 

@@ -668,10 +668,8 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
 
     fn footprint(&self) -> Footprint {
         Footprint {
-            memory_bytes: self.memory_bytes(),
-            bytes_per_step: self.bytes_per_step(),
             subdomains: self.stream_report(),
-            ..Footprint::default()
+            ..Footprint::new(self.memory_bytes(), self.bytes_per_step())
         }
     }
 }

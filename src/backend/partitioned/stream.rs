@@ -30,10 +30,7 @@ use crate::backend::coefficients::lps_coefficients;
 use crate::backend::gpu::bond_loop::{full_volume, law_params, Kernels};
 use crate::backend::gpu::device_fault;
 use crate::backend::{Backend, Footprint, GpuLoop};
-use crate::dynamics::explicit::{Explicit, StepTimes};
-use crate::dynamics::loads::Loads;
-use crate::dynamics::Forces;
-use crate::dynamics::State;
+use crate::dynamics::{ExplicitCall, Forces};
 use crate::gpu::device::driver_error;
 use crate::gpu::layout::status_words;
 use crate::gpu::params::BondParams;
@@ -990,24 +987,14 @@ impl<T: Real> Backend<T> for GpuStreamed<T> {
 
     fn footprint(&self) -> Footprint {
         Footprint {
-            memory_bytes: self.memory_bytes(),
-            bytes_per_step: self.bytes_per_step(),
             subdomains: self.stream_report(),
-            ..Footprint::default()
+            ..Footprint::new(self.memory_bytes(), self.bytes_per_step())
         }
     }
 
-    fn advance_explicit(
-        &mut self,
-        integrator: &Explicit,
-        loads: &Loads,
-        state: &mut State<T>,
-        steps: usize,
-        _full_sync: bool,
-        times: &mut StepTimes,
-    ) -> Result<usize> {
+    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
         // (the state is always on the host)
-        fused::advance_explicit(self, integrator, loads, state, steps, times)
+        fused::advance_explicit(self, call)
     }
 }
 
