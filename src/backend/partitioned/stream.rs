@@ -21,11 +21,14 @@
 //!   the global order, so forces, bond status, damage and dilatation equal `gpu-loop`'s
 //!   bitwise (tests/gpu/stream.rs); the strain energy is summed per subdomain.
 //!
-//! The time loop runs on the host (`Explicit::step`, with rayon); the state lives in host
-//! memory, which is what lets the model exceed the device.
+//! The time loop runs on the host (`Explicit::step`, with rayon, or fused into the scatter
+//! of the forces: `fused.rs`); the state lives in host memory, which is what lets the model
+//! exceed the device.
 
-use super::fused::{self, scatter_update, Carry, FusedForces, Update};
+use super::exchange::{gather_into, scatter};
+use super::fused::{self, scatter_forces, Carry, FusedForces, Update};
 use super::parts::Part;
+use super::report::{copy_bandwidth, settled_memory, Placed, SlotMemory};
 use crate::backend::coefficients::lps_coefficients;
 use crate::backend::gpu::bond_loop::{full_volume, law_params, Kernels};
 use crate::backend::gpu::device_fault;
@@ -34,13 +37,10 @@ use crate::dynamics::{ExplicitCall, Forces};
 use crate::gpu::device::driver_error;
 use crate::gpu::layout::status_words;
 use crate::gpu::params::BondParams;
-use crate::gpu::pinned::{
-    copy_in, copy_out, pinned_bandwidth, seconds_between, timing_event, Pinned,
-};
+use crate::gpu::pinned::{copy_in, copy_out, seconds_between, timing_event, Pinned};
 use crate::gpu::Gpu;
 use crate::material::Law;
-use crate::partition::{usage, Cuts};
-use crate::partition::{Residency, ResidencyRequest, StreamReport, StreamTimes};
+use crate::partition::{usage, Cuts, Residency, ResidencyRequest, StreamReport, StreamTimes};
 use crate::setup::Problem;
 use crate::{Real, Result};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
@@ -49,74 +49,211 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// What one pass over the subdomains computes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Pass {
-    /// Force density of the owned nodes (PMB: breaking first with `check`; LPS: from the
-    /// exchanged dilatations).
-    Forces { check: bool },
-    /// LPS dilatation and `(alpha, p theta)` of the owned nodes, breaking first with `check`.
-    Dilatation { check: bool },
-    /// Bond breaking only.
-    Break,
-    /// Local damage.
-    Damage,
-    /// Strain energy per node (LPS from the exchanged dilatations).
-    Energy,
+/// `gpu-loop` executed subdomain by subdomain ([`partition`]), overlapping copies with
+/// computation; a [`Backend`] whose time loop runs on the host.
+pub struct GpuStreamed<T: Real> {
+    engine: Mutex<Engine<T>>,
 }
 
-/// Device buffers of one slot, with their addresses.
-struct Slot<T> {
-    block: CudaSlice<u8>,
-    /// Bond status bits (`layout::pack_status`).
-    mu: CudaSlice<u32>,
-    u: CudaSlice<T>,
-    f: CudaSlice<T>,
-    theta: CudaSlice<T>,
-    pair: CudaSlice<T>,
-    phi: CudaSlice<T>,
-    energy: CudaSlice<f64>,
-    /// The subdomain whose static block and bond status the slot holds.
-    held: Option<usize>,
-    /// Pinned staging: inputs (displacement, dilatation, pairs) and outputs.
-    u_in: Pinned<T>,
-    theta_in: Pinned<T>,
-    pair_in: Pinned<T>,
-    out: Pinned<T>,
-    pair_out: Pinned<T>,
-    energy_out: Pinned<f64>,
-    /// Copies in, kernel, copies out: start and end of each.
-    events: [CudaEvent; 6],
-    /// The device addresses of the buffers above (taken once: they never move).
-    at: SlotAddrs,
-    /// The subdomain and pass whose results are in flight in this slot.
-    pending: Option<(usize, Pass)>,
+impl<T: Real> GpuStreamed<T> {
+    /// Partition `problem` into `count` subdomains and set them up on the GPU, resident when
+    /// they fit `budget` (bytes; the free device memory without one) and `request` allows,
+    /// else streamed through two slots; an error naming the budget when even two slots do
+    /// not fit. The subdomains are packed in parallel where the problem stores its families,
+    /// and one after the other (each searched, packed, its families dropped) for a lean
+    /// problem, whose host memory then holds the pinned blocks and one subdomain's families.
+    pub fn new(
+        problem: Arc<Problem>,
+        count: usize,
+        budget: Option<u64>,
+        request: ResidencyRequest,
+    ) -> Result<Self> {
+        let cuts = Cuts::new(&problem, count)?;
+        let gpu = Gpu::get()?;
+        let lps = matches!(problem.material.law, Law::Lps { .. });
+        let coefficients = lps.then(|| lps_coefficients(&problem));
+        let pack = |s: usize| {
+            let sub = cuts.subdomain(&problem, s);
+            Part::new::<T>(&gpu, &problem, sub, coefficients.as_ref())
+        };
+        let parts = match problem.bonds_stored {
+            true => (0..count)
+                .into_par_iter()
+                .map(pack)
+                .collect::<Result<_>>()?,
+            false => (0..count).map(pack).collect::<Result<_>>()?,
+        };
+        let engine = Engine::new(problem, parts, budget, request)?;
+        Ok(GpuStreamed {
+            engine: Mutex::new(engine),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Engine<T>> {
+        self.engine.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn engine_mut(&mut self) -> &mut Engine<T> {
+        self.engine.get_mut().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How the subdomains run, what they allocated, and what moved per force evaluation.
+    pub fn report(&self) -> StreamReport {
+        self.lock().report()
+    }
+
+    /// Timings and traffic so far.
+    pub fn times(&self) -> StreamTimes {
+        self.lock().times
+    }
+
+    /// Residency chosen.
+    pub fn residency(&self) -> Residency {
+        self.lock().place.residency
+    }
 }
 
-/// Device addresses of a slot's buffers.
-#[derive(Debug, Clone, Copy)]
-struct SlotAddrs {
-    block: u64,
-    mu: u64,
-    u: u64,
-    f: u64,
-    theta: u64,
-    pair: u64,
-    phi: u64,
-    energy: u64,
+impl<T: Real> FusedForces<T> for GpuStreamed<T> {
+    /// Forces at `u` into `force`, breaking bonds first with `check` (LPS: the dilatation
+    /// pass, then the force pass), with `update` fused into the scatter; the bonds broken.
+    fn forces_with(
+        &mut self,
+        u: &[T],
+        force: &mut [T],
+        check: bool,
+        update: Option<&mut Update<'_, T>>,
+    ) -> Result<usize> {
+        let e = self.engine_mut();
+        let t0 = Instant::now();
+        if e.lps {
+            e.pass(Pass::Dilatation { check }, u, force)?;
+        }
+        e.pass_with(Pass::Forces { check }, u, force, update)?;
+        let broken = e.read_broken()?;
+        e.times.force_evaluations += 1;
+        e.times.wall += t0.elapsed().as_secs_f64();
+        Ok(broken)
+    }
+
+    fn carry(&mut self) -> &mut Carry<T> {
+        &mut self.engine_mut().carry
+    }
+}
+
+/// The backend's name in device errors.
+const NAME: &str = "gpu-loop (subdomains)";
+
+impl<T: Real> Forces<T> for GpuStreamed<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.forces_with(u, force, false, None)
+            .map(|_| ())
+            .map_err(device_fault(NAME, "force evaluation"))
+    }
+
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        let mut e = self.lock();
+        if e.problem.material.critical_stretch.is_none() {
+            return Ok(0);
+        }
+        e.pass(Pass::Break, u, &mut [])
+            .and_then(|_| e.read_broken())
+            .map_err(device_fault(NAME, "bond breaking"))
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        self.forces_with(u, force, true, None)
+            .map_err(device_fault(NAME, "force evaluation"))
+    }
+
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
+        let mut e = self.lock();
+        e.pass(Pass::Damage, &[], phi)
+            .map_err(device_fault(NAME, "damage"))
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
+        let mut e = self.lock();
+        if !e.lps {
+            return Ok(false);
+        }
+        e.pass(Pass::Dilatation { check: false }, u, &mut [])
+            .map_err(device_fault(NAME, "dilatation"))?;
+        theta.copy_from_slice(&e.theta);
+        Ok(true)
+    }
+
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        let mut e = self.lock();
+        let run = |e: &mut Engine<T>| -> Result<f64> {
+            if e.lps {
+                e.pass(Pass::Dilatation { check: false }, u, &mut [])?;
+            }
+            e.pass(Pass::Energy, u, &mut [])?;
+            Ok(e.energy)
+        };
+        run(&mut e).map_err(device_fault(NAME, "strain energy"))
+    }
+
+    fn broken_bonds(&self) -> usize {
+        let e = self.lock();
+        e.precracked + e.broken_seen as usize
+    }
+
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        self.lock()
+            .bond_status()
+            .map_err(device_fault(NAME, "bond status download"))
+    }
+}
+
+impl<T: Real> GpuStreamed<T> {
+    pub fn memory_bytes(&self) -> usize {
+        self.lock().memory.allocated
+    }
+
+    pub fn bytes_per_step(&self) -> usize {
+        let e = self.lock();
+        let t = e.times;
+        if t.force_evaluations == 0 {
+            return 0;
+        }
+        ((t.bytes_in + t.bytes_out) / t.force_evaluations as u64) as usize
+    }
+
+    pub fn stream_report(&self) -> Option<StreamReport> {
+        Some(self.report())
+    }
+}
+
+impl<T: Real> Backend<T> for GpuStreamed<T> {
+    fn name(&self) -> &'static str {
+        "gpu-loop"
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            subdomains: self.stream_report(),
+            ..Footprint::new(self.memory_bytes(), self.bytes_per_step())
+        }
+    }
+
+    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        // (the state is always on the host)
+        fused::advance_explicit(self, call)
+    }
 }
 
 /// Largest per-subdomain counts the slots are sized for.
 #[derive(Debug, Clone, Copy, Default)]
 struct Sizes {
-    block: usize,
-    bonds: usize,
-    local: usize,
-    owned: usize,
+    pub block: usize,
+    pub bonds: usize,
+    pub local: usize,
+    pub owned: usize,
 }
 
 impl Sizes {
-    fn of(parts: &[Part]) -> Sizes {
+    pub fn of(parts: &[Part]) -> Sizes {
         let mut z = Sizes::default();
         for p in parts {
             z.block = z.block.max(p.offsets.total);
@@ -138,7 +275,7 @@ impl Sizes {
     }
 
     /// Device bytes of one slot for dimension `d` and precision bytes `t`.
-    fn slot_bytes(&self, d: usize, t: usize, lps: bool) -> usize {
+    pub fn slot_bytes(&self, d: usize, t: usize, lps: bool) -> usize {
         let lps_bytes = if lps { 3 * self.local * t } else { 0 };
         self.block
             + 4 * status_words(self.bonds)
@@ -149,28 +286,24 @@ impl Sizes {
     }
 }
 
-/// Subdomains in flight before the host waits for the oldest: two, so that while the host
-/// scatters one subdomain's results the next computes and the one after copies in.
-const IN_FLIGHT: usize = 2;
-
 /// Where the subdomains run on the device: the first `resident` active subdomains keep a
 /// slot of their own (static data uploaded once), the others share two streaming slots.
 #[derive(Debug, Clone)]
 struct Placement {
-    residency: Residency,
-    resident: usize,
+    pub residency: Residency,
+    pub resident: usize,
     /// The slot of each subdomain that has its own (`None`: streamed, or owning no node).
-    slot_of: Vec<Option<usize>>,
+    pub slot_of: Vec<Option<usize>>,
     /// The streaming slots (indices after the resident ones).
-    streaming: Vec<usize>,
+    pub streaming: Vec<usize>,
     /// Sizes of every slot.
-    slot_sizes: Vec<Sizes>,
+    pub slot_sizes: Vec<Sizes>,
     /// Active subdomains in pass order: streamed and resident ones alternating (a resident
     /// subdomain computes while the next streamed block copies in).
-    order: Vec<usize>,
+    pub order: Vec<usize>,
     /// Whether streamed subdomains outnumber the streaming slots (bond status then goes
     /// back to the host after each use).
-    evict: bool,
+    pub evict: bool,
 }
 
 impl Placement {
@@ -178,7 +311,7 @@ impl Placement {
     /// sizes): every subdomain resident where all fit and `request` allows, else as many
     /// resident as fit beside two streaming slots (none with `ResidencyRequest::Streamed`).
     /// `Err(bytes)`: the two streaming slots alone need more than `limit`.
-    fn new(
+    pub fn new(
         parts: &[Part],
         bytes: &dyn Fn(&Sizes) -> usize,
         limit: usize,
@@ -244,208 +377,102 @@ impl Placement {
     }
 }
 
+/// What one pass over the subdomains computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Force density of the owned nodes (PMB: breaking first with `check`; LPS: from the
+    /// exchanged dilatations).
+    Forces { check: bool },
+    /// LPS dilatation and `(alpha, p theta)` of the owned nodes, breaking first with `check`.
+    Dilatation { check: bool },
+    /// Bond breaking only.
+    Break,
+    /// Local damage.
+    Damage,
+    /// Strain energy per node (LPS from the exchanged dilatations).
+    Energy,
+}
+
+impl Pass {
+    /// Whether the pass breaks over-stretched bonds.
+    pub fn checks(self) -> bool {
+        matches!(
+            self,
+            Pass::Forces { check: true } | Pass::Dilatation { check: true } | Pass::Break
+        )
+    }
+
+    /// Whether the pass reads the displacement.
+    pub fn reads_u(self) -> bool {
+        self != Pass::Damage
+    }
+
+    /// Whether the pass reads the exchanged dilatations and pairs (LPS forces and energy).
+    pub fn reads_theta(self, lps: bool) -> bool {
+        lps && matches!(self, Pass::Forces { .. } | Pass::Energy)
+    }
+}
+
+/// The three streams of a run: copies in, kernels, copies out.
+struct Streams {
+    pub h2d: Arc<CudaStream>,
+    pub comp: Arc<CudaStream>,
+    pub d2h: Arc<CudaStream>,
+}
+
+/// Device buffers of one slot, with their addresses.
+struct Slot<T> {
+    block: CudaSlice<u8>,
+    /// Bond status bits (`layout::pack_status`).
+    mu: CudaSlice<u32>,
+    u: CudaSlice<T>,
+    f: CudaSlice<T>,
+    theta: CudaSlice<T>,
+    pair: CudaSlice<T>,
+    phi: CudaSlice<T>,
+    energy: CudaSlice<f64>,
+    /// The subdomain whose static block and bond status the slot holds.
+    pub held: Option<usize>,
+    /// Pinned staging: inputs (displacement, dilatation, pairs) and outputs.
+    pub u_in: Pinned<T>,
+    pub theta_in: Pinned<T>,
+    pub pair_in: Pinned<T>,
+    pub out: Pinned<T>,
+    pub pair_out: Pinned<T>,
+    pub energy_out: Pinned<f64>,
+    /// Copies in, kernel, copies out: start and end of each.
+    pub events: [CudaEvent; 6],
+    /// The device addresses of the buffers above (taken once: they never move).
+    pub at: SlotAddrs,
+    /// The subdomain and pass whose results are in flight in this slot.
+    pub pending: Option<(usize, Pass)>,
+}
+
+/// Device addresses of a slot's buffers.
+#[derive(Debug, Clone, Copy)]
+struct SlotAddrs {
+    pub block: u64,
+    pub mu: u64,
+    pub u: u64,
+    pub f: u64,
+    pub theta: u64,
+    pub pair: u64,
+    pub phi: u64,
+    pub energy: u64,
+}
+
 fn device_addr<T>(s: &CudaSlice<T>, stream: &Arc<CudaStream>) -> u64 {
     let (p, _sync) = s.device_ptr(stream);
     p
 }
 
-/// The engine behind [`GpuStreamed`]'s lock.
-struct Engine<T: Real> {
-    gpu: Arc<Gpu>,
-    k: Kernels,
-    problem: Arc<Problem>,
-    dim: usize,
-    lps: bool,
-    parts: Vec<Part>,
-    slots: Vec<Slot<T>>,
-    place: Placement,
-    /// Slots with work enqueued and not yet finished, in enqueue order.
-    in_flight: VecDeque<usize>,
-    /// Copies in, kernels, copies out.
-    h2d: Arc<CudaStream>,
-    comp: Arc<CudaStream>,
-    d2h: Arc<CudaStream>,
-    /// The broken-bond counter (kept for its allocation) and its device address.
-    _broken: CudaSlice<u64>,
-    broken_at: u64,
-    broken_seen: u64,
-    precracked: usize,
-    full_volume: f64,
-    /// Global dilatation and `(alpha, p theta)` pairs exchanged between LPS passes.
-    theta: Vec<T>,
-    pair: Vec<T>,
-    /// Strain energy summed by the last energy pass, J.
-    energy: f64,
-    /// The displacement the fused explicit update drifts into (swapped with the state's).
-    carry: Carry<T>,
-    times: StreamTimes,
-    budget: Option<u64>,
-    allocated: usize,
-    used_before: usize,
-    used_after: usize,
-    in_core: usize,
-    /// Pinned copy bandwidth (in, out), B/s.
-    bandwidth: (f64, f64),
-}
-
-/// `gpu-loop` executed subdomain by subdomain ([`partition`]), overlapping copies with
-/// computation; a [`Backend`] whose time loop runs on the host.
-pub struct GpuStreamed<T: Real> {
-    engine: Mutex<Engine<T>>,
-}
-
-impl<T: Real> GpuStreamed<T> {
-    /// Partition `problem` into `count` subdomains and set them up on the GPU, resident when
-    /// they fit `budget` (bytes; the free device memory without one) and `request` allows,
-    /// else streamed through two slots; an error naming the budget when even two slots do
-    /// not fit. The subdomains are packed in parallel where the problem stores its families,
-    /// and one after the other (each searched, packed, its families dropped) for a lean
-    /// problem, whose host memory then holds the pinned blocks and one subdomain's families.
-    pub fn new(
-        problem: Arc<Problem>,
-        count: usize,
-        budget: Option<u64>,
-        request: ResidencyRequest,
-    ) -> Result<Self> {
-        let cuts = Cuts::new(&problem, count)?;
-        let gpu = Gpu::get()?;
-        let lps = matches!(problem.material.law, Law::Lps { .. });
-        let coefficients = lps.then(|| lps_coefficients(&problem));
-        let pack = |s: usize| {
-            let sub = cuts.subdomain(&problem, s);
-            Part::new::<T>(&gpu, &problem, sub, coefficients.as_ref())
-        };
-        let parts = match problem.bonds_stored {
-            true => (0..count)
-                .into_par_iter()
-                .map(pack)
-                .collect::<Result<_>>()?,
-            false => (0..count).map(pack).collect::<Result<_>>()?,
-        };
-        Self::with_parts(problem, parts, budget, request)
-    }
-
-    fn with_parts(
-        problem: Arc<Problem>,
-        parts: Vec<Part>,
-        budget: Option<u64>,
-        request: ResidencyRequest,
-    ) -> Result<Self> {
-        let gpu = Gpu::get()?;
-        let k = Kernels::load(&gpu, T::PRECISION)?;
-        let lps = matches!(problem.material.law, Law::Lps { .. });
-        let dim = problem.dim();
-        let sizes = Sizes::of(&parts);
-        let bytes_of = |z: &Sizes| z.slot_bytes(dim, std::mem::size_of::<T>(), lps);
-        // (finish pending frees, e.g. of the neighbour search, so "before" is what stays)
-        gpu.stream().context().synchronize().map_err(driver_error)?;
-        let (free, total) = gpu.memory_info()?;
-        let limit = budget.map_or(free, |b| (b as usize).min(free));
-        let place = Placement::new(&parts, &bytes_of, limit, request).map_err(|needed| {
-            let of = if budget.is_some() {
-                "the budget"
-            } else {
-                "free device memory"
-            };
-            usage(
-                "--gpu-memory-budget",
-                format!(
-                    "two subdomain slots need {needed} bytes but {limit} are available ({of}); \
-                     use more subdomains (--subdomains) or a larger budget"
-                ),
-            )
-        })?;
-        let used_before = total - free;
-        let h2d = gpu.new_stream()?;
-        let comp = gpu.new_stream()?;
-        let d2h = gpu.new_stream()?;
-        let slots = place
-            .slot_sizes
-            .iter()
-            .map(|&z| Slot::new(&gpu, &comp, z, dim, lps))
-            .collect::<Result<Vec<_>>>()?;
-        let broken = comp.alloc_zeros::<u64>(1).map_err(driver_error)?;
-        let broken_at = device_addr(&broken, &comp);
-        comp.synchronize().map_err(driver_error)?;
-        let allocated = slots.iter().map(Slot::bytes).sum::<usize>() + 8;
-        let (free_after, _) = gpu.memory_info()?;
-        // the copy bandwidth the overlap is measured against: a copy as large as the
-        // largest subdomain's static block (at least 64 MiB, at most 256 MiB)
-        let probe = sizes
-            .block
-            .clamp(64 << 20, 256 << 20)
-            .min(limit / 4)
-            .max(1 << 20);
-        let bandwidth = pinned_bandwidth(&gpu, probe)?;
-        let n = problem.body.len();
-        let engine = Engine {
-            k,
-            dim,
-            lps,
-            parts,
-            slots,
-            place,
-            in_flight: VecDeque::new(),
-            h2d,
-            comp,
-            d2h,
-            broken_at,
-            _broken: broken,
-            broken_seen: 0,
-            precracked: problem.precracked_bonds(),
-            full_volume: full_volume(&problem),
-            theta: vec![T::zero(); if lps { n } else { 0 }],
-            pair: vec![T::zero(); if lps { 2 * n } else { 0 }],
-            energy: 0.0,
-            carry: Carry::default(),
-            times: StreamTimes::default(),
-            budget,
-            allocated,
-            used_before,
-            used_after: total - free_after,
-            in_core: GpuLoop::<T>::device_bytes_with_list(&problem),
-            bandwidth,
-            problem,
-            gpu,
-        };
-        Ok(GpuStreamed {
-            engine: Mutex::new(engine),
-        })
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Engine<T>> {
-        self.engine.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// How the subdomains run, what they allocated, and what moved per force evaluation.
-    pub fn report(&self) -> StreamReport {
-        self.lock().report()
-    }
-
-    /// Timings and traffic so far.
-    pub fn times(&self) -> StreamTimes {
-        self.lock().times
-    }
-
-    /// Residency chosen.
-    pub fn residency(&self) -> Residency {
-        self.lock().place.residency
-    }
-}
-
 impl<T: Real> Slot<T> {
     /// Buffers for subdomains up to `z` on `stream` (zeroed).
-    fn new(gpu: &Gpu, stream: &Arc<CudaStream>, z: Sizes, d: usize, lps: bool) -> Result<Self> {
+    pub fn new(gpu: &Gpu, stream: &Arc<CudaStream>, z: Sizes, d: usize, lps: bool) -> Result<Self> {
         let lps_local = if lps { z.local } else { 0 };
         let zeros_t = |len: usize| stream.alloc_zeros::<T>(len.max(1)).map_err(driver_error);
-        let events = [
-            timing_event(gpu)?,
-            timing_event(gpu)?,
-            timing_event(gpu)?,
-            timing_event(gpu)?,
-            timing_event(gpu)?,
-            timing_event(gpu)?,
-        ];
+        let event = || timing_event(gpu);
+        let events = [event()?, event()?, event()?, event()?, event()?, event()?];
         let block = stream
             .alloc_zeros::<u8>(z.block.max(1))
             .map_err(driver_error)?;
@@ -493,7 +520,7 @@ impl<T: Real> Slot<T> {
     }
 
     /// Device bytes held.
-    fn bytes(&self) -> usize {
+    pub fn bytes(&self) -> usize {
         self.block.num_bytes()
             + self.mu.num_bytes()
             + self.u.num_bytes()
@@ -503,59 +530,12 @@ impl<T: Real> Slot<T> {
             + self.phi.num_bytes()
             + self.energy.num_bytes()
     }
-}
 
-/// Copy `per` values per node of `nodes` from `global` into `local` (in parallel for large
-/// subdomains).
-fn gather<T: Copy + Send + Sync>(global: &[T], nodes: &[usize], per: usize, local: &mut [T]) {
-    local[..per * nodes.len()]
-        .par_chunks_mut(per * 1024)
-        .zip(nodes.par_chunks(1024))
-        .for_each(|(out, chunk)| {
-            let first = chunk[0];
-            if chunk.windows(2).all(|w| w[1] == w[0] + 1) {
-                // consecutive nodes (the common case: slabs of whole cells), one copy
-                out.copy_from_slice(&global[per * first..per * (first + chunk.len())]);
-                return;
-            }
-            for (k, &g) in chunk.iter().enumerate() {
-                out[per * k..per * (k + 1)].copy_from_slice(&global[per * g..per * (g + 1)]);
-            }
-        });
-}
-
-/// Copy `per` values per node of the first `owned` nodes back from `local` to `global`.
-fn scatter<T: Copy + Send + Sync>(local: &[T], nodes: &[usize], per: usize, global: &mut [T]) {
-    // each owned node is written once; split by chunks of local entries
-    let global_ptr = SendPtr(global.as_mut_ptr());
-    let len = global.len();
-    local[..per * nodes.len()]
-        .par_chunks(per * 1024)
-        .zip(nodes.par_chunks(1024))
-        .for_each(|(vals, chunk)| {
-            let g_ptr = &global_ptr;
-            for (k, &g) in chunk.iter().enumerate() {
-                assert!(per * (g + 1) <= len);
-                // SAFETY: owned nodes are distinct, so no two writes alias; in bounds above.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        vals[per * k..].as_ptr(),
-                        g_ptr.0.add(per * g),
-                        per,
-                    );
-                }
-            }
-        });
-}
-
-use super::fused::SendPtr;
-
-impl<T: Real> Engine<T> {
-    /// Kernel parameters of subdomain `s` on slot `k`.
-    fn params(&self, k: usize, s: usize, check: bool) -> BondParams {
-        let slot = &self.slots[k];
-        let part = &self.parts[s];
-        let base = slot.at.block;
+    /// Kernel parameters of `part` in this slot: the addresses of its static block's fields
+    /// and of the slot's buffers, the broken-bond counter at `broken`, and the law's
+    /// parameters from `law`.
+    pub fn params(&self, part: &Part, broken: u64, law: BondParams) -> BondParams {
+        let base = self.at.block;
         let o = part.offsets;
         BondParams {
             slice_start: base + o.slice_start as u64,
@@ -568,16 +548,237 @@ impl<T: Real> Engine<T> {
             alpha: base + o.alpha as u64,
             pcoef: base + o.pcoef as u64,
             d_over_m: base + o.d_over_m as u64,
-            mu: slot.at.mu,
-            u: slot.at.u,
-            force: slot.at.f,
-            theta: slot.at.theta,
-            lps_pair: slot.at.pair,
-            phi: slot.at.phi,
-            energy: slot.at.energy,
-            broken: self.broken_at,
-            ..law_params(&self.problem, part.owned(), check, self.full_volume)
+            mu: self.at.mu,
+            u: self.at.u,
+            force: self.at.f,
+            theta: self.at.theta,
+            lps_pair: self.at.pair,
+            phi: self.at.phi,
+            energy: self.at.energy,
+            broken,
+            ..law
         }
+    }
+
+    /// Enqueue on `h2d` the copies in of subdomain `s` (`part`) for `pass`, between events 0
+    /// and 1: its static block and bond status unless the slot holds them, then the staged
+    /// node state the pass reads (dimension `d`, with `lps` the exchanged dilatations and
+    /// pairs). The bytes enqueued.
+    ///
+    /// # Safety
+    /// The staging and `part`'s pinned arrays must stay untouched until the slot's last
+    /// event has passed (the engine waits for it before it stages this slot again).
+    pub unsafe fn copy_inputs(
+        &mut self,
+        h2d: &Arc<CudaStream>,
+        (s, part): (usize, &Part),
+        pass: Pass,
+        d: usize,
+        lps: bool,
+    ) -> Result<usize> {
+        let local = part.local();
+        let t = std::mem::size_of::<T>();
+        let mut bytes = 0usize;
+        self.events[0].record(h2d).map_err(driver_error)?;
+        if self.held != Some(s) {
+            copy_in(h2d, self.at.block, &part.block)?;
+            copy_in(h2d, self.at.mu, &part.mu)?;
+            bytes += part.block.len() + 4 * part.mu.len();
+            self.held = Some(s);
+        }
+        if pass.reads_u() {
+            copy_in(h2d, self.at.u, &self.u_in[..d * local])?;
+            bytes += d * local * t;
+        }
+        if pass.reads_theta(lps) {
+            copy_in(h2d, self.at.theta, &self.theta_in[..local])?;
+            copy_in(h2d, self.at.pair, &self.pair_in[..2 * local])?;
+            bytes += 3 * local * t;
+        }
+        self.events[1].record(h2d).map_err(driver_error)?;
+        Ok(bytes)
+    }
+
+    /// Enqueue on `d2h` the copies out of `part`'s results of `pass` into the staging,
+    /// between events 4 and 5, and with `evict` its bond status back into `part` (the slot
+    /// will hold another subdomain before this one comes back). The bytes enqueued.
+    ///
+    /// # Safety
+    /// As [`Slot::copy_inputs`]: the host reads the staging and `part.mu` only after the
+    /// slot's event 5.
+    pub unsafe fn copy_results(
+        &mut self,
+        d2h: &Arc<CudaStream>,
+        part: &mut Part,
+        pass: Pass,
+        d: usize,
+        evict: bool,
+    ) -> Result<usize> {
+        let owned = part.owned();
+        let t = std::mem::size_of::<T>();
+        let mut bytes = 0usize;
+        self.events[4].record(d2h).map_err(driver_error)?;
+        match pass {
+            Pass::Forces { .. } => {
+                copy_out(d2h, &mut self.out[..d * owned], self.at.f)?;
+                bytes += d * owned * t;
+            }
+            Pass::Dilatation { .. } => {
+                copy_out(d2h, &mut self.out[..owned], self.at.theta)?;
+                copy_out(d2h, &mut self.pair_out[..2 * owned], self.at.pair)?;
+                bytes += 3 * owned * t;
+            }
+            Pass::Damage => {
+                copy_out(d2h, &mut self.out[..owned], self.at.phi)?;
+                bytes += owned * t;
+            }
+            Pass::Energy => {
+                copy_out(d2h, &mut self.energy_out[..owned], self.at.energy)?;
+                bytes += 8 * owned;
+            }
+            Pass::Break => {}
+        }
+        if evict && !matches!(pass, Pass::Damage | Pass::Energy) {
+            copy_out(d2h, &mut part.mu, self.at.mu)?;
+            bytes += 4 * part.mu.len();
+        }
+        self.events[5].record(d2h).map_err(driver_error)?;
+        Ok(bytes)
+    }
+}
+
+/// Subdomains in flight before the host waits for the oldest: two, so that while the host
+/// scatters one subdomain's results the next computes and the one after copies in.
+const IN_FLIGHT: usize = 2;
+
+/// The subdomains on their slots, and what the passes exchange and measure.
+struct Engine<T: Real> {
+    gpu: Arc<Gpu>,
+    k: Kernels,
+    pub problem: Arc<Problem>,
+    dim: usize,
+    pub lps: bool,
+    parts: Vec<Part>,
+    slots: Vec<Slot<T>>,
+    pub place: Placement,
+    /// Slots with work enqueued and not yet finished, in enqueue order.
+    in_flight: VecDeque<usize>,
+    streams: Streams,
+    /// The broken-bond counter (kept for its allocation) and its device address.
+    _broken: CudaSlice<u64>,
+    broken_at: u64,
+    pub broken_seen: u64,
+    pub precracked: usize,
+    full_volume: f64,
+    /// Global dilatation and `(alpha, p theta)` pairs exchanged between LPS passes.
+    pub theta: Vec<T>,
+    pair: Vec<T>,
+    /// Strain energy summed by the last energy pass, J.
+    pub energy: f64,
+    /// The displacement the fused explicit update drifts into (swapped with the state's).
+    pub carry: Carry<T>,
+    pub times: StreamTimes,
+    budget: Option<u64>,
+    /// The slots' device memory and the pinned copy bandwidth (measured after they were
+    /// made).
+    pub memory: SlotMemory,
+    in_core: usize,
+}
+
+/// The placement of `parts` within `limit` device bytes (`budget`: the one it comes from,
+/// if any), or an error naming the budget when even two slots do not fit.
+fn place(
+    parts: &[Part],
+    bytes_of: &dyn Fn(&Sizes) -> usize,
+    limit: usize,
+    budget: Option<u64>,
+    request: ResidencyRequest,
+) -> Result<Placement> {
+    Placement::new(parts, bytes_of, limit, request).map_err(|needed| {
+        let of = if budget.is_some() {
+            "the budget"
+        } else {
+            "free device memory"
+        };
+        usage(
+            "--gpu-memory-budget",
+            format!(
+                "two subdomain slots need {needed} bytes but {limit} are available ({of}); \
+                 use more subdomains (--subdomains) or a larger budget"
+            ),
+        )
+    })
+}
+
+impl<T: Real> Engine<T> {
+    /// Place the packed `parts` of `problem` on the GPU within `budget` (bytes; the free
+    /// device memory without one) as `request` allows, make their slots and streams, and
+    /// measure the device memory they took and the pinned copy bandwidth.
+    pub fn new(
+        problem: Arc<Problem>,
+        parts: Vec<Part>,
+        budget: Option<u64>,
+        request: ResidencyRequest,
+    ) -> Result<Self> {
+        let gpu = Gpu::get()?;
+        let k = Kernels::load(&gpu, T::PRECISION)?;
+        let lps = matches!(problem.material.law, Law::Lps { .. });
+        let dim = problem.dim();
+        let sizes = Sizes::of(&parts);
+        let bytes_of = |z: &Sizes| z.slot_bytes(dim, std::mem::size_of::<T>(), lps);
+        let (free, total) = settled_memory(&gpu)?;
+        let limit = budget.map_or(free, |b| (b as usize).min(free));
+        let place = place(&parts, &bytes_of, limit, budget, request)?;
+        let streams = Streams {
+            h2d: gpu.new_stream()?,
+            comp: gpu.new_stream()?,
+            d2h: gpu.new_stream()?,
+        };
+        let comp = &streams.comp;
+        let slots = place
+            .slot_sizes
+            .iter()
+            .map(|&z| Slot::new(&gpu, comp, z, dim, lps))
+            .collect::<Result<Vec<_>>>()?;
+        let broken = comp.alloc_zeros::<u64>(1).map_err(driver_error)?;
+        let broken_at = device_addr(&broken, comp);
+        comp.synchronize().map_err(driver_error)?;
+        let allocated = slots.iter().map(Slot::bytes).sum::<usize>() + 8;
+        let (free_after, _) = gpu.memory_info()?;
+        // the copy bandwidth the overlap is measured against: of a copy as large as the
+        // largest subdomain's static block
+        let bandwidth = copy_bandwidth(&gpu, sizes.block, limit)?;
+        let n = problem.body.len();
+        Ok(Engine {
+            k,
+            dim,
+            lps,
+            parts,
+            slots,
+            place,
+            in_flight: VecDeque::new(),
+            streams,
+            broken_at,
+            _broken: broken,
+            broken_seen: 0,
+            precracked: problem.precracked_bonds(),
+            full_volume: full_volume(&problem),
+            theta: vec![T::zero(); if lps { n } else { 0 }],
+            pair: vec![T::zero(); if lps { 2 * n } else { 0 }],
+            energy: 0.0,
+            carry: Carry::default(),
+            times: StreamTimes::default(),
+            budget,
+            memory: SlotMemory {
+                allocated,
+                used_before: total - free,
+                used_after: total - free_after,
+                bandwidth,
+            },
+            in_core: GpuLoop::<T>::device_bytes_with_list(&problem),
+            problem,
+            gpu,
+        })
     }
 
     /// Whether subdomain `s` leaves its slot to another one within a pass (so its bond
@@ -588,15 +789,12 @@ impl<T: Real> Engine<T> {
 
     /// Run `pass` over every subdomain owning nodes: inputs from `u` (and the exchanged
     /// dilatations), results into `out` (forces: `d n`; damage: `n`; otherwise unused).
-    fn pass(&mut self, pass: Pass, u: &[T], out: &mut [T]) -> Result<()> {
+    pub fn pass(&mut self, pass: Pass, u: &[T], out: &mut [T]) -> Result<()> {
         self.pass_with(pass, u, out, None)
     }
 
     /// [`Engine::pass`], with the explicit update fused into the scatter of the forces.
-    /// Subdomains go in the placement's order; the host finishes each (waits for it,
-    /// scatters its results) once [`IN_FLIGHT`] later ones are enqueued, or earlier when its
-    /// slot is needed again, always in enqueue order.
-    fn pass_with(
+    pub fn pass_with(
         &mut self,
         pass: Pass,
         u: &[T],
@@ -654,15 +852,14 @@ impl<T: Real> Engine<T> {
     /// Gather subdomain `s`'s inputs for `pass` into slot `k`'s staging.
     fn stage_inputs(&mut self, k: usize, s: usize, pass: Pass, u: &[T]) {
         let t0 = Instant::now();
-        let (d, lps) = (self.dim, self.lps);
         let nodes = &self.parts[s].sub.nodes;
         let slot = &mut self.slots[k];
-        if pass != Pass::Damage {
-            gather(u, nodes, d, &mut slot.u_in);
+        if pass.reads_u() {
+            gather_into(u, nodes, self.dim, &mut slot.u_in);
         }
-        if lps && matches!(pass, Pass::Forces { .. } | Pass::Energy) {
-            gather(&self.theta, nodes, 1, &mut slot.theta_in);
-            gather(&self.pair, nodes, 2, &mut slot.pair_in);
+        if pass.reads_theta(self.lps) {
+            gather_into(&self.theta, nodes, 1, &mut slot.theta_in);
+            gather_into(&self.pair, nodes, 2, &mut slot.pair_in);
         }
         self.times.host += t0.elapsed().as_secs_f64();
     }
@@ -670,11 +867,11 @@ impl<T: Real> Engine<T> {
     /// Enqueue subdomain `s` on slot `k`: copies in, kernel, copies out.
     fn enqueue(&mut self, k: usize, s: usize, pass: Pass) -> Result<()> {
         let (d, lps, evict) = (self.dim, self.lps, self.evicting(s));
-        let check = matches!(
-            pass,
-            Pass::Forces { check: true } | Pass::Dilatation { check: true } | Pass::Break
-        );
-        let params = self.params(k, s, check);
+        let part = &mut self.parts[s];
+        let owned = part.owned();
+        let law = law_params(&self.problem, owned, pass.checks(), self.full_volume);
+        let slot = &mut self.slots[k];
+        let params = slot.params(part, self.broken_at, law);
         let kernel = match pass {
             Pass::Forces { .. } if lps => &self.k.lps_force,
             // (the kernel without partial volumes and surface correction, as in core)
@@ -687,69 +884,21 @@ impl<T: Real> Engine<T> {
             Pass::Damage => &self.k.damage,
             Pass::Energy => &self.k.strain_energy,
         };
-        let part = &mut self.parts[s];
-        let (local, owned) = (part.local(), part.owned());
-        let slot = &mut self.slots[k];
-        let (h2d, comp, d2h) = (&self.h2d, &self.comp, &self.d2h);
-        let ev = &slot.events;
-        let mut bytes_in = 0usize;
-        let mut bytes_out = 0usize;
-        let t = std::mem::size_of::<T>();
+        let Streams { h2d, comp, d2h } = &self.streams;
         // SAFETY: every copy is between a pinned buffer of this engine and a device buffer of
         // slot `k`, both sized for the largest subdomain; the events order the copies, the
         // kernel and the next use of the slot (whose staging the host touches only after
         // waiting for the slot's last event in `finish`).
-        unsafe {
-            ev[0].record(h2d).map_err(driver_error)?;
-            if slot.held != Some(s) {
-                copy_in(h2d, slot.at.block, &part.block)?;
-                copy_in(h2d, slot.at.mu, &part.mu)?;
-                bytes_in += part.block.len() + 4 * part.mu.len();
-                slot.held = Some(s);
-            }
-            if pass != Pass::Damage {
-                copy_in(h2d, slot.at.u, &slot.u_in[..d * local])?;
-                bytes_in += d * local * t;
-            }
-            if lps && matches!(pass, Pass::Forces { .. } | Pass::Energy) {
-                copy_in(h2d, slot.at.theta, &slot.theta_in[..local])?;
-                copy_in(h2d, slot.at.pair, &slot.pair_in[..2 * local])?;
-                bytes_in += 3 * local * t;
-            }
-            ev[1].record(h2d).map_err(driver_error)?;
+        let (bytes_in, bytes_out) = unsafe {
+            let bytes_in = slot.copy_inputs(h2d, (s, &*part), pass, d, lps)?;
+            let ev = &slot.events;
             comp.wait(&ev[1]).map_err(driver_error)?;
             ev[2].record(comp).map_err(driver_error)?;
             self.gpu.launch_on(comp, kernel, owned, &params)?;
             ev[3].record(comp).map_err(driver_error)?;
             d2h.wait(&ev[3]).map_err(driver_error)?;
-            ev[4].record(d2h).map_err(driver_error)?;
-            match pass {
-                Pass::Forces { .. } => {
-                    copy_out(d2h, &mut slot.out[..d * owned], slot.at.f)?;
-                    bytes_out += d * owned * t;
-                }
-                Pass::Dilatation { .. } => {
-                    copy_out(d2h, &mut slot.out[..owned], slot.at.theta)?;
-                    copy_out(d2h, &mut slot.pair_out[..2 * owned], slot.at.pair)?;
-                    bytes_out += 3 * owned * t;
-                }
-                Pass::Damage => {
-                    copy_out(d2h, &mut slot.out[..owned], slot.at.phi)?;
-                    bytes_out += owned * t;
-                }
-                Pass::Energy => {
-                    copy_out(d2h, &mut slot.energy_out[..owned], slot.at.energy)?;
-                    bytes_out += 8 * owned;
-                }
-                Pass::Break => {}
-            }
-            if evict && !matches!(pass, Pass::Damage | Pass::Energy) {
-                // the slot will hold another subdomain before this one comes back
-                copy_out(d2h, &mut part.mu, slot.at.mu)?;
-                bytes_out += 4 * part.mu.len();
-            }
-            ev[5].record(d2h).map_err(driver_error)?;
-        }
+            (bytes_in, slot.copy_results(d2h, part, pass, d, evict)?)
+        };
         slot.pending = Some((s, pass));
         self.times.bytes_in += bytes_in as u64;
         self.times.bytes_out += bytes_out as u64;
@@ -773,13 +922,9 @@ impl<T: Real> Engine<T> {
         self.times.copy_out += seconds_between(&ev[4], &ev[5])?;
         let t0 = Instant::now();
         let d = self.dim;
-        let sub = &self.parts[s].sub;
-        let owned = sub.owned_nodes();
+        let owned = self.parts[s].sub.owned_nodes();
         match pass {
-            Pass::Forces { .. } => match update {
-                Some(up) => scatter_update(&slot.out, owned, d, out, up),
-                None => scatter(&slot.out, owned, d, out),
-            },
+            Pass::Forces { .. } => scatter_forces(&slot.out, owned, d, out, update),
             Pass::Dilatation { .. } => {
                 scatter(&slot.out, owned, 1, &mut self.theta);
                 scatter(&slot.pair_out, owned, 2, &mut self.pair);
@@ -793,42 +938,19 @@ impl<T: Real> Engine<T> {
     }
 
     /// Bonds broken on the device since the last read (all streams are idle after a pass).
-    fn read_broken(&mut self) -> Result<usize> {
+    pub fn read_broken(&mut self) -> Result<usize> {
         let mut total = [0u64; 1];
+        let d2h = &self.streams.d2h;
         // SAFETY: an 8-byte counter; the copy is waited for right away.
-        unsafe { copy_out(&self.d2h, &mut total, self.broken_at)? };
-        self.d2h.synchronize().map_err(driver_error)?;
+        unsafe { copy_out(d2h, &mut total, self.broken_at)? };
+        d2h.synchronize().map_err(driver_error)?;
         let new = total[0] - self.broken_seen;
         self.broken_seen = total[0];
         Ok(new as usize)
     }
 
-    /// Forces at `u` into `force`, breaking bonds first with `check`; the bonds broken.
-    fn forces(&mut self, u: &[T], force: &mut [T], check: bool) -> Result<usize> {
-        self.forces_with(u, force, check, None)
-    }
-
-    /// [`Engine::forces`] with the explicit update fused into the scatter.
-    fn forces_with(
-        &mut self,
-        u: &[T],
-        force: &mut [T],
-        check: bool,
-        update: Option<&mut Update<'_, T>>,
-    ) -> Result<usize> {
-        let t0 = Instant::now();
-        if self.lps {
-            self.pass(Pass::Dilatation { check }, u, force)?;
-        }
-        self.pass_with(Pass::Forces { check }, u, force, update)?;
-        let broken = self.read_broken()?;
-        self.times.force_evaluations += 1;
-        self.times.wall += t0.elapsed().as_secs_f64();
-        Ok(broken)
-    }
-
     /// Bond status in global CSR order.
-    fn bond_status(&mut self) -> Result<Vec<u8>> {
+    pub fn bond_status(&mut self) -> Result<Vec<u8>> {
         let mut status = vec![0u8; self.problem.families.bonds()];
         for s in 0..self.parts.len() {
             let on_device = match self.evicting(s) {
@@ -839,10 +961,11 @@ impl<T: Real> Engine<T> {
                 Some(k) => {
                     let mut mu = vec![0u32; self.parts[s].mu.len()];
                     let src = self.slots[k].at.mu;
+                    let d2h = &self.streams.d2h;
                     // SAFETY: the slot's status buffer holds at least this subdomain's
                     // bonds; waited for right away (pageable destination: synchronous).
-                    unsafe { copy_out(&self.d2h, &mut mu, src)? };
-                    self.d2h.synchronize().map_err(driver_error)?;
+                    unsafe { copy_out(d2h, &mut mu, src)? };
+                    d2h.synchronize().map_err(driver_error)?;
                     self.parts[s].scatter_status(&mu, &mut status);
                 }
                 None => {
@@ -854,147 +977,16 @@ impl<T: Real> Engine<T> {
         Ok(status)
     }
 
-    fn report(&self) -> StreamReport {
-        let (bw_in, bw_out) = self.bandwidth;
-        StreamReport {
+    /// How the subdomains run, what they allocated, and what moved per force evaluation.
+    pub fn report(&self) -> StreamReport {
+        let placed = Placed {
             count: self.parts.len(),
             residency: self.place.residency,
-            resident_subdomains: self.place.resident,
-            in_core_bytes: self.in_core as u64,
-            pinned_h2d_bytes_per_second: bw_in,
-            pinned_d2h_bytes_per_second: bw_out,
-            budget_bytes: self.budget,
-            allocated_bytes: self.allocated as u64,
-            device_used_before: self.used_before as u64,
-            device_used_after: self.used_after as u64,
-            ..Default::default()
-        }
-        .with_times(&self.times)
-    }
-}
-
-impl<T: Real> FusedForces<T> for GpuStreamed<T> {
-    fn forces_with(
-        &mut self,
-        u: &[T],
-        force: &mut [T],
-        check: bool,
-        update: Option<&mut Update<'_, T>>,
-    ) -> Result<usize> {
-        self.lock().forces_with(u, force, check, update)
-    }
-
-    fn take_carry(&mut self) -> Carry<T> {
-        std::mem::take(&mut self.lock().carry)
-    }
-
-    fn keep_carry(&mut self, carry: Carry<T>) {
-        self.lock().carry = carry;
-    }
-}
-
-/// The backend's name in device errors.
-const NAME: &str = "gpu-loop (subdomains)";
-
-impl<T: Real> Forces<T> for GpuStreamed<T> {
-    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
-        self.lock()
-            .forces(u, force, false)
-            .map(|_| ())
-            .map_err(device_fault(NAME, "force evaluation"))
-    }
-
-    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
-        let mut e = self.lock();
-        if e.problem.material.critical_stretch.is_none() {
-            return Ok(0);
-        }
-        e.pass(Pass::Break, u, &mut [])
-            .and_then(|_| e.read_broken())
-            .map_err(device_fault(NAME, "bond breaking"))
-    }
-
-    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
-        self.lock()
-            .forces(u, force, true)
-            .map_err(device_fault(NAME, "force evaluation"))
-    }
-
-    fn damage(&self, phi: &mut [T]) -> Result<()> {
-        let mut e = self.lock();
-        e.pass(Pass::Damage, &[], phi)
-            .map_err(device_fault(NAME, "damage"))
-    }
-
-    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
-        let mut e = self.lock();
-        if !e.lps {
-            return Ok(false);
-        }
-        e.pass(Pass::Dilatation { check: false }, u, &mut [])
-            .map_err(device_fault(NAME, "dilatation"))?;
-        theta.copy_from_slice(&e.theta);
-        Ok(true)
-    }
-
-    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
-        let mut e = self.lock();
-        let run = |e: &mut Engine<T>| -> Result<f64> {
-            if e.lps {
-                e.pass(Pass::Dilatation { check: false }, u, &mut [])?;
-            }
-            e.pass(Pass::Energy, u, &mut [])?;
-            Ok(e.energy)
+            resident: self.place.resident,
+            in_core: self.in_core,
+            budget: self.budget,
         };
-        run(&mut e).map_err(device_fault(NAME, "strain energy"))
-    }
-
-    fn broken_bonds(&self) -> usize {
-        let e = self.lock();
-        e.precracked + e.broken_seen as usize
-    }
-
-    fn bond_status(&self) -> Result<Vec<u8>> {
-        self.lock()
-            .bond_status()
-            .map_err(device_fault(NAME, "bond status download"))
-    }
-}
-
-impl<T: Real> GpuStreamed<T> {
-    pub fn memory_bytes(&self) -> usize {
-        self.lock().allocated
-    }
-
-    pub fn bytes_per_step(&self) -> usize {
-        let e = self.lock();
-        let t = e.times;
-        if t.force_evaluations == 0 {
-            return 0;
-        }
-        ((t.bytes_in + t.bytes_out) / t.force_evaluations as u64) as usize
-    }
-
-    pub fn stream_report(&self) -> Option<StreamReport> {
-        Some(self.report())
-    }
-}
-
-impl<T: Real> Backend<T> for GpuStreamed<T> {
-    fn name(&self) -> &'static str {
-        "gpu-loop"
-    }
-
-    fn footprint(&self) -> Footprint {
-        Footprint {
-            subdomains: self.stream_report(),
-            ..Footprint::new(self.memory_bytes(), self.bytes_per_step())
-        }
-    }
-
-    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
-        // (the state is always on the host)
-        fused::advance_explicit(self, call)
+        self.memory.report(placed, &self.times)
     }
 }
 
