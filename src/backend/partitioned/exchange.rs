@@ -2,7 +2,7 @@
 //! gather of the values of a subdomain's local nodes (owned and halo) from a global array,
 //! and the scatter of its owned nodes' results back. One implementation for every
 //! partitioned backend: the CPU emulation (`emulate.rs`), the GPU streamed engine
-//! (`stream.rs`, into and out of its pinned staging) and the matrix scheme (`matrix.rs`).
+//! (`stream/`, into and out of its pinned staging) and the matrix scheme (`matrix.rs`).
 //!
 //! Values are `per` entries per node (the dimension for vectors, 1 for scalars, 2 for the
 //! LPS pairs), or per bond with bond indices in place of node indices. The copies run in

@@ -2,7 +2,7 @@
 //! its forces: per owned dof, as its subdomain's forces arrive, the step's accelerate and
 //! kick and the next step's kick and drift, in the arithmetic of `Explicit::step`
 //! (undamped), so the results equal the host loop's bitwise while the host update overlaps
-//! the next subdomains' work (`stream.rs`; the CPU emulation, `emulate.rs`, runs the same
+//! the next subdomains' work (`stream/`; the CPU emulation, `emulate.rs`, runs the same
 //! code so CI checks it).
 
 use super::exchange::{for_each_node, scatter, SendPtr};

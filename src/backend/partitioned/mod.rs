@@ -1,7 +1,7 @@
 //! Backends that run a problem subdomain by subdomain (`docs/subdomains.md`), on the cuts of
 //! `crate::partition`: the CPU emulation of the loop scheme ([`PartitionedCpu`],
 //! `emulate.rs`, bitwise the in-core CPU loop), the loop scheme on the GPU ([`GpuStreamed`],
-//! `stream.rs`: subdomains on device slots, copies overlapping computation, the host data in
+//! `stream/`: subdomains on device slots, copies overlapping computation, the host data in
 //! pinned memory packed by `parts.rs`), the matrix scheme in subdomains
 //! ([`PartitionedMatrix`], `matrix.rs`, on the parts of `matrix_part.rs`; streamed through
 //! two device slots by `matrix_stream.rs`), the explicit step fused into their force scatter
@@ -11,7 +11,7 @@
 //! streamed backends (`report.rs`).
 //!
 //! Imports between these files go one way: `exchange`, `report` below everything;
-//! `fused`, `parts` on them; `emulate`, `matrix_part` next; then `stream`, `matrix`,
+//! `fused`, `parts` on them; `emulate`, `matrix_part` next; then `stream/`, `matrix`,
 //! `matrix_stream`; `plan`, `request` on top.
 //!
 //! Units: memory in bytes; node indices global (the problem's) or local (a subdomain's).

@@ -1,5 +1,5 @@
 //! What the device slots of a streamed backend took and what was measured when they were
-//! made (the `gpu-loop` slots of `stream.rs`, the `gpu-matrix` slots of `matrix_stream.rs`),
+//! made (the `gpu-loop` slots of `stream/`, the `gpu-matrix` slots of `matrix_stream.rs`),
 //! and the `subdomains` report ([`StreamReport`]) both give from it.
 //!
 //! Units: memory in bytes, bandwidth in B/s.
