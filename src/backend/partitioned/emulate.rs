@@ -18,7 +18,8 @@
 //! (same per-bond arithmetic, same summation order per node); the strain energy is summed per
 //! subdomain, so it agrees to round-off only.
 
-use super::fused::{self, scatter_update, Carry, FusedForces, Update};
+use super::exchange::{gather, scatter, scatter_bonds};
+use super::fused::{self, scatter_forces, Carry, FusedForces, Update};
 use crate::backend::{Backend, CpuLoop, Footprint};
 use crate::dynamics::{ExplicitCall, Forces};
 use crate::geometry::Body;
@@ -46,22 +47,6 @@ pub struct PartitionedCpu<T: Real> {
     carry: Carry<T>,
 }
 
-/// `values` (`per` entries per global node) gathered for the global nodes `nodes`.
-pub(super) fn gather<T: Copy>(values: &[T], nodes: &[usize], per: usize) -> Vec<T> {
-    nodes
-        .iter()
-        .flat_map(|&g| values[per * g..per * (g + 1)].iter().copied())
-        .collect()
-}
-
-/// Write `local` (`per` entries per node) of the first `nodes.len()` local nodes back to the
-/// global `values`.
-pub(super) fn scatter<T: Copy>(local: &[T], nodes: &[usize], per: usize, values: &mut [T]) {
-    for (k, &g) in nodes.iter().enumerate() {
-        values[per * g..per * (g + 1)].copy_from_slice(&local[per * k..per * (k + 1)]);
-    }
-}
-
 /// The problem of one subdomain: owned nodes with their families, halo nodes without.
 pub fn local_problem(problem: &Problem, sub: &Subdomain) -> Problem {
     let mut offsets = sub.families.offsets.clone();
@@ -85,8 +70,8 @@ pub(super) fn problem_of(
 ) -> Problem {
     let b = &problem.bonds;
     let body = &problem.body;
-    let by_bond = |v: &[f64]| -> Vec<f64> { bond_index.iter().map(|&k| v[k]).collect() };
-    let initial_mu: Vec<u8> = bond_index.iter().map(|&k| problem.initial_mu[k]).collect();
+    let by_bond = |v: &[f64]| gather(v, bond_index, 1);
+    let initial_mu = gather(&problem.initial_mu, bond_index, 1);
     let precracked = initial_mu.iter().filter(|&&m| m == 0).count();
     Problem {
         name: problem.name.clone(),
@@ -160,22 +145,33 @@ impl<T: Real> PartitionedCpu<T> {
         broken
     }
 
-    /// Forces of every subdomain's owned nodes into `force`, breaking bonds first with
-    /// `breaking`. Returns the bonds broken.
-    fn forces(&mut self, u: &[T], force: &mut [T], breaking: bool) -> Result<usize> {
-        self.forces_fused(u, force, breaking, None)
+    /// The sum of `f` over the subdomains, each given the displacement of its local nodes.
+    fn sum_over_parts<R: std::iter::Sum<R>>(
+        &mut self,
+        u: &[T],
+        mut f: impl FnMut(&mut CpuLoop<T>, &[T]) -> Result<R>,
+    ) -> Result<R> {
+        let d = self.dim;
+        self.parts
+            .iter_mut()
+            .map(|p| f(&mut p.backend, &gather(u, &p.sub.nodes, d)))
+            .sum()
     }
+}
 
-    /// [`PartitionedCpu::forces`] with the explicit update fused into the scatter.
-    fn forces_fused(
+impl<T: Real> FusedForces<T> for PartitionedCpu<T> {
+    /// Forces of every subdomain's owned nodes into `force`, breaking bonds first with
+    /// `check`, the explicit update fused into the scatter with `update`. Returns the bonds
+    /// broken.
+    fn forces_with(
         &mut self,
         u: &[T],
         force: &mut [T],
-        breaking: bool,
+        check: bool,
         mut update: Option<&mut Update<'_, T>>,
     ) -> Result<usize> {
         let broken = if self.lps {
-            self.dilatation_phase(u, breaking)
+            self.dilatation_phase(u, check)
         } else {
             0
         };
@@ -188,55 +184,33 @@ impl<T: Real> PartitionedCpu<T> {
                 let theta_local = gather(&self.theta, &part.sub.nodes, 1);
                 part.backend
                     .lps_forces_with(&u_local, &theta_local, &mut f_local);
-            } else if breaking {
+            } else if check {
                 pmb_broken += part.backend.break_bonds_and_force(&u_local, &mut f_local)?;
             } else {
                 part.backend.internal_force(&u_local, &mut f_local)?;
             }
-            match update.as_deref_mut() {
-                Some(up) => scatter_update(&f_local, part.sub.owned_nodes(), d, force, up),
-                None => scatter(&f_local, part.sub.owned_nodes(), d, force),
-            }
+            let owned = part.sub.owned_nodes();
+            scatter_forces(&f_local, owned, d, force, update.as_deref_mut());
         }
         Ok(broken + pmb_broken)
     }
-}
 
-impl<T: Real> FusedForces<T> for PartitionedCpu<T> {
-    fn forces_with(
-        &mut self,
-        u: &[T],
-        force: &mut [T],
-        check: bool,
-        update: Option<&mut Update<'_, T>>,
-    ) -> Result<usize> {
-        self.forces_fused(u, force, check, update)
-    }
-
-    fn take_carry(&mut self) -> Carry<T> {
-        std::mem::take(&mut self.carry)
-    }
-
-    fn keep_carry(&mut self, carry: Carry<T>) {
-        self.carry = carry;
+    fn carry(&mut self) -> &mut Carry<T> {
+        &mut self.carry
     }
 }
 
 impl<T: Real> Forces<T> for PartitionedCpu<T> {
     fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
-        self.forces(u, force, false).map(|_| ())
+        self.forces_with(u, force, false, None).map(|_| ())
     }
 
     fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
-        let d = self.dim;
-        self.parts
-            .iter_mut()
-            .map(|p| p.backend.break_bonds(&gather(u, &p.sub.nodes, d)))
-            .sum()
+        self.sum_over_parts(u, |b, u| b.break_bonds(u))
     }
 
     fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
-        self.forces(u, force, true)
+        self.forces_with(u, force, true, None)
     }
 
     fn damage(&self, phi: &mut [T]) -> Result<()> {
@@ -258,11 +232,7 @@ impl<T: Real> Forces<T> for PartitionedCpu<T> {
     }
 
     fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
-        let d = self.dim;
-        self.parts
-            .iter_mut()
-            .map(|p| p.backend.strain_energy(&gather(u, &p.sub.nodes, d)))
-            .sum()
+        self.sum_over_parts(u, |b, u| b.strain_energy(u))
     }
 
     fn broken_bonds(&self) -> usize {
@@ -273,11 +243,7 @@ impl<T: Real> Forces<T> for PartitionedCpu<T> {
         let bonds = self.parts.iter().map(|p| p.sub.bonds()).sum();
         let mut status = vec![0; bonds];
         for part in &self.parts {
-            let local = part.backend.bond_status()?;
-            for k in 0..part.sub.owned {
-                let range = part.sub.global_bonds(k);
-                status[range].copy_from_slice(&local[part.sub.families.range(k)]);
-            }
+            scatter_bonds(&part.backend.bond_status()?, &part.sub, &mut status);
         }
         Ok(status)
     }

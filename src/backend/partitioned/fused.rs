@@ -2,18 +2,13 @@
 //! its forces: per owned dof, as its subdomain's forces arrive, the step's accelerate and
 //! kick and the next step's kick and drift, in the arithmetic of `Explicit::step`
 //! (undamped), so the results equal the host loop's bitwise while the host update overlaps
-//! the next subdomains' work (`stream.rs`; the CPU emulation, `emulate.rs`, runs the same
+//! the next subdomains' work (`stream/`; the CPU emulation, `emulate.rs`, runs the same
 //! code so CI checks it).
 
+use super::exchange::{for_each_node, scatter, SendPtr};
 use crate::dynamics::{Explicit, ExplicitCall, Forces, Loads, State, StepTimes};
 use crate::{Real, Result};
-use rayon::prelude::*;
 use std::time::Instant;
-
-/// A raw pointer that may cross threads (writes to distinct indices).
-pub struct SendPtr<T>(pub *mut T);
-unsafe impl<T> Send for SendPtr<T> {}
-unsafe impl<T> Sync for SendPtr<T> {}
 
 /// A backend whose force evaluation can fuse the update into its scatter.
 pub trait FusedForces<T: Real>: Forces<T> {
@@ -28,9 +23,8 @@ pub trait FusedForces<T: Real>: Forces<T> {
     ) -> Result<usize>;
 
     /// What the fused loop keeps between calls ([`Carry`]; taken at the start of a call,
-    /// given back at its end).
-    fn take_carry(&mut self) -> Carry<T>;
-    fn keep_carry(&mut self, carry: Carry<T>);
+    /// put back at its end).
+    fn carry(&mut self) -> &mut Carry<T>;
 }
 
 /// What a partitioned backend keeps between calls of the fused explicit loop: the second
@@ -88,9 +82,24 @@ pub struct Update<'a, T> {
     pub drift: bool,
 }
 
+/// The scatter of the forces of owned `nodes` (`d` values each, from `local`) into `f`:
+/// plain ([`scatter`]), or with the update `up` of the same dofs ([`scatter_update`]).
+pub fn scatter_forces<T: Real>(
+    local: &[T],
+    nodes: &[usize],
+    d: usize,
+    f: &mut [T],
+    update: Option<&mut Update<'_, T>>,
+) {
+    match update {
+        Some(up) => scatter_update(local, nodes, d, f, up),
+        None => scatter(local, nodes, d, f),
+    }
+}
+
 /// The scatter of forces of owned `nodes` (`d` values each, from `local`) into `f`, with the
 /// update `up` of the same dofs.
-pub fn scatter_update<T: Real>(
+fn scatter_update<T: Real>(
     local: &[T],
     nodes: &[usize],
     d: usize,
@@ -109,41 +118,81 @@ pub fn scatter_update<T: Real>(
     );
     let (b, u, fixed) = (up.b, up.u, up.constrained);
     let (half, dt, rho, drift) = (up.half, up.dt, up.rho, up.drift);
-    local[..d * nodes.len()]
-        .par_chunks(d * 1024)
-        .zip(nodes.par_chunks(1024))
-        .for_each(|(vals, chunk)| {
-            let (f, v, a, u_next, v_next) = (&out.0, &out.1, &out.2, &out.3, &out.4);
-            for (k, &g) in chunk.iter().enumerate() {
-                assert!(d * (g + 1) <= n, "node {g} out of range");
-                for c in 0..d {
-                    let i = d * g + c;
-                    let fi = vals[d * k + c];
-                    // SAFETY: owned nodes are distinct, so each dof is written by one thread;
-                    // the index is checked above.
-                    unsafe {
-                        // (f + 0) rounds as the host's f + b with b = 0 does
-                        let bi = b.map_or(T::zero(), |b| b[i]);
-                        let ai = (fi + bi) * rho;
-                        let mut vi = *v.0.add(i);
-                        vi += half * ai;
-                        if !drift {
-                            *f.0.add(i) = fi;
-                            *a.0.add(i) = ai;
-                            *v.0.add(i) = vi;
-                        }
-                        if !fixed[i] {
-                            vi += half * ai;
-                            *u_next.0.add(i) = u[i] + dt * vi;
-                        }
-                        match drift {
-                            true => *v.0.add(i) = vi,
-                            false => *v_next.0.add(i) = vi,
-                        }
-                    }
+    for_each_node(local, nodes, d, n, |vals, g| {
+        let (f, v, a, u_next, v_next) = (&out.0, &out.1, &out.2, &out.3, &out.4);
+        for (c, &fi) in vals.iter().enumerate() {
+            let i = d * g + c;
+            // SAFETY: owned nodes are distinct, so each dof is written by one thread; the
+            // index is checked by `for_each_node`.
+            unsafe {
+                // (f + 0) rounds as the host's f + b with b = 0 does
+                let bi = b.map_or(T::zero(), |b| b[i]);
+                let ai = (fi + bi) * rho;
+                let mut vi = *v.0.add(i);
+                vi += half * ai;
+                if !drift {
+                    *f.0.add(i) = fi;
+                    *a.0.add(i) = ai;
+                    *v.0.add(i) = vi;
+                }
+                if !fixed[i] {
+                    vi += half * ai;
+                    *u_next.0.add(i) = u[i] + dt * vi;
+                }
+                match drift {
+                    true => *v.0.add(i) = vi,
+                    false => *v_next.0.add(i) = vi,
                 }
             }
-        });
+        }
+    });
+}
+
+/// The first step's kick and drift of [`advance`] (with the kinematic conditions imposed):
+/// from `carry` where the last call left it ready for `state` (then only the dofs with
+/// kinematic conditions are stepped here), else on the host (`Explicit::kick_drift`). The
+/// second displacement and velocity arrays of the fused loop, `(u_next, v_next)`.
+fn first_step<T: Real>(
+    mut carry: Carry<T>,
+    integrator: &Explicit,
+    loads: &Loads,
+    state: &mut State<T>,
+) -> (Vec<T>, Vec<T>) {
+    let n = state.u.len();
+    let ready = carry.ready.take() == Some((state.step, state.time.to_bits()))
+        && carry.u_next.len() == n
+        && carry.v_next.len() == n;
+    let Carry {
+        mut u_next,
+        mut v_next,
+        ..
+    } = carry;
+    if !ready && u_next.len() != n {
+        // (zeroed pages from the allocator; the scatter threads touch them first)
+        u_next = vec![T::zero(); n];
+        v_next = vec![T::zero(); n];
+    }
+    let t1 = match ready {
+        true => {
+            // `Explicit::kick_drift` for the dofs with kinematic conditions; the others'
+            // kick and drift are in `v_next` and `u_next`
+            let dt = T::of(integrator.dt);
+            let t1 = state.time + integrator.dt;
+            loads.step_velocity(state.time, t1, &state.u, &mut state.v);
+            for &k in loads.constrained_dofs() {
+                v_next[k] = state.v[k];
+                u_next[k] = state.u[k] + dt * state.v[k];
+            }
+            std::mem::swap(&mut state.u, &mut u_next);
+            std::mem::swap(&mut state.v, &mut v_next);
+            state.time = t1;
+            state.step += 1;
+            t1
+        }
+        false => integrator.kick_drift(state, loads),
+    };
+    loads.impose(t1, &mut state.u, &mut state.v);
+    (u_next, v_next)
 }
 
 /// `steps` undamped explicit steps (`Explicit::step`, bitwise): the first step's kick
@@ -168,40 +217,8 @@ fn advance<T: Real, B: FusedForces<T> + ?Sized>(
     let (dt, half) = (T::of(integrator.dt), T::of(0.5 * integrator.dt));
     let rho = T::of(1.0 / integrator.density);
     let fixed = loads.constrained_dofs();
-    let mut carry = backend.take_carry();
-    let n = state.u.len();
-    let ready = carry.ready.take() == Some((state.step, state.time.to_bits()))
-        && carry.u_next.len() == n
-        && carry.v_next.len() == n;
-    let Carry {
-        mut u_next,
-        mut v_next,
-        ..
-    } = carry;
-    if !ready && u_next.len() != n {
-        // (zeroed pages from the allocator; the scatter threads touch them first)
-        u_next = vec![T::zero(); n];
-        v_next = vec![T::zero(); n];
-    }
-    let t1 = match ready {
-        true => {
-            // `Explicit::kick_drift` for the dofs with kinematic conditions; the others'
-            // kick and drift are in `v_next` and `u_next`
-            let t1 = state.time + integrator.dt;
-            loads.step_velocity(state.time, t1, &state.u, &mut state.v);
-            for &k in fixed {
-                v_next[k] = state.v[k];
-                u_next[k] = state.u[k] + dt * state.v[k];
-            }
-            std::mem::swap(&mut state.u, &mut u_next);
-            std::mem::swap(&mut state.v, &mut v_next);
-            state.time = t1;
-            state.step += 1;
-            t1
-        }
-        false => integrator.kick_drift(state, loads),
-    };
-    loads.impose(t1, &mut state.u, &mut state.v);
+    let carry = std::mem::take(backend.carry());
+    let (mut u_next, mut v_next) = first_step(carry, integrator, loads, state);
     times.update += t0.elapsed().as_secs_f64();
     let mut broken = 0;
     for step in 0..steps {
@@ -241,10 +258,10 @@ fn advance<T: Real, B: FusedForces<T> + ?Sized>(
         }
         times.update += t0.elapsed().as_secs_f64();
     }
-    backend.keep_carry(Carry {
+    *backend.carry() = Carry {
         u_next,
         v_next,
         ready: Some((state.step, state.time.to_bits())),
-    });
+    };
     Ok(broken)
 }

@@ -22,12 +22,14 @@
 //! global array, then forces are computed with the exchanged values
 //! ([`CpuMatrix::internal_force_with_theta`]).
 
-use super::emulate::{gather, problem_of, scatter};
-use super::matrix_stream::{SlotSetup, SlotTimes};
+use super::emulate::problem_of;
+use super::exchange::{gather, scatter};
+pub use super::matrix_part::{Inputs, MatrixPart, Slots};
+use super::matrix_part::{SlotSetup, SlotTimes, NAME};
+use super::report::Placed;
 use crate::backend::gpu::device_fault;
 use crate::backend::{Backend, CpuMatrix, Footprint, GpuMatrix};
 use crate::dynamics::Forces;
-use crate::gpu::Gpu;
 use crate::material::Law;
 use crate::neighbors::Families;
 use crate::operators::Storage;
@@ -38,121 +40,6 @@ use crate::{Real, Result};
 use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// A matrix backend one subdomain runs on: `cpu-matrix` (the emulation CI runs),
-/// `gpu-matrix` with every subdomain's blocks resident on the device, or
-/// [`StreamedPart`] (its blocks uploaded whenever it runs).
-pub trait MatrixPart<T: Real>: Backend<T> + Sized + Send {
-    /// Assemble the operators of a local problem (full storage) for subdomain `s`, whose
-    /// first `owned_rows` bond rows are its owned nodes' bonds.
-    fn assemble(local: Arc<Problem>, s: usize, owned_rows: usize, slots: &Slots) -> Result<Self>;
-    /// Called once every part is assembled: streamed parts make their slots on `slots` and
-    /// say what they hold; others nothing.
-    fn prepare(_parts: &mut [&mut Self], _slots: &Slots) -> Result<Option<SlotSetup>> {
-        Ok(None)
-    }
-    /// LPS forces with the dilatation of every local node given.
-    fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()>;
-    /// Strain energy of the first `rows` rows and the first `nodes` nodes, J.
-    fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64>;
-    /// Broken rows among the first `rows`.
-    fn broken_before(&self, rows: usize) -> Result<usize>;
-    /// Whether the part is on the device only while it runs.
-    fn streamed(&self) -> bool {
-        false
-    }
-    /// Make the part ready to run with `inputs` (a streamed part enqueues the copies of its
-    /// blocks and of `inputs` on its slot's stream).
-    fn load(&self, _inputs: &Inputs<T>) -> Result<()> {
-        Ok(())
-    }
-    /// Done with the part for this pass (a streamed part takes its row status back to the
-    /// host; its slot may then take another part).
-    fn unload(&self) -> Result<()> {
-        Ok(())
-    }
-}
-
-/// What a pass gives one part: the displacement of its local nodes and, in the LPS force
-/// pass, their dilatation (empty where the pass reads neither).
-pub struct Inputs<T> {
-    pub u: Vec<T>,
-    pub theta: Option<Vec<T>>,
-}
-
-impl<T> Default for Inputs<T> {
-    fn default() -> Self {
-        Inputs {
-            u: Vec::new(),
-            theta: None,
-        }
-    }
-}
-
-/// The two streams (device views) streamed parts alternate on; empty for resident parts.
-#[derive(Default)]
-pub struct Slots {
-    views: Vec<Arc<Gpu>>,
-}
-
-impl Slots {
-    /// Two new streams on the device, the kernels of precision `T` compiled first (the
-    /// views share them).
-    pub fn two<T: Real>(gpu: &Gpu) -> Result<Slots> {
-        gpu.module(T::PRECISION)?;
-        let views = (0..2)
-            .map(|_| Ok(gpu.on_stream(gpu.new_stream()?)))
-            .collect::<Result<_>>()?;
-        Ok(Slots { views })
-    }
-
-    /// The view subdomain `s` runs on (alternating).
-    pub fn view(&self, s: usize) -> &Arc<Gpu> {
-        &self.views[s % self.views.len()]
-    }
-
-    /// Number of views (two, or none for resident parts).
-    pub fn len(&self) -> usize {
-        self.views.len()
-    }
-
-    /// Whether there are no views (resident parts).
-    pub fn is_empty(&self) -> bool {
-        self.views.is_empty()
-    }
-}
-
-impl<T: Real> MatrixPart<T> for CpuMatrix<T> {
-    fn assemble(local: Arc<Problem>, _: usize, _: usize, _: &Slots) -> Result<Self> {
-        CpuMatrix::new(local, Storage::Full)
-    }
-    fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()> {
-        self.internal_force_with_theta(u, theta, force);
-        Ok(())
-    }
-    fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
-        Ok(self.strain_energy_of(u, 0..rows, 0..nodes))
-    }
-    fn broken_before(&self, rows: usize) -> Result<usize> {
-        Ok(self.broken_rows_before(rows))
-    }
-}
-
-impl<T: Real> MatrixPart<T> for GpuMatrix<T> {
-    fn assemble(local: Arc<Problem>, _: usize, _: usize, _: &Slots) -> Result<Self> {
-        GpuMatrix::new(local, Storage::Full)
-    }
-    fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()> {
-        self.internal_force_with_theta(u, theta, force)
-    }
-    fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
-        self.strain_energy_of(u, rows, nodes)
-    }
-    fn broken_before(&self, rows: usize) -> Result<usize> {
-        self.broken_rows_before(rows)
-            .map_err(device_fault(NAME, "bond status download"))
-    }
-}
 
 /// Room for cuSPARSE workspaces and allocation granularity over a slot's estimate.
 const MARGIN: f64 = 1.1;
@@ -214,9 +101,6 @@ pub fn count_for_budget<T: Real>(problem: &Problem, budget: u64) -> Result<usize
         count = next.max(count + 1).min(slabs);
     }
 }
-
-/// The backend's name in device errors.
-const NAME: &str = "gpu-matrix (subdomains)";
 
 /// One subdomain with its own matrix backend.
 struct Part<M> {
@@ -381,26 +265,19 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
     /// The `subdomains` report of a streamed run.
     fn report(&self) -> Option<StreamReport> {
         let slots = self.slots.as_ref()?;
-        let (bw_in, bw_out) = slots.bandwidth;
         // with one or two subdomains each keeps its slot: nothing moves but node state
         let resident = self.parts.len() <= 2;
-        let report = StreamReport {
+        let placed = Placed {
             count: self.parts.len(),
             residency: match resident {
                 true => Residency::Resident,
                 false => Residency::Streamed,
             },
-            resident_subdomains: if resident { self.parts.len() } else { 0 },
-            in_core_bytes: self.in_core as u64,
-            pinned_h2d_bytes_per_second: bw_in,
-            pinned_d2h_bytes_per_second: bw_out,
-            budget_bytes: self.budget,
-            allocated_bytes: slots.allocated as u64,
-            device_used_before: slots.used_before as u64,
-            device_used_after: slots.used_after as u64,
-            ..Default::default()
+            resident: if resident { self.parts.len() } else { 0 },
+            in_core: self.in_core,
+            budget: self.budget,
         };
-        Some(report.with_times(&self.times))
+        Some(slots.memory.report(placed, &self.times))
     }
 
     /// Owned rows broken so far, over all subdomains.
@@ -625,9 +502,8 @@ impl<T: Real, M: MatrixPart<T>> Forces<T> for PartitionedMatrix<T, M> {
         let mut status = vec![0u8; self.bonds];
         for part in &self.parts {
             let local = part.backend.bond_status()?;
-            for r in 0..part.owned_rows {
-                status[part.bond_index[r]] = local[r];
-            }
+            let rows = part.owned_rows;
+            scatter(&local[..rows], &part.bond_index[..rows], 1, &mut status);
         }
         Ok(status)
     }
@@ -637,7 +513,7 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
     pub fn memory_bytes(&self) -> usize {
         match &self.slots {
             // streamed parts share the slots
-            Some(slots) => slots.allocated,
+            Some(slots) => slots.memory.allocated,
             None => self
                 .parts
                 .iter()

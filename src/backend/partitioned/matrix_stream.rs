@@ -9,22 +9,23 @@
 //! subdomain `s + 1` (on the other slot's stream) before running `s`, so the copies of one
 //! overlap the products of the other; no device memory is allocated per pass.
 //!
-//! This module owns the slots ([`StreamedPart`]'s `prepare` makes them), the record of what
-//! they copied and computed ([`SlotSetup`]), and the status bookkeeping between a slot and
+//! This module owns the slots ([`StreamedPart`]'s `prepare` makes them, recording what
+//! they copied and computed in a `SlotSetup`), and the status bookkeeping between a slot and
 //! the images it takes in turn. A slot keeps its subdomain after the pass: with one or two
 //! subdomains nothing is copied again.
 //!
 //! What moves per pass: every subdomain's image in (operators, bond vectors, status) and its
 //! row status out, plus the node state the resident scheme moves too.
 
-use super::matrix::{Inputs, MatrixPart, Slots};
+use super::matrix_part::{Inputs, MatrixPart, SlotSetup, SlotTimes, Slots};
+use super::report::{copy_bandwidth, settled_memory, SlotMemory};
 use crate::backend::gpu::device_fault;
 use crate::backend::gpu::matrix::MatrixImage;
 use crate::backend::{Backend, Footprint, GpuMatrix};
 use crate::dynamics::Forces;
 use crate::gpu::cusparse::Handle;
 use crate::gpu::device::driver_error;
-use crate::gpu::pinned::{pinned_bandwidth, seconds_between, timing_event, Pinned};
+use crate::gpu::pinned::{seconds_between, timing_event, Pinned};
 use crate::gpu::Gpu;
 use crate::operators::Storage;
 use crate::setup::Problem;
@@ -32,35 +33,6 @@ use crate::{Error, Real, Result};
 use cudarc::driver::CudaEvent;
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex, MutexGuard};
-
-/// What the slots copied and computed so far, summed over both (seconds from CUDA events on
-/// the slots' streams; bytes as enqueued).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SlotTimes {
-    /// Copies of images into the slots.
-    pub copy_in: f64,
-    /// From a subdomain's first call to the end of its last (products, kernels, and the
-    /// node state it uploads and downloads).
-    pub compute: f64,
-    /// Copies of row status back into the images.
-    pub copy_out: f64,
-    pub bytes_in: u64,
-    pub bytes_out: u64,
-}
-
-/// The slots of a streamed run, once made: what they hold and what they did.
-pub struct SlotSetup {
-    /// Running totals, updated as each subdomain finishes.
-    pub times: Arc<Mutex<SlotTimes>>,
-    /// Device bytes of the slots (buffers and cuSPARSE workspaces).
-    pub allocated: usize,
-    /// Device memory in use before and after the slots were made (`cuMemGetInfo`).
-    pub used_before: usize,
-    pub used_after: usize,
-    /// Pinned copy bandwidth host to device and back, measured before the slots were made,
-    /// B/s.
-    pub bandwidth: (f64, f64),
-}
 
 /// One of the two slots: a `GpuMatrix` with room for the largest image it takes, and which
 /// subdomain it holds.
@@ -271,21 +243,15 @@ impl<T: Real> MatrixPart<T> for StreamedPart<T> {
             return Ok(None);
         };
         let gpu = slots.view(first.s).clone();
-        // (finish pending frees, e.g. of the neighbour search, so "before" is what stays)
-        gpu.stream().context().synchronize().map_err(driver_error)?;
-        let (free, total) = gpu.memory_info()?;
+        let (free, total) = settled_memory(&gpu)?;
         let largest = parts
             .iter()
             .map(|p| lock(&p.image).bytes())
             .max()
             .unwrap_or(0);
-        // the bandwidth the copies are measured against: a copy as large as the largest
-        // image (at least 64 MiB, at most 256 MiB, at most a quarter of the free memory)
-        let probe = largest
-            .clamp(64 << 20, 256 << 20)
-            .min(free / 4)
-            .max(1 << 20);
-        let bandwidth = pinned_bandwidth(&gpu, probe)?;
+        // the bandwidth the copies are measured against: of a copy as large as the largest
+        // image
+        let bandwidth = copy_bandwidth(&gpu, largest, free)?;
         let times = Arc::new(Mutex::new(SlotTimes::default()));
         let used = slots.len().min(parts.len());
         let mut allocated = 0;
@@ -330,10 +296,12 @@ impl<T: Real> MatrixPart<T> for StreamedPart<T> {
         let (free_after, _) = gpu.memory_info()?;
         Ok(Some(SlotSetup {
             times,
-            allocated,
-            used_before: total - free,
-            used_after: total - free_after,
-            bandwidth,
+            memory: SlotMemory {
+                allocated,
+                used_before: total - free,
+                used_after: total - free_after,
+                bandwidth,
+            },
         }))
     }
 

@@ -10,6 +10,7 @@
 //!
 //! Units as the kernels': positions m, volumes m^3.
 
+use super::exchange::{gather, scatter_bonds};
 use crate::backend::coefficients::LpsCoefficients;
 use crate::backend::gpu::bond_loop::{node_records, node_records_f32, record_centre};
 use crate::gpu::layout::{pack_status, status_words, unpack_status, SlicedLayout};
@@ -135,20 +136,18 @@ impl Part {
                 &node_records_f32(&records, centre),
             );
         }
-        let gather = |v: &[f64]| -> Vec<f64> { sub.nodes.iter().map(|&g| v[g]).collect() };
+        let of_nodes = |v: &[f64]| gather(v, &sub.nodes, 1);
         put(
             &mut block,
             o.horizon_volume,
-            &gather(&problem.bonds.horizon_volume),
+            &of_nodes(&problem.bonds.horizon_volume),
         );
-        let no_fail: Vec<u8> = sub
-            .nodes
-            .iter()
-            .map(|&g| u8::from(problem.no_fail[g]))
-            .collect();
-        put(&mut block, o.no_fail, &no_fail);
+        let no_fail = gather(&problem.no_fail, &sub.nodes, 1)
+            .into_iter()
+            .map(u8::from);
+        put(&mut block, o.no_fail, &no_fail.collect::<Vec<u8>>());
         if let Some(c) = lps {
-            let to_t = |v: &[f64]| -> Vec<T> { gather(v).into_iter().map(T::of).collect() };
+            let to_t = |v: &[f64]| -> Vec<T> { of_nodes(v).into_iter().map(T::of).collect() };
             put(&mut block, o.alpha, &to_t(&c.alpha));
             put(&mut block, o.pcoef, &to_t(&c.pcoef));
             put(&mut block, o.d_over_m, &to_t(&c.d_over_m));
@@ -182,12 +181,6 @@ impl Part {
         let local = self
             .layout
             .to_csr(&unpack_status(mu, self.layout.padded_len()));
-        let mut at = 0;
-        for k in 0..self.sub.owned {
-            let range = self.sub.global_bonds(k);
-            let len = range.len();
-            status[range].copy_from_slice(&local[at..at + len]);
-            at += len;
-        }
+        scatter_bonds(&local, &self.sub, status);
     }
 }

@@ -1,5 +1,5 @@
 //! Subdomain plans: the subdomain count a GPU memory budget asks for ([`plan_for_budget`], sized by
-//! what a streaming slot of `stream.rs` holds, [`SlotCost`]), the in-core device bytes per
+//! what a streaming slot of `stream/` holds, [`SlotCost`]), the in-core device bytes per
 //! node of each GPU backend (what `peridot info` prints next to a plan), and the parsing of a
 //! byte count.
 
