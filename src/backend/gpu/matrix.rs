@@ -38,7 +38,7 @@ use crate::gpu::params::MatrixParams;
 use crate::gpu::pinned::{copy_in, copy_out, Registered};
 use crate::gpu::Gpu;
 use crate::material::Law;
-use crate::operators::{footprint, BondRows, Mat, Operators, Storage};
+use crate::operators::{footprint, BondRows, BondVectors, Mat, Operators, Storage};
 use crate::setup::Problem;
 use crate::{Error, Real, Result};
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, ValidAsZeroBits};
@@ -198,8 +198,8 @@ impl<T: Real> MatrixImage<T> {
         let theta = ops.theta.as_ref().map(|m| node_op("Theta", m));
         let damage = node_op("Phi", &ops.damage);
         let mu = ops.row_status(&p.initial_mu);
-        let Operators {
-            rows,
+        let Operators { rows, vectors, .. } = ops;
+        let BondVectors {
             xi,
             length,
             a,
@@ -207,8 +207,7 @@ impl<T: Real> MatrixImage<T> {
             g_second,
             a_first,
             w,
-            ..
-        } = ops;
+        } = vectors;
         Ok(MatrixImage {
             pins: Vec::new(),
             no_fail: p.no_fail.iter().map(|&b| u8::from(b)).collect(),
