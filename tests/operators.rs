@@ -155,8 +155,8 @@ fn operator_force(
     spmv_interleaved(&ops.incidence, d, u, &mut eta, |_, _, s| s);
     let half = ops.storage == Storage::Half;
     let ext = |r: usize| -> (f64, f64) {
-        let xi = &ops.xi[d * r..d * r + d];
-        let x = ops.length[r];
+        let xi = &ops.vectors.xi[d * r..d * r + d];
+        let x = ops.vectors.length[r];
         let y: f64 = (0..d).map(|k| (xi[k] + eta[d * r + k]).powi(2)).sum();
         let lin: f64 = (0..d).map(|k| xi[k] * eta[d * r + k]).sum::<f64>() / x;
         (lin, y.sqrt() - x)
@@ -167,10 +167,10 @@ fn operator_force(
         let mut z = vec![0.0; d * rows];
         for r in 0..rows {
             let (_, e) = ext(r);
-            let ly = e + ops.length[r];
+            let ly = e + ops.vectors.length[r];
             for k in 0..d {
-                let y = ops.xi[d * r + k] + eta[d * r + k];
-                z[d * r + k] = ops.w[r] * mu[r] * ops.a[r] * e * y / ly;
+                let y = ops.vectors.xi[d * r + k] + eta[d * r + k];
+                z[d * r + k] = ops.vectors.w[r] * mu[r] * ops.vectors.a[r] * e * y / ly;
             }
         }
         spmv_interleaved(m, d, &z, &mut f, |i, _, s| s * inv_v[i]);
@@ -190,14 +190,14 @@ fn operator_force(
     let z: Vec<f64> = (0..rows)
         .map(|r| {
             let (i, j) = ops.rows.ends(r);
-            let mut t = ops.a[r] * me[r];
-            if !ops.g.is_empty() {
-                t += mu[r] * ops.g[r] * theta[i];
+            let mut t = ops.vectors.a[r] * me[r];
+            if !ops.vectors.g.is_empty() {
+                t += mu[r] * ops.vectors.g[r] * theta[i];
             }
-            if half && !ops.g_second.is_empty() {
-                t += mu[r] * ops.g_second[r] * theta[j];
+            if half && !ops.vectors.g_second.is_empty() {
+                t += mu[r] * ops.vectors.g_second[r] * theta[j];
             }
-            ops.w[r] * t
+            ops.vectors.w[r] * t
         })
         .collect();
     spmv_with(&ops.bt, &z, &mut f, |k, s| s * inv_v[k / d]);

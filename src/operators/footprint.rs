@@ -2,7 +2,7 @@
 //! problem without assembling anything (for `peridot info` and for planning), and the actual
 //! bytes of assembled operators (which the footprint must equal). Units: bytes.
 
-use super::{Mat, Operators, Storage};
+use super::{bond_vector_lengths, Mat, Operators, Storage};
 use crate::material::Law;
 use crate::setup::Problem;
 use crate::Real;
@@ -91,8 +91,9 @@ pub fn footprint(problem: &Problem, storage: Storage, scalar_bytes: usize) -> Fo
         operators.push(csr("Theta", n, node_nnz, t, true));
     }
     operators.push(csr("Phi", n, node_nnz, t, true));
-    // xi (d), length, a, w; g for LPS; g_second and a_first for half LPS
-    let scalars = d + 3 + usize::from(lps) + 2 * usize::from(lps && half);
+    let scalars: usize = bond_vector_lengths(rows, d, &problem.material.law, storage)
+        .iter()
+        .sum();
     // first, second; the pair map in half storage
     let indices = 2 + 2 * usize::from(half);
     Footprint {
@@ -100,7 +101,7 @@ pub fn footprint(problem: &Problem, storage: Storage, scalar_bytes: usize) -> Fo
         scalar_bytes,
         rows,
         operators,
-        bond_vectors: rows * (scalars * t + 4 * indices),
+        bond_vectors: scalars * t + rows * 4 * indices,
     }
 }
 
@@ -127,23 +128,8 @@ impl<T: Real> Operators<T> {
         sum
     }
 
-    /// Bytes of the per-row vectors.
+    /// Bytes of the per-row vectors: the bond vectors and the rows' indices.
     pub fn vector_bytes(&self) -> usize {
-        let t = std::mem::size_of::<T>();
-        let scalars = [
-            &self.xi,
-            &self.length,
-            &self.a,
-            &self.g,
-            &self.g_second,
-            &self.a_first,
-            &self.w,
-        ]
-        .iter()
-        .map(|v| v.len())
-        .sum::<usize>();
-        let r = &self.rows;
-        let indices = r.first.len() + r.second.len() + r.pairs.as_ref().map_or(0, |p| 2 * p.len());
-        scalars * t + 4 * indices
+        self.vectors.bytes() + self.rows.index_bytes()
     }
 }

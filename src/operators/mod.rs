@@ -40,12 +40,14 @@
 //! geometry, coefficients and matrix values), `spmv.rs` (deterministic row-parallel sparse
 //! products), `footprint.rs` (memory of full and half storage without assembling).
 
+mod bond_vectors;
 mod footprint;
 mod pattern;
 pub mod spmv;
 pub mod stiffness;
 mod values;
 
+pub use bond_vectors::{bond_vector_lengths, BondVectors};
 pub use footprint::{footprint, mat_bytes, Footprint, OperatorBytes};
 pub use pattern::{BondMaps, BondRows};
 
@@ -88,20 +90,8 @@ pub struct Operators<T: Real> {
     pub nodes: usize,
     /// Bond rows: `first[r] = i`, `second[r] = j`, and the pair map in half storage.
     pub rows: BondRows,
-    /// Reference bond vector `xi = X_j - X_i` per row, `d` components, m.
-    pub xi: Vec<T>,
-    /// Reference bond length `x` per row, m.
-    pub length: Vec<T>,
-    /// `a` per row (half: `a_ij + a_ji`).
-    pub a: Vec<T>,
-    /// `g` per row, multiplying the dilatation of the first node (empty for PMB).
-    pub g: Vec<T>,
-    /// Half storage, LPS: `g_ji`, multiplying the dilatation of the second node; else empty.
-    pub g_second: Vec<T>,
-    /// Half storage, LPS: `a_ij` (the first node's share of `a`), for the energy; else empty.
-    pub a_first: Vec<T>,
-    /// Weights `w = beta V_i V_j` per row, m^6.
-    pub w: Vec<T>,
+    /// The per-row bond vectors (`xi`, `length`, `a`, `g`, `g_second`, `a_first`, `w`).
+    pub vectors: BondVectors<T>,
     /// `B`: extensions `e = B u`.
     pub b: Mat<T>,
     /// `B^T`, stored explicitly: forces `f = -B^T (w o t)`.
@@ -163,13 +153,15 @@ impl<T: Real> Operators<T> {
             storage,
             dim: d,
             nodes: n,
-            xi: to_t(&geometry.xi),
-            length: to_t(&geometry.length),
-            a: to_t(&coef.a),
-            g: to_t(&coef.g),
-            g_second: to_t(&coef.g_second),
-            a_first: to_t(&coef.a_first),
-            w: to_t(&coef.w),
+            vectors: BondVectors {
+                xi: to_t(&geometry.xi),
+                length: to_t(&geometry.length),
+                a: to_t(&coef.a),
+                g: to_t(&coef.g),
+                g_second: to_t(&coef.g_second),
+                a_first: to_t(&coef.a_first),
+                w: to_t(&coef.w),
+            },
             b,
             bt: Mat::new(bt, bt_val),
             incidence_t,
@@ -216,7 +208,8 @@ impl<T: Real> Operators<T> {
 
     fn check_finite(&self, problem: &Problem) -> Result<()> {
         let finite = |v: &[T]| v.iter().all(|x| x.is_finite());
-        let ok = [&self.a, &self.g, &self.g_second, &self.a_first, &self.w]
+        let v = &self.vectors;
+        let ok = [&v.a, &v.g, &v.g_second, &v.a_first, &v.w]
             .iter()
             .all(|v| finite(v))
             && self.theta.as_ref().is_none_or(|m| finite(m.val()))

@@ -152,6 +152,12 @@ impl BondRows {
         self.first.is_empty()
     }
 
+    /// Bytes of the row ends and, in half storage, the pair map (4 bytes an index).
+    pub fn index_bytes(&self) -> usize {
+        let pairs = self.pairs.as_ref().map_or(0, |p| 2 * p.len());
+        4 * (self.first.len() + self.second.len() + pairs)
+    }
+
     /// Bond status per row from a status per directed bond: in half storage a pair is intact
     /// only if both of its directed bonds are.
     pub fn row_status(&self, bond_status: &[u8]) -> Vec<u8> {

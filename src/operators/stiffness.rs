@@ -31,7 +31,7 @@ pub fn stiffness(ops: &Operators<f64>, row_status: &[u8]) -> Result<Mat<f64>> {
     assert_eq!(row_status.len(), ops.rows(), "one status per bond row");
     let mu: Vec<f64> = row_status.iter().map(|&m| f64::from(m)).collect();
     let bond_scale: Vec<f64> = (0..ops.rows())
-        .map(|r| ops.w[r] * mu[r] * ops.a[r])
+        .map(|r| ops.vectors.w[r] * mu[r] * ops.vectors.a[r])
         .collect();
     let bond_term = product(&ops.bt, &scale_rows(&ops.b, &bond_scale))?;
     let Some(theta) = &ops.theta else {
@@ -59,12 +59,13 @@ fn dilatation_weights(ops: &Operators<f64>, theta: &Mat<f64>, mu: &[f64]) -> Mat
     for k in 0..sym.nrows() {
         for e in ptr[k] as usize..ptr[k + 1] as usize {
             let r = cols[e] as usize;
+            let v = &ops.vectors;
             let g = if ops.rows.first[r] as usize == k {
-                ops.g[r]
+                v.g[r]
             } else {
-                ops.g_second[r]
+                v.g_second[r]
             };
-            val[e] = ops.w[r] * mu[r] * g;
+            val[e] = v.w[r] * mu[r] * g;
         }
     }
     Mat::new(sym, val)

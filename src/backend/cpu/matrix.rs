@@ -23,7 +23,7 @@ use crate::dynamics::Forces;
 use crate::material::laws::{extension, stretch, Vec3};
 use crate::material::Law;
 use crate::operators::spmv::{spmv, spmv_interleaved, spmv_with};
-use crate::operators::{footprint, mat_bytes, nnz, BondRows, Mat, Operators, Storage};
+use crate::operators::{footprint, mat_bytes, nnz, BondRows, BondVectors, Mat, Operators, Storage};
 use crate::setup::Problem;
 use crate::{Real, Result};
 use rayon::prelude::*;
@@ -41,13 +41,8 @@ pub struct CpuMatrix<T: Real> {
     dim: usize,
     law: Law,
     rows: BondRows,
-    xi: Vec<T>,
-    length: Vec<T>,
-    a: Vec<T>,
-    g: Vec<T>,
-    g_second: Vec<T>,
-    a_first: Vec<T>,
-    w: Vec<T>,
+    /// The bond vectors of the operators (`xi`, `length`, `a`, `g`, `w`, ...).
+    vectors: BondVectors<T>,
     incidence: Mat<T>,
     /// `B^T`, for the linear laws (nonlinear PMB uses `A^T`).
     bt: Option<Mat<T>>,
@@ -87,13 +82,7 @@ impl<T: Real> CpuMatrix<T> {
             dim: d,
             law,
             rows: ops.rows,
-            xi: ops.xi,
-            length: ops.length,
-            a: ops.a,
-            g: ops.g,
-            g_second: ops.g_second,
-            a_first: ops.a_first,
-            w: ops.w,
+            vectors: ops.vectors,
             incidence: ops.incidence,
             bt: (!nonlinear).then_some(ops.bt),
             incidence_t: ops.incidence_t,
@@ -154,10 +143,10 @@ impl<T: Real> CpuMatrix<T> {
     fn bond<const D: usize>(&self, r: usize) -> (Vec3<T>, Vec3<T>, T) {
         let (mut xi, mut eta) = ([T::zero(); 3], [T::zero(); 3]);
         for k in 0..D {
-            xi[k] = self.xi[D * r + k];
+            xi[k] = self.vectors.xi[D * r + k];
             eta[k] = self.eta[D * r + k];
         }
-        (xi, eta, self.length[r])
+        (xi, eta, self.vectors.length[r])
     }
 
     fn is_nonlinear(&self) -> bool {
@@ -218,7 +207,8 @@ impl<T: Real> CpuMatrix<T> {
     fn lps_force_scalars(&mut self) {
         let mut z = std::mem::take(&mut self.z);
         let this = &*self;
-        let half = !self.g_second.is_empty();
+        let v = &self.vectors;
+        let half = !v.g_second.is_empty();
         z.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
             for (k, zr) in out.iter_mut().enumerate() {
                 let r = c * CHUNK + k;
@@ -227,11 +217,11 @@ impl<T: Real> CpuMatrix<T> {
                     continue;
                 }
                 let (i, j) = this.rows.ends(r);
-                let mut t = this.a[r] * *zr + this.g[r] * this.theta[i];
+                let mut t = v.a[r] * *zr + v.g[r] * this.theta[i];
                 if half {
-                    t += this.g_second[r] * this.theta[j];
+                    t += v.g_second[r] * this.theta[j];
                 }
-                *zr = this.w[r] * t;
+                *zr = v.w[r] * t;
             }
         });
         self.z = z;
@@ -277,7 +267,7 @@ impl<T: Real> CpuMatrix<T> {
     /// The PMB bond kernel in dimension `D`, with `D` values per row if `NONLINEAR`, else 1.
     fn pmb_kernel<const D: usize, const NONLINEAR: bool>(&mut self) {
         let mut z = std::mem::take(&mut self.z);
-        let this = &*self;
+        let (this, v) = (&*self, &self.vectors);
         let per = if NONLINEAR { D } else { 1 };
         z.par_chunks_mut(CHUNK * per)
             .enumerate()
@@ -290,10 +280,10 @@ impl<T: Real> CpuMatrix<T> {
                     }
                     let (xi, eta, x) = this.bond::<D>(r);
                     if !NONLINEAR {
-                        zr[0] = this.w[r] * (this.a[r] * extension(&xi, &eta, x));
+                        zr[0] = v.w[r] * (v.a[r] * extension(&xi, &eta, x));
                     } else {
                         let (s, ly) = stretch(&xi, &eta, x);
-                        let scale = this.w[r] * (this.a[r] * (s * x)) / ly;
+                        let scale = v.w[r] * (v.a[r] * (s * x)) / ly;
                         for q in 0..D {
                             zr[q] = scale * (xi[q] + eta[q]);
                         }
@@ -368,29 +358,15 @@ impl<T: Real> CpuMatrix<T> {
             .iter()
             .map(|m| mat_bytes(m))
             .sum::<usize>();
-        let scalars = [
-            &self.xi,
-            &self.length,
-            &self.a,
-            &self.g,
-            &self.g_second,
-            &self.a_first,
-            &self.w,
-            &self.neg_inv_volume,
-            &self.eta,
-            &self.z,
-            &self.theta,
-        ]
-        .iter()
-        .map(|v| v.len())
-        .sum::<usize>()
+        let scalars = [&self.neg_inv_volume, &self.eta, &self.z, &self.theta]
+            .iter()
+            .map(|v| v.len())
+            .sum::<usize>()
             + self
                 .eta_of
                 .as_ref()
                 .map_or(self.dim * self.neg_inv_volume.len(), Vec::len);
-        let r = &self.rows;
-        let indices = r.first.len() + r.second.len() + r.pairs.as_ref().map_or(0, |p| 2 * p.len());
-        mats + scalars * t + 4 * indices + self.mu.len()
+        mats + self.vectors.bytes() + scalars * t + self.rows.index_bytes() + self.mu.len()
     }
 
     pub fn bytes_per_step(&self) -> usize {
@@ -506,17 +482,18 @@ impl<T: Real> CpuMatrix<T> {
             return 0.0;
         }
         let e = self.extension_of::<D>(r).f64();
-        let (w, a) = (self.w[r].f64(), self.a[r].f64());
+        let v = &self.vectors;
+        let (w, a) = (v.w[r].f64(), v.a[r].f64());
         match self.law {
             Law::Pmb { .. } => 0.5 * w * a * e * e,
             Law::Lps { .. } => {
                 let (i, j) = self.rows.ends(r);
-                let (x, d) = (self.length[r].f64(), self.dim as f64);
+                let (x, d) = (v.length[r].f64(), self.dim as f64);
                 let ed = |k: usize| e - self.theta[k].f64() * x / d;
-                if self.a_first.is_empty() {
+                if v.a_first.is_empty() {
                     0.5 * w * a * ed(i).powi(2)
                 } else {
-                    let a_ij = self.a_first[r].f64();
+                    let a_ij = v.a_first[r].f64();
                     0.5 * w * (a_ij * ed(i).powi(2) + (a - a_ij) * ed(j).powi(2))
                 }
             }
@@ -535,17 +512,12 @@ impl<T: Real> CpuMatrix<T> {
             .filter(|m| !std::ptr::eq(**m, &self.damage_op))
             .map(|m| mat_bytes(m))
             .sum();
-        let vectors = [
-            &self.xi,
-            &self.length,
-            &self.a,
-            &self.g,
-            &self.g_second,
-            &self.w,
-        ]
-        .iter()
-        .map(|v| v.len())
-        .sum::<usize>();
+        let v = &self.vectors;
+        // (not `a_first`: the energy's only)
+        let vectors = [&v.xi, &v.length, &v.a, &v.g, &v.g_second, &v.w]
+            .iter()
+            .map(|v| v.len())
+            .sum::<usize>();
         let scratch = 2 * (self.eta.len() + self.z.len() + self.theta.len());
         // row ends (no-fail check, dilatation gather), status in and out, no-fail flags,
         // u in, f out, 1 / V

@@ -3,12 +3,13 @@
 //! its entries in the model's order (so one thread per dof applies them exactly as
 //! `loads.rs` does on the host), and the per-step table of ramp factors.
 
+use super::buffers::{addr, upload};
 use crate::dynamics::loads::Loads;
-use crate::gpu::device::{driver_error, Gpu};
+use crate::gpu::device::Gpu;
 use crate::gpu::params::ConditionParams;
 use crate::model::BoundaryKind;
 use crate::Result;
-use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::CudaSlice;
 
 /// Entry kinds, as `apply_conditions` in `kernels/leapfrog.cu` reads them.
 const KINEMATIC: u8 = 0;
@@ -88,25 +89,6 @@ pub fn push_table_row(loads: &Loads, t0: f64, t1: f64, table: &mut Vec<f64>) {
     table.push(t1 - t0);
     table.extend(loads.factors(t1));
     table.extend(loads.factors(0.5 * (t0 + t1)));
-}
-
-/// Copy `data` to a new device buffer (one zero element when empty, so no buffer is empty).
-pub fn upload<T: DeviceRepr + ValidAsZeroBits + Copy>(
-    gpu: &Gpu,
-    data: &[T],
-) -> Result<CudaSlice<T>> {
-    let s = gpu.stream();
-    if data.is_empty() {
-        s.alloc_zeros::<T>(1).map_err(driver_error)
-    } else {
-        s.clone_htod(data).map_err(driver_error)
-    }
-}
-
-/// Device address of a buffer.
-pub fn addr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> u64 {
-    let (p, _sync) = s.device_ptr(gpu.stream());
-    p
 }
 
 /// A [`DofList`] on the device.

@@ -1,12 +1,20 @@
-//! The GPU backends, on the driver layer of `crate::gpu`: [`GpuLoop`] (`bond_loop.rs`, the
+//! The GPU backends, on the driver layer of `crate::gpu`: [`GpuLoop`] (`bond_loop/`, the
 //! NVRTC kernels of `kernels/` over each node's bonds; `lattice.rs` its form without a
-//! neighbour list on a full box lattice) and [`GpuMatrix`] (`matrix.rs`, cuSPARSE products
-//! of the operators and the bond-row kernels). Both run the explicit loop on the device
+//! neighbour list on a full box lattice) and [`GpuMatrix`] (`matrix/`, cuSPARSE products of
+//! the operators and the bond-row kernels). Both run the explicit loop on the device
 //! (`time_loop.rs`: trait `DeviceForces`, resident state, the leapfrog kernels) and ADR
-//! (`adr.rs`); `conditions.rs` turns the loads into per-dof lists the kernels read.
+//! (`adr.rs` over the buffers of `adr_buffers.rs`); `conditions.rs` turns the loads into
+//! per-dof lists the kernels read; `buffers.rs` holds the device-buffer helpers they share.
+//!
+//! Imports go one way: `buffers` <- `conditions`, `adr_buffers` <- `time_loop` <- `adr` <-
+//! the two backends; the time loop and ADR know only the trait `DeviceForces`.
+//!
+//! Units: m, N/m^3, J (as in [`crate::backend`]).
 
 pub mod adr;
+mod adr_buffers;
 pub mod bond_loop;
+mod buffers;
 pub mod conditions;
 pub mod lattice;
 pub mod matrix;

@@ -1,5 +1,5 @@
 //! The explicit time loop on the device, shared by the GPU backends: the leapfrog of
-//! `src/solver/explicit.rs` step for step (kick, step velocity, drift, impose, fused bond
+//! `src/dynamics/explicit.rs` step for step (kick, step velocity, drift, impose, fused bond
 //! breaking and forces, body force, accelerate and kick, impose), with the state resident on
 //! the device. The host prepares one table of ramp factors per call, launches the kernels,
 //! reads the count of broken bonds, and copies the state back only when asked (outputs, the
@@ -8,38 +8,44 @@
 //! What differs between backends is how forces are computed: a backend implements
 //! [`DeviceForces`] (launch the force evaluation on device buffers, read the bonds broken)
 //! and owns a [`DeviceLoop`] (the resident state, the condition lists and the leapfrog
-//! kernels); [`advance`] runs the loop for either. `gpu-loop` launches its bond-loop
-//! kernels, `gpu-matrix` its cuSPARSE products and bond kernels.
+//! kernels); [`advance`] runs the loop for either, through [`run_call`], which a backend with
+//! its own stepping (`gpu-loop`'s fused update, `bond_loop/fused.rs`) calls with its steps.
+//! This file knows only the trait, never a backend.
 //!
-//! `gpu-loop` runs a fused variant ([`advance_fused`]): one full pass over the nodes per step.
-//! The first step of a call runs kick and drift as their own kernels; after that the force
-//! kernel of step s also does step s's accelerate and kick and step s+1's kick and drift
-//! (`BondParams::update`), drifting into a second displacement buffer that is swapped with
-//! `u` (the neighbours still read step s's `u`). Only the dofs of kinematic conditions are
-//! then fixed by a small kernel (`apply_conditions` mode 3: step velocity, drift, impose).
-//! The last step of a call stores `f`, `a` and `v` and ends with the impose, as the host
-//! loop does.
+//! Units as in [`super`]: m, m/s, m/s^2, N/m^3, s.
 
-use super::bond_loop::GpuLoop;
-use crate::backend::gpu::conditions::{
-    addr, dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BETWEEN_STEPS,
+use super::adr_buffers::AdrDevice;
+use super::buffers::{addr, download};
+use super::conditions::{
+    dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BETWEEN_STEPS,
     MODE_BODY_FORCE, MODE_IMPOSE, MODE_STEP_VELOCITY,
 };
+use super::{device_fault, rename};
 use crate::dynamics::{Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::gpu::device::driver_error;
-use crate::gpu::params::{
-    BondParams, ConditionParams, ReduceParams, StepParams, UPDATE_DRIFT, UPDATE_END,
-};
+use crate::gpu::params::{ConditionParams, ReduceParams, StepParams};
 use crate::gpu::Gpu;
 use crate::{Real, Result};
-use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr};
+use cudarc::driver::{CudaFunction, CudaSlice};
 use std::sync::Arc;
 use std::time::Instant;
 
 /// How a GPU backend computes forces inside the device time loop.
 pub(super) trait DeviceForces<T: Real> {
-    /// The backend's time-loop state.
-    fn device_loop(&mut self) -> &mut DeviceLoop<T>;
+    /// The backend's time-loop state if it has made one.
+    fn loop_if_made(&mut self) -> Option<&mut DeviceLoop<T>>;
+
+    /// Make the time-loop state where there is none yet (the default: a backend that makes
+    /// it at setup).
+    fn make_loop(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// The backend's time-loop state (made by [`DeviceForces::make_loop`]).
+    fn device_loop(&mut self) -> &mut DeviceLoop<T> {
+        self.loop_if_made()
+            .expect("the time loop is made before it is used (DeviceForces::make_loop)")
+    }
 
     /// Enqueue the internal force density at displacement `u` into `force` (device
     /// addresses of `d n` values each); with `check_bonds`, bonds whose stretch exceeds the
@@ -66,19 +72,12 @@ pub(super) struct DeviceState<T> {
 
 /// The condition lists on the device, with the host lists they were made from (uploaded
 /// again only when the loads change).
-pub(super) struct Lists {
+struct Lists {
     host: (DofList, DofList),
-    pub(super) kinematic: DeviceDofList,
-    pub(super) body: DeviceDofList,
-    pub(super) conditions: usize,
+    kinematic: DeviceDofList,
+    body: DeviceDofList,
+    conditions: usize,
     stride: usize,
-}
-
-impl Lists {
-    /// Bytes held on the device.
-    pub(super) fn bytes(&self) -> usize {
-        self.kinematic.bytes() + self.body.bytes()
-    }
 }
 
 /// The leapfrog and condition kernels (`kernels/leapfrog.cu`).
@@ -102,34 +101,31 @@ pub(super) struct DeviceLoop<T> {
     /// Device buffer of per-step condition factors (grown on demand).
     table: Option<CudaSlice<f64>>,
     /// Boundary-condition lists.
-    pub(super) lists: Option<Lists>,
+    lists: Option<Lists>,
     /// Buffers of the ADR iteration on the device (made by the first one).
-    pub(super) adr: Option<super::adr::AdrDevice<T>>,
+    pub(super) adr: Option<AdrDevice<T>>,
     /// Result of the `max_abs` reduction.
     reduce_out: CudaSlice<u64>,
 }
 
-/// Copy the first `out.len()` values of `src` to the host and wait for them.
-pub(super) fn download<U: DeviceRepr>(gpu: &Gpu, src: &CudaSlice<U>, out: &mut [U]) -> Result<()> {
-    if out.is_empty() {
-        return Ok(());
-    }
-    let view = src.slice(..out.len());
-    gpu.stream().memcpy_dtoh(&view, out).map_err(driver_error)?;
-    gpu.synchronize()
-}
-
-/// What one call of [`advance`] launches with: the state addresses and the factor table.
-struct Plan {
-    sp: StepParams,
+/// What one call of `steps` steps launches with: the state addresses and the factor table.
+pub(super) struct Plan {
+    pub(super) sp: StepParams,
     table: u64,
     stride: usize,
     t_end: f64,
 }
 
+impl Plan {
+    /// Device address of the factor-table row of step `s` of the call.
+    pub(super) fn row(&self, s: usize) -> u64 {
+        self.table + (s * self.stride * std::mem::size_of::<f64>()) as u64
+    }
+}
+
 impl<T: Real> DeviceLoop<T> {
     /// The state buffers for `ndof` values each and the leapfrog kernels of precision `T`;
-    /// `fused`: also the second displacement buffer of [`advance_fused`].
+    /// `fused`: also the second displacement buffer of a fused update.
     pub(super) fn new(gpu: &Arc<Gpu>, ndof: usize, fused: bool) -> Result<Self> {
         let f = |name: &str| gpu.function(T::PRECISION, name);
         let k = LeapfrogKernels {
@@ -168,6 +164,7 @@ impl<T: Real> DeviceLoop<T> {
     /// Bytes held on the device: the state, the table, the lists and the reduction result.
     pub(super) fn bytes(&self) -> usize {
         let s = &self.state;
+        let lists = self.lists.as_ref();
         s.u.num_bytes()
             + s.v.num_bytes()
             + s.a.num_bytes()
@@ -176,7 +173,7 @@ impl<T: Real> DeviceLoop<T> {
             + s.vhalf.as_ref().map_or(0, |b| b.num_bytes())
             + s.u_next.as_ref().map_or(0, |b| b.num_bytes())
             + self.table.as_ref().map_or(0, |t| t.num_bytes())
-            + self.lists.as_ref().map_or(0, |l| l.bytes())
+            + lists.map_or(0, |l| l.kinematic.bytes() + l.body.bytes())
             + self.adr.as_ref().map_or(0, |a| a.bytes())
             + self.reduce_out.num_bytes()
     }
@@ -224,7 +221,7 @@ impl<T: Real> DeviceLoop<T> {
     }
 
     /// Largest |u| for the stability check: from the device where it holds `state`, else
-    /// from the host (see [`super::Backend::max_abs_displacement`]).
+    /// from the host (see [`crate::backend::Backend::max_abs_displacement`]).
     pub(super) fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
         if self.resident_step == Some(state.step) {
             self.device_max_abs(state.u.len())
@@ -311,7 +308,7 @@ impl<T: Real> DeviceLoop<T> {
             damping: ex.damping,
             ndof: state.u.len() as u64,
         };
-        let stride = self.lists.as_ref().expect("made by update_lists").stride;
+        let stride = self.lists().stride;
         Ok(Plan {
             sp,
             table,
@@ -341,27 +338,14 @@ impl<T: Real> DeviceLoop<T> {
         Ok(())
     }
 
-    /// Launch `apply_conditions` over `list` in `mode` with the table row at `row`.
-    pub(super) fn apply(
-        &self,
-        list: &DeviceDofList,
-        lists: &Lists,
-        mode: i32,
-        row: u64,
-    ) -> Result<()> {
-        self.apply_dt(list, lists, mode, row, 0.0)
+    /// The condition lists (made by `update_lists`).
+    fn lists(&self) -> &Lists {
+        self.lists.as_ref().expect("made by prepare")
     }
 
-    /// [`DeviceLoop::apply`] with the step `dt` that mode [`MODE_BETWEEN_STEPS`] drifts by
-    /// (into `u_next`).
-    fn apply_dt(
-        &self,
-        list: &DeviceDofList,
-        lists: &Lists,
-        mode: i32,
-        row: u64,
-        dt: f64,
-    ) -> Result<()> {
+    /// Launch `apply_conditions` over `list` in `mode` with the table row at `row` and the
+    /// step `dt` that mode [`MODE_BETWEEN_STEPS`] drifts by (into `u_next`).
+    fn apply(&self, list: &DeviceDofList, mode: i32, row: u64, dt: f64) -> Result<()> {
         if list.count == 0 {
             return Ok(());
         }
@@ -375,7 +359,7 @@ impl<T: Real> DeviceLoop<T> {
             // (null without damping: the kernel then writes no half-step velocity)
             vhalf: self.state.vhalf.as_ref().map_or(0, |b| addr(g, b)),
             dt,
-            ..list.params(g, lists.conditions, mode)
+            ..list.params(g, self.lists().conditions, mode)
         };
         assert!(
             mode != MODE_BETWEEN_STEPS || p.u_next != 0,
@@ -386,33 +370,63 @@ impl<T: Real> DeviceLoop<T> {
         unsafe { g.launch(&self.k.apply_conditions, list.count, &p) }
     }
 
+    /// The velocity of the kinematic conditions' dofs for the step of table row `row`.
+    pub(super) fn step_velocity(&self, row: u64) -> Result<()> {
+        self.apply(&self.lists().kinematic, MODE_STEP_VELOCITY, row, 0.0)
+    }
+
+    /// Impose the kinematic conditions at the end of the step of table row `row`.
+    pub(super) fn impose(&self, row: u64) -> Result<()> {
+        self.apply(&self.lists().kinematic, MODE_IMPOSE, row, 0.0)
+    }
+
+    /// Add the body forces at table row `row`.
+    pub(super) fn body_force(&self, row: u64) -> Result<()> {
+        self.apply(&self.lists().body, MODE_BODY_FORCE, row, 0.0)
+    }
+
+    /// Between two fused force kernels: the kinematic conditions' dofs step velocity, drift
+    /// by `dt` into `u_next` and impose for the step of table row `row`; then `u_next`
+    /// becomes `u`.
+    pub(super) fn between_steps(&mut self, row: u64, dt: f64) -> Result<()> {
+        self.apply(&self.lists().kinematic, MODE_BETWEEN_STEPS, row, dt)?;
+        let st = &mut self.state;
+        let u_next = st.u_next.as_mut().expect("a fused loop has u_next");
+        std::mem::swap(&mut st.u, u_next);
+        Ok(())
+    }
+
     /// The part of a step before the forces: kick, step velocity, drift, impose.
-    fn before_forces(&self, sp: &StepParams, row: u64) -> Result<()> {
-        let (g, lists) = (&self.gpu, self.lists.as_ref().expect("made by prepare"));
-        let ndof = sp.ndof as usize;
+    pub(super) fn before_forces(&self, sp: &StepParams, row: u64) -> Result<()> {
+        let (g, ndof) = (&self.gpu, sp.ndof as usize);
         // SAFETY: `sp` addresses the resident state of `ndof` values per vector.
         unsafe { g.launch(&self.k.kick, ndof, sp)? };
-        self.apply(&lists.kinematic, lists, MODE_STEP_VELOCITY, row)?;
+        self.step_velocity(row)?;
         // SAFETY: as above.
         unsafe { g.launch(&self.k.drift, ndof, sp)? };
-        self.apply(&lists.kinematic, lists, MODE_IMPOSE, row)
+        self.impose(row)
     }
 
     /// The part of a step after the forces: body force, accelerate and kick, impose.
     fn after_forces(&self, sp: &StepParams, row: u64) -> Result<()> {
-        let (g, lists) = (&self.gpu, self.lists.as_ref().expect("made by prepare"));
-        self.apply(&lists.body, lists, MODE_BODY_FORCE, row)?;
+        self.body_force(row)?;
         // SAFETY: `sp` addresses the resident state of `ndof` values per vector.
-        unsafe { g.launch(&self.k.accelerate_kick, sp.ndof as usize, sp)? };
-        self.apply(&lists.kinematic, lists, MODE_IMPOSE, row)
+        unsafe {
+            self.gpu
+                .launch(&self.k.accelerate_kick, sp.ndof as usize, sp)?
+        };
+        self.impose(row)
     }
 }
 
-/// Run `steps` explicit steps on the device for `backend` (see
-/// [`super::Backend::advance_explicit`]).
-pub(super) fn advance<T: Real, B: DeviceForces<T>>(
+/// One call of `steps` explicit steps on the device for `backend` (see
+/// [`crate::backend::Backend::advance_explicit`]): prepare the state, lists and factor table,
+/// run `steps_of(backend, integrator, plan, steps)`, read the bonds broken (the whole as
+/// force time), then end the call (state to the host if asked, clock advanced).
+pub(super) fn run_call<T: Real, B: DeviceForces<T>>(
     backend: &mut B,
     call: ExplicitCall<'_, T>,
+    steps_of: impl FnOnce(&mut B, &Explicit, &Plan, usize) -> Result<()>,
 ) -> Result<usize> {
     let ExplicitCall {
         integrator: ex,
@@ -424,13 +438,7 @@ pub(super) fn advance<T: Real, B: DeviceForces<T>>(
     } = call;
     let t_start = Instant::now();
     let plan = backend.device_loop().prepare(ex, loads, state, steps)?;
-    let sp = plan.sp;
-    for s in 0..steps {
-        let row = plan.table + (s * plan.stride * std::mem::size_of::<f64>()) as u64;
-        backend.device_loop().before_forces(&sp, row)?;
-        backend.launch_forces(sp.u, sp.f, ex.damage)?;
-        backend.device_loop().after_forces(&sp, row)?;
-    }
+    steps_of(backend, ex, &plan, steps)?;
     let broken = backend.read_broken()?;
     times.forces += t_start.elapsed().as_secs_f64();
     backend
@@ -439,103 +447,45 @@ pub(super) fn advance<T: Real, B: DeviceForces<T>>(
     Ok(broken)
 }
 
-// The loop backend's forces: its bond-loop kernels (kept here, so `gpu_loop.rs` holds only
-// the kernels' own code).
-impl<T: Real> DeviceForces<T> for GpuLoop<T> {
-    fn device_loop(&mut self) -> &mut DeviceLoop<T> {
-        &mut self.stepper
-    }
-
-    fn launch_forces(&mut self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
-        GpuLoop::launch_forces(self, u, force, check_bonds)
-    }
-
-    fn read_broken(&mut self) -> Result<usize> {
-        GpuLoop::read_broken(self)
-    }
-}
-
-/// Run `steps` explicit steps of `gpu-loop` on the device with the fused force and update
-/// kernel (see the module notes and [`super::Backend::advance_explicit`]).
-pub(super) fn advance_fused<T: Real>(
-    backend: &mut GpuLoop<T>,
+/// Run `steps` explicit steps on the device for `backend`, the forces of each step by
+/// [`DeviceForces::launch_forces`].
+pub(super) fn advance<T: Real, B: DeviceForces<T>>(
+    backend: &mut B,
     call: ExplicitCall<'_, T>,
 ) -> Result<usize> {
-    let ExplicitCall {
-        integrator: ex,
-        loads,
-        state,
-        times,
-        steps,
-        full_sync,
-    } = call;
-    let t_start = Instant::now();
-    let plan = backend.stepper.prepare(ex, loads, state, steps)?;
-    let sp = plan.sp;
-    let ndof = sp.ndof as usize;
-    let row = |s: usize| plan.table + (s * plan.stride * std::mem::size_of::<f64>()) as u64;
-    {
-        let dl = &backend.stepper;
-        let (g, lists) = (&dl.gpu, dl.lists.as_ref().expect("made by prepare"));
-        if steps > 0 {
-            // SAFETY: `sp` addresses the resident state of `ndof` values per vector.
-            unsafe { g.launch(&dl.k.kick, ndof, &sp)? };
-            dl.apply(&lists.kinematic, lists, MODE_STEP_VELOCITY, row(0))?;
-            // SAFETY: as above.
-            unsafe { g.launch(&dl.k.drift, ndof, &sp)? };
-            dl.apply(&lists.kinematic, lists, MODE_IMPOSE, row(0))?;
+    run_call(backend, call, |backend, ex, plan, steps| {
+        let sp = plan.sp;
+        for s in 0..steps {
+            backend.device_loop().before_forces(&sp, plan.row(s))?;
+            backend.launch_forces(sp.u, sp.f, ex.damage)?;
+            backend.device_loop().after_forces(&sp, plan.row(s))?;
         }
-    }
-    for s in 0..steps {
-        let last = s + 1 == steps;
-        let dl = &backend.stepper;
-        let lists = dl.lists.as_ref().expect("made by prepare");
-        dl.apply(&lists.body, lists, MODE_BODY_FORCE, row(s))?;
-        backend.launch_force_kernels(&step_params(backend, ex, &sp, last))?;
-        let dl = &mut backend.stepper;
-        let lists = dl.lists.as_ref().expect("made by prepare");
-        if last {
-            dl.apply(&lists.kinematic, lists, MODE_IMPOSE, row(s))?;
-        } else {
-            dl.apply_dt(
-                &lists.kinematic,
-                lists,
-                MODE_BETWEEN_STEPS,
-                row(s + 1),
-                ex.dt,
-            )?;
-            let st = &mut dl.state;
-            std::mem::swap(
-                &mut st.u,
-                st.u_next.as_mut().expect("a fused loop has u_next"),
-            );
-        }
-    }
-    let broken = backend.read_broken()?;
-    times.forces += t_start.elapsed().as_secs_f64();
-    backend
-        .device_loop()
-        .end_call(state, plan.t_end, steps, full_sync, times)?;
-    Ok(broken)
+        Ok(())
+    })
 }
 
-/// Force-kernel parameters of a step with the fused explicit update: accelerate and kick
-/// only on the `last` step of a call, else also the next step's kick and drift.
-fn step_params<T: Real>(gl: &GpuLoop<T>, ex: &Explicit, sp: &StepParams, last: bool) -> BondParams {
-    let dl = &gl.stepper;
-    let g = &dl.gpu;
-    let u_next = dl.state.u_next.as_ref().expect("a fused loop has u_next");
-    BondParams {
-        v: sp.v,
-        a: sp.a,
-        b: sp.b,
-        vhalf: sp.vhalf,
-        u_next: addr(g, u_next),
-        dt: sp.dt,
-        half: sp.half,
-        inv_density: sp.inv_density,
-        damping: sp.damping,
-        update: if last { UPDATE_END } else { UPDATE_DRIFT },
-        ..gl.bond_params(addr(g, &dl.state.u), sp.f, ex.damage)
+/// [`crate::backend::Backend::advance_explicit`] of a backend with the generic loop: the
+/// time loop made where there is none, then [`advance`]; errors name backend `name`.
+pub(super) fn advance_explicit<T: Real, B: DeviceForces<T>>(
+    backend: &mut B,
+    name: &str,
+    call: ExplicitCall<'_, T>,
+) -> Result<usize> {
+    backend.make_loop().map_err(|e| rename(e, name))?;
+    advance(backend, call).map_err(|e| rename(e, name))
+}
+
+/// [`crate::backend::Backend::max_abs_displacement`] of a device backend named `name`: from
+/// its time loop where it has one, else from the host.
+pub(super) fn max_abs_displacement<T: Real, B: DeviceForces<T>>(
+    backend: &mut B,
+    name: &'static str,
+    state: &State<T>,
+) -> Result<Option<f64>> {
+    match backend.loop_if_made() {
+        Some(dl) => dl
+            .max_abs_displacement(state)
+            .map_err(device_fault(name, "displacement check")),
+        None => Ok(state.max_abs_displacement()),
     }
 }

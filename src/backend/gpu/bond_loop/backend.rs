@@ -1,0 +1,162 @@
+//! The traits `gpu-loop` implements: `Forces` (each call's device work in `launch.rs`, its
+//! faults named), `DeviceForces` (the device time loop's force evaluation) and `Backend` (the
+//! fused explicit loop, ADR on the device, the footprint: bytes held and moved per step).
+//!
+//! Units: as in [`crate::backend::gpu`]; footprints in bytes.
+
+use super::fused::advance_fused;
+use super::{GpuLoop, NAME};
+use crate::backend::gpu::buffers::download;
+use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
+use crate::backend::gpu::{adr, device_fault, rename};
+use crate::backend::{Backend, Footprint};
+use crate::dynamics::{Adr, ExplicitCall, Forces, Loads, State};
+use crate::gpu::layout::{status_words, unpack_status};
+use crate::material::Law;
+use crate::{Real, Result};
+
+impl<T: Real> Forces<T> for GpuLoop<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.try_internal_force(u, force)
+            .map_err(device_fault(NAME, "force evaluation"))
+    }
+
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        self.try_break_bonds(u)
+            .map_err(device_fault(NAME, "bond breaking"))
+    }
+
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
+        self.try_damage(phi).map_err(device_fault(NAME, "damage"))
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
+        if !matches!(self.problem.material.law, Law::Lps { .. }) {
+            return Ok(false);
+        }
+        self.try_dilatation(u, theta)
+            .map_err(device_fault(NAME, "dilatation"))?;
+        Ok(true)
+    }
+
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        self.try_strain_energy(u)
+            .map_err(device_fault(NAME, "strain energy"))
+    }
+
+    fn broken_bonds(&self) -> usize {
+        self.precracked + self.broken.seen() as usize
+    }
+
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        let slots = self.layout.padded_len();
+        let mut words = vec![0u32; status_words(slots)];
+        download(&self.gpu, &self.mu, &mut words)
+            .map_err(device_fault(NAME, "bond status download"))?;
+        Ok(match &self.lattice {
+            Some(st) => st.to_csr(&words, &self.problem.families),
+            None => self.layout.to_csr(&unpack_status(&words, slots)),
+        })
+    }
+}
+
+impl<T: Real> GpuLoop<T> {
+    pub fn memory_bytes(&self) -> usize {
+        [
+            self.slice_start.num_bytes(),
+            self.lengths.num_bytes(),
+            self.neighbors.num_bytes(),
+            self.stencil.as_ref().map_or(0, |s| s.num_bytes()),
+            self.nodes.num_bytes(),
+            self.nodes_f32.num_bytes(),
+            self.horizon_volume.num_bytes(),
+            self.no_fail.num_bytes(),
+            self.mu.num_bytes(),
+            self.theta.num_bytes(),
+            self.alpha.num_bytes(),
+            self.pcoef.num_bytes(),
+            self.d_over_m.num_bytes(),
+            self.lps_pair.num_bytes(),
+            self.u_in.as_ref().map_or(0, |b| b.num_bytes()),
+            self.f_out.as_ref().map_or(0, |b| b.num_bytes()),
+            self.phi.num_bytes(),
+            self.energy.as_ref().map_or(0, |b| b.num_bytes()),
+            self.broken.bytes(),
+            self.stepper.bytes(),
+        ]
+        .iter()
+        .sum()
+    }
+
+    pub fn bytes_per_step(&self) -> usize {
+        let t = std::mem::size_of::<T>();
+        let (n, nb, d) = (
+            self.problem.body.len(),
+            self.problem.families.bonds(),
+            self.dim,
+        );
+        // One step of the device loop (`fused.rs`): per bond the neighbour
+        // index and the status bit (no weight); per node the record (position and volume,
+        // 32 bytes in f64, the f32 record's 16 in f32), family size, slice start share
+        // ignored, no-fail flag, and per dof u read,
+        // b read, v read and written, u_next written (f and a are stored only on a call's last
+        // step); LPS adds alpha, p, d/m read, theta written and read once more, and the
+        // (alpha, p theta) pair written once and gathered once.
+        // Padding of the sliced order not counted.
+        let lps = matches!(self.problem.material.law, Law::Lps { .. });
+        let record = if t == 4 { 16 } else { 32 };
+        let node = record + 4 + 1 + 5 * d * t + if lps { 5 * t + 2 * t } else { 0 };
+        // (on a full box lattice no index, a status bit per stencil slot)
+        let bonds = match &self.lattice {
+            Some(st) => (n * st.slots()).div_ceil(8),
+            None => nb * 4 + nb.div_ceil(8),
+        };
+        bonds + n * node
+    }
+}
+
+impl<T: Real> DeviceForces<T> for GpuLoop<T> {
+    fn loop_if_made(&mut self) -> Option<&mut DeviceLoop<T>> {
+        Some(&mut self.stepper)
+    }
+
+    fn launch_forces(&mut self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
+        GpuLoop::launch_forces(self, u, force, check_bonds)
+    }
+
+    fn read_broken(&mut self) -> Result<usize> {
+        GpuLoop::read_broken(self)
+    }
+}
+
+impl<T: Real> Backend<T> for GpuLoop<T> {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint::new(self.memory_bytes(), self.bytes_per_step())
+    }
+
+    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        advance_fused(self, call).map_err(|e| rename(e, NAME))
+    }
+
+    fn advance_adr(
+        &mut self,
+        adr: &mut Adr<T>,
+        loads: &Loads,
+        state: &mut State<T>,
+        h: f64,
+    ) -> Result<usize> {
+        adr::advance_adr(self, NAME, adr, loads, state, h)
+    }
+
+    fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
+        adr::sync_state(self, NAME, state)
+    }
+
+    fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
+        time_loop::max_abs_displacement(self, NAME, state)
+    }
+}

@@ -1,0 +1,100 @@
+//! What the bond kernels of `gpu-loop` (`kernels/*.cu`) are given: the kernels themselves and
+//! the constants of their parameter record (`BondParams`: law, horizon, partial volumes,
+//! critical stretch), shared with the subdomain engine (`backend/partitioned/stream.rs`).
+//!
+//! Units as in [`crate::backend::gpu`]: m, m^3, N/m^6 (micromodulus).
+
+use crate::gpu::params::BondParams;
+use crate::gpu::Gpu;
+use crate::material::Law;
+use crate::model::{Influence, PartialVolume};
+use crate::setup::Problem;
+use crate::{Precision, Result};
+use cudarc::driver::CudaFunction;
+
+/// The kernels this backend launches.
+pub(crate) struct Kernels {
+    pub pmb_force: CudaFunction,
+    /// PMB without partial volumes and surface correction (the weight is `c V_j`).
+    pub pmb_force_plain: CudaFunction,
+    /// The same on a full box lattice, neighbours from the stencil (`lattice.rs`).
+    pub pmb_force_plain_lattice: CudaFunction,
+    pub lps_dilatation: CudaFunction,
+    pub lps_force: CudaFunction,
+    pub break_bonds: CudaFunction,
+    pub damage: CudaFunction,
+    pub strain_energy: CudaFunction,
+}
+
+impl Kernels {
+    pub(crate) fn load(gpu: &Gpu, precision: Precision) -> Result<Self> {
+        let f = |name: &str| gpu.function(precision, name);
+        Ok(Kernels {
+            pmb_force: f("pmb_force")?,
+            pmb_force_plain: f("pmb_force_plain")?,
+            pmb_force_plain_lattice: f("pmb_force_plain_lattice")?,
+            lps_dilatation: f("lps_dilatation")?,
+            lps_force: f("lps_force")?,
+            break_bonds: f("break_bonds")?,
+            damage: f("damage")?,
+            strain_energy: f("strain_energy")?,
+        })
+    }
+}
+
+/// The largest horizon volume of `problem`'s nodes, m^3.
+pub(crate) fn full_volume(problem: &Problem) -> f64 {
+    problem
+        .bonds
+        .horizon_volume
+        .iter()
+        .copied()
+        .fold(0.0, f64::max)
+}
+
+/// The bond loops' constants for `problem` (law, horizon, partial volumes, critical stretch)
+/// over `n` nodes, with every device address 0; `check_bonds`: break over-stretched bonds
+/// (where the material has a critical stretch). `full_volume` is the largest horizon volume
+/// of the whole body, m^3 (the surface correction's reference: [`full_volume`]).
+pub(crate) fn law_params(
+    problem: &Problem,
+    n: usize,
+    check_bonds: bool,
+    full_volume: f64,
+) -> BondParams {
+    let p = problem;
+    let m = &p.material;
+    let (linearized, kd, lps, c, delta_over_x) = match m.law {
+        Law::Pmb { linearized, c } => (linearized, 0.0, false, c, false),
+        Law::Lps { kd, influence, .. } => (true, kd, true, 0.0, influence == Influence::DeltaOverX),
+    };
+    let (delta, dx) = (p.body.delta, p.body.dx);
+    // (the expressions of the host's `partial_volume`)
+    let (pv_full, pv_edge) = (delta - 0.5 * dx, delta + 0.5 * dx);
+    let s0 = m.critical_stretch.unwrap_or(f64::INFINITY);
+    BondParams {
+        critical_stretch: s0,
+        micromodulus: c,
+        full_volume,
+        kd,
+        delta,
+        dx,
+        n: n as u32,
+        dim: p.dim() as i32,
+        linearized: i32::from(linearized),
+        check_bonds: i32::from(check_bonds && m.critical_stretch.is_some()),
+        partial_volume: i32::from(p.model.discretization.partial_volume != PartialVolume::None),
+        lps: i32::from(lps),
+        surface_correction: i32::from(m.surface_correction && !lps),
+        omega_delta_over_x: i32::from(delta_over_x),
+        pv_full,
+        pv_edge,
+        critical_stretch_f: s0 as f32,
+        delta_f: delta as f32,
+        dx_f: dx as f32,
+        pv_full_f: pv_full as f32,
+        pv_edge_f: pv_edge as f32,
+        micromodulus_f: c as f32,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,197 @@
+//! Making a [`GpuLoop`]: the device bytes it will hold, counted before anything is allocated
+//! (`peridot info`, the out-of-memory check, the subdomain planner), the choice between a
+//! neighbour list and a full box lattice's stencil, and the upload of a problem (bond arrays,
+//! node records, LPS coefficients, the device time loop).
+//!
+//! Units: bytes; the arrays uploaded in m, m^3 and the laws' units.
+
+use super::bond_arrays::{bond_slot_bytes, upload_bonds, DeviceBonds};
+use super::params::{full_volume, Kernels};
+use super::records::{node_arrays, records_kept};
+use super::{GpuLoop, NAME};
+use crate::backend::coefficients::{lps_coefficients, LpsCoefficients};
+use crate::backend::gpu::buffers::{upload, BrokenCounter};
+use crate::backend::gpu::lattice::Stencil;
+use crate::backend::gpu::rename;
+use crate::backend::gpu::time_loop::DeviceLoop;
+use crate::gpu::device::driver_error;
+use crate::gpu::layout::{status_words, SlicedLayout, SLICE};
+use crate::gpu::Gpu;
+use crate::material::Law;
+use crate::setup::Problem;
+use crate::{Error, Real, Result};
+use std::sync::Arc;
+
+/// Device bytes of the GPU loop backend per node and per bond slot, for precision bytes `p`
+/// (`lps`: the state-based law's per-node arrays too); a slot's bytes are a fraction (its
+/// status is one bit).
+pub fn device_bytes_per(dim: usize, p: usize, lps: bool) -> (usize, f64) {
+    // record (position and volume) 32, in f32 the f32 record 16 and only the f64 volume 8
+    // (the record too with partial volumes: `records_kept`, counted by `device_bytes`),
+    // horizon volume 8, no-fail 1, family size 4, damage p, state u v a f b u_next (6 d p;
+    // damped runs add v_half on their first step); LPS theta, alpha, p, d/m and the
+    // (alpha, p theta) pair (6 p) and the trait calls' displacement (d p: its outputs ask for
+    // the dilatation). Allocated on first use, not counted: the trait calls' force and
+    // energy and PMB's displacement (`scratch`).
+    let record = if p == 4 { 8 + 16 } else { 32 };
+    let node = record + 8 + 1 + 4 + p + 6 * dim * p + if lps { 6 * p + dim * p } else { 0 };
+    // neighbour 4, status one bit (no weight: the kernels recompute it)
+    (node, 4.0 + 1.0 / 8.0)
+}
+
+/// The stencil `gpu-loop` runs `problem` with instead of a neighbour list: where the body is
+/// a full box lattice (`lattice.rs`), unless `PERIDOT_KERNEL_DEFINES` holds
+/// `PD_LATTICE=0`.
+fn lattice_of(problem: &Problem) -> Option<Stencil> {
+    match crate::gpu::kernels::variant_off("PD_LATTICE") {
+        true => None,
+        false => Stencil::of(problem),
+    }
+}
+
+fn to_t<T: Real>(v: &[f64]) -> Vec<T> {
+    v.iter().map(|&x| T::of(x)).collect()
+}
+
+impl<T: Real> GpuLoop<T> {
+    /// Open the GPU, compile the kernels (once per process) and upload the problem.
+    pub fn new(problem: Arc<Problem>) -> Result<Self> {
+        let lattice = lattice_of(&problem);
+        Self::with_neighbours(problem, lattice)
+    }
+
+    /// [`GpuLoop::new`] with the neighbour list even where the body is a full box lattice
+    /// (to compare the two forms).
+    pub fn with_neighbour_list(problem: Arc<Problem>) -> Result<Self> {
+        Self::with_neighbours(problem, None)
+    }
+
+    fn with_neighbours(problem: Arc<Problem>, lattice: Option<Stencil>) -> Result<Self> {
+        let gpu = Gpu::get().map_err(|e| rename(e, NAME))?;
+        let k = Kernels::load(&gpu, T::PRECISION).map_err(|e| rename(e, NAME))?;
+        Self::upload(problem, gpu, k, lattice).map_err(|e| rename(e, NAME))
+    }
+
+    /// Bytes this backend allocates on the device for `problem` in precision `T`, counted
+    /// before any allocation: per node and per bond slot of the sliced order (padding
+    /// included). `peridot info` and the out-of-memory check use it.
+    pub fn device_bytes(problem: &Problem) -> usize {
+        Self::device_bytes_for(problem, lattice_of(problem).as_ref())
+    }
+
+    /// The stencil `problem` runs with instead of a neighbour list (a full box lattice,
+    /// `lattice.rs`), else `None`: what [`GpuLoop::new`] decides.
+    pub fn lattice(problem: &Problem) -> Option<Stencil> {
+        lattice_of(problem)
+    }
+
+    /// [`device_bytes`](Self::device_bytes) of the form with the neighbour list, even where
+    /// the body is a full box lattice: what the subdomain engine streams, and what its budget
+    /// percentages are of (`backend/partitioned/plan.rs`).
+    pub fn device_bytes_with_list(problem: &Problem) -> usize {
+        Self::device_bytes_for(problem, None)
+    }
+
+    /// [`device_bytes`](Self::device_bytes) in the form `lattice` says (the stencil of
+    /// [`GpuLoop::lattice`], or `None` for the list), without deciding it again.
+    pub fn device_bytes_for(problem: &Problem, lattice: Option<&Stencil>) -> usize {
+        let n = problem.body.len();
+        let (layout, bond_bytes) = match lattice {
+            // status bits of K slots a node and the stencil (32 K offsets), no index
+            Some(st) => {
+                let layout = st.layout(n);
+                let bytes = 4 * status_words(layout.padded_len()) + 4 * SLICE * st.slots();
+                (layout, bytes)
+            }
+            None => {
+                let layout = SlicedLayout::new(&problem.families);
+                let bytes = bond_slot_bytes(layout.padded_len());
+                (layout, bytes)
+            }
+        };
+        let lps = matches!(problem.material.law, Law::Lps { .. });
+        let t = std::mem::size_of::<T>();
+        let (node, _) = device_bytes_per(problem.dim(), t, lps);
+        // (f32 with partial volumes keeps the f64 records beside the f32 ones)
+        let node = node
+            + if t == 4 && records_kept(problem, t) {
+                24
+            } else {
+                0
+            };
+        let slices = layout.slice_start.len();
+        // slice starts, the two counters (bonds broken, reduction result), and up to 48 bytes
+        // of one-value placeholders for the arrays a law, precision or lattice does not use
+        node * n + bond_bytes + 8 * slices + 16 + 48
+    }
+
+    fn upload(
+        problem: Arc<Problem>,
+        gpu: Arc<Gpu>,
+        k: Kernels,
+        lattice: Option<Stencil>,
+    ) -> Result<Self> {
+        let p = &problem;
+        let (n, d) = (p.body.len(), p.dim());
+        if n >= u32::MAX as usize || n * d >= u32::MAX as usize {
+            return Err(Error::Backend {
+                backend: NAME.into(),
+                message: format!("{n} nodes exceed the 32-bit node indices of the kernels"),
+            });
+        }
+        gpu.ensure_fits(NAME, Self::device_bytes_for(p, lattice.as_ref()))?;
+        let DeviceBonds {
+            layout,
+            neighbors,
+            mu,
+            stencil,
+        } = upload_bonds(&gpu, p, lattice.as_ref())?;
+        let (nodes, volumes_only, nodes_f32) = node_arrays(p, std::mem::size_of::<T>());
+        let no_fail: Vec<u8> = p.no_fail.iter().map(|&b| u8::from(b)).collect();
+        let lps = matches!(p.material.law, Law::Lps { .. });
+        let coef = lps.then(|| lps_coefficients(p));
+        let per_node = |pick: fn(&LpsCoefficients) -> &Vec<f64>| {
+            coef.as_ref()
+                .map(|c| to_t::<T>(pick(c)))
+                .unwrap_or_default()
+        };
+        let zeros = |len: usize| gpu.stream().alloc_zeros::<T>(len.max(1));
+        let stepper = DeviceLoop::new(&gpu, n * d, true)?;
+        let backend = GpuLoop {
+            slice_start: upload(&gpu, &layout.slice_start)?,
+            lengths: upload(&gpu, &layout.lengths)?,
+            neighbors,
+            nodes: upload(&gpu, &nodes)?,
+            volumes_only,
+            nodes_f32: upload(&gpu, &nodes_f32)?,
+            horizon_volume: upload(&gpu, &p.bonds.horizon_volume)?,
+            no_fail: upload(&gpu, &no_fail)?,
+            mu,
+            lattice,
+            stencil,
+            theta: zeros(if lps { n } else { 1 }).map_err(driver_error)?,
+            alpha: upload(&gpu, &per_node(|c| &c.alpha))?,
+            pcoef: upload(&gpu, &per_node(|c| &c.pcoef))?,
+            d_over_m: upload(&gpu, &per_node(|c| &c.d_over_m))?,
+            lps_pair: zeros(if lps { 2 * n } else { 1 }).map_err(driver_error)?,
+            u_in: match lps {
+                true => Some(zeros(n * d).map_err(driver_error)?),
+                false => None,
+            },
+            f_out: None,
+            phi: zeros(n).map_err(driver_error)?,
+            energy: None,
+            broken: BrokenCounter::new(&gpu)?,
+            layout,
+            precracked: p.precracked_bonds(),
+            full_volume: full_volume(p),
+            stepper,
+            dim: d,
+            k,
+            gpu,
+            problem,
+        };
+        backend.gpu.synchronize()?;
+        Ok(backend)
+    }
+}

@@ -1,0 +1,134 @@
+//! The device bytes of `gpu-matrix`: estimated from a problem's counts before anything is
+//! assembled (the out-of-memory check, `peridot info`, the subdomain planner), and held by a
+//! backend (`memory_bytes`, with the cuSPARSE workspaces) or moved by one explicit step.
+//!
+//! Units: bytes.
+
+use super::room::csr_bytes;
+use super::{law_code, GpuMatrix, BLOCK, LPS, PMB_NONLINEAR};
+use crate::operators::{bond_vector_lengths, footprint, Storage};
+use crate::setup::Problem;
+use crate::Real;
+
+impl<T: Real> GpuMatrix<T> {
+    /// `scalar_bytes` per value, without assembling or touching a GPU: operators, bond
+    /// vectors, scratch and the time loop's state. Equals [`Backend::memory_bytes`] less the
+    /// cuSPARSE workspaces ([`GpuMatrix::workspace_bytes`]) and the time loop's condition
+    /// lists and factor table (made by the first `advance_explicit`).
+    pub fn memory_estimate(problem: &Problem, storage: Storage, scalar_bytes: usize) -> usize {
+        let (n, d, t) = (problem.body.len(), problem.dim(), scalar_bytes);
+        let rows = Self::bond_rows(problem, storage);
+        // u v a f b (the half-step velocity only in damped runs, on their first step)
+        let state = 5 * (d * n).max(1) * t + 8;
+        Self::slot_estimate(problem, storage, t, n, rows) + state
+    }
+
+    /// Bond rows of `problem` in `storage`.
+    pub fn bond_rows(problem: &Problem, storage: Storage) -> usize {
+        footprint(problem, storage, 8).rows
+    }
+
+    /// Bytes of a [`GpuMatrix::slot`] with room for `nodes` nodes and `rows` bond rows of
+    /// problems of `problem`'s law and dimension (the largest node count and the largest
+    /// row count of its images: every buffer's length follows one of the two), in `storage`
+    /// with `scalar_bytes` per value: operators, bond vectors and scratch, no time loop.
+    /// Equals the slot's [`Backend::memory_bytes`] less its cuSPARSE workspaces.
+    pub fn slot_estimate(
+        problem: &Problem,
+        storage: Storage,
+        scalar_bytes: usize,
+        nodes: usize,
+        rows: usize,
+    ) -> usize {
+        let (t, n, d) = (scalar_bytes, nodes, problem.dim());
+        let law = law_code(problem);
+        let (lps, nonlinear) = (law == LPS, law == PMB_NONLINEAR);
+        let half = storage == Storage::Half;
+        let per = if nonlinear { d } else { 1 };
+        let node_nnz = if half { 2 * rows } else { rows };
+        let ops = csr_bytes(d * rows, 2 * d * rows, t)
+            + csr_bytes(d * n, 2 * d * rows, t)
+            + if lps { csr_bytes(n, node_nnz, t) } else { 0 }
+            + csr_bytes(n, node_nnz, t);
+        let v = |len: usize, bytes: usize| len.max(1) * bytes;
+        let lengths = bond_vector_lengths(rows, d, &problem.material.law, storage);
+        let vectors = lengths.iter().map(|&len| v(len, t)).sum::<usize>()
+            + 2 * v(rows, 4)
+            + v(rows, 1)
+            + v(n, 1)
+            + v(n, 8);
+        let scratch = v(d * rows, t)
+            + v(per * rows, t)
+            + v(if lps { n } else { 0 }, t)
+            + v(n, t)
+            + v(rows.max(n).div_ceil(BLOCK), 8)
+            + 2 * v(d * n, t)
+            + 8;
+        ops + vectors + scratch
+    }
+
+    /// Bytes of the cuSPARSE workspaces.
+    pub fn workspace_bytes(&self) -> usize {
+        self.products().iter().map(|s| s.workspace_bytes()).sum()
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        let ops: usize = self.products().iter().map(|s| s.bytes()).sum();
+        let scratch = [
+            &self.eta,
+            &self.z,
+            &self.theta,
+            &self.phi,
+            &self.u_in,
+            &self.f_out,
+        ]
+        .iter()
+        .map(|v| v.num_bytes())
+        .sum::<usize>();
+        ops + self.vectors.bytes()
+            + scratch
+            + self.first.num_bytes()
+            + self.second.num_bytes()
+            + self.mu.num_bytes()
+            + self.no_fail.num_bytes()
+            + self.volumes.num_bytes()
+            + self.partial.num_bytes()
+            + self.broken.bytes()
+            + self.stepper.as_ref().map_or(0, |s| s.bytes())
+    }
+
+    /// Minimal bytes of one explicit step with bond checking: each product's matrix read
+    /// once with its input read once and output written once; the bond kernel reads `eta`,
+    /// `xi`, the length, `a` and `w`, reads and writes the status, reads the row ends and the
+    /// no-fail flags and writes `z`; LPS reads `z`, `g` (and `g_ji`) and `theta` again and
+    /// writes `z` once more.
+    pub fn bytes_per_step(&self) -> usize {
+        let t = std::mem::size_of::<T>();
+        let (n, d, rows) = (self.problem.body.len(), self.dim, self.nrows());
+        let per = if self.law == PMB_NONLINEAR { d } else { 1 };
+        let mut bytes = self.diff.traffic() + self.force.traffic();
+        bytes += rows * (2 * d * t + 3 * t + 2 + 8 + per * t) + n;
+        if let Some(op) = &self.theta_op {
+            let half = usize::from(self.storage == Storage::Half);
+            bytes += op.traffic() + rows * (3 * t + half * t) + n * t;
+        }
+        bytes
+    }
+
+    pub fn operator_nnz(&self) -> Vec<(&'static str, usize)> {
+        let mut out = vec![("A x I_d", self.diff.matrix.nnz)];
+        out.push((
+            if self.law == PMB_NONLINEAR {
+                "A^T x I_d"
+            } else {
+                "B^T"
+            },
+            self.force.matrix.nnz,
+        ));
+        if let Some(m) = &self.theta_op {
+            out.push(("Theta", m.matrix.nnz));
+        }
+        out.push(("Phi", self.damage_op.matrix.nnz));
+        out
+    }
+}

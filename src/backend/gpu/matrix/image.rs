@@ -1,0 +1,148 @@
+//! [`MatrixImage`]: everything a [`GpuMatrix`](super::GpuMatrix) uploads, assembled on the
+//! host once (the device operators, the bond vectors of the operators, the row status, the
+//! no-fail flags and the volumes), page-locked where it is uploaded again and again.
+//!
+//! Units as in [`crate::operators`]: m, N/m^7, N/m^6, m^6, m^3; sizes in bytes.
+
+use super::host_csr::{device_operators, HostCsr};
+use crate::gpu::pinned::Registered;
+use crate::gpu::Gpu;
+use crate::operators::{BondRows, BondVectors, Operators, Storage};
+use crate::setup::Problem;
+use crate::{Real, Result};
+use std::sync::Arc;
+
+/// Everything a [`GpuMatrix`](super::GpuMatrix) uploads, assembled on the host once: the
+/// device operators, the bond vectors, the row status and the no-fail flags. The streamed
+/// matrix scheme keeps one image per subdomain and uploads it whenever the subdomain runs
+/// (`backend/partitioned/matrix_stream.rs`); `mu` is where a subdomain's row status waits
+/// between uploads.
+pub struct MatrixImage<T: Real> {
+    /// Page-locks of the large arrays below ([`MatrixImage::pin`]); first, so they are
+    /// released before the arrays are freed.
+    pins: Vec<Registered>,
+    pub(super) problem: Arc<Problem>,
+    pub(super) storage: Storage,
+    pub(super) rows: Arc<BondRows>,
+    pub(super) diff: HostCsr<T>,
+    pub(super) force: HostCsr<T>,
+    pub(super) theta: Option<HostCsr<T>>,
+    pub(super) damage: HostCsr<T>,
+    /// The operators' bond vectors.
+    pub(super) vectors: BondVectors<T>,
+    /// Status of each bond row (1 intact), as the device last left it (never reallocated:
+    /// it may be page-locked).
+    pub(super) mu: Vec<u8>,
+    pub(super) no_fail: Vec<u8>,
+}
+
+impl<T: Real> MatrixImage<T> {
+    /// Assemble the operators of `problem` in `storage` and build what the device gets.
+    pub fn assemble(problem: Arc<Problem>, storage: Storage) -> Result<Self> {
+        let p = &*problem;
+        let ops = Operators::<T>::assemble(p, storage)?;
+        let nr = ops.rows();
+        let [diff, force] = device_operators(p, &ops);
+        let theta = ops.theta.as_ref().map(|m| HostCsr::of("Theta", m, nr));
+        let damage = HostCsr::of("Phi", &ops.damage, nr);
+        let mu = ops.row_status(&p.initial_mu);
+        let Operators { rows, vectors, .. } = ops;
+        Ok(MatrixImage {
+            pins: Vec::new(),
+            no_fail: p.no_fail.iter().map(|&b| u8::from(b)).collect(),
+            problem,
+            storage,
+            rows: Arc::new(rows),
+            diff,
+            force,
+            theta,
+            damage,
+            vectors,
+            mu,
+        })
+    }
+
+    /// Number of bond rows.
+    pub fn rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Status of each bond row (1 intact).
+    pub fn row_status(&self) -> &[u8] {
+        &self.mu
+    }
+
+    /// Status of each bond row, to write into (a download after a pass).
+    pub fn row_status_mut(&mut self) -> &mut [u8] {
+        &mut self.mu
+    }
+
+    /// Nodes of the local problem.
+    pub fn nodes(&self) -> usize {
+        self.problem.body.len()
+    }
+
+    /// Dimension of the local problem.
+    pub fn dim(&self) -> usize {
+        self.problem.dim()
+    }
+
+    /// Page-lock every array in place, so each upload is a copy-engine transfer that does
+    /// not occupy the host (for images uploaded again and again: the streamed matrix
+    /// scheme). Small arrays too: an asynchronous copy from pageable memory waits for the
+    /// stream's earlier work, which would stall the host behind the copies it enqueued. An
+    /// array the driver declines (a page shared with another registration) stays pageable:
+    /// slower, not wrong.
+    pub fn pin(&mut self, gpu: &Gpu) {
+        fn bytes<V>(v: &[V]) -> (*const u8, usize) {
+            (v.as_ptr() as *const u8, std::mem::size_of_val(v))
+        }
+        let mut arrays: Vec<_> = self.vectors.all().into_iter().map(|v| bytes(v)).collect();
+        arrays.extend([
+            bytes(&self.rows.first),
+            bytes(&self.rows.second),
+            bytes(&self.problem.body.volumes),
+            bytes(&self.mu),
+            bytes(&self.no_fail),
+        ]);
+        for m in [
+            Some(&self.diff),
+            Some(&self.force),
+            self.theta.as_ref(),
+            Some(&self.damage),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            arrays.extend([bytes(&m.row_ptr), bytes(&m.col_idx), bytes(&m.values)]);
+        }
+        for (ptr, len) in arrays.into_iter().filter(|&(_, len)| len > 0) {
+            // SAFETY: every array is owned by this image (or its `Arc`s) and never resized
+            // or replaced (`mu` is written in place only); the guards are dropped before the
+            // arrays (field order).
+            let slice = unsafe { std::slice::from_raw_parts(ptr, len) };
+            if let Ok(Some(pin)) = unsafe { Registered::new(gpu, slice) } {
+                self.pins.push(pin);
+            }
+        }
+    }
+
+    /// Status per directed bond of the local problem (CSR order), from the rows' status.
+    pub fn bond_status(&self) -> Vec<u8> {
+        self.rows.bond_status(&self.mu)
+    }
+
+    /// Bytes an upload moves: operators, bond vectors, status, no-fail flags, volumes.
+    pub fn bytes(&self) -> usize {
+        let csr = HostCsr::bytes;
+        csr(&self.diff)
+            + csr(&self.force)
+            + self.theta.as_ref().map_or(0, csr)
+            + csr(&self.damage)
+            + self.vectors.bytes()
+            + 8 * self.rows.len()
+            + self.mu.len()
+            + self.no_fail.len()
+            + 8 * self.problem.body.len()
+    }
+}

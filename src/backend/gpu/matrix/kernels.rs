@@ -1,0 +1,117 @@
+//! The bond-row kernels of `kernels/matrix_bond.cu` (bond check, force scalars, LPS
+//! extensions, damage's `1 - mu`, energy) and their launches: one parameter record over the
+//! backend's buffers, made once at setup (the buffers never move) and given the bond check
+//! per launch; the running count of broken rows they add to.
+//!
+//! Units as in [`crate::operators`]: m, N/m^7, N/m^6, m^6; energies J.
+
+use super::GpuMatrix;
+use crate::backend::gpu::buffers::addr;
+use crate::gpu::params::MatrixParams;
+use crate::gpu::Gpu;
+use crate::material::Law;
+use crate::operators::Storage;
+use crate::{Precision, Real, Result};
+use cudarc::driver::CudaFunction;
+
+/// The bond kernels of `kernels/matrix_bond.cu`.
+pub(super) struct Kernels {
+    pub(super) pmb: CudaFunction,
+    pub(super) lps_extension: CudaFunction,
+    pub(super) lps_force: CudaFunction,
+    pub(super) break_rows: CudaFunction,
+    pub(super) broken_rows: CudaFunction,
+    pub(super) energy: CudaFunction,
+}
+
+impl Kernels {
+    pub(super) fn load(gpu: &Gpu, precision: Precision) -> Result<Self> {
+        let f = |name: &str| gpu.function(precision, name);
+        Ok(Kernels {
+            pmb: f("matrix_pmb")?,
+            lps_extension: f("matrix_lps_extension")?,
+            lps_force: f("matrix_lps_force")?,
+            break_rows: f("matrix_break")?,
+            broken_rows: f("matrix_broken")?,
+            energy: f("matrix_energy")?,
+        })
+    }
+}
+
+impl<T: Real> GpuMatrix<T> {
+    /// Directed bonds per row: 1 in full storage, 2 in half.
+    pub(super) fn bonds_per_row(&self) -> usize {
+        match self.storage {
+            Storage::Full => 1,
+            Storage::Half => 2,
+        }
+    }
+
+    pub(super) fn nrows(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub(super) fn check(&self, requested: bool) -> bool {
+        requested && self.problem.material.critical_stretch.is_some()
+    }
+
+    /// Parameters of the bond kernels.
+    pub(super) fn params(&self, check_bonds: bool) -> MatrixParams {
+        MatrixParams {
+            check_bonds: i32::from(self.check(check_bonds)),
+            ..self.base
+        }
+    }
+
+    /// The bond kernels' parameters with the bond check off (made once, at setup).
+    pub(super) fn addresses(&self) -> MatrixParams {
+        let gpu = &*self.gpu;
+        let m = &self.problem.material;
+        let [xi, length, a, g, g_second, a_first, w] = self.vectors.addresses(gpu);
+        MatrixParams {
+            eta: addr(gpu, &self.eta),
+            xi,
+            length,
+            a,
+            g,
+            g_second,
+            a_first,
+            w,
+            mu: addr(gpu, &self.mu),
+            first: addr(gpu, &self.first),
+            second: addr(gpu, &self.second),
+            no_fail: addr(gpu, &self.no_fail),
+            z: addr(gpu, &self.z),
+            theta: addr(gpu, &self.theta),
+            out: addr(gpu, &self.z),
+            partial: addr(gpu, &self.partial),
+            broken: self.broken.addr(gpu),
+            volumes: addr(gpu, &self.volumes),
+            critical_stretch: m.critical_stretch.unwrap_or(f64::INFINITY),
+            kd: match m.law {
+                Law::Lps { kd, .. } => kd,
+                Law::Pmb { .. } => 0.0,
+            },
+            rows: self.nrows() as u64,
+            n: self.problem.body.len() as u32,
+            dim: self.dim as i32,
+            law: self.law,
+            check_bonds: 0,
+            half: i32::from(self.storage == Storage::Half),
+            pad: 0,
+        }
+    }
+
+    /// Launch bond kernel `f` over `threads` threads.
+    pub(super) fn launch(&self, f: &CudaFunction, threads: usize, check_bonds: bool) -> Result<()> {
+        let p = self.params(check_bonds);
+        // SAFETY: `p` holds this backend's buffers, sized for its rows and nodes; each kernel
+        // stops at `rows` (and `n`); `eta`, `z`, `theta` are up to date where it reads them.
+        unsafe { self.gpu.launch(f, threads, &p) }
+    }
+
+    /// Directed bonds broken on the device since the last read.
+    pub(super) fn take_broken(&mut self) -> Result<usize> {
+        Ok(self.broken.take(&self.gpu)? as usize * self.bonds_per_row())
+    }
+}
