@@ -66,7 +66,7 @@ struct BondParams {
     double pv_full;                // delta - dx / 2: bonds up to this length have beta 1
     double pv_edge;                // delta + dx / 2
     // The loop constants rounded to f32 on the host, so the f32 bond loops convert nothing.
-    float critical_stretch_f, delta_f, dx_f, pv_full_f, pv_edge_f;
+    float critical_stretch_f, delta_f, dx_f, pv_full_f, pv_edge_f, pad_f;
     // A body that is a full box lattice (nodes x fastest) may run without a neighbour list:
     // every node has the same slots, slot k (k = 32 m) holding the neighbour i + stencil[k]
     // (entries between multiples of 32 unused, so the list's slot offsets index it as they
@@ -74,6 +74,7 @@ struct BondParams {
     // list (`neighbors`).
     const int* stencil;
 };
+static_assert(sizeof(BondParams) == 360, "BondParams: see src/gpu/params.rs");
 
 
 

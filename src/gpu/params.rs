@@ -3,7 +3,7 @@
 //! change both together.
 //! Pointers are raw device addresses (`CUdeviceptr`), 0 for "none".
 
-use crate::material::laws::LawParams;
+use crate::material::laws::{LawParams, LAW_PARAMS_BYTES};
 use cudarc::driver::DeviceRepr;
 
 /// Bond loops: force, dilatation, bond breaking, damage, energy (`common.cuh`).
@@ -67,10 +67,15 @@ pub struct BondParams {
     pub dx_f: f32,
     pub pv_full_f: f32,
     pub pv_edge_f: f32,
+    pub pad_f: f32,
     /// A full box lattice run without a neighbour list: slot offset `k` (a multiple of 32)
     /// of a node `i` holds neighbour `i + stencil[k]` (32 K `i32`s), or 0 for the list.
     pub stencil: u64,
 }
+
+/// Bytes of [`BondParams`], asserted equal in `kernels/bonds.cuh`.
+pub const BOND_PARAMS_BYTES: usize = 360;
+const _: () = assert!(std::mem::size_of::<BondParams>() == BOND_PARAMS_BYTES);
 
 /// `BondParams::update`: store the force density only.
 pub const UPDATE_NONE: i32 = 0;
@@ -203,8 +208,9 @@ mod tests {
     fn sizes_match_the_c_structs() {
         assert_eq!(
             std::mem::size_of::<BondParams>(),
-            23 * 8 + 10 * 8 + 10 * 4 + 2 * 8 + 6 * 4 + 8
+            23 * 8 + 8 * 8 + LAW_PARAMS_BYTES + 8 * 4 + 2 * 8 + 6 * 4 + 8
         );
+        assert_eq!(std::mem::size_of::<BondParams>(), BOND_PARAMS_BYTES);
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
         assert_eq!(std::mem::size_of::<AdrParams>(), 12 * 8 + 2 * 4);

@@ -25,6 +25,10 @@ pub struct LawParams {
     pub lps: LpsParams,
 }
 
+/// Bytes of [`LawParams`] (the kernels' `BondParams::law`).
+pub const LAW_PARAMS_BYTES: usize = pmb::PMB_PARAMS_BYTES + lps::LPS_PARAMS_BYTES;
+const _: () = assert!(std::mem::size_of::<LawParams>() == LAW_PARAMS_BYTES);
+
 impl LawParams {
     /// The parameters of `m`'s law.
     pub fn of(m: &MaterialConstants) -> Self {
