@@ -13,9 +13,7 @@ __device__ __forceinline__ void break_bonds_node(const BondParams& p, u32 i) {
         if (!bond_intact(p, b)) continue;
         const u32 j = neighbor_at(p, i, r.begin, b);
         const Bond bd = load_bond<D>(p, node, j);
-        real ry;
-        const real s = p.linearized != 0 ? bond_extension<D>(bd) * bd.rx
-                                         : bond_stretch<D>(bd, &ry);
+        const real s = criterion_stretch<D>(p.linearized != 0, bd);
         if (breaks(p, j, s)) {
             cut_bond(p, b);
             ++broken;
@@ -71,16 +69,14 @@ __device__ __forceinline__ void strain_energy_node(const BondParams& p, u32 i) {
         const double x = (double)bd.x;
         const double wb = (double)bond_weight<PD_LAW_ANY>(p, bd, i, j);
         if (lps) {
-            const double ed = (double)bond_extension<D>(bd) - theta_i * x / d;
-            w += 0.5 * alpha_i * wb * ed * ed;
+            const double e = (double)bond_extension<D>(bd);
+            w += lps_bond_energy_density(alpha_i, wb, e, theta_i, x, d);
         } else {
-            real ry;
-            const double s = p.linearized != 0 ? (double)(bond_extension<D>(bd) * bd.rx)
-                                               : (double)bond_stretch<D>(bd, &ry);
-            w += 0.25 * wb * s * s * x;
+            const double s = (double)criterion_stretch<D>(p.linearized != 0, bd);
+            w += pmb_energy_density(wb, s, x);
         }
     }
-    if (lps) w += 0.5 * p.kd * theta_i * theta_i;
+    if (lps) w += lps_dilatation_energy_density(p.law.lps, theta_i);
     p.energy[i] = w * node_volume(p, i);
 }
 

@@ -24,7 +24,7 @@ __device__ __forceinline__ void lps_dilatation_node(const BondParams& p, u32 i) 
             ++broken;
             continue;
         }
-        s += bond_weight<PD_LAW_LPS>(p, bd, i, j) * bd.x * e;
+        s += lps_dilatation_term(bond_weight<PD_LAW_LPS>(p, bd, i, j), bd.x, e);
     }
     const real theta = ld(p.d_over_m + i) * s;
     p.theta[i] = theta;

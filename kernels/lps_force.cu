@@ -23,10 +23,11 @@ __device__ __forceinline__ void lps_force_node(const BondParams& p, u32 i) {
         const u32 j = t.j;
         const Bond bd = load_bond<D>(p, node, j);
         const real e = bond_extension<D>(bd);
-        const real t_ij = alpha_i * e + ptheta_i * bd.x;
+        const real t_ij = lps_force_state(alpha_i, ptheta_i, e, bd.x);
         const pair q = ld(pairs + j);  // (alpha_j, p_j theta_j)
-        const real t_ji = q.x * e + q.y * bd.x;
-        const real scale = bond_weight<f32 ? PD_LAW_LPS : PD_LAW_ANY>(p, bd, i, j) * (t_ij + t_ji) * bd.rx;
+        const real t_ji = lps_force_state(q.x, q.y, e, bd.x);
+        const real w = bond_weight<f32 ? PD_LAW_LPS : PD_LAW_ANY>(p, bd, i, j);
+        const real scale = lps_force_scale(w, t_ij + t_ji, bd.rx);
         for (int k = 0; k < D; ++k) f[k] += scale * bd.xi[k];
     }
     store_force<D>(p, i, node, f);

@@ -14,17 +14,8 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     real f[3] = {(real)0, (real)0, (real)0};
     u32 broken = 0;
     auto bond = [&](u32 j, const Bond& bd) -> bool {
-        real s, scale, dir[3];
-        if (LINEARIZED) {
-            s = bond_extension<D>(bd) * bd.rx;
-            scale = s * bd.rx;
-            for (int k = 0; k < 3; ++k) dir[k] = bd.xi[k];
-        } else {
-            real ry;
-            s = bond_stretch<D>(bd, &ry);
-            scale = s * ry;
-            for (int k = 0; k < 3; ++k) dir[k] = bd.xi[k] + bd.eta[k];
-        }
+        real scale, dir[3];
+        const real s = pmb_bond<D, LINEARIZED>(bd, &scale, dir);
         if (s > s_break && ld(p.no_fail + j) == 0) {
             ++broken;
             return true;

@@ -5,7 +5,8 @@
 //! passes; it never reaches cudarc then (cudarc would panic).
 
 use peridot::gpu::kernels::{
-    compile, compile_all, compile_stage, entry_name, resource_report, STAGES,
+    compile, compile_all, compile_stage, entry_name, resource_report, HEADERS, STAGES,
+    STAGE_HEADERS,
 };
 use peridot::{Error, Precision};
 use std::io::Write;
@@ -39,7 +40,7 @@ fn every_kernel_compiles_in_both_precisions() {
         .map(|entries| {
             entries
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|f| f.ends_with(".cu"))
+                .filter(|f| f.ends_with(".cu") || f.ends_with(".cuh"))
                 .collect()
         })
         .unwrap_or_else(|_| {
@@ -49,9 +50,13 @@ fn every_kernel_compiles_in_both_precisions() {
             Vec::new()
         });
     for f in &files {
+        let listed = match f.ends_with(".cuh") {
+            true => HEADERS.contains(&f.as_str()) || STAGE_HEADERS.contains(&f.as_str()),
+            false => STAGES.iter().any(|s| &s.file == f),
+        };
         assert!(
-            STAGES.iter().any(|s| &s.file == f),
-            "kernels/{f} is not listed in peridot::gpu::kernels::STAGES"
+            listed,
+            "kernels/{f} is not listed in peridot::gpu::kernels (STAGES, HEADERS)"
         );
     }
     let mut failures = Vec::new();

@@ -1,15 +1,29 @@
 //! The CUDA kernel sources of `kernels/` and their run-time compilation by NVRTC.
 //!
 //! Each stage is one `.cu` file; NVRTC resolves no `#include` of our own files, so a source is
-//! the precision prelude (`PD_REAL`, `PD_SUFFIX`), then `common.cuh`, then the stage(s).
+//! the precision prelude (`PD_REAL`, `PD_SUFFIX`), then the [`HEADERS`] (`common.cuh`, one
+//! `law_<name>.cuh` per bond law, `bonds.cuh`), then the stage(s).
 //! Entry points are named `stage_f32` / `stage_f64`. Compilation errors keep NVRTC's log.
 
 use crate::{Error, Precision, Result};
 use cudarc::nvrtc::{compile_ptx_with_opts, result, CompileError, CompileOptions, Ptx};
 use std::ffi::{CStr, CString};
 
-/// The header every stage is compiled with.
-pub const COMMON: &str = include_str!("../../kernels/common.cuh");
+/// The headers every stage is compiled with, in order: the shared definitions and the
+/// geometry of one bond, one header per bond law (its parameters and bond formulas, twins of
+/// `src/material/laws/`), then the bond loops' parameters and walks.
+pub const HEADERS: &[&str] = &["common.cuh", "law_pmb.cuh", "law_lps.cuh", "bonds.cuh"];
+
+/// The text of [`HEADERS`], concatenated.
+pub const COMMON: &str = concat!(
+    include_str!("../../kernels/common.cuh"),
+    include_str!("../../kernels/law_pmb.cuh"),
+    include_str!("../../kernels/law_lps.cuh"),
+    include_str!("../../kernels/bonds.cuh"),
+);
+
+/// Headers that stages carry ahead of their own file (not in every program).
+pub const STAGE_HEADERS: &[&str] = &["cell_grid.cuh"];
 
 /// One kernel source file and the entry points it defines (without the precision suffix).
 #[derive(Debug, Clone, Copy)]

@@ -3,6 +3,7 @@
 //! change both together.
 //! Pointers are raw device addresses (`CUdeviceptr`), 0 for "none".
 
+use crate::material::laws::LawParams;
 use cudarc::driver::DeviceRepr;
 
 /// Bond loops: force, dilatation, bond breaking, damage, energy (`common.cuh`).
@@ -37,23 +38,22 @@ pub struct BondParams {
     /// LPS `(alpha_i, p_i theta_i)` per node, written by the dilatation kernel.
     pub lps_pair: u64,
     pub critical_stretch: f64,
-    pub kd: f64,
     pub delta: f64,
     pub dx: f64,
-    pub micromodulus: f64,
     pub full_volume: f64,
     pub dt: f64,
     pub half: f64,
     pub inv_density: f64,
     pub damping: f64,
+    /// The bond law's parameters (`kernels/law_pmb.cuh`, `kernels/law_lps.cuh`).
+    pub law: LawParams,
     pub n: u32,
     pub dim: i32,
+    /// 1: the bonds' stretch is linearized, `n . eta / x` (linearized PMB, LPS).
     pub linearized: i32,
     pub check_bonds: i32,
     pub partial_volume: i32,
     pub lps: i32,
-    pub surface_correction: i32,
-    pub omega_delta_over_x: i32,
     /// Force kernels: [`UPDATE_NONE`], [`UPDATE_END`] or [`UPDATE_DRIFT`].
     pub update: i32,
     /// 1: `nodes` holds only the volumes (f32 without partial volumes).
@@ -67,11 +67,15 @@ pub struct BondParams {
     pub dx_f: f32,
     pub pv_full_f: f32,
     pub pv_edge_f: f32,
-    pub micromodulus_f: f32,
+    pub pad_f: f32,
     /// A full box lattice run without a neighbour list: slot offset `k` (a multiple of 32)
     /// of a node `i` holds neighbour `i + stencil[k]` (32 K `i32`s), or 0 for the list.
     pub stencil: u64,
 }
+
+/// Bytes of [`BondParams`], asserted equal in `kernels/bonds.cuh`.
+pub const BOND_PARAMS_BYTES: usize = 360;
+const _: () = assert!(std::mem::size_of::<BondParams>() == BOND_PARAMS_BYTES);
 
 /// `BondParams::update`: store the force density only.
 pub const UPDATE_NONE: i32 = 0;
@@ -204,8 +208,9 @@ mod tests {
     fn sizes_match_the_c_structs() {
         assert_eq!(
             std::mem::size_of::<BondParams>(),
-            23 * 8 + 10 * 8 + 10 * 4 + 2 * 8 + 6 * 4 + 8
+            23 * 8 + 8 * 8 + crate::material::laws::LAW_PARAMS_BYTES + 8 * 4 + 2 * 8 + 6 * 4 + 8
         );
+        assert_eq!(std::mem::size_of::<BondParams>(), BOND_PARAMS_BYTES);
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
         assert_eq!(std::mem::size_of::<AdrParams>(), 12 * 8 + 2 * 4);

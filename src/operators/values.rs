@@ -4,6 +4,7 @@
 //! here. Units: lengths m, `a` N/m^7, `g` N/m^6, `w` m^6, `Theta` 1/m, `Phi` 1.
 
 use super::pattern::{fill_rows, BondRows};
+use crate::material::laws::{lps, pmb};
 use crate::material::stiffness_bound::lps_node_coefficients;
 use crate::material::Law;
 use crate::setup::Problem;
@@ -75,16 +76,16 @@ pub fn coefficients(problem: &Problem, rows: &BondRows, geom: &BondGeometry) -> 
             let w = bonds.beta[ij] * v[i] * v[j];
             match m.law {
                 Law::Pmb { c, .. } => {
-                    let a_ij = 0.5 * c * bonds.correction(ij) / x;
-                    let a_ji = 0.5 * c * bonds.correction(ji) / x;
+                    let a_ij = pmb::matrix_coefficient(c, bonds.correction(ij), x);
+                    let a_ji = pmb::matrix_coefficient(c, bonds.correction(ji), x);
                     let a = if half { a_ij + a_ji } else { a_ij };
                     [a, 0.0, 0.0, 0.0, w]
                 }
                 Law::Lps { .. } => {
                     let om = m.omega(x);
-                    let (a_ij, g_ij) = (alpha[i] * om, om * x * pcoef[i]);
+                    let (a_ij, g_ij) = lps::matrix_coefficients(alpha[i], pcoef[i], om, x);
                     if half {
-                        let (a_ji, g_ji) = (alpha[j] * om, om * x * pcoef[j]);
+                        let (a_ji, g_ji) = lps::matrix_coefficients(alpha[j], pcoef[j], om, x);
                         [a_ij + a_ji, g_ij, g_ji, a_ij, w]
                     } else {
                         [a_ij, g_ij, 0.0, 0.0, w]

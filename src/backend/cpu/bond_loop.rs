@@ -14,7 +14,7 @@ use super::pmb_kernel::{
 use crate::backend::{Backend, Footprint};
 use crate::dynamics::Forces;
 use crate::material::bonds::bond_length;
-use crate::material::laws::{extension, stretch, Vec3};
+use crate::material::laws::{extension, lps, pmb, stretch, Vec3};
 use crate::material::stiffness_bound::lps_node_coefficients;
 use crate::material::Law;
 use crate::setup::Problem;
@@ -132,12 +132,15 @@ impl<T: Real> CpuLoop<T> {
     fn criterion_stretch(&self, u: &[T], i: usize, j: usize, b: usize) -> T {
         let (xi, x) = self.xi(i, j, b);
         let eta = self.eta(u, i, j);
-        match self.problem.material.law {
+        // (LPS: the linearized criterion `e / x`)
+        let linearized = !matches!(
+            self.problem.material.law,
             Law::Pmb {
-                linearized: false, ..
-            } => stretch(&xi, &eta, x).0,
-            _ => extension(&xi, &eta, x) / x,
-        }
+                linearized: false,
+                ..
+            }
+        );
+        pmb::criterion_stretch(linearized, &xi, &eta, x)
     }
 
     /// The PMB bond loop: forces into `force`, breaking bonds past `s0` first.
@@ -181,7 +184,7 @@ impl<T: Real> CpuLoop<T> {
                             count += 1;
                         }
                         if *sb != BROKEN {
-                            s += this.weight[b] * x * e;
+                            s += lps::dilatation_term(this.weight[b], x, e);
                         }
                     }
                     th[i - first] = this.d_over_m[i] * s;
@@ -205,14 +208,22 @@ impl<T: Real> CpuLoop<T> {
             let j = fam.neighbors[b] as usize;
             let (xi, x) = self.xi(i, j, b);
             let e = extension(&xi, &self.eta(u, i, j), x);
-            let t_ij = self.alpha[i] * e + self.pcoef[i] * x * self.theta[i];
-            let t_ji = self.alpha[j] * e + self.pcoef[j] * x * self.theta[j];
-            let scale = self.weight[b] * (t_ij + t_ji) / x;
+            let scale = lps::force_scale(self.weight[b], x, e, self.node(i), self.node(j));
             for k in 0..3 {
                 f[k] += scale * xi[k];
             }
         }
         f
+    }
+
+    /// Node `k`'s LPS force-state coefficients and dilatation (`self.theta` up to date).
+    #[inline(always)]
+    fn node(&self, k: usize) -> lps::NodeState<T> {
+        lps::NodeState {
+            alpha: self.alpha[k],
+            p: self.pcoef[k],
+            theta: self.theta[k],
+        }
     }
 
     /// LPS forces with `self.theta` up to date.
@@ -400,17 +411,17 @@ impl<T: Real> CpuLoop<T> {
                     } else {
                         stretch(&xi, &eta, T::of(x)).0.f64()
                     };
-                    0.25 * wb * s * s * x
+                    pmb::energy_density(wb, s, x)
                 }
                 Law::Lps { .. } => {
                     let e = extension(&xi, &eta, T::of(x)).f64();
-                    let ed = e - self.theta[i].f64() * x / d;
-                    0.5 * self.alpha[i].f64() * wb * ed * ed
+                    let (alpha, theta) = (self.alpha[i].f64(), self.theta[i].f64());
+                    lps::bond_energy_density(alpha, wb, e, theta, x, d)
                 }
             };
         }
         if let Law::Lps { kd, .. } = law {
-            w += 0.5 * kd * self.theta[i].f64().powi(2);
+            w += lps::dilatation_energy_density(kd, self.theta[i].f64());
         }
         w
     }

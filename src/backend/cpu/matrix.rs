@@ -20,7 +20,7 @@
 
 use crate::backend::{Backend, Footprint};
 use crate::dynamics::Forces;
-use crate::material::laws::{extension, stretch, Vec3};
+use crate::material::laws::{extension, pmb, stretch, Vec3};
 use crate::material::Law;
 use crate::operators::spmv::{spmv, spmv_interleaved, spmv_with};
 use crate::operators::{footprint, mat_bytes, nnz, BondRows, BondVectors, Mat, Operators, Storage};
@@ -157,11 +157,8 @@ impl<T: Real> CpuMatrix<T> {
     #[inline(always)]
     fn criterion_stretch<const D: usize>(&self, r: usize) -> T {
         let (xi, eta, x) = self.bond::<D>(r);
-        if self.is_nonlinear() {
-            stretch(&xi, &eta, x).0
-        } else {
-            extension(&xi, &eta, x) / x
-        }
+        // (LPS: the linearized criterion `e / x`)
+        pmb::criterion_stretch(!self.is_nonlinear(), &xi, &eta, x)
     }
 
     /// Extension `e` of row `r`, m (nonlinear PMB: `|y| - x` as `s x`).

@@ -18,6 +18,7 @@
 //! Units: displacement m, force density N/m^3.
 
 use super::blocks::par_node_blocks_with;
+use crate::material::laws::pmb;
 use crate::Real;
 use std::ops::Range;
 
@@ -286,9 +287,10 @@ fn gather<T: Real>(
     }
 }
 
-/// Per bond: the force term `scale * direction` and whether the stretch exceeds `s0`. The
-/// operations are those of `laws::stretch` and `laws::extension`, in the same order (the
-/// padding component only ever adds zeros to itself).
+/// Per bond: the force term `scale * direction` and whether the stretch exceeds `s0`, by the
+/// law's own formulas (`laws::pmb::linearized_term`, `nonlinear_term`) from the dot products
+/// taken here over the bond's `D` components (the padding component only ever adds zeros
+/// to itself).
 #[inline(always)]
 fn terms<T: Real, const D: usize, const LIN: bool>(
     xi: &[Quad<T>],
@@ -310,8 +312,7 @@ fn terms<T: Real, const D: usize, const LIN: bool>(
             for k in 1..D {
                 dot += a[k] * e[k];
             }
-            let s = dot / x / x;
-            let scale = weight[l] * s / x;
+            let (s, scale) = pmb::linearized_term(dot, x, weight[l]);
             over[l] = s > s0;
             for k in 0..4 {
                 term[l][k] = scale * a[k];
@@ -326,9 +327,7 @@ fn terms<T: Real, const D: usize, const LIN: bool>(
                 y2 += y[k] * y[k];
                 num += e[k] * (two * a[k] + e[k]);
             }
-            let ly = y2.sqrt();
-            let s = num / (x * (ly + x));
-            let scale = weight[l] * s / ly;
+            let (s, scale) = pmb::nonlinear_term(num, y2, x, weight[l]);
             over[l] = s > s0;
             for k in 0..4 {
                 term[l][k] = scale * y[k];

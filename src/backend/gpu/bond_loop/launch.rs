@@ -83,7 +83,8 @@ impl<T: Real> GpuLoop<T> {
         unsafe {
             match self.problem.material.law {
                 Law::Pmb { .. } => {
-                    let plain = params.partial_volume == 0 && params.surface_correction == 0;
+                    let plain =
+                        params.partial_volume == 0 && params.law.pmb.surface_correction == 0;
                     let k = match (plain, params.stencil != 0) {
                         (true, true) => &self.k.pmb_force_plain_lattice,
                         (true, false) => &self.k.pmb_force_plain,

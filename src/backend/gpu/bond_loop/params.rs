@@ -6,8 +6,9 @@
 
 use crate::gpu::params::BondParams;
 use crate::gpu::Gpu;
+use crate::material::laws::LawParams;
 use crate::material::Law;
-use crate::model::{Influence, PartialVolume};
+use crate::model::PartialVolume;
 use crate::setup::Problem;
 use crate::{Precision, Result};
 use cudarc::driver::CudaFunction;
@@ -64,9 +65,9 @@ pub(crate) fn law_params(
 ) -> BondParams {
     let p = problem;
     let m = &p.material;
-    let (linearized, kd, lps, c, delta_over_x) = match m.law {
-        Law::Pmb { linearized, c } => (linearized, 0.0, false, c, false),
-        Law::Lps { kd, influence, .. } => (true, kd, true, 0.0, influence == Influence::DeltaOverX),
+    let (linearized, lps) = match m.law {
+        Law::Pmb { linearized, .. } => (linearized, false),
+        Law::Lps { .. } => (true, true),
     };
     let (delta, dx) = (p.body.delta, p.body.dx);
     // (the expressions of the host's `partial_volume`)
@@ -74,9 +75,8 @@ pub(crate) fn law_params(
     let s0 = m.critical_stretch.unwrap_or(f64::INFINITY);
     BondParams {
         critical_stretch: s0,
-        micromodulus: c,
         full_volume,
-        kd,
+        law: LawParams::of(m),
         delta,
         dx,
         n: n as u32,
@@ -85,8 +85,6 @@ pub(crate) fn law_params(
         check_bonds: i32::from(check_bonds && m.critical_stretch.is_some()),
         partial_volume: i32::from(p.model.discretization.partial_volume != PartialVolume::None),
         lps: i32::from(lps),
-        surface_correction: i32::from(m.surface_correction && !lps),
-        omega_delta_over_x: i32::from(delta_over_x),
         pv_full,
         pv_edge,
         critical_stretch_f: s0 as f32,
@@ -94,7 +92,6 @@ pub(crate) fn law_params(
         dx_f: dx as f32,
         pv_full_f: pv_full as f32,
         pv_edge_f: pv_edge as f32,
-        micromodulus_f: c as f32,
         ..Default::default()
     }
 }

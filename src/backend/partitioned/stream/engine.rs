@@ -257,7 +257,9 @@ impl<T: Real> Engine<T> {
         let kernel = match pass {
             Pass::Forces { .. } if lps => &self.k.lps_force,
             // (the kernel without partial volumes and surface correction, as in core)
-            Pass::Forces { .. } if params.partial_volume == 0 && params.surface_correction == 0 => {
+            Pass::Forces { .. }
+                if params.partial_volume == 0 && params.law.pmb.surface_correction == 0 =>
+            {
                 &self.k.pmb_force_plain
             }
             Pass::Forces { .. } => &self.k.pmb_force,
