@@ -3,29 +3,18 @@
 //! `p_i = d K_d / m_i - alpha_i / d` and `d / m_i` (`theory.md` sections 2 and 3). The same
 //! arithmetic as `CpuLoop::new`, so the backends start from identical numbers.
 
-use crate::material::bonds::bond_length;
 use crate::material::stiffness_bound::lps_node_coefficients;
 use crate::material::Law;
 use crate::setup::Problem;
-use rayon::prelude::*;
 
-/// The weight of every directed bond, in CSR order.
-pub fn bond_weights(p: &Problem) -> Vec<f64> {
-    let (fam, v, m) = (&p.families, &p.body.volumes, &p.material);
-    let pos = &p.body.positions;
-    (0..p.body.len())
-        .into_par_iter()
-        .flat_map_iter(|i| {
-            fam.range(i).map(move |b| {
-                let j = fam.neighbors[b] as usize;
-                let bv = p.bonds.beta[b] * v[j];
-                match m.law {
-                    Law::Pmb { c, .. } => c * p.bonds.correction(b) * bv,
-                    Law::Lps { .. } => m.omega(bond_length(pos, i, j)) * bv,
-                }
-            })
-        })
-        .collect()
+/// The weight of directed bond `b` (to node `j`, of length `x`).
+#[inline]
+pub fn bond_weight(p: &Problem, b: usize, j: usize, x: f64) -> f64 {
+    let (m, bv) = (&p.material, p.bonds.beta[b] * p.body.volumes[j]);
+    match m.law {
+        Law::Pmb { c, .. } => c * p.bonds.correction(b) * bv,
+        Law::Lps { .. } => m.omega(x) * bv,
+    }
 }
 
 /// LPS per-node coefficients (all zero for bond-based models).

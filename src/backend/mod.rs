@@ -25,7 +25,7 @@ pub use factory::create;
 pub use gpu::{GpuLoop, GpuMatrix};
 pub use kind::{resolve_auto, BackendKind};
 
-use crate::dynamics::{Adr, ExplicitCall, Forces, Loads, State};
+use crate::dynamics::{AdrCall, ExplicitCall, Forces, State};
 use crate::partition::StreamReport;
 use crate::{Real, Result};
 
@@ -80,17 +80,11 @@ pub trait Backend<T: Real>: Forces<T> {
 
     /// One iteration of adaptive dynamic relaxation (`dynamics/adr.rs`) towards the load at
     /// `state.time + h`: sets `adr.residual`, advances `state.time` and `state.step`, and
-    /// returns the bonds broken. The default runs [`Adr::iterate`] on the host; a GPU
-    /// backend keeps the state on the device, where `state`'s vectors go stale until
-    /// [`Backend::sync_state`].
-    fn advance_adr(
-        &mut self,
-        adr: &mut Adr<T>,
-        loads: &Loads,
-        state: &mut State<T>,
-        h: f64,
-    ) -> Result<usize> {
-        adr.iterate(state, loads, self.as_forces(), h)
+    /// returns the bonds broken. The default runs [`Adr::iterate`](crate::dynamics::Adr::iterate)
+    /// on the host ([`AdrCall::on_host`]); a GPU backend keeps the state on the device, where
+    /// the state's vectors go stale until [`Backend::sync_state`].
+    fn advance_adr(&mut self, call: AdrCall<'_, T>) -> Result<usize> {
+        call.on_host(self.as_forces())
     }
 
     /// Bring `state`'s vectors up to date after [`Backend::advance_adr`] where the backend

@@ -14,14 +14,35 @@ const HOST_COPY_BYTES: usize = 256 << 20;
 /// Bytes of the device copy used as the GPU bandwidth reference (beyond the L2 cache).
 const DEVICE_COPY_BYTES: usize = 1 << 30;
 
-/// Parsed `peridot bench` options.
+/// `peridot bench` options.
+#[derive(Debug, clap::Args)]
 pub struct BenchArgs {
+    /// Backends to time, comma-separated; unavailable ones are skipped with a message.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "cpu-loop,cpu-matrix,gpu-loop,gpu-matrix"
+    )]
     pub backends: Vec<BackendKind>,
+    /// Precisions, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "f64,f32")]
     pub precisions: Vec<Precision>,
+    /// Target node counts, comma-separated (`200000`, `200k`, `2M`); dx is scaled to
+    /// reach each. Default: the model as it is.
+    #[arg(long, value_delimiter = ',', value_parser = parse_size)]
     pub sizes: Vec<usize>,
+    /// Timed steps per run (the median step is reported).
+    #[arg(long, default_value_t = 20)]
     pub steps: usize,
+    /// Untimed steps before timing.
+    #[arg(long, default_value_t = 3)]
     pub warmup: usize,
+    /// Steps per timed call (default: 1 on CPU backends, 10 on device backends).
+    #[arg(long)]
     pub batch: Option<usize>,
+    /// Folder for bench.json.
+    #[arg(long, default_value = "out/bench")]
     pub out: PathBuf,
 }
 

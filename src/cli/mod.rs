@@ -126,33 +126,8 @@ pub enum Command {
     Bench {
         #[command(flatten)]
         model: ModelArgs,
-        /// Backends to time, comma-separated; unavailable ones are skipped with a message.
-        #[arg(
-            long,
-            value_enum,
-            value_delimiter = ',',
-            default_value = "cpu-loop,cpu-matrix,gpu-loop,gpu-matrix"
-        )]
-        backends: Vec<BackendKind>,
-        /// Precisions, comma-separated.
-        #[arg(long, value_enum, value_delimiter = ',', default_value = "f64,f32")]
-        precisions: Vec<Precision>,
-        /// Target node counts, comma-separated (`200000`, `200k`, `2M`); dx is scaled to
-        /// reach each. Default: the model as it is.
-        #[arg(long, value_delimiter = ',', value_parser = bench::parse_size)]
-        sizes: Vec<usize>,
-        /// Timed steps per run (the median step is reported).
-        #[arg(long, default_value_t = 20)]
-        steps: usize,
-        /// Untimed steps before timing.
-        #[arg(long, default_value_t = 3)]
-        warmup: usize,
-        /// Steps per timed call (default: 1 on CPU backends, 10 on device backends).
-        #[arg(long)]
-        batch: Option<usize>,
-        /// Folder for bench.json.
-        #[arg(long, default_value = "out/bench")]
-        out: PathBuf,
+        #[command(flatten)]
+        args: bench::BenchArgs,
     },
 }
 
@@ -206,27 +181,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             gpu_memory_budget,
             subdomains,
         } => info::info(&model, gpu_memory_budget.as_deref(), subdomains),
-        Command::Bench {
-            model,
-            backends,
-            precisions,
-            sizes,
-            steps,
-            warmup,
-            batch,
-            out,
-        } => bench::bench(
-            &model,
-            bench::BenchArgs {
-                backends,
-                precisions,
-                sizes,
-                steps,
-                warmup,
-                batch,
-                out,
-            },
-        ),
+        Command::Bench { model, args } => bench::bench(&model, args),
         Command::Neighbors {
             model,
             search,

@@ -9,6 +9,23 @@ use super::state::State;
 use crate::{Real, Result};
 use rayon::prelude::*;
 
+/// One call of an ADR iteration: the iteration state, the loads, the body's state and the
+/// load increment `h` (the iteration goes towards the load at `state.time + h`).
+pub struct AdrCall<'a, T: Real> {
+    pub adr: &'a mut Adr<T>,
+    pub loads: &'a Loads,
+    pub state: &'a mut State<T>,
+    pub h: f64,
+}
+
+impl<T: Real> AdrCall<'_, T> {
+    /// The iteration on the host ([`Adr::iterate`]), forces from `forces`: the reference
+    /// every backend's own iteration is tested against. Returns the bonds broken.
+    pub fn on_host(self, forces: &mut dyn Forces<T>) -> Result<usize> {
+        self.adr.iterate(self.state, self.loads, forces, self.h)
+    }
+}
+
 /// ADR iteration state beyond the body's [`State`].
 pub struct Adr<T: Real> {
     /// Fictitious density per dof (force density per displacement), N/m^4.

@@ -104,14 +104,14 @@ impl Predicate {
                 depth_dx,
                 depth_delta,
             } => edge(side, [*depth, *depth_dx, *depth_delta], ctx, field),
-            Shape::All => Ok(Predicate::All),
+            Shape::All {} => Ok(Predicate::All),
         }
     }
 
     /// Predicate of a `geometry.remove` shape: edges and `all` are refused there.
     pub fn removal(shape: &Shape, ctx: &ShapeContext, field: &str) -> Result<Predicate> {
         match shape {
-            Shape::Edge { .. } | Shape::All => Err(Error::model(
+            Shape::Edge { .. } | Shape::All {} => Err(Error::model(
                 field,
                 "shape edge or all cannot remove material; allowed: box, circle, cylinder, notch",
             )),

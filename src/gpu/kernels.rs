@@ -36,78 +36,66 @@ pub struct Stage {
     pub entries: &'static [&'static str],
 }
 
+/// A [`Stage`] of `kernels/FILE` with its entry points; `after HEADER`: the header
+/// `kernels/HEADER` carried ahead of the file.
+macro_rules! stage {
+    ($file:literal, [$($entry:literal),* $(,)?]) => {
+        Stage {
+            file: $file,
+            source: include_str!(concat!("../../kernels/", $file)),
+            entries: &[$($entry),*],
+        }
+    };
+    ($file:literal after $header:literal, [$($entry:literal),* $(,)?]) => {
+        Stage {
+            file: $file,
+            source: concat!(
+                include_str!(concat!("../../kernels/", $header)),
+                include_str!(concat!("../../kernels/", $file))
+            ),
+            entries: &[$($entry),*],
+        }
+    };
+}
+
 /// Every stage, in the order they are concatenated into one program. The neighbour-search
 /// stages carry `cell_grid.cuh` (guarded against a second inclusion) ahead of their own file.
 pub const STAGES: &[Stage] = &[
-    Stage {
-        file: "pmb_force.cu",
-        source: include_str!("../../kernels/pmb_force.cu"),
-        entries: &["pmb_force", "pmb_force_plain", "pmb_force_plain_lattice"],
-    },
-    Stage {
-        file: "lps_dilatation.cu",
-        source: include_str!("../../kernels/lps_dilatation.cu"),
-        entries: &["lps_dilatation"],
-    },
-    Stage {
-        file: "lps_force.cu",
-        source: include_str!("../../kernels/lps_force.cu"),
-        entries: &["lps_force"],
-    },
-    Stage {
-        file: "damage.cu",
-        source: include_str!("../../kernels/damage.cu"),
-        entries: &["break_bonds", "damage", "strain_energy"],
-    },
-    Stage {
-        file: "matrix_bond.cu",
-        source: include_str!("../../kernels/matrix_bond.cu"),
-        entries: &[
+    stage!(
+        "pmb_force.cu",
+        ["pmb_force", "pmb_force_plain", "pmb_force_plain_lattice"]
+    ),
+    stage!("lps_dilatation.cu", ["lps_dilatation"]),
+    stage!("lps_force.cu", ["lps_force"]),
+    stage!("damage.cu", ["break_bonds", "damage", "strain_energy"]),
+    stage!(
+        "matrix_bond.cu",
+        [
             "matrix_pmb",
             "matrix_lps_extension",
             "matrix_lps_force",
             "matrix_break",
             "matrix_broken",
-            "matrix_energy",
-        ],
-    },
-    Stage {
-        file: "leapfrog.cu",
-        source: include_str!("../../kernels/leapfrog.cu"),
-        entries: &[
+            "matrix_energy"
+        ]
+    ),
+    stage!(
+        "leapfrog.cu",
+        [
             "kick",
             "drift",
             "accelerate_kick",
             "apply_conditions",
-            "max_abs",
-        ],
-    },
-    Stage {
-        file: "adr.cu",
-        source: include_str!("../../kernels/adr.cu"),
-        entries: &["adr_residual", "adr_finalize", "adr_velocity", "adr_drift"],
-    },
-    Stage {
-        file: "scan.cu",
-        source: include_str!("../../kernels/scan.cu"),
-        entries: &["scan_blocks", "scan_add"],
-    },
-    Stage {
-        file: "cell_bin.cu",
-        source: concat!(
-            include_str!("../../kernels/cell_grid.cuh"),
-            include_str!("../../kernels/cell_bin.cu")
-        ),
-        entries: &["cell_count", "cell_scatter"],
-    },
-    Stage {
-        file: "neighbor_search.cu",
-        source: concat!(
-            include_str!("../../kernels/cell_grid.cuh"),
-            include_str!("../../kernels/neighbor_search.cu")
-        ),
-        entries: &["neighbor_count", "neighbor_fill", "neighbor_sort_rows"],
-    },
+            "max_abs"
+        ]
+    ),
+    stage!(
+        "adr.cu",
+        ["adr_residual", "adr_finalize", "adr_velocity", "adr_drift"]
+    ),
+    stage!("scan.cu", ["scan_blocks", "scan_add"]),
+    stage!("cell_bin.cu" after "cell_grid.cuh", ["cell_count", "cell_scatter"]),
+    stage!("neighbor_search.cu" after "cell_grid.cuh", ["neighbor_count", "neighbor_fill", "neighbor_sort_rows"]),
 ];
 
 /// The precision prelude: the scalar type, the entry-point suffix and the bond kernels'

@@ -152,15 +152,11 @@ pub struct BoxShape {
 
 /// A shape used to remove material or to select a region.
 ///
-/// Deserialized through [`ShapeRepr`], so that `shape = "all"` with any other key is refused
-/// like an unknown key of the other shapes (serde ignores extra keys of a unit variant).
+/// `All` is a struct variant without fields (`Shape::All {}`), so that `shape = "all"` with
+/// any other key is refused like an unknown key of the other shapes (serde ignores extra
+/// keys of a unit variant).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(
-    tag = "shape",
-    rename_all = "kebab-case",
-    deny_unknown_fields,
-    from = "ShapeRepr"
-)]
+#[serde(tag = "shape", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Shape {
     /// Axis-aligned box.
     Box { min: Vec<f64>, max: Vec<f64> },
@@ -194,77 +190,7 @@ pub enum Shape {
         depth_delta: Option<f64>,
     },
     /// Every node.
-    All,
-}
-
-/// The deserialized form of [`Shape`]: the same variants and keys, with `all` a struct variant
-/// without fields so that extra keys are refused.
-#[derive(Deserialize)]
-#[serde(tag = "shape", rename_all = "kebab-case", deny_unknown_fields)]
-enum ShapeRepr {
-    Box {
-        min: Vec<f64>,
-        max: Vec<f64>,
-    },
-    Circle {
-        center: Vec<f64>,
-        radius: f64,
-    },
-    Cylinder {
-        center: Vec<f64>,
-        axis: Vec<f64>,
-        radius: f64,
-        #[serde(default)]
-        half_length: Option<f64>,
-    },
-    Notch {
-        start: Vec<f64>,
-        end: Vec<f64>,
-        width: f64,
-    },
-    Edge {
-        side: String,
-        #[serde(default)]
-        depth: Option<f64>,
-        #[serde(default)]
-        depth_dx: Option<f64>,
-        #[serde(default)]
-        depth_delta: Option<f64>,
-    },
     All {},
-}
-
-impl From<ShapeRepr> for Shape {
-    fn from(r: ShapeRepr) -> Self {
-        match r {
-            ShapeRepr::Box { min, max } => Shape::Box { min, max },
-            ShapeRepr::Circle { center, radius } => Shape::Circle { center, radius },
-            ShapeRepr::Cylinder {
-                center,
-                axis,
-                radius,
-                half_length,
-            } => Shape::Cylinder {
-                center,
-                axis,
-                radius,
-                half_length,
-            },
-            ShapeRepr::Notch { start, end, width } => Shape::Notch { start, end, width },
-            ShapeRepr::Edge {
-                side,
-                depth,
-                depth_dx,
-                depth_delta,
-            } => Shape::Edge {
-                side,
-                depth,
-                depth_dx,
-                depth_delta,
-            },
-            ShapeRepr::All {} => Shape::All,
-        }
-    }
 }
 
 /// `[[precrack]]`: bonds crossing it start broken. 2D: segment `start -> end`.

@@ -6,7 +6,7 @@ use super::export::{export_matrices, Exported};
 use super::outputs::{self, initial_summary, Snapshot};
 use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::{self, Backend, BackendKind};
-use crate::dynamics::{Adr, Explicit, ExplicitCall, Loads, State, StepTimes};
+use crate::dynamics::{Adr, AdrCall, Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::model::SolverKind;
 use crate::output::{peak_rss_bytes, ProbeWriter, Progress, Summary, VtkSeries};
 use crate::setup::Problem;
@@ -272,8 +272,12 @@ impl<T: Real> Runner<T> {
     /// One ADR iteration, by the backend (on a device the state stays there).
     fn timed_iteration(&mut self, adr: &mut Adr<T>, h: f64) -> Result<()> {
         let t0 = Instant::now();
-        self.backend
-            .advance_adr(adr, &self.loads, &mut self.state, h)?;
+        self.backend.advance_adr(AdrCall {
+            adr,
+            loads: &self.loads,
+            state: &mut self.state,
+            h,
+        })?;
         self.times.forces += t0.elapsed().as_secs_f64();
         Ok(())
     }

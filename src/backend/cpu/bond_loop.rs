@@ -9,13 +9,14 @@
 
 use super::blocks::{par_node_blocks, par_node_blocks_with};
 use super::pmb_kernel::{
-    forces_and_breaks, node_records, stage_displacement, NodeRecord, PmbBonds, BROKEN, INTACT, KEPT,
+    forces_and_breaks, node_records, stage_displacement, NodeRecord, PmbBonds, Simd, BROKEN,
+    INTACT, KEPT,
 };
+use crate::backend::coefficients::{bond_weight, lps_coefficients};
 use crate::backend::{Backend, Footprint};
 use crate::dynamics::Forces;
 use crate::material::bonds::bond_length;
 use crate::material::laws::{extension, lps, pmb, stretch, Vec3};
-use crate::material::stiffness_bound::lps_node_coefficients;
 use crate::material::Law;
 use crate::setup::Problem;
 use crate::{Real, Result};
@@ -47,7 +48,7 @@ impl<T: Real> CpuLoop<T> {
     /// Set up the backend for `problem` (bond status from its pre-cracks and no-fail zones).
     pub fn new(problem: Arc<Problem>) -> Self {
         let p = &problem;
-        let (fam, v, m) = (&p.families, &p.body.volumes, &p.material);
+        let (fam, m) = (&p.families, &p.material);
         let (pos, no_fail) = (&p.body.positions, &p.no_fail);
         let per_bond: Vec<(T, T, u8)> = (0..p.body.len())
             .into_par_iter()
@@ -55,11 +56,7 @@ impl<T: Real> CpuLoop<T> {
                 fam.range(i).map(move |b| {
                     let j = fam.neighbors[b] as usize;
                     let x = bond_length(pos, i, j);
-                    let bv = p.bonds.beta[b] * v[j];
-                    let weight = match m.law {
-                        Law::Pmb { c, .. } => c * p.bonds.correction(b) * bv,
-                        Law::Lps { .. } => m.omega(x) * bv,
-                    };
+                    let weight = bond_weight(p, b, j, x);
                     let status = match p.initial_mu[b] {
                         0 => BROKEN,
                         _ if no_fail[i] || no_fail[j] => KEPT,
@@ -73,14 +70,8 @@ impl<T: Real> CpuLoop<T> {
         let weight = per_bond.iter().map(|b| b.1).collect();
         let status = per_bond.iter().map(|b| b.2).collect();
         drop(per_bond);
-        let (alpha, pcoef) = lps_node_coefficients(m, &p.bonds.weighted_volume);
-        let d = m.d() as f64;
-        let d_over_m = p
-            .bonds
-            .weighted_volume
-            .iter()
-            .map(|&wv| T::of(if wv > 0.0 { d / wv } else { 0.0 }))
-            .collect();
+        let coef = lps_coefficients(p);
+        let to_t = |v: Vec<f64>| v.into_iter().map(T::of).collect::<Vec<T>>();
         let records = match m.law {
             Law::Pmb { .. } => node_records(pos),
             Law::Lps { .. } => Vec::new(),
@@ -91,9 +82,9 @@ impl<T: Real> CpuLoop<T> {
             length,
             weight,
             records,
-            alpha: alpha.into_iter().map(T::of).collect(),
-            pcoef: pcoef.into_iter().map(T::of).collect(),
-            d_over_m,
+            alpha: to_t(coef.alpha),
+            pcoef: to_t(coef.pcoef),
+            d_over_m: to_t(coef.d_over_m),
             theta: vec![T::zero(); p.body.len()],
             problem,
         }
@@ -158,7 +149,7 @@ impl<T: Real> CpuLoop<T> {
             linearized,
         };
         let (recs, status) = (&self.records, &mut self.status);
-        forces_and_breaks(&bonds, self.dim, recs, s0, status, force)
+        forces_and_breaks(Simd::detect(), &bonds, self.dim, recs, s0, status, force)
     }
 
     /// LPS dilatation of every node into `self.theta`, first breaking every `INTACT` bond

@@ -73,21 +73,11 @@ pub fn stage_displacement<T: Real>(u: &[T], dim: usize, recs: &mut [NodeRecord<T
 }
 
 /// Force density of every node into `force` (`dim` per node, overwritten) at the padded
-/// displacement `u`. Before its force is added, every `INTACT` bond whose stretch exceeds
-/// `s0` is marked `BROKEN` in `status` (pass `s0 = +inf` to break none). Returns the number
-/// of bonds broken.
+/// displacement `u`, by the build of the loop for `simd` ([`Simd::detect`]: the best this
+/// CPU has; every build gives the same bits). Before its force is added, every `INTACT` bond
+/// whose stretch exceeds `s0` is marked `BROKEN` in `status` (pass `s0 = +inf` to break
+/// none). Returns the number of bonds broken.
 pub fn forces_and_breaks<T: Real>(
-    bonds: &PmbBonds<T>,
-    dim: usize,
-    recs: &[NodeRecord<T>],
-    s0: T,
-    status: &mut [u8],
-    force: &mut [T],
-) -> usize {
-    forces_and_breaks_with(detect_simd(), bonds, dim, recs, s0, status, force)
-}
-
-fn forces_and_breaks_with<T: Real>(
     simd: Simd,
     bonds: &PmbBonds<T>,
     dim: usize,
@@ -96,107 +86,112 @@ fn forces_and_breaks_with<T: Real>(
     status: &mut [u8],
     force: &mut [T],
 ) -> usize {
+    // (later variants need less of the CPU)
+    let simd = simd.max(Simd::detect());
     let n = bonds.offsets.len() - 1;
     assert!(recs.len() == n && force.len() == dim * n);
     assert!(status.len() == bonds.length.len() && bonds.weight.len() == bonds.length.len());
-    par_node_blocks_with(bonds.offsets, status, force, dim, |nodes, st, f| {
+    let pass = Pass { bonds, recs, s0 };
+    par_node_blocks_with(bonds.offsets, status, force, dim, |nodes, status, force| {
+        let b = Block {
+            nodes,
+            status,
+            force,
+        };
         match (dim, bonds.linearized) {
-            (2, false) => block::<T, 2, false>(simd, bonds, recs, s0, nodes, st, f),
-            (2, true) => block::<T, 2, true>(simd, bonds, recs, s0, nodes, st, f),
-            (_, false) => block::<T, 3, false>(simd, bonds, recs, s0, nodes, st, f),
-            (_, true) => block::<T, 3, true>(simd, bonds, recs, s0, nodes, st, f),
+            (2, false) => block::<T, 2, false>(simd, pass, b),
+            (2, true) => block::<T, 2, true>(simd, pass, b),
+            (_, false) => block::<T, 3, false>(simd, pass, b),
+            (_, true) => block::<T, 3, true>(simd, pass, b),
         }
     })
 }
 
-/// The instruction sets the bond loop is compiled for, best first.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Simd {
+/// What every block of one pass reads: the bonds, the padded node records and the stretch
+/// past which a bond breaks.
+#[derive(Clone, Copy)]
+struct Pass<'a, T> {
+    bonds: &'a PmbBonds<'a, T>,
+    recs: &'a [NodeRecord<T>],
+    s0: T,
+}
+
+/// One block of consecutive nodes: their bonds' status (from `offsets[nodes.start]`) and
+/// their `D` force components each.
+struct Block<'a, T> {
+    nodes: Range<usize>,
+    status: &'a mut [u8],
+    force: &'a mut [T],
+}
+
+/// The instruction sets the bond loop is compiled for, best first (a build is only ever run
+/// where the CPU has it: [`forces_and_breaks`] takes the lesser of the one asked for and
+/// [`Simd::detect`]).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Simd {
     Avx512,
     Avx2,
     Baseline,
 }
 
-#[cfg(target_arch = "x86_64")]
-fn detect_simd() -> Simd {
-    use std::arch::is_x86_feature_detected as has;
-    if has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("avx512bw") {
-        Simd::Avx512
-    } else if has!("avx2") {
-        Simd::Avx2
-    } else {
+impl Simd {
+    /// The best build this CPU runs.
+    #[cfg(target_arch = "x86_64")]
+    pub fn detect() -> Simd {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("avx512bw") {
+            Simd::Avx512
+        } else if has!("avx2") {
+            Simd::Avx2
+        } else {
+            Simd::Baseline
+        }
+    }
+
+    /// The best build this CPU runs.
+    #[cfg(not(target_arch = "x86_64"))]
+    pub fn detect() -> Simd {
         Simd::Baseline
     }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-fn detect_simd() -> Simd {
-    Simd::Baseline
-}
-
 /// One block of consecutive nodes, with the build of the loop for `simd`.
-fn block<T: Real, const D: usize, const LIN: bool>(
-    simd: Simd,
-    bonds: &PmbBonds<T>,
-    recs: &[NodeRecord<T>],
-    s0: T,
-    nodes: Range<usize>,
-    status: &mut [u8],
-    force: &mut [T],
-) -> usize {
+fn block<T: Real, const D: usize, const LIN: bool>(simd: Simd, p: Pass<T>, b: Block<T>) -> usize {
     #[cfg(target_arch = "x86_64")]
     match simd {
-        // SAFETY: the CPU supports these instruction sets (checked by `detect_simd`).
-        Simd::Avx512 => unsafe {
-            return block_avx512::<T, D, LIN>(bonds, recs, s0, nodes, status, force);
-        },
+        // SAFETY: the CPU supports these instruction sets (checked by `Simd::detect`).
+        Simd::Avx512 => unsafe { return block_avx512::<T, D, LIN>(p, b) },
         // SAFETY: as above.
-        Simd::Avx2 => unsafe {
-            return block_avx2::<T, D, LIN>(bonds, recs, s0, nodes, status, force);
-        },
+        Simd::Avx2 => unsafe { return block_avx2::<T, D, LIN>(p, b) },
         Simd::Baseline => {}
     }
     let _ = simd;
-    block_body::<T, D, LIN>(bonds, recs, s0, nodes, status, force)
+    block_body::<T, D, LIN>(p, b)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2")]
-unsafe fn block_avx512<T: Real, const D: usize, const LIN: bool>(
-    bonds: &PmbBonds<T>,
-    recs: &[NodeRecord<T>],
-    s0: T,
-    nodes: Range<usize>,
-    status: &mut [u8],
-    force: &mut [T],
-) -> usize {
-    block_body::<T, D, LIN>(bonds, recs, s0, nodes, status, force)
+unsafe fn block_avx512<T: Real, const D: usize, const LIN: bool>(p: Pass<T>, b: Block<T>) -> usize {
+    block_body::<T, D, LIN>(p, b)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn block_avx2<T: Real, const D: usize, const LIN: bool>(
-    bonds: &PmbBonds<T>,
-    recs: &[NodeRecord<T>],
-    s0: T,
-    nodes: Range<usize>,
-    status: &mut [u8],
-    force: &mut [T],
-) -> usize {
-    block_body::<T, D, LIN>(bonds, recs, s0, nodes, status, force)
+unsafe fn block_avx2<T: Real, const D: usize, const LIN: bool>(p: Pass<T>, b: Block<T>) -> usize {
+    block_body::<T, D, LIN>(p, b)
 }
 
-/// Nodes `nodes`; `status` holds their bonds (from `offsets[nodes.start]`), `force` their
-/// `D` components each.
+/// The nodes of block `b`, one after another.
 #[inline(always)]
-fn block_body<T: Real, const D: usize, const LIN: bool>(
-    bonds: &PmbBonds<T>,
-    recs: &[NodeRecord<T>],
-    s0: T,
-    nodes: Range<usize>,
-    status: &mut [u8],
-    force: &mut [T],
-) -> usize {
+fn block_body<T: Real, const D: usize, const LIN: bool>(p: Pass<T>, b: Block<T>) -> usize {
+    let (
+        Pass { bonds, recs, s0 },
+        Block {
+            nodes,
+            status,
+            force,
+        },
+    ) = (p, b);
     let base = bonds.offsets[nodes.start];
     let first = nodes.start;
     let mut scratch = Scratch::<T>::default();
@@ -390,14 +385,14 @@ mod tests {
             linearized,
         };
         let s0 = T::of(0.004);
-        let broken = forces_and_breaks_with(simd, &bonds, d, &recs, s0, &mut status, &mut force);
+        let broken = forces_and_breaks(simd, &bonds, d, &recs, s0, &mut status, &mut force);
         (force, status, broken)
     }
 
     fn same_bits<T: Real>(p: &Problem) {
         let reference = run::<T>(p, Simd::Baseline);
         assert!(reference.2 > 0, "the displacement breaks bonds");
-        let best = detect_simd();
+        let best = Simd::detect();
         for simd in [Simd::Avx2, Simd::Avx512] {
             let supported = matches!((best, simd), (Simd::Avx512, _) | (Simd::Avx2, Simd::Avx2));
             if !supported {

@@ -12,9 +12,8 @@
 use super::adr_buffers::AdrDevice;
 use super::buffers::addr;
 use super::conditions::push_table_row;
-use super::rename;
-use super::time_loop::{DeviceForces, DeviceLoop};
-use crate::dynamics::adr::Adr;
+use super::time_loop::{on_loop, DeviceForces, DeviceLoop};
+use crate::dynamics::adr::{Adr, AdrCall};
 use crate::dynamics::loads::Loads;
 use crate::dynamics::State;
 use crate::gpu::params::AdrParams;
@@ -96,13 +95,11 @@ fn sync_adr_state<T: Real>(dl: &mut DeviceLoop<T>, state: &mut State<T>) -> Resu
 pub(super) fn advance_adr<T: Real, B: DeviceForces<T>>(
     backend: &mut B,
     name: &str,
-    adr: &mut Adr<T>,
-    loads: &Loads,
-    state: &mut State<T>,
-    h: f64,
+    call: AdrCall<'_, T>,
 ) -> Result<usize> {
-    backend.make_loop().map_err(|e| rename(e, name))?;
-    adr_iteration(backend, adr, loads, state, h).map_err(|e| rename(e, name))
+    on_loop(backend, name, |b| {
+        adr_iteration(b, call.adr, call.loads, call.state, call.h)
+    })
 }
 
 /// [`crate::backend::Backend::sync_state`] of a device backend named `name`: the time loop
@@ -112,6 +109,5 @@ pub(super) fn sync_state<T: Real, B: DeviceForces<T>>(
     name: &str,
     state: &mut State<T>,
 ) -> Result<()> {
-    backend.make_loop().map_err(|e| rename(e, name))?;
-    sync_adr_state(backend.device_loop(), state).map_err(|e| rename(e, name))
+    on_loop(backend, name, |b| sync_adr_state(b.device_loop(), state))
 }

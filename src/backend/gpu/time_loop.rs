@@ -464,6 +464,17 @@ pub(super) fn advance<T: Real, B: DeviceForces<T>>(
     })
 }
 
+/// `work` on `backend` once its time loop is made (where there is none); errors name backend
+/// `name`.
+pub(super) fn on_loop<T: Real, B: DeviceForces<T>, R>(
+    backend: &mut B,
+    name: &str,
+    work: impl FnOnce(&mut B) -> Result<R>,
+) -> Result<R> {
+    backend.make_loop().map_err(|e| rename(e, name))?;
+    work(backend).map_err(|e| rename(e, name))
+}
+
 /// [`crate::backend::Backend::advance_explicit`] of a backend with the generic loop: the
 /// time loop made where there is none, then [`advance`]; errors name backend `name`.
 pub(super) fn advance_explicit<T: Real, B: DeviceForces<T>>(
@@ -471,8 +482,7 @@ pub(super) fn advance_explicit<T: Real, B: DeviceForces<T>>(
     name: &str,
     call: ExplicitCall<'_, T>,
 ) -> Result<usize> {
-    backend.make_loop().map_err(|e| rename(e, name))?;
-    advance(backend, call).map_err(|e| rename(e, name))
+    on_loop(backend, name, |b| advance(b, call))
 }
 
 /// [`crate::backend::Backend::max_abs_displacement`] of a device backend named `name`: from

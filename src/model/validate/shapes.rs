@@ -32,7 +32,7 @@ pub(super) fn geometry(g: &Geometry, dim: Dimension) -> Result<()> {
         let f = format!("geometry.remove.{i}");
         let name = match s {
             Shape::Edge { .. } => "edge",
-            Shape::All => "all",
+            Shape::All {} => "all",
             _ => {
                 shape(&f, s, dim)?;
                 continue;
@@ -211,7 +211,7 @@ fn shape(f: &str, s: &Shape, dim: Dimension) -> Result<()> {
             depth_dx,
             depth_delta,
         } => edge(f, side, [*depth, *depth_dx, *depth_delta], dim),
-        Shape::All => Ok(()),
+        Shape::All {} => Ok(()),
     }
 }
 

@@ -10,7 +10,7 @@ use crate::backend::gpu::buffers::download;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::gpu::{adr, device_fault, rename};
 use crate::backend::{Backend, Footprint};
-use crate::dynamics::{Adr, ExplicitCall, Forces, Loads, State};
+use crate::dynamics::{AdrCall, ExplicitCall, Forces, State};
 use crate::gpu::layout::{status_words, unpack_status};
 use crate::material::Law;
 use crate::{Real, Result};
@@ -31,12 +31,8 @@ impl<T: Real> Forces<T> for GpuLoop<T> {
     }
 
     fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
-        if !matches!(self.problem.material.law, Law::Lps { .. }) {
-            return Ok(false);
-        }
-        self.try_dilatation(u, theta)
-            .map_err(device_fault(NAME, "dilatation"))?;
-        Ok(true)
+        let fault = device_fault(NAME, "dilatation");
+        self.try_dilatation(u, theta).map_err(fault)
     }
 
     fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
@@ -142,14 +138,8 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         advance_fused(self, call).map_err(|e| rename(e, NAME))
     }
 
-    fn advance_adr(
-        &mut self,
-        adr: &mut Adr<T>,
-        loads: &Loads,
-        state: &mut State<T>,
-        h: f64,
-    ) -> Result<usize> {
-        adr::advance_adr(self, NAME, adr, loads, state, h)
+    fn advance_adr(&mut self, call: AdrCall<'_, T>) -> Result<usize> {
+        adr::advance_adr(self, NAME, call)
     }
 
     fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {

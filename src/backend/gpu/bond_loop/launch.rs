@@ -156,7 +156,11 @@ impl<T: Real> GpuLoop<T> {
         self.read_broken()
     }
 
-    pub(super) fn try_dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<()> {
+    /// The dilatation at `u` into `theta`; `false` (nothing done) for a bond-based law.
+    pub(super) fn try_dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
+        if !matches!(self.problem.material.law, Law::Lps { .. }) {
+            return Ok(false);
+        }
         let u = self.upload_u(u)?;
         let params = self.bond_params(u, 0, false);
         // SAFETY: as in `launch_forces`; the kernel writes only `theta`.
@@ -164,7 +168,8 @@ impl<T: Real> GpuLoop<T> {
             self.gpu
                 .launch(&self.k.lps_dilatation, self.problem.body.len(), &params)?
         };
-        download(&self.gpu, &self.theta, theta)
+        download(&self.gpu, &self.theta, theta)?;
+        Ok(true)
     }
 
     pub(super) fn try_strain_energy(&mut self, u: &[T]) -> Result<f64> {

@@ -4,12 +4,12 @@
 //!
 //! Units: as in [`crate::backend::gpu`]; footprints in bytes.
 
-use super::{GpuMatrix, LPS, NAME};
+use super::{GpuMatrix, NAME};
 use crate::backend::gpu::buffers::download;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::gpu::{adr, device_fault};
 use crate::backend::{Backend, Footprint};
-use crate::dynamics::{Adr, ExplicitCall, Forces, Loads, State};
+use crate::dynamics::{AdrCall, ExplicitCall, Forces, State};
 use crate::{Real, Result};
 
 impl<T: Real> DeviceForces<T> for GpuMatrix<T> {
@@ -52,12 +52,8 @@ impl<T: Real> Forces<T> for GpuMatrix<T> {
     }
 
     fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
-        if self.law != LPS {
-            return Ok(false);
-        }
-        self.try_dilatation(u, theta)
-            .map_err(device_fault(NAME, "dilatation"))?;
-        Ok(true)
+        let fault = device_fault(NAME, "dilatation");
+        self.try_dilatation(u, theta).map_err(fault)
     }
 
     fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
@@ -93,14 +89,8 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
         time_loop::advance_explicit(self, NAME, call)
     }
 
-    fn advance_adr(
-        &mut self,
-        adr: &mut Adr<T>,
-        loads: &Loads,
-        state: &mut State<T>,
-        h: f64,
-    ) -> Result<usize> {
-        adr::advance_adr(self, NAME, adr, loads, state, h)
+    fn advance_adr(&mut self, call: AdrCall<'_, T>) -> Result<usize> {
+        adr::advance_adr(self, NAME, call)
     }
 
     fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {

@@ -90,11 +90,16 @@ impl<T: Real> GpuMatrix<T> {
         download(g, &self.phi, phi)
     }
 
-    pub(super) fn try_dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<()> {
+    /// The dilatation at `u` into `theta`; `false` (nothing done) for a bond-based law.
+    pub(super) fn try_dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
+        if self.law != LPS {
+            return Ok(false);
+        }
         let u = self.upload_u(u)?;
         self.form_eta(u)?;
         self.dilatation_pass(false)?;
-        download(&self.gpu, &self.theta, theta)
+        download(&self.gpu, &self.theta, theta)?;
+        Ok(true)
     }
 
     pub(super) fn try_strain_energy(&mut self, u: &[T]) -> Result<f64> {
