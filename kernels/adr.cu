@@ -1,4 +1,4 @@
-// Adaptive dynamic relaxation (theory.md section 5; src/solver/adr.rs is the host reference)
+// Adaptive dynamic relaxation (theory.md section 5; src/dynamics/adr.rs is the host reference)
 // on device-resident state. One iteration, after the force pass and the body force:
 //
 //   adr_residual   per dof: F = 0 on constrained dofs, else f + b; per-block partial sums

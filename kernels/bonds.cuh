@@ -474,7 +474,7 @@ __device__ __forceinline__ real bond_weight(const BondParams& p, const Bond& b, 
 }
 
 // Store node i's force density and, with p.update, the explicit update of its dofs in the
-// order of `src/solver/explicit.rs`: a = (f + b - eta_d v_half) / rho, v += dt/2 a (the
+// order of `src/dynamics/explicit.rs`: a = (f + b - eta_d v_half) / rho, v += dt/2 a (the
 // end of this step; update 1 stores f, a and v), and with update 2 also the next step's
 // kick and drift, v += dt/2 a, u_next = u + dt v, v_half = v (then f and a are not stored:
 // the next step overwrites them before anything reads them). The dofs of kinematic

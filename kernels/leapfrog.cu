@@ -1,8 +1,8 @@
 // Explicit leapfrog in velocity-Verlet form (theory.md section 5) on device-resident state,
-// one thread per degree of freedom, in the order of `src/solver/explicit.rs`:
+// one thread per degree of freedom, in the order of `src/dynamics/explicit.rs`:
 // kick (v += dt/2 a), conditions (step velocity), drift (u += dt v), conditions (impose),
 // forces, accelerate and kick (a = (f + b - eta_d v_half) / rho; v += dt/2 a), conditions.
-// The device loop (`src/backend/gpu_step.rs`) runs kick and drift here once per call; the
+// The device loop (`src/backend/gpu/time_loop.rs`) runs kick and drift here once per call; the
 // force kernels fuse accelerate and kick, and the next step's kick and drift, into their
 // store (`store_force` in common.cuh), and `apply_conditions` mode 3 fixes the dofs of
 // kinematic conditions between steps.
@@ -47,7 +47,7 @@ PD_KERNEL(accelerate_kick)(const StepParams p) {
 }
 
 // Boundary conditions on the dofs they name, one thread per named dof, each applying its
-// entries in the order of the model's conditions (as `src/solver/loads.rs` does).
+// entries in the order of the model's conditions (as `src/dynamics/loads.rs` does).
 // Mode 3 is what the conditions do to a kinematic dof between two fused force kernels:
 // step velocity (from u), drift into u_next (and v_half), impose on u_next; the kick before
 // the step velocity and the impose ending the previous step are overwritten by it (every

@@ -1,7 +1,7 @@
 // Bond kernels of the matrix formulation (gpu-matrix; theory.md section 4,
 // docs/matrix-formulation.md): one thread per bond row r joining nodes i = first[r] and
 // j = second[r], between the cuSPARSE products eta = A u (before) and f = -B^T z / V or
-// -A^T z / V (after). What cpu_matrix.rs's bond kernels do, for PMB linearized and nonlinear
+// -A^T z / V (after). What backend/cpu/matrix.rs's bond kernels do, for PMB linearized and nonlinear
 // and LPS:
 //
 //   PMB linearized  z = w a e,                 e = xi . eta / x

@@ -6,8 +6,9 @@
 #       scripts/gpu_validate.sh prepare into GPU_DIR, plus this script and, if given, a
 #       baseline peridot binary as GPU_DIR/base/peridot.
 #   ./.gpu-perf/gpu_perf.sh run                                   (GPU machine)
-#       bench of the block models (PMB f64 and f32, LPS f64, 4 M nodes) and the 2D plate
-#       (1 M nodes) with the baseline (if present) and the new binary; with VARIANTS (words
+#       bench of the block models (PMB f64 and f32, LPS f64, 4 M nodes), the 2D plate
+#       (1 M nodes) and gpu-matrix (PMB block f64, 1 M nodes) with the baseline (if present)
+#       and the new binary, interleaved ROUNDS times (default 1); with VARIANTS (words
 #       of comma-separated kernel defines, e.g. VARIANTS="PD_PREFETCH=0 PD_MIN_BLOCKS=3"),
 #       the 3D block, the plate and the GPU tests once per variant; then the GPU tests
 #       (PERIDOT_REQUIRE_GPU=1) and Nsight Compute on the PMB force kernel (3D, 1 M nodes).
@@ -37,6 +38,8 @@ benches() {
         --precisions f64 --sizes 4M --steps "${STEPS:-20}" --out "$WORK/$tag-lps3d" || echo "lps3d FAILED"
     timeout 60 "$bin" bench "$G/models/precracked_plate_2d.toml" --backends gpu-loop \
         --precisions f32,f64 --sizes 1M --steps "${STEPS2D:-200}" --out "$WORK/$tag-plate2d" || echo "plate2d FAILED"
+    timeout 120 "$bin" bench "$G/models/pmb_block_3d.toml" --backends gpu-matrix \
+        --precisions f64 --sizes 1M --steps "${STEPS:-20}" --out "$WORK/$tag-matrix" || echo "matrix FAILED"
 }
 
 run() {
@@ -46,10 +49,12 @@ run() {
     mkdir -p "$OUTDIR" "$WORK"
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
     set +e
-    if [ -x "$G/base/peridot" ]; then
-        benches "$G/base/peridot" base 2>&1 | tee "$OUTDIR/bench_base.log"
-    fi
-    benches "$G/peridot" new 2>&1 | tee "$OUTDIR/bench_new.log"
+    for round in $(seq "${ROUNDS:-1}"); do
+        if [ -x "$G/base/peridot" ]; then
+            benches "$G/base/peridot" base 2>&1 | tee -a "$OUTDIR/bench_base.log"
+        fi
+        benches "$G/peridot" new 2>&1 | tee -a "$OUTDIR/bench_new.log"
+    done
     # Kernel variants (PERIDOT_KERNEL_DEFINES, src/gpu/kernels.rs): the 3D PMB block and the
     # 2D plate, and the GPU tests under each.
     for v in ${VARIANTS:-}; do

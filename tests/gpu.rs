@@ -270,7 +270,7 @@ fn f32_forces_damage_and_energy_agree_with_cpu_loop() {
 }
 
 /// The f32 kernels read positions relative to the centre of the body (`node_records_f32` in
-/// `gpu_loop.rs`), so a body far from the origin agrees with cpu-loop as well as one around
+/// `backend/gpu/bond_loop/records.rs`), so a body far from the origin agrees with cpu-loop as well as one around
 /// it (positions themselves rounded to f32 10 m out would be 6e-7 m off, 6e-4 of dx).
 #[test]
 fn f32_forces_agree_far_from_the_origin() {
@@ -684,7 +684,7 @@ fn adr_on_the_device_agrees_with_the_cpu() {
 }
 
 /// On a full box lattice `gpu-loop` takes its neighbours from the stencil instead of a list
-/// (`backend::gpu_lattice`): the same bonds in the same order, so the forces, bonds broken,
+/// (`backend::gpu::lattice`): the same bonds in the same order, so the forces, bonds broken,
 /// bond status and damage of a damaging evaluation, and a run of the device time loop, equal
 /// the list form's bit for bit (f64; f32 forces too).
 #[test]

@@ -1,4 +1,4 @@
-//! The stencil of a full box lattice (`backend::gpu_lattice`), with which `gpu-loop` runs
+//! The stencil of a full box lattice (`backend::gpu::lattice`), with which `gpu-loop` runs
 //! without a neighbour list: it must give every node exactly its family, in the families'
 //! order, and the initial bond status, for stored and lean problems; bodies that are not a
 //! full box must not get one. (The kernels' side is checked on the GPU: `tests/gpu.rs`,

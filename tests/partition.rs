@@ -403,7 +403,7 @@ fn lean_problems_and_their_subdomains_equal_stored_ones() {
     }
 }
 
-/// The device-order bond arrays the in-core `gpu-loop` uploads (`gpu_loop::device_bond_arrays`:
+/// The device-order bond arrays the in-core `gpu-loop` uploads (`backend::gpu::bond_loop::device_bond_arrays`:
 /// neighbour index and initial bond status per slot of the sliced order, padding included)
 /// are the same for a lean problem, whose families are searched again node by node, as for
 /// the stored problem, and the stored problem's are its CSR arrays in the sliced order

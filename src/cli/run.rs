@@ -39,7 +39,7 @@ pub fn run(
     };
     // gpu-loop keeps no bond factor on the device (its kernels recompute them from
     // positions) and fills its bond arrays from a lean problem's searched families as well
-    // as from stored ones (`gpu_loop::BondFill`), so it runs from a lean problem, which holds
+    // as from stored ones (`backend::gpu::bond_loop`), so it runs from a lean problem, which holds
     // no bond on the host (`Problem::build_lean`). The rule: lean for gpu-loop without
     // `--export-stiffness` (which assembles K from stored bonds) when it runs in subdomains
     // (each subdomain searches its own families; a model larger than the GPU is not first held

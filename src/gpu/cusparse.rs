@@ -4,7 +4,7 @@
 //! product `y = M x` whose workspace is sized and allocated once, at setup. A matrix can
 //! also be made with room for larger ones ([`CsrMatrix::with_capacity`]) and refilled by
 //! asynchronous copies, its descriptor re-made for each shape ([`CsrMatrix::copy_in`]): the
-//! streamed matrix scheme's persistent slots (`partition/matrix_stream.rs`).
+//! streamed matrix scheme's persistent slots (`backend/partitioned/matrix_stream.rs`).
 //!
 //! cudarc opens `libcusparse` lazily and panics when it is missing; [`Handle::new`] asks
 //! [`super::detect::cusparse_library`] first (which also checks that every function called

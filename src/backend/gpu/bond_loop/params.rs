@@ -1,6 +1,6 @@
 //! What the bond kernels of `gpu-loop` (`kernels/*.cu`) are given: the kernels themselves and
 //! the constants of their parameter record (`BondParams`: law, horizon, partial volumes,
-//! critical stretch), shared with the subdomain engine (`backend/partitioned/stream.rs`).
+//! critical stretch), shared with the subdomain engine (`backend/partitioned/stream/`).
 //!
 //! Units as in [`crate::backend::gpu`]: m, m^3, N/m^6 (micromodulus).
 
