@@ -1,6 +1,7 @@
-"""Import cycles between sibling files of each module folder of src/ (a folder's mod.rs re-exports are not counted).
+"""Import cycles between sibling modules of src/: the top-level modules, and the files of each
+module folder (a folder's mod.rs re-exports are not counted); and files over 800 lines.
 
-Usage: python3 scripts/file_cycles.py src
+Usage: python3 scripts/file_cycles.py src    (exit status 1 if any; tests/layout.rs runs it)
 """
 import os,re,sys
 src=sys.argv[1]
@@ -65,7 +66,10 @@ def sc(v):
             if w==v:break
         if len(comp)>1: out.append(comp)
 sys.setrecursionlimit(10000)
-for v in list(g): 
+for v in list(g):
     if v not in idx: sc(v)
 for comp in out: print('cycle:', ' <-> '.join('/'.join(x) for x in comp))
-print(len(out),'file cycles')
+long=[(p, n) for p in files.values() for n in [sum(1 for _ in open(p))] if n > 800]
+for p, n in sorted(long): print('long file:', os.path.relpath(p, src), n, 'lines > 800')
+print(len(out),'file cycles,',len(long),'files over 800 lines')
+sys.exit(1 if out or long else 0)
