@@ -52,7 +52,7 @@ fn every_kernel_compiles_in_both_precisions() {
     for f in &files {
         let listed = match f.ends_with(".cuh") {
             true => HEADERS.contains(&f.as_str()) || STAGE_HEADERS.contains(&f.as_str()),
-            false => STAGES.iter().any(|s| &s.file == f),
+            false => STAGES.iter().any(|s| s.file == f),
         };
         assert!(
             listed,

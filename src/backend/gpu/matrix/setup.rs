@@ -121,8 +121,6 @@ impl<T: Real> GpuMatrix<T> {
     }
 
     /// Buffers and operators with the room given, the operators described with `image`'s
-
-    /// Buffers and operators with the room given, the operators described with `image`'s
     /// shapes (nothing copied); the kernels' parameters and the local problem are `image`'s.
     fn with_room(
         room: &Room,
