@@ -81,6 +81,8 @@ fn run_writes_every_output() {
     }
     assert_eq!(summary["nodes"], 200);
     assert_eq!(summary["steps"], 40);
+    assert_eq!(summary["status"], "completed");
+    assert!(summary.get("stopped_early").is_none() && summary.get("stopped_at_step").is_none());
     // the default backend is `auto`: what this machine resolves it to (cpu-loop without a GPU)
     let (auto, _) = peridot::backend::resolve_auto(peridot::Precision::F64);
     assert_eq!(summary["backend"], auto.name());
@@ -225,6 +227,12 @@ fn an_unstable_run_stops_naming_the_step_and_keeps_its_outputs() {
     let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary kept");
     assert!(summary.contains("stopped_early"), "{summary}");
     assert!(out.join("tiny_000000.vtu").is_file(), "first snapshot kept");
+    let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    assert_eq!(summary["status"], "unstable");
+    let step = summary["stopped_at_step"]
+        .as_u64()
+        .expect("the step is recorded");
+    assert!(err.contains(&format!("unstable at step {step} ")), "{err}");
 }
 
 #[test]

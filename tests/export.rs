@@ -315,6 +315,7 @@ fn solve_static_writes_the_run_outputs() {
     }
     assert!(s["static_residual"].as_f64().unwrap() < 1e-10);
     assert_eq!(s["solver"], "static");
+    assert_eq!(s["status"], "completed");
     assert_eq!(s["static_solve"]["rigid_modes_removed"], 0);
     // the right edge carries the applied traction: 20 MPa on a 10 mm x 1 mm face
     let probes = std::fs::read_to_string(out.join("probes.csv")).unwrap();

@@ -68,6 +68,7 @@ pub fn run(
         out_dir: Some(out_dir.clone()),
         quiet,
         subdomains: Some(subdomains),
+        cancel: None,
     };
     let s = if export_stiffness {
         run_and_export_stiffness(problem, &opts)?

@@ -29,7 +29,7 @@ use crate::backend::CpuLoop;
 use crate::dynamics::{Forces, Loads};
 use crate::operators::stiffness::assemble_stiffness;
 use crate::operators::Mat;
-use crate::output::{peak_rss_bytes, StaticSolveInfo, Summary};
+use crate::output::{peak_rss_bytes, RunStatus, StaticSolveInfo, Summary};
 use crate::setup::Problem;
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -169,6 +169,7 @@ pub fn solve_static(problem: Problem, opts: &StaticOptions) -> Result<StaticOutc
     summary.static_residual = Some(residual);
     summary.converged = Some(residual < TOLERANCE);
     summary.steps = 1;
+    summary.status = RunStatus::Completed;
     let problem = Arc::new(problem);
     write_outputs(&problem, &u, opts, &mut summary, &mut info)?;
     summary.static_solve = Some(info);
