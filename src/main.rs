@@ -1,6 +1,7 @@
 //! The `peridot` command line: `run`, `info`, `validate`, `export-matrix`, `solve-static`,
 //! `bench`. User errors print one line on stderr and exit with status 1; nothing panics on bad
-//! input.
+//! input. A `run` stopped by SIGINT or SIGTERM prints one line and exits with 130 or 143
+//! (`cli/signals.rs`).
 
 mod cli;
 
@@ -12,10 +13,16 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse();
     match cli::dispatch(args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
+        Err(e) => match e.downcast_ref::<cli::signals::Interrupted>() {
+            Some(stop) => {
+                eprintln!("{stop}");
+                ExitCode::from(stop.exit_code())
+            }
+            None => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 

@@ -324,6 +324,7 @@ fn simulate_with_cpu_matrix() {
     let text = damaging_model("pmb", "plane-stress");
     let run = |backend| {
         let opts = RunOptions {
+            cancel: None,
             subdomains: None,
             backend,
             precision: Precision::F64,

@@ -1,11 +1,14 @@
 //! The command line as users meet it (`contract.md`): outputs of `run`, one-line errors with
 //! a non-zero exit status for bad input, a time step above the stable one refused, and an
-//! unstable run stopped with its step named while the outputs written so far are kept.
+//! unstable run stopped with its step named while the outputs written so far are kept, and a
+//! run stopped by SIGTERM or SIGINT after a step with that step's outputs and exit status
+//! 143 or 130. `summary.json`'s `status` says which way each ended.
 
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 const TINY: &str = r#"
 name = "tiny"
@@ -81,6 +84,8 @@ fn run_writes_every_output() {
     }
     assert_eq!(summary["nodes"], 200);
     assert_eq!(summary["steps"], 40);
+    assert_eq!(summary["status"], "completed");
+    assert!(summary.get("stopped_early").is_none() && summary.get("stopped_at_step").is_none());
     // the default backend is `auto`: what this machine resolves it to (cpu-loop without a GPU)
     let (auto, _) = peridot::backend::resolve_auto(peridot::Precision::F64);
     assert_eq!(summary["backend"], auto.name());
@@ -225,6 +230,96 @@ fn an_unstable_run_stops_naming_the_step_and_keeps_its_outputs() {
     let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary kept");
     assert!(summary.contains("stopped_early"), "{summary}");
     assert!(out.join("tiny_000000.vtu").is_file(), "first snapshot kept");
+    let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    assert_eq!(summary["status"], "unstable");
+    let step = summary["stopped_at_step"]
+        .as_u64()
+        .expect("the step is recorded");
+    assert!(err.contains(&format!("unstable at step {step} ")), "{err}");
+}
+
+/// The steps of the rows of `probes.csv` (none while it is missing).
+fn probe_steps(path: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').next()?.parse().ok())
+        .collect()
+}
+
+/// Start `peridot run` on a tiny model given ten million steps (minutes of stepping), send
+/// it `signal` once `probes.csv` has a row past step 0, and check what it leaves: the exit
+/// status 128 + `signal`, one line on stderr, and the outputs of the step it stopped at.
+fn assert_stopped_by(signal: i32, name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(dir.path(), TINY);
+    let out = dir.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_peridot"))
+        .args(["run", &model, "--quiet", "--out", out.to_str().unwrap()])
+        .args(["--backend", "cpu-loop", "--set", "solver.steps=10000000"])
+        .args([
+            "--set",
+            "output.vtk_every=0",
+            "--set",
+            "output.probe_every=50",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // a bound on the waits below, for a machine that has stopped: not a timing assertion
+    let patience = Duration::from_secs(600);
+    let start = Instant::now();
+    while !probe_steps(&out.join("probes.csv")).iter().any(|&s| s > 0) {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended ({status}) before it was sent {name}");
+        }
+        assert!(start.elapsed() < patience, "no step written");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: sends a signal to the child this test started and has not yet reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > patience {
+            child.kill().unwrap();
+            panic!("the run went on after {name}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(128 + signal), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("interrupted by {name} at step")),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(out.join("summary.json")).expect("summary written");
+    let summary: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(summary["status"], "interrupted", "{text}");
+    let step = summary["stopped_at_step"]
+        .as_u64()
+        .expect("the step is recorded");
+    assert_eq!(summary["steps"], step);
+    assert!(step >= 50 && step < 10_000_000, "stopped at {step}");
+    assert!(
+        out.join(format!("tiny_{step:06}.vtu")).is_file(),
+        "snapshot of the step"
+    );
+    assert!(out.join("damage.png").is_file());
+    let rows = probe_steps(&out.join("probes.csv"));
+    assert_eq!(rows.last(), Some(&step), "probe row of the step");
+}
+
+#[test]
+fn sigterm_stops_a_run_after_a_step_with_its_outputs_and_status_143() {
+    assert_stopped_by(libc::SIGTERM, "SIGTERM");
+}
+
+#[test]
+fn sigint_stops_a_run_after_a_step_with_its_outputs_and_status_130() {
+    assert_stopped_by(libc::SIGINT, "SIGINT");
 }
 
 #[test]

@@ -131,6 +131,7 @@ fn cpu_matrix_results_do_not_depend_on_the_thread_count() {
     let run = |threads| {
         in_pool(threads, || {
             let opts = RunOptions {
+                cancel: None,
                 subdomains: None,
                 backend: BackendKind::CpuMatrix,
                 precision: peridot::Precision::F64,

@@ -315,6 +315,7 @@ fn solve_static_writes_the_run_outputs() {
     }
     assert!(s["static_residual"].as_f64().unwrap() < 1e-10);
     assert_eq!(s["solver"], "static");
+    assert_eq!(s["status"], "completed");
     assert_eq!(s["static_solve"]["rigid_modes_removed"], 0);
     // the right edge carries the applied traction: 20 MPa on a 10 mm x 1 mm face
     let probes = std::fs::read_to_string(out.join("probes.csv")).unwrap();
@@ -377,6 +378,7 @@ fn bad_matrix_commands_fail_with_one_line() {
         ),
     ];
     for (args, expect) in cases {
+        let _ = std::fs::remove_file(Path::new(out).join("summary.json"));
         let o = peridot(args);
         let err = stderr(&o);
         assert!(!o.status.success(), "{args:?} succeeded");
@@ -384,6 +386,12 @@ fn bad_matrix_commands_fail_with_one_line() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         if !args.contains(&"--format") && args.len() > 2 {
             assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        }
+        if args[0] == "solve-static" && args.len() > 2 {
+            // a solve that failed after it began still writes its summary
+            let s = json(&Path::new(out).join("summary.json"));
+            assert_eq!(s["status"], "failed");
+            assert!(s["stopped_early"].as_str().unwrap().contains(expect), "{s}");
         }
     }
 }

@@ -454,6 +454,7 @@ damping = 1e5
 
 fn run<T: Real>(text: &str, backend: BackendKind) -> peridot::solver::Outcome<T> {
     let opts = RunOptions {
+        cancel: None,
         subdomains: None,
         backend,
         precision: if T::NAME == "f32" {

@@ -4,7 +4,7 @@ mod common;
 
 use peridot::output::{
     image, peak_rss_bytes, write_damage_png, NodeFields, PhaseSeconds, ProbeValues, ProbeWriter,
-    Progress, Summary, VtkSeries,
+    Progress, RunStatus, Summary, VtkSeries,
 };
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -416,6 +416,7 @@ fn summary_json_has_contract_keys() {
         "static_residual",
         "converged",
         "stopped_early",
+        "stopped_at_step",
     ] {
         assert!(
             !object.contains_key(key),
@@ -440,6 +441,27 @@ fn summary_json_has_contract_keys() {
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(json["peak_gpu_bytes"], 1u64 << 30);
     assert_eq!(json["static_residual"], 1e-9);
+    assert_eq!(json["status"], "completed");
+
+    // each status by its lower-case name; the step where one is recorded
+    for (status, name) in [
+        (RunStatus::Interrupted, "interrupted"),
+        (RunStatus::Failed, "failed"),
+        (RunStatus::Unstable, "unstable"),
+    ] {
+        let stopped = Summary {
+            status,
+            stopped_at_step: Some(7),
+            ..with_options.clone()
+        };
+        stopped.write(&path).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(json["status"], name);
+        assert_eq!(status.name(), name);
+        assert_eq!(json["stopped_at_step"], 7);
+        assert_eq!(Summary::read(&path).unwrap(), stopped);
+    }
 }
 
 // The peak resident set size comes from /proc/self/status on Linux and must be a plausible

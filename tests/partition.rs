@@ -185,6 +185,7 @@ fn run_with(
     request: Option<SubdomainRequest>,
 ) -> peridot::Result<peridot::solver::Outcome<f64>> {
     let opts = RunOptions {
+        cancel: None,
         subdomains: request,
         backend,
         precision: Precision::F64,

@@ -5,6 +5,7 @@ mod info;
 mod matrix;
 mod neighbors;
 mod run;
+pub mod signals;
 mod subdomains;
 
 use clap::{Parser, Subcommand};

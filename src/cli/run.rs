@@ -1,8 +1,10 @@
 //! `peridot run`.
 
+use super::signals::{self, Interrupted};
 use super::{load_model, ModelArgs};
 use peridot::backend::partitioned::SubdomainRequest;
 use peridot::backend::BackendKind;
+use peridot::output::RunStatus;
 use peridot::setup::Problem;
 use peridot::solver::run::run_and_export_stiffness;
 use peridot::solver::{run as simulate, RunOptions};
@@ -20,6 +22,9 @@ pub fn run(
     export_stiffness: bool,
     subdomains: SubdomainRequest,
 ) -> anyhow::Result<()> {
+    // From here SIGINT / SIGTERM stop the run after a step (`signals.rs`); one that comes
+    // during setup stops it at step 0, after that step's outputs.
+    let cancel = signals::install()?;
     let (model, dir) = load_model(args)?;
     let nothing_to_stream = subdomains.count.is_none()
         && subdomains.budget.is_none()
@@ -68,6 +73,7 @@ pub fn run(
         out_dir: Some(out_dir.clone()),
         quiet,
         subdomains: Some(subdomains),
+        cancel: Some(cancel),
     };
     let s = if export_stiffness {
         run_and_export_stiffness(problem, &opts)?
@@ -125,13 +131,17 @@ pub fn run(
             }
         );
     }
-    if export_stiffness {
+    let interrupted = s.status == RunStatus::Interrupted;
+    if export_stiffness && !interrupted {
         println!(
             "stiffness of the final state in {}",
             out_dir.join("K.mtx").display()
         );
     }
     println!("outputs in {}", out_dir.display());
+    if interrupted {
+        return Err(Interrupted::new(s.steps, out_dir).into());
+    }
     Ok(())
 }
 

@@ -33,7 +33,7 @@ pub mod vtk;
 pub use image::write_damage_png;
 pub use probes::{ProbeValues, ProbeWriter};
 pub use progress::Progress;
-pub use summary::{peak_rss_bytes, PhaseSeconds, StaticSolveInfo, Summary};
+pub use summary::{peak_rss_bytes, PhaseSeconds, RunStatus, StaticSolveInfo, Summary};
 pub use vtk::VtkSeries;
 
 use crate::Error;

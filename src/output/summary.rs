@@ -4,8 +4,8 @@
 //! The key names are fixed by the contract (`docs/contract.md`): `model`, `nodes`, `bonds`
 //! (directed bonds, the sum of family sizes), `steps`, `backend`, `precision`, `dt`,
 //! `wall_seconds`, `phase_seconds`, `node_steps_per_second`, `peak_rss_bytes`,
-//! `peak_gpu_bytes` (GPU backends only), `broken_bonds`, `max_damage` and `static_residual`
-//! (`solve-static` only); beyond those, `neighbor_search` (`cpu` or `device`) says where the
+//! `peak_gpu_bytes` (GPU backends only), `broken_bonds`, `max_damage`, `status` (how the run
+//! ended, [`RunStatus`]) and `static_residual` (`solve-static` only); beyond those, `neighbor_search` (`cpu` or `device`) says where the
 //! families were built. Optional keys are left out rather than written as `null`. Units are
 //! SI (seconds, metres, bytes); `static_residual` is whatever norm the static solver reports.
 
@@ -57,6 +57,35 @@ impl PhaseSeconds {
         .into_iter()
         .flatten()
         .sum()
+    }
+}
+
+/// How a run ended, the summary key `status`.
+#[derive(Serialize, Deserialize, Default, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// It ran to its last step (or a static solve finished).
+    #[default]
+    Completed,
+    /// It was cancelled (`peridot run`: SIGINT or SIGTERM) and stopped at `stopped_at_step`,
+    /// with that step's outputs written.
+    Interrupted,
+    /// An error stopped it; `stopped_early` has the message.
+    Failed,
+    /// The stability check stopped it at `stopped_at_step` (NaN or blow-up); `stopped_early`
+    /// has the message.
+    Unstable,
+}
+
+impl RunStatus {
+    /// The name written in `summary.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+            RunStatus::Unstable => "unstable",
+        }
     }
 }
 
@@ -117,6 +146,11 @@ pub struct Summary {
     /// Whether a relaxation or static solve met its tolerance.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub converged: Option<bool>,
+    /// How the run ended: `completed`, `interrupted`, `failed` or `unstable`.
+    pub status: RunStatus,
+    /// The step an interrupted or unstable run stopped at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_at_step: Option<usize>,
     /// Why the run stopped before its end time, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<String>,

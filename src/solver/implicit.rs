@@ -29,7 +29,7 @@ use crate::backend::CpuLoop;
 use crate::dynamics::{Forces, Loads};
 use crate::operators::stiffness::assemble_stiffness;
 use crate::operators::Mat;
-use crate::output::{peak_rss_bytes, StaticSolveInfo, Summary};
+use crate::output::{peak_rss_bytes, RunStatus, StaticSolveInfo, Summary};
 use crate::setup::Problem;
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -102,6 +102,8 @@ fn system(problem: &Problem) -> System {
 }
 
 /// Solve `problem` statically and write its outputs; returns the solution and the summary.
+/// A solve that fails still writes `summary.json` (`status` `failed`, the message in
+/// `stopped_early`) where it has an output folder.
 pub fn solve_static(problem: Problem, opts: &StaticOptions) -> Result<StaticOutcome> {
     let start = Instant::now();
     if let Some(dir) = &opts.out_dir {
@@ -109,6 +111,25 @@ pub fn solve_static(problem: Problem, opts: &StaticOptions) -> Result<StaticOutc
     }
     let mut summary = initial_summary(&problem, "cpu-matrix", "f64", 0.0);
     summary.solver = "static".into();
+    solve_and_write(problem, opts, &mut summary, start).inspect_err(|e| {
+        summary.status = RunStatus::Failed;
+        summary.stopped_early = Some(e.to_string());
+        summary.wall_seconds = start.elapsed().as_secs_f64();
+        summary.peak_rss_bytes = peak_rss_bytes();
+        if let Some(dir) = &opts.out_dir {
+            // the solve's own error is the one to report
+            let _ = summary.write(&dir.join("summary.json"));
+        }
+    })
+}
+
+/// [`solve_static`] once the summary is started.
+fn solve_and_write(
+    problem: Problem,
+    opts: &StaticOptions,
+    summary: &mut Summary,
+    start: Instant,
+) -> Result<StaticOutcome> {
     let System {
         prescribed,
         mut load,
@@ -169,8 +190,9 @@ pub fn solve_static(problem: Problem, opts: &StaticOptions) -> Result<StaticOutc
     summary.static_residual = Some(residual);
     summary.converged = Some(residual < TOLERANCE);
     summary.steps = 1;
+    summary.status = RunStatus::Completed;
     let problem = Arc::new(problem);
-    write_outputs(&problem, &u, opts, &mut summary, &mut info)?;
+    write_outputs(&problem, &u, opts, summary, &mut info)?;
     summary.static_solve = Some(info);
     summary.wall_seconds = start.elapsed().as_secs_f64();
     summary.peak_rss_bytes = peak_rss_bytes();
@@ -183,7 +205,7 @@ pub fn solve_static(problem: Problem, opts: &StaticOptions) -> Result<StaticOutc
         load,
         prescribed,
         rigid,
-        summary,
+        summary: summary.clone(),
     })
 }
 

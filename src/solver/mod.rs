@@ -1,8 +1,10 @@
 //! Drivers: a run (`run.rs`: dt choice, stability checks, output cadence, summary) that
 //! drives any backend through the time-stepping algorithms of `crate::dynamics`; the static
 //! solve (`implicit.rs`, `linear.rs`, `rigid.rs`); the matrix export (`export.rs`); and the
-//! output steps `run` and `solve-static` share (`outputs.rs`).
+//! output steps `run` and `solve-static` share (`outputs.rs`); the flag that cancels a run
+//! (`cancel.rs`).
 
+pub mod cancel;
 pub mod export;
 pub mod implicit;
 pub mod linear;
@@ -10,4 +12,5 @@ mod outputs;
 pub mod rigid;
 pub mod run;
 
+pub use cancel::Cancel;
 pub use run::{run, simulate, Outcome, RunOptions};

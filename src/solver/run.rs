@@ -1,14 +1,17 @@
 //! The run driver: picks the time step, creates the backend, runs the explicit or ADR loop,
 //! writes VTK snapshots, probes, the damage picture and `summary.json`, and reports progress.
-//! An unstable run stops with the step and a suggestion, keeping what was written.
+//! An unstable run stops with the step and a suggestion, keeping what was written; a
+//! cancelled one (`RunOptions::cancel`, `cancel.rs`) stops at a step boundary with that
+//! step's outputs written. `summary.json`'s `status` says which way a run ended.
 
+use super::cancel::Cancel;
 use super::export::{export_matrices, Exported};
 use super::outputs::{self, initial_summary, Snapshot};
 use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::{self, Backend, BackendKind};
 use crate::dynamics::{Adr, AdrCall, Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::model::SolverKind;
-use crate::output::{peak_rss_bytes, ProbeWriter, Progress, Summary, VtkSeries};
+use crate::output::{peak_rss_bytes, ProbeWriter, Progress, RunStatus, Summary, VtkSeries};
 use crate::setup::Problem;
 use crate::{Error, Precision, Real, Result};
 use std::path::PathBuf;
@@ -27,11 +30,16 @@ pub struct RunOptions {
     /// Run in subdomains (`--subdomains`, `--gpu-memory-budget`); `None`: in core unless
     /// the model sets `solver.gpu_memory_budget`.
     pub subdomains: Option<crate::backend::partitioned::SubdomainRequest>,
+    /// A flag that stops the run at the next step boundary when set (from another thread or
+    /// a signal handler); the run then writes that step's outputs and a summary with
+    /// `status` `interrupted`, and returns `Ok`. `None`: the run cannot be cancelled.
+    pub cancel: Option<Cancel>,
 }
 
 /// Default factor on the stable time step.
 pub const DEFAULT_SAFETY: f64 = 0.8;
-/// Steps between stability checks.
+/// Steps between stability checks; also the longest chunk the driver hands a backend, so a
+/// cancel is seen within this many steps.
 const STABILITY_EVERY: usize = 10;
 /// Default ADR tolerance on the relative residual.
 pub const DEFAULT_TOLERANCE: f64 = 1e-8;
@@ -73,7 +81,8 @@ pub fn run(problem: Problem, opts: &RunOptions) -> Result<Summary> {
 
 /// Run `problem` like [`run`], then write the global stiffness `K` of the final bond status
 /// (with the export side files, `solver/export.rs`) into the output folder, and rewrite
-/// `summary.json` with the export's time added to the output phase.
+/// `summary.json` with the export's time added to the output phase. An interrupted run
+/// exports nothing.
 pub fn run_and_export_stiffness(problem: Problem, opts: &RunOptions) -> Result<Summary> {
     let (problem_out, status, mut summary) = match opts.precision {
         Precision::F32 => final_status(simulate::<f32>(problem, opts)?)?,
@@ -82,6 +91,9 @@ pub fn run_and_export_stiffness(problem: Problem, opts: &RunOptions) -> Result<S
     let Some(dir) = &opts.out_dir else {
         return Ok(summary);
     };
+    if summary.status == RunStatus::Interrupted {
+        return Ok(summary);
+    }
     let t0 = Instant::now();
     export_matrices(&problem_out, &status, &[Exported::K], dir)?;
     let seconds = t0.elapsed().as_secs_f64();
@@ -135,6 +147,15 @@ pub fn simulate<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<
     runner.finish(outcome)
 }
 
+/// How the time loop of a run ended, when no error stopped it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// It ran all its steps (or an ADR run converged).
+    Completed,
+    /// The cancel flag stopped it at the current step.
+    Interrupted,
+}
+
 /// Everything a run carries between steps.
 struct Runner<T: Real> {
     problem: Arc<Problem>,
@@ -150,6 +171,9 @@ struct Runner<T: Real> {
     output_seconds: f64,
     summary: Summary,
     summary_start: Instant,
+    /// The last steps a probe row and a snapshot were written at.
+    probe_step: Option<usize>,
+    snapshot_step: Option<usize>,
 }
 
 impl<T: Real> Runner<T> {
@@ -179,12 +203,14 @@ impl<T: Real> Runner<T> {
             times: StepTimes::default(),
             output_seconds: 0.0,
             summary_start: Instant::now(),
+            probe_step: None,
+            snapshot_step: None,
             backend,
             problem,
         })
     }
 
-    fn run_explicit(&mut self) -> Result<()> {
+    fn run_explicit(&mut self) -> Result<Stop> {
         let s = &self.problem.model.solver;
         let integrator = Explicit {
             dt: self.dt,
@@ -196,14 +222,26 @@ impl<T: Real> Runner<T> {
         integrator.start(&mut self.state, &self.loads, self.backend.as_forces())?;
         self.observe(true)?;
         // Advance to the next step where the host looks at the state (a stability check,
-        // an output, the end), so a backend may run the steps in between on its own.
+        // an output, the end), so a backend may run the steps in between on its own. The
+        // cancel flag is read before each call: once it is set, a run whose host state is
+        // current stops there; otherwise one more step brings the whole state back first.
+        let mut synced = true;
         while self.state.step < steps {
+            let cancelled = self.cancelled();
+            if cancelled && synced {
+                return self.interrupt();
+            }
             let step = self.state.step;
             let writes = |s: usize| self.writes_at(s, s == steps);
-            let stop = (step + 1..=steps)
-                .find(|&s| s % STABILITY_EVERY == 0 || s == steps || writes(s))
-                .unwrap_or(steps);
-            let full_sync = stop == steps || writes(stop);
+            let (stop, full_sync) = if cancelled {
+                (step + 1, true)
+            } else {
+                let stop = (step + 1..=steps)
+                    .find(|&s| s % STABILITY_EVERY == 0 || s == steps || writes(s))
+                    .unwrap_or(steps);
+                (stop, stop == steps || writes(stop))
+            };
+            synced = full_sync;
             self.backend.advance_explicit(ExplicitCall {
                 integrator: &integrator,
                 loads: &self.loads,
@@ -215,10 +253,10 @@ impl<T: Real> Runner<T> {
             self.check_stability()?;
             self.observe(self.state.step == steps)?;
         }
-        Ok(())
+        Ok(Stop::Completed)
     }
 
-    fn run_adr(&mut self) -> Result<()> {
+    fn run_adr(&mut self) -> Result<Stop> {
         let p = &self.problem;
         let s = &p.model.solver;
         let bounds = p.row_bounds();
@@ -233,9 +271,14 @@ impl<T: Real> Runner<T> {
         self.state.v.iter_mut().for_each(|v| *v = T::zero());
         self.observe(true)?;
         let mut converged = false;
+        let mut stop = Stop::Completed;
         match load_steps {
             None => {
                 for _ in 0..steps {
+                    if self.cancelled() {
+                        stop = Stop::Interrupted;
+                        break;
+                    }
                     self.timed_iteration(&mut adr, 1.0)?;
                     self.check_stability()?;
                     converged = adr.residual < tol;
@@ -250,8 +293,15 @@ impl<T: Real> Runner<T> {
                 let per = (steps / l).max(1);
                 let h = steps as f64 / l as f64;
                 for _ in 0..l {
+                    if self.cancelled() {
+                        stop = Stop::Interrupted;
+                        break;
+                    }
                     self.timed_iteration(&mut adr, h)?;
                     for _ in 1..per {
+                        if self.cancelled() {
+                            break;
+                        }
                         self.timed_iteration(&mut adr, 0.0)?;
                         if adr.residual < tol {
                             break;
@@ -266,7 +316,34 @@ impl<T: Real> Runner<T> {
         self.backend.sync_state(&mut self.state)?;
         self.summary.converged = Some(converged);
         self.summary.static_residual = Some(adr.residual);
-        Ok(())
+        match stop {
+            Stop::Interrupted => self.interrupt(),
+            Stop::Completed => Ok(stop),
+        }
+    }
+
+    /// Whether the run's cancel flag is set.
+    fn cancelled(&self) -> bool {
+        self.opts.cancel.as_ref().is_some_and(Cancel::is_cancelled)
+    }
+
+    /// Stop a cancelled run at the current step, whose state is on the host: write the
+    /// step's probe row and snapshot where they are not written yet (the picture and the
+    /// summary follow in [`Runner::finish`]).
+    fn interrupt(&mut self) -> Result<Stop> {
+        // A restart checkpoint of this step goes here, before the other outputs, once runs
+        // can be resumed.
+        let step = self.state.step;
+        self.progress.set(step as u64);
+        let t0 = Instant::now();
+        if self.probe_step != Some(step) {
+            self.write_probes()?;
+        }
+        if self.snapshot_step != Some(step) {
+            self.write_snapshot()?;
+        }
+        self.output_seconds += t0.elapsed().as_secs_f64();
+        Ok(Stop::Interrupted)
     }
 
     /// One ADR iteration, by the backend (on a device the state stays there).
@@ -359,7 +436,9 @@ impl<T: Real> Runner<T> {
             return Ok(());
         };
         let values = outputs::probe_values(&self.problem, &self.state.u, &self.state.f);
-        writer.write_row(self.state.step, self.state.time, &values)
+        writer.write_row(self.state.step, self.state.time, &values)?;
+        self.probe_step = Some(self.state.step);
+        Ok(())
     }
 
     /// Damage and dilatation of the current state, in f64.
@@ -386,17 +465,18 @@ impl<T: Real> Runner<T> {
         if let Some(vtk) = self.vtk.as_mut() {
             outputs::write_snapshot(vtk, &self.problem, &snapshot)?;
         }
+        self.snapshot_step = Some(self.state.step);
         Ok(())
     }
 
     /// Write the picture and the summary, whatever the outcome; return the outcome (or,
     /// after a run that went well, the fault that kept the damage from being read).
-    fn finish(mut self, outcome: Result<()>) -> Result<Outcome<T>> {
+    fn finish(mut self, outcome: Result<Stop>) -> Result<Outcome<T>> {
         self.progress.finish();
         let t0 = Instant::now();
         let (phi, outcome) = match (self.fields(), outcome) {
             (Ok((phi, _)), outcome) => (phi, outcome),
-            (Err(e), Ok(())) => (Vec::new(), Err(e)),
+            (Err(e), Ok(_)) => (Vec::new(), Err(e)),
             (Err(_), outcome) => (Vec::new(), outcome),
         };
         if let (Some(dir), false) = (&self.opts.out_dir, phi.is_empty()) {
@@ -422,9 +502,20 @@ impl<T: Real> Runner<T> {
         } else {
             0.0
         };
-        if let Err(e) = &outcome {
-            s.stopped_early = Some(e.to_string());
-        }
+        (s.status, s.stopped_at_step) = match &outcome {
+            Ok(Stop::Completed) => (RunStatus::Completed, None),
+            Ok(Stop::Interrupted) => (RunStatus::Interrupted, Some(self.state.step)),
+            Err(Error::Unstable { step, .. }) => (RunStatus::Unstable, Some(*step)),
+            Err(_) => (RunStatus::Failed, None),
+        };
+        s.stopped_early = match &outcome {
+            Ok(Stop::Completed) => None,
+            Ok(Stop::Interrupted) => Some(format!(
+                "interrupted at step {} (t = {:.4e} s)",
+                self.state.step, self.state.time
+            )),
+            Err(e) => Some(e.to_string()),
+        };
         s.phase_seconds.output = Some(self.output_seconds + t0.elapsed().as_secs_f64());
         s.wall_seconds = self.summary_start.elapsed().as_secs_f64();
         s.peak_rss_bytes = peak_rss_bytes();

@@ -12,7 +12,7 @@ use peridot::{Precision, Real};
 use std::path::Path;
 
 /// The keys `contract.md` requires in every `summary.json`.
-pub const SUMMARY_KEYS: [&str; 13] = [
+pub const SUMMARY_KEYS: [&str; 14] = [
     "model",
     "nodes",
     "bonds",
@@ -26,6 +26,7 @@ pub const SUMMARY_KEYS: [&str; 13] = [
     "peak_rss_bytes",
     "broken_bonds",
     "max_damage",
+    "status",
 ];
 
 /// Parse, validate (with `--set` overrides) and discretize a model given as TOML text.
@@ -38,6 +39,7 @@ pub fn problem(text: &str, overrides: &[&str]) -> Problem {
 /// Run a problem in memory on the CPU loop backend (no files).
 pub fn run<T: Real>(problem: Problem) -> Outcome<T> {
     let opts = RunOptions {
+        cancel: None,
         subdomains: None,
         backend: BackendKind::CpuLoop,
         precision: Precision::F64,

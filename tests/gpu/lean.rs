@@ -20,6 +20,7 @@ use std::sync::Arc;
 /// (as f64) and bonds broken.
 fn device_run<T: Real>(problem: Problem) -> (Vec<f64>, usize) {
     let opts = RunOptions {
+        cancel: None,
         subdomains: None,
         backend: BackendKind::GpuLoop,
         // (`simulate` runs in `T`)

@@ -26,6 +26,7 @@ fn budget_run(
     budget: &str,
 ) -> peridot::solver::Outcome<f64> {
     let opts = RunOptions {
+        cancel: None,
         subdomains: Some(SubdomainRequest {
             budget: Some(budget.into()),
             ..Default::default()
@@ -311,6 +312,7 @@ fn adr_in_subdomains_on_the_gpu_reaches_the_cpu_equilibrium() {
     let problem = common::problem(&text, &[]);
     let run = |backend, subdomains| {
         let opts = RunOptions {
+            cancel: None,
             subdomains,
             backend,
             precision: Precision::F64,
