@@ -8,7 +8,7 @@ use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::{self, Backend, BackendKind};
 use crate::dynamics::{Adr, AdrCall, Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::model::SolverKind;
-use crate::output::{peak_rss_bytes, ProbeWriter, Progress, Summary, VtkSeries};
+use crate::output::{peak_rss_bytes, OutputFolder, ProbeWriter, Progress, Summary, VtkSeries};
 use crate::setup::Problem;
 use crate::{Error, Precision, Real, Result};
 use std::path::PathBuf;
@@ -107,10 +107,23 @@ pub struct Outcome<T: Real> {
 }
 
 /// Run `problem` in precision `T` (ignoring `opts.precision`) and return the final state.
+/// An error that leaves the output folder empty (before the first step: the time step, a
+/// backend that fails to start) removes it again where this run created it.
 pub fn simulate<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<T>> {
-    if let Some(dir) = &opts.out_dir {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let folder = opts
+        .out_dir
+        .as_deref()
+        .map(OutputFolder::create)
+        .transpose()?;
+    let outcome = simulate_in::<T>(problem, opts);
+    if let (Err(_), Some(folder)) = (&outcome, folder) {
+        folder.remove_if_empty();
     }
+    outcome
+}
+
+/// [`simulate`] once the output folder exists.
+fn simulate_in<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<T>> {
     let (dt, _stable, warnings) = choose_dt(&problem)?;
     for w in &warnings {
         eprintln!("warning: {w}");
