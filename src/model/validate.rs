@@ -460,8 +460,9 @@ fn positive(field: &str, value: f64, unit: &str) -> Result<()> {
 }
 
 /// A number as messages show it: plain for moderate magnitudes, exponent form otherwise
-/// (`0.25`, `-2e11`, `1e-5`).
-fn num(v: f64) -> String {
+/// (`0.25`, `-2e11`, `1e-5`, `5e-324`), so that no message spells out hundreds of digits.
+/// Every message that shows a model value uses it.
+pub fn num(v: f64) -> String {
     let a = v.abs();
     if v == 0.0 || !v.is_finite() || (1e-3..1e6).contains(&a) {
         format!("{v}")
