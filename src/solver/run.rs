@@ -48,18 +48,25 @@ pub fn choose_dt(problem: &Problem) -> Result<(f64, f64, Vec<String>)> {
     match s.dt {
         None => Ok((stable * safety, stable, Vec::new())),
         Some(dt) if dt <= stable => Ok((dt, stable, Vec::new())),
-        Some(dt) => {
-            let msg = format!(
+        Some(dt) if s.force_dt => {
+            // The key that lets this run go on is solver.force_dt, already set: the warning
+            // names it and does not suggest setting it again.
+            let warning = format!(
+                "solver.force_dt: solver.dt = {dt:.4e} s is above the stable time step \
+                 {stable:.4e} s and is used anyway; the run may become unstable (remove \
+                 solver.dt to use {:.4e} s, safety factor {safety})",
+                stable * safety
+            );
+            Ok((dt, stable, vec![warning]))
+        }
+        Some(dt) => Err(Error::model(
+            "solver.dt",
+            format!(
                 "{dt:.4e} s is above the stable time step {stable:.4e} s; lower it, remove it \
                  to use {:.4e} s (safety factor {safety}), or set solver.force_dt = true",
                 stable * safety
-            );
-            if s.force_dt {
-                Ok((dt, stable, vec![format!("solver.dt: {msg}")]))
-            } else {
-                Err(Error::model("solver.dt", msg))
-            }
-        }
+            ),
+        )),
     }
 }
 
