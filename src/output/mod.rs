@@ -23,6 +23,7 @@
 
 pub mod export;
 pub mod folder;
+mod font;
 pub mod image;
 pub mod matrix_market;
 pub mod probes;
