@@ -15,12 +15,13 @@ pub enum Error {
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
 
-    /// A file could not be read or written.
-    #[error("{path}: {source}")]
+    /// A file could not be read or written. The OS text is shown once, in this message: the
+    /// I/O error is not also given as the `source`, which error reports (`{e:#}`, anyhow's
+    /// chain) would print a second time.
+    #[error("{}: {error}", path.display())]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 
     /// The run became unstable (NaN or blow-up). The outputs written so far are kept.
@@ -64,7 +65,7 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            error: source,
         }
     }
 }

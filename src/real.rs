@@ -60,7 +60,9 @@ impl Real for f64 {
 /// The precision a run computes in (`--precision`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
 pub enum Precision {
+    /// Single precision (32-bit floats).
     F32,
+    /// Double precision (64-bit floats).
     #[default]
     F64,
 }

@@ -559,6 +559,22 @@ fn solver_and_output_rules() {
 }
 
 #[test]
+fn the_name_is_a_plain_file_name() {
+    // `name` names the output folder and its files, so a path is refused by validation,
+    // naming the field and the value: a parent folder, an absolute path, a separator, `.`.
+    cases! {
+        "parent folder": D2, ["name=\"../escape\""] => ["name", "\"../escape\"", "plain file name"];
+        "absolute": D2, ["name=\"/tmp/abs\""] => ["name", "\"/tmp/abs\"", "absolute"];
+        "separator": D3, ["name=\"a/b\""] => ["name", "\"a/b\"", "separator"];
+        "backslash": D2, ["name='a\\b'"] => ["name", "plain file name"];
+        "dot dot": D2, ["name=\"..\""] => ["name", "\"..\""];
+        "dot": D3, ["name=\".\""] => ["name", "\".\""];
+    }
+    // a plain name with dots and dashes is fine
+    assert!(run(D2, &["name=\"plate-v1.2_a\""]).is_ok());
+}
+
+#[test]
 fn schema_rules() {
     let no_density = without(D2, "density = 2440");
     let solver = "[solver]\nkind = \"explicit\"\nsteps = 1000\nsafety_factor = 0.8\n";

@@ -506,7 +506,7 @@ fn png_shows_damaged_and_intact_nodes() {
     write_damage_png(&path, &positions, 2, dx, &damage).unwrap();
     let (width, height, pixels) = decode_png(&path);
     let m = image::MARGIN_PX;
-    let extra = image::GAP_PX + image::BAR_WIDTH_PX + image::TICK_PX;
+    let extra = image::GAP_PX + image::BAR_WIDTH_PX + image::TICK_PX + image::LEGEND_PX;
     assert_eq!((width, height), (m + 800 + extra + m, m + 400 + m));
     let at = |x, y| pixel(&pixels, width, x, y);
     let node_centre = |col: u32, row: u32| (m + col * 80 + 40, m + (4 - row) * 80 + 40);
@@ -522,6 +522,48 @@ fn png_shows_damaged_and_intact_nodes() {
         image::colormap(0.0),
         "bar bottom"
     );
+}
+
+// The colour bar is read by its ticks and labels: black tick marks at the rows of 1 (top),
+// 0.5 and 0 (bottom) right of the bar; black text (the labels) centred on each tick row in the
+// label column, and the title "damage" written upwards right of it, across the bar's middle;
+// nothing dark elsewhere in the legend (above the top label, say).
+#[test]
+fn png_colour_bar_has_ticks_and_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("damage.png");
+    let positions: Vec<[f64; 3]> = (0..50)
+        .map(|i| [(i % 10) as f64, (i / 10) as f64, 0.0])
+        .collect();
+    write_damage_png(&path, &positions, 2, 1.0, &vec![0.5; 50]).unwrap();
+    let (width, height, pixels) = decode_png(&path);
+    let m = image::MARGIN_PX;
+    let dark = |x: u32, y: u32| pixel(&pixels, width, x, y).iter().all(|&c| c < 64);
+    let bar_x = m + 800 + image::GAP_PX;
+    let tick_x = bar_x + image::BAR_WIDTH_PX;
+    let (top, bottom) = (m, height - m - 1);
+    let middle = top + (bottom - top) / 2;
+    for (name, row) in [("1", top), ("0.5", middle), ("0", bottom)] {
+        assert!(
+            (tick_x..tick_x + image::TICK_PX).all(|x| dark(x, row)),
+            "tick at {name} (row {row})"
+        );
+        let labels_x = tick_x + image::TICK_PX + image::LABEL_GAP_PX;
+        let half = 4 * image::FONT_SCALE;
+        let ink = (labels_x..labels_x + image::TICK_LABEL_PX)
+            .flat_map(|x| (row.saturating_sub(half)..row + half).map(move |y| (x, y)))
+            .filter(|&(x, y)| dark(x, y))
+            .count();
+        assert!(ink >= 10, "label {name} near row {row}: {ink} dark pixels");
+    }
+    let title_x = tick_x + image::TICK_PX + 2 * image::LABEL_GAP_PX + image::TICK_LABEL_PX;
+    let title_ink = (title_x..width - m)
+        .flat_map(|x| (middle - 30..middle + 30).map(move |y| (x, y)))
+        .filter(|&(x, y)| dark(x, y))
+        .count();
+    assert!(title_ink >= 40, "title: {title_ink} dark pixels");
+    let legend = tick_x + image::TICK_PX..width;
+    assert!(legend.clone().all(|x| !dark(x, 0) && !dark(x, height - 1)));
 }
 
 // In 3D only the lattice layer nearest the mid-plane is drawn: damage in the outer layers

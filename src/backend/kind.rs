@@ -9,9 +9,13 @@ use crate::Precision;
 pub enum BackendKind {
     /// A GPU backend where a GPU exists, else CPU.
     Auto,
+    /// A loop over each node's bonds on the CPU (the reference).
     CpuLoop,
+    /// The matrix form (sparse products) on the CPU.
     CpuMatrix,
+    /// A loop over each node's bonds on the CUDA device.
     GpuLoop,
+    /// The matrix form (cuSPARSE products) on the CUDA device.
     GpuMatrix,
 }
 

@@ -41,8 +41,10 @@ pub enum Command {
         /// Output folder (default `out/<model name>`).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Backend: `auto` takes gpu-loop where a CUDA device is usable, cpu-loop otherwise.
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendKind,
+        /// Floating-point precision of the state and the force evaluation.
         #[arg(long, value_enum, default_value = "f64")]
         precision: Precision,
         /// No progress display.
@@ -105,8 +107,9 @@ pub enum Command {
     Neighbors {
         #[command(flatten)]
         model: ModelArgs,
-        /// Searches to run, comma-separated, in this order.
-        #[arg(long, value_enum, value_delimiter = ',', default_value = "device")]
+        /// Searches to run, comma-separated, in this order; `auto`: on the device where a GPU
+        /// is usable, else on the CPU.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
         search: Vec<neighbors::SearchKind>,
         /// Runs of each search (each one printed).
         #[arg(long, default_value_t = 1)]

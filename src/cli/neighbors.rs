@@ -1,10 +1,12 @@
 //! `peridot neighbors`: the neighbour search alone, timed. Builds the body of a model, runs
-//! the search on the device and/or the CPU (`--search device,cpu`), prints each one's phase
+//! the search on the device and/or the CPU (`--search device,cpu`; by default on the device
+//! where a GPU is usable, else on the CPU), prints each one's phase
 //! times, the family sizes and the memory, and with both checks that they give the same
 //! families exactly. The benchmark behind the device-search figures of
 //! `docs/gpu-validation.md`.
 
 use super::ModelArgs;
+use peridot::backend::BackendKind;
 use peridot::gpu::neighbors::{device_families_with, DeviceSearch, Download};
 use peridot::neighbors::{cell_list_families, Families};
 use peridot::Precision;
@@ -13,6 +15,8 @@ use std::time::Instant;
 /// Where a search runs (`--search`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SearchKind {
+    /// The device where a CUDA device is usable, the CPU otherwise (said on stderr).
+    Auto,
     /// The cell list on the CUDA device.
     Device,
     /// The cell list on the CPU.
@@ -94,7 +98,25 @@ pub fn neighbors(model: &ModelArgs, args: NeighborArgs) -> anyhow::Result<()> {
     let mut device: Option<Families> = None;
     let mut cpu: Option<Families> = None;
     for kind in &args.search {
+        let kind = match kind {
+            SearchKind::Auto => {
+                let (chosen, why) = peridot::backend::resolve_auto(args.precision);
+                let kind = match chosen {
+                    BackendKind::CpuLoop => SearchKind::Cpu,
+                    _ => SearchKind::Device,
+                };
+                let name = if kind == SearchKind::Cpu {
+                    "cpu"
+                } else {
+                    "device"
+                };
+                eprintln!("search auto: {why}; using {name}");
+                kind
+            }
+            kind => *kind,
+        };
         match kind {
+            SearchKind::Auto => unreachable!("resolved above"),
             SearchKind::Device => {
                 let t = Instant::now();
                 let gpu = peridot::gpu::Gpu::get()?;

@@ -5,6 +5,7 @@
 use super::lattice;
 use super::points::read_points;
 use super::shapes::{positive, Predicate, ShapeContext};
+use crate::model::validate::num;
 use crate::model::{Dimension, Discretization, Model};
 use crate::{Error, Result};
 use std::path::Path;
@@ -99,8 +100,9 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
                 "the body has no nodes: geometry.remove covers every point of the cloud".to_string()
             } else {
                 format!(
-                    "the body has no nodes: no lattice point (dx = {dx} m) lies in the boxes \
-                     outside the removed shapes; boxes must be at least dx wide"
+                    "the body has no nodes: no lattice point (dx = {} m) lies in the boxes \
+                     outside the removed shapes; boxes must be at least dx wide",
+                    num(dx)
                 )
             },
         ));

@@ -9,6 +9,7 @@
 //! more than their own nodes.
 
 use super::shapes::{point, Predicate, ShapeContext};
+use crate::model::validate::num;
 use crate::model::{BoxShape, Shape};
 use crate::{Error, Result};
 
@@ -53,8 +54,14 @@ pub(crate) fn fill(
         return Err(Error::model(
             "discretization.dx",
             format!(
-                "dx = {dx} m fills the boxes with about {estimate:.3e} nodes; at most {MAX_NODES} \
-                 are supported: increase dx"
+                "dx = {} m fills the boxes with {} nodes; at most {MAX_NODES} are \
+                 supported: increase dx",
+                num(dx),
+                if estimate.is_finite() {
+                    format!("about {estimate:.3e}")
+                } else {
+                    "more than 1e308".to_string()
+                }
             ),
         ));
     }

@@ -7,6 +7,7 @@
 //! number (`x,y,volume`). Every other problem is an error naming `geometry.points_csv`, the
 //! file, the line number and what is wrong.
 
+use crate::model::validate::num;
 use crate::{Error, Result};
 use std::path::Path;
 
@@ -69,7 +70,8 @@ pub(crate) fn parse_points(
         let valid = volume > 0.0 && volume.is_finite();
         if !valid {
             return Err(at(format!(
-                "volume {volume} is out of range; expected a finite value > 0"
+                "volume {} is out of range; expected a finite value > 0",
+                num(volume)
             )));
         }
         if positions.len() >= super::lattice::MAX_NODES {

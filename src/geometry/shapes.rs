@@ -9,6 +9,7 @@
 //! inclusive shapes (box, circle, cylinder) grow by `tol`, strict ones (notch: distance
 //! `< width / 2`; edge: offset `< depth`) shrink by `tol`.
 
+use crate::model::validate::num;
 use crate::model::Shape;
 use crate::{Error, Result};
 
@@ -286,7 +287,7 @@ pub(crate) fn point(v: &[f64], dim: usize, field: &str) -> Result<[f64; 3]> {
     if let Some(x) = v.iter().find(|x| !x.is_finite()) {
         return Err(Error::model(
             field,
-            format!("component {x} is not a finite number"),
+            format!("component {} is not a finite number", num(*x)),
         ));
     }
     let mut p = [0.0; 3];
@@ -301,7 +302,10 @@ pub(crate) fn positive(value: f64, field: &str) -> Result<f64> {
     } else {
         Err(Error::model(
             field,
-            format!("{value} is out of range; expected a finite value > 0"),
+            format!(
+                "{} is out of range; expected a finite value > 0",
+                num(value)
+            ),
         ))
     }
 }
@@ -336,6 +340,6 @@ fn norm2(a: &[f64; 3]) -> f64 {
 
 /// `p` as `(x, y)` or `(x, y, z)`, for messages.
 pub(crate) fn show(p: &[f64; 3], dim: usize) -> String {
-    let parts: Vec<String> = p[..dim].iter().map(|x| format!("{x}")).collect();
+    let parts: Vec<String> = p[..dim].iter().map(|x| num(*x)).collect();
     format!("({})", parts.join(", "))
 }

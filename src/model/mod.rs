@@ -7,6 +7,7 @@
 //! dotted field path, the value and the allowed range.
 
 mod deserialize;
+mod located;
 pub mod overrides;
 pub mod schema;
 pub mod size;
@@ -29,9 +30,16 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Model> {
 
 /// Parse model text (`origin` names it in messages), apply overrides, validate.
 pub fn parse(text: &str, origin: &str, overrides: &[String]) -> Result<Model> {
-    let mut tree: toml::Table = text.parse().map_err(|e: toml::de::Error| Error::Parse {
-        path: origin.to_string(),
-        message: e.message().to_string() + &location(text, e.span()),
+    let mut tree: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let field = e.span().and_then(|r| located::field_at(text, r.start));
+        let message = located::message(e.message()) + &location(text, e.span());
+        Error::Parse {
+            path: origin.to_string(),
+            message: match field {
+                Some(field) => format!("{field}: {message}"),
+                None => message,
+            },
+        }
     })?;
     for o in overrides {
         overrides::apply(&mut tree, o)?;

@@ -27,12 +27,7 @@ const PMB_NU_TOLERANCE: f64 = 1e-3;
 pub fn validate(model: &Model) -> Result<()> {
     let dim = model.discretization.dimension;
     if let Some(name) = &model.name {
-        if name.trim().is_empty() {
-            return Err(Error::model(
-                "name",
-                "must not be empty (it names the output folder; leave it out for the file stem)",
-            ));
-        }
+        file_name(name)?;
     }
     material(&model.material, dim)?;
     discretization(&model.discretization)?;
@@ -47,6 +42,31 @@ pub fn validate(model: &Model) -> Result<()> {
     }
     solver(&model.solver)?;
     output(&model.output, &names)
+}
+
+/// `name`: it names the output folder (`out/<name>`) and the files in it, so it must be a
+/// plain file name: not empty, no path separator (`/`, `\`), not `.` or `..`, not absolute.
+/// A run then writes nothing outside its output folder.
+fn file_name(name: &str) -> Result<()> {
+    let what = "it names the output folder and files; leave it out for the model file's stem";
+    if name.trim().is_empty() {
+        return Err(Error::model("name", format!("must not be empty ({what})")));
+    }
+    let mut parts = std::path::Path::new(name).components();
+    let plain = matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(p)), None) if p == name
+    );
+    if !plain || name.contains(['/', '\\', '\0']) || name.contains("..") {
+        return Err(Error::model(
+            "name",
+            format!(
+                "must be a plain file name: no path separator, no `..`, not absolute ({what}) \
+                 (got {name:?})"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `[material]`: moduli, Poisson ratio by model and dimension, fracture parameters.
@@ -440,8 +460,9 @@ fn positive(field: &str, value: f64, unit: &str) -> Result<()> {
 }
 
 /// A number as messages show it: plain for moderate magnitudes, exponent form otherwise
-/// (`0.25`, `-2e11`, `1e-5`).
-fn num(v: f64) -> String {
+/// (`0.25`, `-2e11`, `1e-5`, `5e-324`), so that no message spells out hundreds of digits.
+/// Every message that shows a model value uses it.
+pub fn num(v: f64) -> String {
     let a = v.abs();
     if v == 0.0 || !v.is_finite() || (1e-3..1e6).contains(&a) {
         format!("{v}")

@@ -19,8 +19,12 @@
 //! vertically centred; then a gap of [`GAP_PX`], a vertical colour bar [`BAR_WIDTH_PX`] wide
 //! and as tall as the drawing area (at least [`MIN_BAR_HEIGHT_PX`]), 0 at the bottom and 1
 //! at the top, framed in black, with tick marks [`TICK_PX`] long at 0, 0.5 and 1 on its
-//! right.
+//! right; right of the ticks the legend, [`LEGEND_PX`] wide: the labels `1`, `0.5`, `0`,
+//! each centred on its tick, and the title `damage` written upwards, centred on the bar,
+//! all in black in the built-in bitmap font (`font.rs`) at [`FONT_SCALE`] pixels per font
+//! pixel.
 
+use super::font;
 use super::invalid_input;
 use crate::Error;
 use std::fs::File;
@@ -41,6 +45,16 @@ pub const GAP_PX: u32 = 20;
 pub const BAR_WIDTH_PX: u32 = 20;
 /// Length of the tick marks right of the colour bar.
 pub const TICK_PX: u32 = 6;
+/// Pixels per font pixel of the legend's text.
+pub const FONT_SCALE: u32 = 2;
+/// Space between a tick and its label, and between the labels and the title.
+pub const LABEL_GAP_PX: u32 = 3;
+/// Width of the tick labels' column: three glyphs (`0.5`).
+pub const TICK_LABEL_PX: u32 = 3 * font::ADVANCE * FONT_SCALE;
+/// Width of the legend right of the ticks: the tick labels, then the title written upwards.
+pub const LEGEND_PX: u32 = LABEL_GAP_PX + TICK_LABEL_PX + LABEL_GAP_PX + font::HEIGHT * FONT_SCALE;
+/// The title of the colour bar.
+pub const BAR_TITLE: &str = "damage";
 /// Smallest height of the colour bar (the image is at least this tall plus margins).
 pub const MIN_BAR_HEIGHT_PX: u32 = 100;
 
@@ -218,6 +232,32 @@ impl Canvas {
     }
 }
 
+impl Canvas {
+    /// Write `text` in black in the bitmap font at [`FONT_SCALE`], its box's top-left corner
+    /// at `(x, y)`: left to right, or with `upwards` turned a quarter counter-clockwise (read
+    /// from the bottom up, the tops of the letters to the left). Clipped to the canvas.
+    fn text(&mut self, x: u32, y: u32, text: &str, upwards: bool) {
+        let length = font::length(text);
+        for (k, c) in text.chars().enumerate() {
+            for row in 0..font::HEIGHT {
+                for col in 0..font::WIDTH {
+                    if !font::is_set(c, col, row) {
+                        continue;
+                    }
+                    // (along, across): font pixels along the baseline and down from the top
+                    let along = k as u32 * font::ADVANCE + col;
+                    let (px, py) = match upwards {
+                        false => (along, row),
+                        true => (row, length - 1 - along),
+                    };
+                    let s = FONT_SCALE;
+                    self.fill(x + px * s, y + py * s, s, s, BLACK);
+                }
+            }
+        }
+    }
+}
+
 /// Draw the grid and the colour bar.
 fn render(grid: &Grid) -> Canvas {
     let long = grid.cols.max(grid.rows) as u64;
@@ -227,7 +267,7 @@ fn render(grid: &Grid) -> Canvas {
     let body_h = (grid.rows as u64 * scale) as u32;
     let s = scale as u32;
     let inner_h = body_h.max(MIN_BAR_HEIGHT_PX);
-    let width = MARGIN_PX + body_w + GAP_PX + BAR_WIDTH_PX + TICK_PX + MARGIN_PX;
+    let width = MARGIN_PX + body_w + GAP_PX + BAR_WIDTH_PX + TICK_PX + LEGEND_PX + MARGIN_PX;
     let height = inner_h + 2 * MARGIN_PX;
     let mut canvas = Canvas::new(width, height);
     let top = MARGIN_PX + (inner_h - body_h) / 2;
@@ -245,8 +285,32 @@ fn render(grid: &Grid) -> Canvas {
 }
 
 /// The colour bar with its left edge at `x`, top at `y`, `h` pixels tall: 1 at the top, 0 at
-/// the bottom, a black frame and ticks at 0, 0.5 and 1.
+/// the bottom, a black frame, ticks at 0, 0.5 and 1 with their labels, and the title.
 fn draw_colour_bar(canvas: &mut Canvas, x: u32, y: u32, h: u32) {
+    draw_bar(canvas, x, y, h);
+    let labels_x = x + BAR_WIDTH_PX + TICK_PX + LABEL_GAP_PX;
+    let glyph_h = font::HEIGHT * FONT_SCALE;
+    for (tick, label) in [(y, "1"), (y + (h - 1) / 2, "0.5"), (y + h - 1, "0")] {
+        let top = tick.saturating_sub(glyph_h / 2);
+        canvas.text(
+            labels_x,
+            top.min(canvas.height.saturating_sub(glyph_h)),
+            label,
+            false,
+        );
+    }
+    let title_len = font::length(BAR_TITLE) * FONT_SCALE;
+    let title_x = labels_x + TICK_LABEL_PX + LABEL_GAP_PX;
+    canvas.text(
+        title_x,
+        y + h.saturating_sub(title_len) / 2,
+        BAR_TITLE,
+        true,
+    );
+}
+
+/// The bar itself: colours, frame and ticks.
+fn draw_bar(canvas: &mut Canvas, x: u32, y: u32, h: u32) {
     let span = f64::from(h.saturating_sub(3).max(1));
     for r in 1..h.saturating_sub(1) {
         let value = 1.0 - f64::from(r - 1) / span;

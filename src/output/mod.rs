@@ -22,6 +22,8 @@
 //! `InvalidInput` I/O error naming the file that could not be written, never as a panic.
 
 pub mod export;
+pub mod folder;
+mod font;
 pub mod image;
 pub mod matrix_market;
 pub mod probes;
@@ -30,6 +32,7 @@ pub mod sparsity;
 pub mod summary;
 pub mod vtk;
 
+pub use folder::OutputFolder;
 pub use image::write_damage_png;
 pub use probes::{ProbeValues, ProbeWriter};
 pub use progress::Progress;

@@ -29,7 +29,7 @@ use crate::backend::CpuLoop;
 use crate::dynamics::{Forces, Loads};
 use crate::operators::stiffness::assemble_stiffness;
 use crate::operators::Mat;
-use crate::output::{peak_rss_bytes, RunStatus, StaticSolveInfo, Summary};
+use crate::output::{peak_rss_bytes, OutputFolder, RunStatus, StaticSolveInfo, Summary};
 use crate::setup::Problem;
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -106,9 +106,21 @@ fn system(problem: &Problem) -> System {
 /// `stopped_early`) where it has an output folder.
 pub fn solve_static(problem: Problem, opts: &StaticOptions) -> Result<StaticOutcome> {
     let start = Instant::now();
-    if let Some(dir) = &opts.out_dir {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let folder = opts
+        .out_dir
+        .as_deref()
+        .map(OutputFolder::create)
+        .transpose()?;
+    let outcome = solve_in(problem, opts, start);
+    if let (Err(_), Some(folder)) = (&outcome, folder) {
+        folder.remove_if_empty();
     }
+    outcome
+}
+
+/// [`solve_static`] once the output folder exists; an early error leaves it empty, to be
+/// removed where this run created it.
+fn solve_in(problem: Problem, opts: &StaticOptions, start: Instant) -> Result<StaticOutcome> {
     let mut summary = initial_summary(&problem, "cpu-matrix", "f64", 0.0);
     summary.solver = "static".into();
     solve_and_write(problem, opts, &mut summary, start).inspect_err(|e| {

@@ -11,7 +11,9 @@ use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::{self, Backend, BackendKind};
 use crate::dynamics::{Adr, AdrCall, Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::model::SolverKind;
-use crate::output::{peak_rss_bytes, ProbeWriter, Progress, RunStatus, Summary, VtkSeries};
+use crate::output::{
+    peak_rss_bytes, OutputFolder, ProbeWriter, Progress, RunStatus, Summary, VtkSeries,
+};
 use crate::setup::Problem;
 use crate::{Error, Precision, Real, Result};
 use std::path::PathBuf;
@@ -56,18 +58,25 @@ pub fn choose_dt(problem: &Problem) -> Result<(f64, f64, Vec<String>)> {
     match s.dt {
         None => Ok((stable * safety, stable, Vec::new())),
         Some(dt) if dt <= stable => Ok((dt, stable, Vec::new())),
-        Some(dt) => {
-            let msg = format!(
+        Some(dt) if s.force_dt => {
+            // The key that lets this run go on is solver.force_dt, already set: the warning
+            // names it and does not suggest setting it again.
+            let warning = format!(
+                "solver.force_dt: solver.dt = {dt:.4e} s is above the stable time step \
+                 {stable:.4e} s and is used anyway; the run may become unstable (remove \
+                 solver.dt to use {:.4e} s, safety factor {safety})",
+                stable * safety
+            );
+            Ok((dt, stable, vec![warning]))
+        }
+        Some(dt) => Err(Error::model(
+            "solver.dt",
+            format!(
                 "{dt:.4e} s is above the stable time step {stable:.4e} s; lower it, remove it \
                  to use {:.4e} s (safety factor {safety}), or set solver.force_dt = true",
                 stable * safety
-            );
-            if s.force_dt {
-                Ok((dt, stable, vec![format!("solver.dt: {msg}")]))
-            } else {
-                Err(Error::model("solver.dt", msg))
-            }
-        }
+            ),
+        )),
     }
 }
 
@@ -119,10 +128,23 @@ pub struct Outcome<T: Real> {
 }
 
 /// Run `problem` in precision `T` (ignoring `opts.precision`) and return the final state.
+/// An error that leaves the output folder empty (before the first step: the time step, a
+/// backend that fails to start) removes it again where this run created it.
 pub fn simulate<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<T>> {
-    if let Some(dir) = &opts.out_dir {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let folder = opts
+        .out_dir
+        .as_deref()
+        .map(OutputFolder::create)
+        .transpose()?;
+    let outcome = simulate_in::<T>(problem, opts);
+    if let (Err(_), Some(folder)) = (&outcome, folder) {
+        folder.remove_if_empty();
     }
+    outcome
+}
+
+/// [`simulate`] once the output folder exists.
+fn simulate_in<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<T>> {
     let (dt, _stable, warnings) = choose_dt(&problem)?;
     for w in &warnings {
         eprintln!("warning: {w}");
