@@ -24,12 +24,15 @@ pub enum Error {
         error: std::io::Error,
     },
 
-    /// The run became unstable (NaN or blow-up). The outputs written so far are kept.
-    #[error("unstable at step {step} (t = {time:.4e} s): {reason}; try a smaller solver.dt or solver.safety_factor")]
+    /// The run became unstable (NaN or blow-up). The outputs written so far are kept. `adr`:
+    /// adaptive dynamic relaxation diverged (`step` is its iteration), which has no time step
+    /// to lower, so the advice differs from the explicit solver's.
+    #[error("{}", unstable_message(*.step, *.time, .reason, *.adr))]
     Unstable {
         step: usize,
         time: f64,
         reason: String,
+        adr: bool,
     },
 
     /// A backend was asked for that this machine or build cannot provide.
@@ -67,5 +70,22 @@ impl Error {
             path: path.into(),
             error: source,
         }
+    }
+}
+
+/// The message of [`Error::Unstable`]: what went wrong and what to change.
+fn unstable_message(step: usize, time: f64, reason: &str, adr: bool) -> String {
+    if adr {
+        format!(
+            "ADR diverged at iteration {step}: {reason}; ADR has no solver.dt to lower: check \
+             the loads and the material (a load the body cannot carry, a modulus or density \
+             off by orders of magnitude), apply the load in more increments (more \
+             solver.steps or solver.load_steps, or a ramp), or relax solver.tolerance"
+        )
+    } else {
+        format!(
+            "unstable at step {step} (t = {time:.4e} s): {reason}; try a smaller solver.dt or \
+             solver.safety_factor"
+        )
     }
 }

@@ -4,7 +4,11 @@
 //! CPU or, for a run on a GPU backend, on the device ([`NeighborSearch`]); both give the same
 //! families exactly.
 
-use crate::geometry::{bond_crosses_precrack, build_body, region_nodes, Body};
+mod check;
+
+pub use check::{check_body, checked_body};
+
+use crate::geometry::{bond_crosses_precrack, region_nodes, Body};
 use crate::material::bonds::{BondSource, SearchedBonds, StoredBonds};
 use crate::material::stiffness_bound::{row_bounds, stable_time_step};
 use crate::material::{family_radius, BondData, MaterialConstants};
@@ -123,12 +127,12 @@ impl Problem {
     /// the CPU search runs; should the device search fail (too little memory, say), a warning
     /// says why and the CPU search runs instead. `neighbor_search` records which one ran.
     pub fn build_with(model: Model, model_dir: &Path, search: NeighborSearch) -> Result<Problem> {
-        let body = build_body(&model, model_dir)?;
+        let body = checked_body(&model, model_dir)?;
         Problem::from_body(model, body, search)
     }
 
-    /// [`build_with`](Problem::build_with) from the model's already discretized `body`
-    /// ([`build_body`]).
+    /// [`build_with`](Problem::build_with) from the model's already discretized and checked
+    /// `body` ([`checked_body`]).
     pub fn from_body(model: Model, body: Body, search: NeighborSearch) -> Result<Problem> {
         let kind = model.discretization.partial_volume;
         let radius = family_radius(kind, body.delta, body.dx);
@@ -152,12 +156,12 @@ impl Problem {
     /// stored problem (so the same numbers, bit for bit). Subdomains search their own
     /// families (`partition`). Host memory: per node only, about 100 bytes in 3D.
     pub fn build_lean(model: Model, model_dir: &Path) -> Result<Problem> {
-        let body = build_body(&model, model_dir)?;
+        let body = checked_body(&model, model_dir)?;
         Problem::lean_from_body(model, body)
     }
 
-    /// [`build_lean`](Problem::build_lean) from the model's already discretized `body`
-    /// ([`build_body`]).
+    /// [`build_lean`](Problem::build_lean) from the model's already discretized and checked
+    /// `body` ([`checked_body`]).
     pub fn lean_from_body(model: Model, body: Body) -> Result<Problem> {
         let kind = model.discretization.partial_volume;
         let radius = family_radius(kind, body.delta, body.dx);
@@ -209,6 +213,23 @@ impl Problem {
         bonds: BondData,
         (neighbor_seconds, neighbor_search): (f64, NeighborSearch),
     ) -> Result<Problem> {
+        if families.bonds() == 0 {
+            let disc = &model.discretization;
+            let field = match disc.delta {
+                Some(_) => "discretization.delta",
+                None => "discretization.horizon_factor",
+            };
+            let radius = family_radius(disc.partial_volume, body.delta, body.dx);
+            return Err(crate::Error::model(
+                field,
+                format!(
+                    "no node has a neighbour within the family radius {radius:e} m (horizon \
+                     {:e} m): the body has no bond, so no stiffness and no stable time step; \
+                     enlarge the horizon or place the nodes closer",
+                    body.delta
+                ),
+            ));
+        }
         let regions = model
             .region
             .iter()
@@ -371,46 +392,61 @@ impl PrecrackZone {
     /// The zone of `model`'s pre-cracks for families of radius `radius`, m.
     pub(crate) fn new(model: &Model, body: &Body, radius: f64) -> PrecrackZone {
         let margin = 2.0 * radius;
-        let point = |v: &Option<Vec<f64>>| -> Option<[f64; 3]> {
-            let v = v.as_ref()?;
-            (v.len() >= 2).then(|| [v[0], v[1], v.get(2).copied().unwrap_or(0.0)])
-        };
-        let boxes = model
-            .precrack
-            .iter()
-            .filter_map(|c| {
-                let corners: Vec<[f64; 3]> = if body.dim() == 3 {
-                    let (o, e1, e2) = (point(&c.origin)?, point(&c.edge1)?, point(&c.edge2)?);
-                    let at = |s: f64, t: f64| std::array::from_fn(|k| o[k] + s * e1[k] + t * e2[k]);
-                    vec![at(0.0, 0.0), at(1.0, 0.0), at(0.0, 1.0), at(1.0, 1.0)]
-                } else {
-                    // (a 2D crack is a segment in the xy plane; z plays no part)
-                    let (a, b) = (point(&c.start)?, point(&c.end)?);
-                    vec![[a[0], a[1], f64::NEG_INFINITY], [b[0], b[1], f64::INFINITY]]
-                };
-                let lo = std::array::from_fn(|k| {
-                    corners.iter().map(|p| p[k]).fold(f64::INFINITY, f64::min) - margin
-                });
-                let hi = std::array::from_fn(|k| {
-                    corners
-                        .iter()
-                        .map(|p| p[k])
-                        .fold(f64::NEG_INFINITY, f64::max)
-                        + margin
-                });
-                Some((lo, hi))
-            })
-            .collect();
-        PrecrackZone { boxes }
+        PrecrackZone {
+            boxes: crack_boxes(model, body.dim(), margin)
+                .into_iter()
+                .flatten()
+                .collect(),
+        }
     }
 
     /// Whether a node at `x` may have a bond cut by a pre-crack.
     #[inline]
     pub(crate) fn near(&self, x: &[f64; 3]) -> bool {
-        self.boxes
-            .iter()
-            .any(|(lo, hi)| (0..3).all(|k| x[k] >= lo[k] && x[k] <= hi[k]))
+        in_any(&self.boxes, x)
     }
+}
+
+/// Whether `x` lies in one of the boxes `(lo, hi)`.
+fn in_any(boxes: &[([f64; 3], [f64; 3])], x: &[f64; 3]) -> bool {
+    boxes
+        .iter()
+        .any(|(lo, hi)| (0..3).all(|k| x[k] >= lo[k] && x[k] <= hi[k]))
+}
+
+/// Per pre-crack of `model` (in order), the bounding box of the crack grown by `margin`, m;
+/// `None` for a crack missing its vectors (which validation refuses).
+fn crack_boxes(model: &Model, dim: usize, margin: f64) -> Vec<Option<([f64; 3], [f64; 3])>> {
+    let point = |v: &Option<Vec<f64>>| -> Option<[f64; 3]> {
+        let v = v.as_ref()?;
+        (v.len() >= 2).then(|| [v[0], v[1], v.get(2).copied().unwrap_or(0.0)])
+    };
+    model
+        .precrack
+        .iter()
+        .map(|c| {
+            let corners: Vec<[f64; 3]> = if dim == 3 {
+                let (o, e1, e2) = (point(&c.origin)?, point(&c.edge1)?, point(&c.edge2)?);
+                let at = |s: f64, t: f64| std::array::from_fn(|k| o[k] + s * e1[k] + t * e2[k]);
+                vec![at(0.0, 0.0), at(1.0, 0.0), at(0.0, 1.0), at(1.0, 1.0)]
+            } else {
+                // (a 2D crack is a segment in the xy plane; z plays no part)
+                let (a, b) = (point(&c.start)?, point(&c.end)?);
+                vec![[a[0], a[1], f64::NEG_INFINITY], [b[0], b[1], f64::INFINITY]]
+            };
+            let lo = std::array::from_fn(|k| {
+                corners.iter().map(|p| p[k]).fold(f64::INFINITY, f64::min) - margin
+            });
+            let hi = std::array::from_fn(|k| {
+                corners
+                    .iter()
+                    .map(|p| p[k])
+                    .fold(f64::NEG_INFINITY, f64::max)
+                    + margin
+            });
+            Some((lo, hi))
+        })
+        .collect()
 }
 
 /// Whether bond `i -> j` of `body` crosses none of `model`'s pre-cracks.

@@ -405,3 +405,33 @@ fn info_plans_subdomains_for_the_model_key() {
         assert!(out.contains("two streaming slots fit"), "{value}: {out}");
     }
 }
+
+/// `validate`, `info` and `run` make the same setup checks (`setup::checked_body`): a
+/// pre-crack entirely outside the body is refused by all three, naming it.
+#[test]
+fn validate_info_and_run_refuse_the_same_setup_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(
+        dir.path(),
+        &TINY
+            .replace("start = [0.0, 0.005]", "start = [0.5, 0.005]")
+            .replace("end = [0.006, 0.005]", "end = [0.6, 0.005]"),
+    );
+    for cmd in ["validate", "info", "run"] {
+        let o = peridot(&[cmd, &model, "--quiet"][..if cmd == "run" { 3 } else { 2 }]);
+        assert!(
+            !o.status.success(),
+            "{cmd} accepted a pre-crack outside the body"
+        );
+        let err = stderr(&o);
+        assert!(
+            err.contains("precrack.0") && err.contains("entirely outside"),
+            "{cmd}: {err}"
+        );
+    }
+    let o = peridot(&["validate", &write_model(dir.path(), TINY)]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("valid (200 nodes"),
+        "{o:?}"
+    );
+}

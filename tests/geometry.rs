@@ -378,21 +378,21 @@ fn csv_point_cloud() {
     assert_eq!(b.volumes, vec![1e-6, 2e-6, 3e-6]);
     assert_eq!((b.bbox_min, b.bbox_max), ([0.0; 3], [0.01, 0.02, 0.0]));
 
-    write_csv(dir.path(), "p3.csv", "1,2,3,0.5\n4,5,6,0.25\n");
+    write_csv(dir.path(), "p3.csv", "1,2,3,0.5\n4,5,6,0.25\n1,2,4,0.5\n");
     let m = model(
         "dimension = \"3d\"\ndx = 1.0\nhorizon_factor = 3.015",
         "[geometry]\npoints_csv = \"p3.csv\"\n\
          [[geometry.remove]]\nshape = \"circle\"\ncenter = [4.0, 5.0, 6.0]\nradius = 0.1",
     );
     let b = build_body(&m, dir.path()).expect("cloud builds");
-    assert_eq!(b.positions, vec![[1.0, 2.0, 3.0]]);
-    assert_eq!(b.volumes, vec![0.5]);
+    assert_eq!(b.positions, vec![[1.0, 2.0, 3.0], [1.0, 2.0, 4.0]]);
+    assert_eq!(b.volumes, vec![0.5, 0.5]);
 
     // A byte-order mark (spreadsheet exports) before the first number is not an error.
-    write_csv(dir.path(), "bom.csv", "\u{feff}1,2,0.5\n");
+    write_csv(dir.path(), "bom.csv", "\u{feff}1,2,0.5\n1,2.01,0.5\n");
     let m = model(disc, "[geometry]\npoints_csv = \"bom.csv\"");
     let b = build_body(&m, dir.path()).expect("cloud builds");
-    assert_eq!(b.positions, vec![[1.0, 2.0, 0.0]]);
+    assert_eq!(b.positions, vec![[1.0, 2.0, 0.0], [1.0, 2.01, 0.0]]);
 }
 
 /// Each CSV problem is an error naming `geometry.points_csv`, with the line number where one

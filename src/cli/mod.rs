@@ -202,10 +202,13 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             },
         ),
         Command::Validate { model } => {
-            let m = peridot::model::load(&model.model, &model.set)?;
+            // the checks `info` and `run` make before any neighbour search, and no more
+            let (m, dir) = load_model(&model)?;
+            let body = peridot::setup::checked_body(&m, &dir)?;
             println!(
-                "{}: valid ({} regions, {} boundary conditions)",
+                "{}: valid ({} nodes, {} regions, {} boundary conditions)",
                 model.model.display(),
+                body.len(),
                 m.region.len(),
                 m.boundary.len()
             );

@@ -54,7 +54,7 @@ pub fn run(
     // cannot be read, never). Otherwise the stored problem, with the families from the device
     // neighbour search on a GPU backend (the same families; faster than the CPU cell list the
     // lean problem searches with).
-    let body = peridot::geometry::build_body(&model, &dir)?;
+    let body = peridot::setup::checked_body(&model, &dir)?;
     let lean = backend == BackendKind::GpuLoop
         && !export_stiffness
         && (!nothing_to_stream || {

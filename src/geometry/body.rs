@@ -4,7 +4,7 @@
 
 use super::lattice;
 use super::points::read_points;
-use super::shapes::{positive, Predicate, ShapeContext};
+use super::shapes::{positive, show, Predicate, ShapeContext};
 use crate::model::validate::num;
 use crate::model::{Dimension, Discretization, Model};
 use crate::{Error, Result};
@@ -67,13 +67,31 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
         .collect::<Result<Vec<_>>>()?;
     let (positions, volumes) = match (geometry.boxes.is_empty(), &geometry.points_csv) {
         (false, None) => {
-            let positions = lattice::fill(&geometry.boxes, &removals, dim, dx)?;
+            let extents: Vec<([f64; 3], [f64; 3])> = geometry
+                .boxes
+                .iter()
+                .map(|b| (point(&b.min, dim), point(&b.max, dim)))
+                .collect();
+            removals_reach(&removals, &extents, dim)?;
             let volume = dx.powi(dim as i32) * thickness;
+            if !volume.is_normal() {
+                return Err(Error::model(
+                    "discretization.dx",
+                    format!(
+                        "dx = {dx:e} m gives the nodal volume dx^{dim}{} = {volume:e} m^3, \
+                         which is not a finite number > 0 (at least {:e})",
+                        if dim == 2 { " thickness" } else { "" },
+                        f64::MIN_POSITIVE
+                    ),
+                ));
+            }
+            let positions = lattice::fill(&geometry.boxes, &removals, dim, dx)?;
             let volumes = vec![volume; positions.len()];
             (positions, volumes)
         }
         (true, Some(file)) => {
             let (positions, volumes) = read_points(&model_dir.join(file), dim)?;
+            removals_reach(&removals, &[bounds(&positions)], dim)?;
             positions
                 .into_iter()
                 .zip(volumes)
@@ -107,6 +125,25 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
             },
         ));
     }
+    if positions.len() == 1 {
+        return Err(Error::model(
+            if geometry.boxes.is_empty() {
+                "geometry.points_csv"
+            } else {
+                "discretization.dx"
+            },
+            format!(
+                "the body has 1 node (at {} m); a body needs at least 2, and bonds between \
+                 them: {}",
+                show(&positions[0], dim),
+                if geometry.boxes.is_empty() {
+                    "give more points or remove less"
+                } else {
+                    "decrease dx or enlarge the boxes"
+                }
+            ),
+        ));
+    }
     let (bbox_min, bbox_max) = bounds(&positions);
     Ok(Body {
         dimension: disc.dimension,
@@ -118,6 +155,45 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
         bbox_min,
         bbox_max,
     })
+}
+
+/// Every `geometry.remove` shape must reach into one of the `extents` (the boxes of a
+/// lattice body, the bounding box of a cloud; z = 0 in 2D): one that lies entirely outside
+/// the body removes nothing and is an error naming it.
+fn removals_reach(
+    removals: &[Predicate],
+    extents: &[([f64; 3], [f64; 3])],
+    dim: usize,
+) -> Result<()> {
+    for (k, r) in removals.iter().enumerate() {
+        let (lo, hi) = r.bounds();
+        let meets = |(a, b): &&([f64; 3], [f64; 3])| (0..3).all(|i| lo[i] <= b[i] && a[i] <= hi[i]);
+        if extents.iter().any(|e| meets(&e)) {
+            continue;
+        }
+        let span = |pick: fn(f64, f64) -> f64, side: fn(&([f64; 3], [f64; 3])) -> [f64; 3]| {
+            let init = side(&extents[0]);
+            extents.iter().fold(init, |acc, e| {
+                std::array::from_fn(|i| pick(acc[i], side(e)[i]))
+            })
+        };
+        let (a, b) = (span(f64::min, |e| e.0), span(f64::max, |e| e.1));
+        return Err(Error::model(
+            format!("geometry.remove.{k}"),
+            format!(
+                "the shape lies entirely outside the body, which spans {} to {} m: it removes \
+                 nothing",
+                show(&a, dim),
+                show(&b, dim)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A model point of `dim` components as three (z = 0 in 2D).
+fn point(v: &[f64], dim: usize) -> [f64; 3] {
+    std::array::from_fn(|k| if k < dim { v[k] } else { 0.0 })
 }
 
 /// `(dx, delta, thickness)` of the discretization, each finite and positive.

@@ -13,8 +13,24 @@ use crate::model::validate::num;
 use crate::model::{BoxShape, Shape};
 use crate::{Error, Result};
 
-/// Most nodes a body may have (node indices are `u32` in the neighbour lists).
-pub(crate) const MAX_NODES: usize = u32::MAX as usize;
+/// Most nodes a body may have: node and cell indices are `u32`, and the device neighbour
+/// search counts them in `i32` (`docs/architecture.md`: at most `2^31 - 16` nodes).
+pub const MAX_NODES: usize = (1 << 31) - 16;
+
+/// An upper bound on the lattice nodes of `boxes` (spacing `dx`, m): per box the most lattice
+/// points a closed interval of its length holds on each axis, `floor(L / dx) + 1`, multiplied
+/// over the axes and summed over the boxes (overlaps counted twice). Removed shapes are not
+/// subtracted. Infinite where a length overflows.
+pub(crate) fn node_bound(boxes: &[BoxShape], dim: usize, dx: f64) -> f64 {
+    boxes
+        .iter()
+        .map(|b| {
+            (0..dim.min(b.min.len()).min(b.max.len()))
+                .map(|a| ((b.max[a] - b.min[a]) / dx + 1e-9).max(0.0).floor() + 1.0)
+                .product::<f64>()
+        })
+        .sum()
+}
 
 /// Lattice node positions (z = 0 in 2D) of the union of `boxes` minus `removals`.
 pub(crate) fn fill(
@@ -32,7 +48,6 @@ pub(crate) fn fill(
     let mut preds = Vec::with_capacity(boxes.len());
     let mut origin = [f64::INFINITY; 3];
     let mut top = [f64::NEG_INFINITY; 3];
-    let mut estimate = 0.0;
     for (k, b) in boxes.iter().enumerate() {
         let field = format!("geometry.box.{k}");
         let lo = point(&b.min, dim, &format!("{field}.min"))?;
@@ -42,23 +57,21 @@ pub(crate) fn fill(
             max: b.max.clone(),
         };
         preds.push(Predicate::new(&shape, &ctx, &field)?);
-        let mut nodes = 1.0;
         for a in 0..dim {
             origin[a] = origin[a].min(lo[a]);
             top[a] = top[a].max(hi[a]);
-            nodes *= ((hi[a] - lo[a]) / dx).max(0.0) + 2.0;
         }
-        estimate += nodes;
     }
-    if estimate > MAX_NODES as f64 {
+    let estimate = node_bound(boxes, dim, dx);
+    if !(estimate <= MAX_NODES as f64) {
         return Err(Error::model(
             "discretization.dx",
             format!(
-                "dx = {} m fills the boxes with {} nodes; at most {MAX_NODES} are \
-                 supported: increase dx",
+                "dx = {} m fills the boxes with up to {} nodes; at most {MAX_NODES} (2^31 - 16, \
+                 the node index limit) are supported: increase dx",
                 num(dx),
                 if estimate.is_finite() {
-                    format!("about {estimate:.3e}")
+                    format!("{estimate:.4e}")
                 } else {
                     "more than 1e308".to_string()
                 }

@@ -120,6 +120,41 @@ impl Predicate {
         }
     }
 
+    /// An axis-aligned box `(min, max)` holding every point the shape contains (infinite
+    /// along the axes where it is unbounded: z of a 2D shape, an endless cylinder, an edge).
+    pub fn bounds(&self) -> ([f64; 3], [f64; 3]) {
+        let all = ([f64::NEG_INFINITY; 3], [f64::INFINITY; 3]);
+        let grown = |a: &[f64; 3], b: &[f64; 3], r: f64| -> ([f64; 3], [f64; 3]) {
+            (
+                std::array::from_fn(|k| a[k].min(b[k]) - r),
+                std::array::from_fn(|k| a[k].max(b[k]) + r),
+            )
+        };
+        match self {
+            Predicate::Box { min, max } => (*min, *max),
+            Predicate::Ball { center, r2 } => grown(center, center, r2.sqrt()),
+            Predicate::Cylinder {
+                center,
+                r2,
+                half_length: Some(h),
+                ..
+            } => grown(center, center, r2.sqrt() + h),
+            Predicate::Notch {
+                start,
+                end,
+                half_width,
+                planar,
+            } => {
+                let (mut lo, mut hi) = grown(start, end, *half_width);
+                if *planar {
+                    (lo[2], hi[2]) = (f64::NEG_INFINITY, f64::INFINITY);
+                }
+                (lo, hi)
+            }
+            _ => all,
+        }
+    }
+
     /// Whether `p` lies in the shape.
     #[inline]
     pub fn contains(&self, p: &[f64; 3]) -> bool {

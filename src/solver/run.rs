@@ -415,6 +415,7 @@ impl<T: Real> Runner<T> {
             step,
             time: self.state.time,
             reason,
+            adr: self.problem.model.solver.kind == SolverKind::Adr,
         })
     }
 }

@@ -1,0 +1,187 @@
+//! The checks of a model that need its discretized body, run before any neighbour search:
+//! by `peridot validate`, `info` and `run` alike (all three call [`checked_body`], and
+//! [`Problem::build_with`](super::Problem::build_with) and
+//! [`Problem::build_lean`](super::Problem::build_lean) do too).
+//!
+//! Building the body ([`build_body`]) already refuses a node count above the index limit
+//! (estimated from the boxes and `dx` before any lattice point is placed; counted for a
+//! cloud), an unreadable or malformed CSV file (naming the line and column), a cloud of fewer
+//! than 2 points or with a repeated point (naming both lines), an empty body, a body of one
+//! node and a removed shape lying entirely outside the body. Here, on the body: every region
+//! selects a node, every pre-crack comes within a bond's reach of a node, and the material
+//! gives finite, non-zero constants at this spacing. Lengths in metres, SI otherwise.
+
+use crate::geometry::{build_body, region_nodes, Body};
+use crate::material::constants::pmb_micromodulus;
+use crate::material::{family_radius, Law, MaterialConstants};
+use crate::model::Model;
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::path::Path;
+
+/// The body of a validated `model` (`model_dir` resolves a relative `points_csv`), after
+/// every check that needs the body and no neighbour search; the first problem found is an
+/// error naming its field.
+pub fn checked_body(model: &Model, model_dir: &Path) -> Result<Body> {
+    let body = build_body(model, model_dir)?;
+    check_body(model, &body)?;
+    Ok(body)
+}
+
+/// The checks of [`checked_body`] on an already built `body` of `model`.
+pub fn check_body(model: &Model, body: &Body) -> Result<()> {
+    for (k, r) in model.region.iter().enumerate() {
+        region_nodes(body, &r.shape, &format!("region.{k}"))?;
+    }
+    precracks(model, body)?;
+    material(model, body)
+}
+
+/// Every pre-crack must have a node within the family radius of its bounding box: a crack
+/// farther from every node cuts no bond (a bond lies within its length of both its ends). A
+/// crack that reaches partly outside the body is fine.
+fn precracks(model: &Model, body: &Body) -> Result<()> {
+    let kind = model.discretization.partial_volume;
+    let radius = family_radius(kind, body.delta, body.dx);
+    for (k, b) in super::crack_boxes(model, body.dim(), radius)
+        .into_iter()
+        .enumerate()
+    {
+        let Some(b) = b else { continue };
+        let boxes = [b];
+        let reached = body.positions.par_iter().any(|x| super::in_any(&boxes, x));
+        if !reached {
+            return Err(Error::model(
+                format!("precrack.{k}"),
+                format!(
+                    "the pre-crack lies entirely outside the body: no node within the family \
+                     radius {} m of it, so it cuts no bond; the body's nodes span {} to {} m",
+                    num(radius),
+                    show(&body.bbox_min, body.dim()),
+                    show(&body.bbox_max, body.dim())
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The material at this discretization: its bond constants, the critical stretch, and the
+/// force and acceleration a bond gives at the smallest stretch `f64` resolves, each a finite
+/// normal number (not zero, not subnormal, not infinite). A modulus or density so extreme
+/// that these leave the range makes the stable time step and the forces meaningless (a run
+/// would report NaN or a blow-up at the first stability check).
+fn material(model: &Model, body: &Body) -> Result<()> {
+    let m = &model.material;
+    let constants = MaterialConstants::new(model, body.delta, body.thickness);
+    let (e, rho) = (m.youngs_modulus, m.density);
+    let degenerate = |field: &str, what: &str, value: f64| {
+        let (given, other) = match field {
+            "material.density" => (
+                format!("{} kg/m^3", num(rho)),
+                format!("youngs_modulus = {} Pa", num(e)),
+            ),
+            _ => (
+                format!("{} Pa", num(e)),
+                format!("density = {} kg/m^3", num(rho)),
+            ),
+        };
+        Error::model(
+            field,
+            format!(
+                "{given} is degenerate with {other}, horizon {} m, dx {} m: {what} is {}, \
+                 zero, subnormal or not finite (normal f64 numbers span {:e} to {:e}); use a \
+                 modulus and density in a physical range (SI units: Pa, kg/m^3)",
+                num(body.delta),
+                num(body.dx),
+                num(value),
+                f64::MIN_POSITIVE,
+                f64::MAX
+            ),
+        )
+    };
+    let constants_of_law: Vec<(&str, f64)> = match constants.law {
+        Law::Pmb { c, .. } => vec![("the micromodulus c (N/m^6)", c)],
+        Law::Lps { kd, g, .. } => vec![
+            ("the bulk-like modulus K_d (Pa)", kd),
+            ("the shear modulus G (Pa)", g),
+        ],
+    };
+    for (what, value) in constants_of_law {
+        if !value.is_normal() {
+            return Err(degenerate("material.youngs_modulus", what, value));
+        }
+    }
+    if let Some(s0) = constants.critical_stretch {
+        if !s0.is_normal() {
+            let field = match m.fracture_energy {
+                Some(_) => "material.fracture_energy",
+                None => "material.critical_stretch",
+            };
+            return Err(Error::model(
+                field,
+                format!(
+                    "gives the critical stretch {} with youngs_modulus = {} Pa and horizon {} \
+                     m: not a finite number > 0",
+                    num(s0),
+                    num(e),
+                    num(body.delta)
+                ),
+            ));
+        }
+    }
+    // A bond's force density per unit stretch with the smallest node volume (the PMB
+    // micromodulus of the modulus sets the scale for either law), its value at the smallest
+    // resolvable stretch, and the accelerations they give.
+    let v_min = body.volumes.iter().copied().fold(f64::INFINITY, f64::min);
+    let c = pmb_micromodulus(
+        model.discretization.dimension,
+        e,
+        body.delta,
+        body.thickness,
+    );
+    let force = c * v_min;
+    let smallest = force * f64::EPSILON;
+    for (what, value) in [
+        ("a bond's force density per unit stretch c V (N/m^3)", force),
+        (
+            "its force at the smallest stretch f64 resolves (N/m^3)",
+            smallest,
+        ),
+    ] {
+        if !value.is_normal() {
+            return Err(degenerate("material.youngs_modulus", what, value));
+        }
+    }
+    for (what, value) in [
+        (
+            "the acceleration per unit stretch c V / density (m/s^2)",
+            force / rho,
+        ),
+        (
+            "the acceleration at the smallest stretch f64 resolves (m/s^2)",
+            smallest / rho,
+        ),
+    ] {
+        if !value.is_normal() {
+            return Err(degenerate("material.density", what, value));
+        }
+    }
+    Ok(())
+}
+
+/// A number as messages show it: plain for moderate magnitudes, exponent form otherwise.
+fn num(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 || !v.is_finite() || (1e-3..1e6).contains(&a) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// A point of `dim` components: `(0, 0.5)`.
+fn show(p: &[f64; 3], dim: usize) -> String {
+    let parts: Vec<String> = p[..dim].iter().map(|x| num(*x)).collect();
+    format!("({})", parts.join(", "))
+}
