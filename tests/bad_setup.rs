@@ -243,7 +243,7 @@ fn empty_bodies_regions_and_shapes_outside_the_body_are_refused() {
              "region.1.max=[0.0005, 0.0005]", "geometry.remove=[]", "precrack=[]"]
             => ["discretization.dx", "1 node", "at least 2"];
         "empty region": LATTICE, here, ["region.1.min=[0.5, 0]", "region.1.max=[0.6, 0.01]"]
-            => ["region.1", "selects no node", "(0.0005, 0.0005) to (0.0195, 0.0095)"];
+            => ["region.1", "selects no node", "(5e-4, 5e-4) to (0.0195, 0.0095)"];
         "notch outside": LATTICE, here, [notch_outside]
             => ["geometry.remove.0", "entirely outside", "(0, 0) to (0.02, 0.01)"];
         "circle outside a cloud": CLOUD, grid.path(), [circle_outside]
