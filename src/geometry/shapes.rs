@@ -179,11 +179,12 @@ impl Predicate {
             Predicate::Notch {
                 start,
                 end,
-                half_width,
+                half_width: w,
                 planar,
             } => {
+                // a planar notch is extruded through the thickness: z does not count
                 let q = if *planar { [p[0], p[1], 0.0] } else { *p };
-                segment_distance2(&q, start, end) < half_width * half_width
+                segment_distance2(&q, start, end) < w * w
             }
             Predicate::Edge {
                 axis,
