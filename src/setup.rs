@@ -5,6 +5,7 @@
 //! families exactly.
 
 mod check;
+pub mod memory;
 
 pub use check::{check_body, checked_body};
 

@@ -317,3 +317,49 @@ fn neighbors_runs_where_it_can_and_says_where() {
         assert!(out.contains("search 1"), "{out}");
     }
 }
+
+// A model needing terabytes (the notched column grown to 20 m: about 7e8 nodes) is refused
+// by `info` and by `run` under an address-space limit of 4 GB, with the estimate and what
+// is available named, before anything large is allocated: an allocation beyond the limit
+// would abort the process (a signal, not exit status 1), and no output folder is made.
+#[test]
+fn a_model_larger_than_memory_is_refused_before_it_is_allocated() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let bin = env!("CARGO_BIN_EXE_peridot");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for command in ["info", "run"] {
+        let script = format!(
+            "ulimit -v 4000000 && exec {bin} {command} {root}/models/notched_column_3d.toml \
+             --set geometry.box.0.max.2=20 {}",
+            if command == "run" {
+                format!("--out {}", out.display())
+            } else {
+                String::new()
+            }
+        );
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{command}: {err}");
+        assert!(
+            err.contains("host memory") && err.contains("GiB"),
+            "{command}: {err}"
+        );
+        assert!(err.contains("available"), "{command}: {err}");
+        assert!(!err.contains("panicked"), "{command}: {err}");
+    }
+    assert!(!out.exists(), "a refused run makes no output folder");
+    // --memory-limit below a small model's need refuses it too, naming the option
+    let o = std::process::Command::new(bin)
+        .args(["info", &format!("{root}/models/plate_tension_2d.toml")])
+        .args(["--memory-limit", "1KiB"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("--memory-limit"), "{err}");
+}

@@ -10,6 +10,7 @@ mod subdomains;
 
 use clap::{Parser, Subcommand};
 use peridot::backend::BackendKind;
+use peridot::setup::memory;
 use peridot::Precision;
 use std::path::PathBuf;
 
@@ -30,6 +31,29 @@ pub struct ModelArgs {
     /// `boundary.0.y=20`). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Host memory `run` and `info` may take (`16GiB`, `2e10`): a model estimated above it
+    /// is refused before anything large is allocated. Default: what the machine reports
+    /// available (MemAvailable, the cgroup's limit, `ulimit -v`); set it where that is
+    /// reported low at start and grows.
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
+}
+
+impl ModelArgs {
+    /// `--memory-limit` in bytes, or an error naming the option and the value.
+    pub fn memory_limit_bytes(&self) -> anyhow::Result<Option<u64>> {
+        match &self.memory_limit {
+            None => Ok(None),
+            Some(text) => peridot::model::size::parse_byte_size(text)
+                .map(Some)
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--memory-limit: `{text}` is not a size of at least one byte \
+                         (e.g. 16GiB, 500MB, 2e10)"
+                    )
+                }),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -238,5 +262,9 @@ pub fn load_problem(args: &ModelArgs) -> anyhow::Result<peridot::setup::Problem>
 /// `Problem::build_lean`), for what needs only counts: `peridot info` of any size.
 pub fn load_lean_problem(args: &ModelArgs) -> anyhow::Result<peridot::setup::Problem> {
     let (model, dir) = load_model(args)?;
+    // a lean problem holds the body and the family sizes, no bond
+    let nodes = memory::node_estimate(&model, &dir);
+    let lean = memory::host_estimate(&model, nodes, 8, true);
+    memory::check(&lean, args.memory_limit_bytes()?, "this model's body")?;
     Ok(peridot::setup::Problem::build_lean(model, &dir)?)
 }

@@ -5,7 +5,7 @@ use super::{load_model, ModelArgs};
 use peridot::backend::partitioned::SubdomainRequest;
 use peridot::backend::BackendKind;
 use peridot::output::RunStatus;
-use peridot::setup::Problem;
+use peridot::setup::{memory, Problem};
 use peridot::solver::run::run_and_export_stiffness;
 use peridot::solver::{run as simulate, RunOptions};
 use peridot::Precision;
@@ -50,16 +50,25 @@ pub fn run(
     // (each subdomain searches its own families; a model larger than the GPU is not first held
     // whole in host memory), or when in core the stored problem's per-bond arrays, estimated
     // from the node count and the family radius (`setup::stored_bond_bytes_estimate`), would
-    // exceed half of the host's available memory (`MemAvailable` of /proc/meminfo; where it
+    // exceed half of the host's available memory (`setup::memory::available`; where it
     // cannot be read, never). Otherwise the stored problem, with the families from the device
     // neighbour search on a GPU backend (the same families; faster than the CPU cell list the
     // lean problem searches with).
+    // the memory guard: refuse, before anything large is allocated, a model whose setup the
+    // host cannot hold (gpu-loop may set up lean, holding no bond on the host)
+    let nodes = memory::node_estimate(&model, &dir);
+    let p = match precision {
+        Precision::F32 => 4,
+        Precision::F64 => 8,
+    };
+    let may_be_lean = backend == BackendKind::GpuLoop && !export_stiffness;
+    let held = memory::host_estimate(&model, nodes, p, may_be_lean);
+    memory::check(&held, args.memory_limit_bytes()?, "this model")?;
     let body = peridot::setup::checked_body(&model, &dir)?;
-    let lean = backend == BackendKind::GpuLoop
-        && !export_stiffness
+    let lean = may_be_lean
         && (!nothing_to_stream || {
             let estimate = peridot::setup::stored_bond_bytes_estimate(&model, &body);
-            available_memory().is_some_and(|free| estimate > 0.5 * free)
+            memory::available().is_some_and(|free| estimate > 0.5 * free)
         });
     let problem = if lean {
         Problem::lean_from_body(model, body)?
@@ -143,12 +152,4 @@ pub fn run(
         return Err(Interrupted::new(s.steps, out_dir).into());
     }
     Ok(())
-}
-
-/// Available host memory, bytes (`MemAvailable` of /proc/meminfo), where it can be read.
-fn available_memory() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024.0)
 }

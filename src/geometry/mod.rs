@@ -7,7 +7,7 @@
 //! regions; `regions.rs` selects node sets; `precrack.rs` tests bonds against pre-cracks.
 
 pub mod body;
-mod lattice;
+pub(crate) mod lattice;
 mod points;
 pub mod precrack;
 pub mod regions;
