@@ -370,12 +370,7 @@ impl Problem {
 /// surface correction's factor.
 pub fn stored_bond_bytes_estimate(model: &Model, body: &Body) -> f64 {
     let kind = model.discretization.partial_volume;
-    let m = family_radius(kind, body.delta, body.dx) / body.dx;
-    let family = if body.dim() == 2 {
-        std::f64::consts::PI * m * m
-    } else {
-        4.0 / 3.0 * std::f64::consts::PI * m * m * m
-    };
+    let family = memory::full_family(body.dim(), kind, body.delta, body.dx);
     let corrected = model.material.surface_correction;
     let per_bond = 13.0 + if corrected { 8.0 } else { 0.0 };
     body.len() as f64 * family * per_bond

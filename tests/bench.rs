@@ -3,8 +3,10 @@
 //! build cannot run are skipped with a line saying so; `--sizes` scales the spacing to about
 //! the asked node count. No timing is asserted: only that times are positive and consistent.
 
+mod common;
+
+use common::cli::{peridot, write_model};
 use std::path::Path;
-use std::process::{Command, Output};
 
 const TINY_2D: &str = r#"
 name = "tiny_bench"
@@ -52,19 +54,6 @@ const CONTRACT_KEYS: [&str; 14] = [
 ];
 
 const BACKENDS: [&str; 4] = ["cpu-loop", "cpu-matrix", "gpu-loop", "gpu-matrix"];
-
-fn peridot(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_peridot"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn write_model(dir: &Path, text: &str) -> String {
-    let path = dir.join("model.toml");
-    std::fs::write(&path, text).unwrap();
-    path.to_string_lossy().into_owned()
-}
 
 fn read_records(dir: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(dir.join("bench.json")).expect("bench.json written");

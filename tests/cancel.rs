@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::cli::TINY;
 use peridot::backend::BackendKind;
 use peridot::output::{RunStatus, Summary};
 use peridot::solver::{run, Cancel, RunOptions};
@@ -12,40 +13,8 @@ use peridot::Precision;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// 200 nodes, a velocity on the top edge; `steps` set by each test.
-const TINY: &str = r#"
-name = "tiny"
-[material]
-model = "pmb"
-youngs_modulus = 200e9
-density = 8000
-critical_stretch = 0.01
-[discretization]
-dimension = "plane-stress"
-thickness = 1e-3
-dx = 1e-3
-horizon_factor = 3.015
-[geometry]
-box = [{ min = [0, 0], max = [0.02, 0.01] }]
-[[precrack]]
-start = [0.0, 0.005]
-end = [0.006, 0.005]
-[[region]]
-name = "top"
-shape = "edge"
-side = "+y"
-depth_dx = 2
-[[boundary]]
-region = "top"
-kind = "velocity"
-y = 5.0
-[solver]
-kind = "explicit"
-steps = 40
-[output]
-vtk_every = 0
-probes = ["top"]
-"#;
+/// The tiny model's snapshots only at the first and last step (and where a run stops).
+const NO_SNAPSHOTS: &str = "output.vtk_every=0";
 
 fn options(out: &Path, cancel: &Cancel) -> RunOptions {
     RunOptions {
@@ -116,7 +85,11 @@ fn a_run_cancelled_before_it_starts_stops_at_step_zero_with_its_outputs() {
     let out = dir.path().join("out");
     let cancel = Cancel::new();
     cancel.cancel();
-    let summary = run(common::problem(TINY, &[]), &options(&out, &cancel)).unwrap();
+    let summary = run(
+        common::problem(TINY, &[NO_SNAPSHOTS]),
+        &options(&out, &cancel),
+    )
+    .unwrap();
     assert_eq!(assert_interrupted(&summary, &out, "tiny"), 0);
     assert!(!out.join("tiny_000040.vtu").exists());
 }
@@ -130,7 +103,11 @@ fn an_explicit_run_cancelled_while_stepping_stops_at_a_step_with_its_outputs() {
     let steps = 10_000_000;
     let summary = run_cancelled_while_stepping(
         TINY,
-        &[&format!("solver.steps={steps}"), "output.probe_every=50"],
+        &[
+            &format!("solver.steps={steps}"),
+            "output.probe_every=50",
+            NO_SNAPSHOTS,
+        ],
         &out,
     );
     let step = assert_interrupted(&summary, &out, "tiny");
@@ -163,7 +140,11 @@ fn an_adr_run_cancelled_while_iterating_stops_at_a_step_with_its_outputs() {
 fn a_run_not_cancelled_is_completed() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let summary = run(common::problem(TINY, &[]), &options(&out, &Cancel::new())).unwrap();
+    let summary = run(
+        common::problem(TINY, &[NO_SNAPSHOTS]),
+        &options(&out, &Cancel::new()),
+    )
+    .unwrap();
     assert_eq!(summary.status, RunStatus::Completed);
     assert_eq!(summary.stopped_at_step, None);
     assert_eq!(summary.stopped_early, None);

@@ -6,60 +6,11 @@
 
 mod common;
 
+use common::cli::{peridot, stderr, write_model, TINY};
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-const TINY: &str = r#"
-name = "tiny"
-[material]
-model = "pmb"
-youngs_modulus = 200e9
-density = 8000
-critical_stretch = 0.01
-[discretization]
-dimension = "plane-stress"
-thickness = 1e-3
-dx = 1e-3
-horizon_factor = 3.015
-[geometry]
-box = [{ min = [0, 0], max = [0.02, 0.01] }]
-[[precrack]]
-start = [0.0, 0.005]
-end = [0.006, 0.005]
-[[region]]
-name = "top"
-shape = "edge"
-side = "+y"
-depth_dx = 2
-[[boundary]]
-region = "top"
-kind = "velocity"
-y = 5.0
-[solver]
-kind = "explicit"
-steps = 40
-[output]
-vtk_every = 20
-probes = ["top"]
-"#;
-
-fn peridot(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_peridot"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn write_model(dir: &Path, text: &str) -> String {
-    let path = dir.join("model.toml");
-    std::fs::write(&path, text).unwrap();
-    path.to_string_lossy().into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 #[test]
 fn run_writes_every_output() {

@@ -7,11 +7,12 @@
 
 mod common;
 
+use common::cli::{peridot, stderr, write_model};
+
 use peridot::backend::{self, BackendKind};
 use peridot::operators::stiffness::assemble_stiffness;
 use peridot::output::matrix_market::{read_matrix_market, MatrixMarket, Symmetry};
 use std::path::Path;
-use std::process::{Command, Output};
 use std::sync::Arc;
 
 const PLATE: &str = r#"
@@ -97,23 +98,6 @@ steps = 200
 [output]
 vtk = false
 "#;
-
-fn peridot(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_peridot"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn write_model(dir: &Path, text: &str) -> String {
-    let path = dir.join("model.toml");
-    std::fs::write(&path, text).unwrap();
-    path.to_string_lossy().into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()

@@ -4,20 +4,10 @@ use super::{load_lean_problem, ModelArgs};
 use peridot::backend::gpu::bond_loop::device_bytes_per;
 use peridot::backend::{CpuMatrix, GpuLoop, GpuMatrix};
 use peridot::operators::{footprint, Storage};
+use peridot::setup::memory::cpu_loop_bytes;
 use peridot::solver::run::choose_dt;
 
 const MIB: f64 = (1 << 20) as f64;
-
-/// Bytes the CPU loop backend holds per node and per directed bond, for precision bytes `p`.
-fn cpu_loop_bytes(dim: usize, p: usize, correction: bool) -> (usize, usize) {
-    // positions 24, volume 8, offsets 8, horizon and weighted volume 16, no-fail 1,
-    // state u v a f b (5 d p), LPS alpha, p, d/m, theta (4 p), PMB padded positions and
-    // displacement (32 + 4 p)
-    let node = 24 + 8 + 8 + 16 + 1 + 5 * dim * p + 4 * p + 32 + 4 * p;
-    // neighbour 4, beta 8, initial and current status 2, length and weight 2 p, correction 8
-    let bond = 4 + 8 + 2 + 2 * p + if correction { 8 } else { 0 };
-    (node, bond)
-}
 
 /// Print the model's size, memory per backend and, with `budget` or `subdomains`, the
 /// subdomain plan.

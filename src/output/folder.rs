@@ -29,6 +29,19 @@ impl OutputFolder {
         Ok(OutputFolder { created })
     }
 
+    /// `work` with the folder `dir` created first (where there is one): an error of `work`
+    /// that leaves it empty removes what this run created of it ([`remove_if_empty`]).
+    ///
+    /// [`remove_if_empty`]: OutputFolder::remove_if_empty
+    pub fn around<R>(dir: Option<&Path>, work: impl FnOnce() -> Result<R>) -> Result<R> {
+        let folder = dir.map(OutputFolder::create).transpose()?;
+        let outcome = work();
+        if let (Err(_), Some(folder)) = (&outcome, folder) {
+            folder.remove_if_empty();
+        }
+        outcome
+    }
+
     /// Remove the folders this run created that are still empty, deepest first; stop at the
     /// first that is not (it holds something, or is gone). Failures are ignored: this runs
     /// after an error, which is the one to report.

@@ -12,8 +12,10 @@
 
 use crate::geometry::lattice::{node_bound, MAX_NODES};
 use crate::material::family_radius;
-use crate::model::Model;
+use crate::model::{Model, PartialVolume};
 use crate::{Error, Result};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 /// What a setup of a model will hold on the host.
@@ -27,16 +29,27 @@ pub struct HostEstimate {
     pub bytes: f64,
 }
 
-/// Bytes per node and per directed bond of a setup in precision bytes `p` (4 or 8).
-fn per_node_and_bond(model: &Model, p: f64) -> (f64, f64) {
-    let d = model.discretization.dimension.d() as f64;
+/// Bytes a stored setup with the CPU loop backend holds per node and per directed bond, in
+/// dimension `dim` and precision bytes `p` (4 or 8), with or without the surface correction's
+/// per-bond factor (also what `peridot info` prints for `cpu-loop`).
+pub fn cpu_loop_bytes(dim: usize, p: usize, corrected: bool) -> (usize, usize) {
     // positions 24, volume 8, offsets 8, horizon and weighted volume 16, no-fail 1, state
     // u v a f b (5 d p), LPS coefficients and theta (4 p), padded record (32 + 4 p)
-    let node = 24.0 + 8.0 + 8.0 + 16.0 + 1.0 + 5.0 * d * p + 4.0 * p + 32.0 + 4.0 * p;
+    let node = 24 + 8 + 8 + 16 + 1 + 5 * dim * p + 4 * p + 32 + 4 * p;
     // neighbour 4, beta 8, initial and current status 2, length and weight 2 p
-    let corrected = model.material.surface_correction;
-    let bond = 4.0 + 8.0 + 2.0 + 2.0 * p + if corrected { 8.0 } else { 0.0 };
+    let bond = 4 + 8 + 2 + 2 * p + if corrected { 8 } else { 0 };
     (node, bond)
+}
+
+/// The lattice points of a full family in dimension `dim`: the family radius's disc or ball
+/// (horizon `delta`, spacing `dx`, partial volumes `kind`) in spacings, `pi m^2` or
+/// `4/3 pi m^3`; surface nodes have fewer, so an upper estimate of bonds per node.
+pub fn full_family(dim: usize, kind: PartialVolume, delta: f64, dx: f64) -> f64 {
+    let m = family_radius(kind, delta, dx) / dx;
+    match dim {
+        2 => std::f64::consts::PI * m * m,
+        _ => 4.0 / 3.0 * std::f64::consts::PI * m * m * m,
+    }
 }
 
 /// The nodes of `model`'s body: the lattice bound of its boxes, or the rows of its point
@@ -44,10 +57,24 @@ fn per_node_and_bond(model: &Model, p: f64) -> (f64, f64) {
 pub fn node_estimate(model: &Model, model_dir: &Path) -> f64 {
     let disc = &model.discretization;
     match &model.geometry.points_csv {
-        Some(file) => std::fs::read(model_dir.join(file))
-            .map(|bytes| bytes.iter().filter(|&&b| b == b'\n').count() as f64 + 1.0)
-            .unwrap_or(0.0),
+        Some(file) => line_count(&model_dir.join(file)).unwrap_or(0.0),
         None => node_bound(&model.geometry.boxes, disc.dimension.d(), disc.dx),
+    }
+}
+
+/// The lines of the file at `path` (an upper bound on its rows), counted through a buffer
+/// without holding the file.
+fn line_count(path: &Path) -> Option<f64> {
+    let mut reader = BufReader::new(File::open(path).ok()?);
+    let mut lines = 1.0;
+    loop {
+        let chunk = reader.fill_buf().ok()?;
+        if chunk.is_empty() {
+            return Some(lines);
+        }
+        lines += chunk.iter().filter(|&&b| b == b'\n').count() as f64;
+        let n = chunk.len();
+        reader.consume(n);
     }
 }
 
@@ -55,20 +82,19 @@ pub fn node_estimate(model: &Model, model_dir: &Path) -> f64 {
 /// stored) or with its bonds.
 pub fn host_estimate(model: &Model, nodes: f64, p: usize, lean: bool) -> HostEstimate {
     let disc = &model.discretization;
+    let dim = disc.dimension.d();
+    // (a validated model gives delta or horizon_factor)
     let delta = disc
         .delta
-        .unwrap_or(disc.horizon_factor.unwrap_or(3.015) * disc.dx);
-    let m = family_radius(disc.partial_volume, delta, disc.dx) / disc.dx;
-    let family = match disc.dimension.d() {
-        2 => std::f64::consts::PI * m * m,
-        _ => 4.0 / 3.0 * std::f64::consts::PI * m * m * m,
-    };
-    let (node, bond) = per_node_and_bond(model, p as f64);
+        .or(disc.horizon_factor.map(|m| m * disc.dx))
+        .unwrap_or(disc.dx);
+    let family = full_family(dim, disc.partial_volume, delta, disc.dx);
+    let (node, bond) = cpu_loop_bytes(dim, p, model.material.surface_correction);
     let bonds = if lean { 0.0 } else { nodes * family };
     HostEstimate {
         nodes,
         bonds,
-        bytes: nodes * node + bonds * bond,
+        bytes: nodes * node as f64 + bonds * bond as f64,
     }
 }
 

@@ -106,16 +106,7 @@ fn system(problem: &Problem) -> System {
 /// `stopped_early`) where it has an output folder.
 pub fn solve_static(problem: Problem, opts: &StaticOptions) -> Result<StaticOutcome> {
     let start = Instant::now();
-    let folder = opts
-        .out_dir
-        .as_deref()
-        .map(OutputFolder::create)
-        .transpose()?;
-    let outcome = solve_in(problem, opts, start);
-    if let (Err(_), Some(folder)) = (&outcome, folder) {
-        folder.remove_if_empty();
-    }
-    outcome
+    OutputFolder::around(opts.out_dir.as_deref(), || solve_in(problem, opts, start))
 }
 
 /// [`solve_static`] once the output folder exists; an early error leaves it empty, to be

@@ -131,16 +131,7 @@ pub struct Outcome<T: Real> {
 /// An error that leaves the output folder empty (before the first step: the time step, a
 /// backend that fails to start) removes it again where this run created it.
 pub fn simulate<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<T>> {
-    let folder = opts
-        .out_dir
-        .as_deref()
-        .map(OutputFolder::create)
-        .transpose()?;
-    let outcome = simulate_in::<T>(problem, opts);
-    if let (Err(_), Some(folder)) = (&outcome, folder) {
-        folder.remove_if_empty();
-    }
-    outcome
+    OutputFolder::around(opts.out_dir.as_deref(), || simulate_in::<T>(problem, opts))
 }
 
 /// [`simulate`] once the output folder exists.

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: build problems from TOML text, run them in memory.
 #![allow(dead_code)]
 
+pub mod cli;
+
 use peridot::backend::{Backend, BackendKind};
 use peridot::dynamics::explicit::{Explicit, ExplicitCall, StepTimes};
 use peridot::dynamics::loads::Loads;
