@@ -1,13 +1,11 @@
 //! `peridot info`: size of a model and memory per backend, without running it.
 
-use super::{load_lean_problem, ModelArgs};
+use super::{load_lean_problem, ModelArgs, MIB};
 use peridot::backend::gpu::bond_loop::device_bytes_per;
 use peridot::backend::{CpuMatrix, GpuLoop, GpuMatrix};
 use peridot::operators::{footprint, Storage};
 use peridot::setup::memory::cpu_loop_bytes;
 use peridot::solver::run::choose_dt;
-
-const MIB: f64 = (1 << 20) as f64;
 
 /// Print the model's size, memory per backend and, with `budget` or `subdomains`, the
 /// subdomain plan.

@@ -22,6 +22,9 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Bytes in a mebibyte, for the sizes the commands print.
+const MIB: f64 = (1u64 << 20) as f64;
+
 /// Arguments shared by every command that reads a model.
 #[derive(Debug, clap::Args)]
 pub struct ModelArgs {

@@ -1,7 +1,7 @@
 //! `peridot run`.
 
 use super::signals::{self, Interrupted};
-use super::{load_model, ModelArgs};
+use super::{load_model, ModelArgs, MIB};
 use peridot::backend::partitioned::SubdomainRequest;
 use peridot::backend::BackendKind;
 use peridot::output::RunStatus;
@@ -10,8 +10,6 @@ use peridot::solver::run::run_and_export_stiffness;
 use peridot::solver::{run as simulate, RunOptions};
 use peridot::Precision;
 use std::path::PathBuf;
-
-const MIB: f64 = (1u64 << 20) as f64;
 
 pub fn run(
     args: &ModelArgs,

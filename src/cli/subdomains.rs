@@ -2,13 +2,12 @@
 //! `peridot run` with the same option would split the model (`peridot::partition`,
 //! `docs/subdomains.md`), sized for `gpu-loop` in f64.
 
+use super::MIB;
 use peridot::backend::partitioned::budget_bytes;
 use peridot::backend::partitioned::plan::gpu_bytes_per_node;
 use peridot::backend::partitioned::plan::{plan_for_budget, slot_bound};
 use peridot::partition::Cuts;
 use peridot::setup::Problem;
-
-const MIB: f64 = (1 << 20) as f64;
 
 /// Print the bytes per node of each GPU backend and, with a budget or a count, the plan: the
 /// options first, else the model's `solver.gpu_memory_budget`.
