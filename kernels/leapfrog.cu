@@ -150,3 +150,42 @@ PD_KERNEL(max_abs)(const ReduceParams p) {
     }
     if (threadIdx.x == 0) atomicMax(p.out, (u64)__double_as_longlong(block_max[0]));
 }
+
+// Probe sums of one region (`src/backend/gpu/probes.rs`): over the region's nodes, the sums
+// of the displacement components and of force density times volume, in double. Each block
+// writes its six partial sums (ux, uy, uz, fx, fy, fz; unused components zero) to
+// `partial[6 * blockIdx.x + c]`; the host adds the blocks in order, so the result does not
+// depend on scheduling.
+struct ProbeParams {
+    const real* u;         // displacement, m
+    const real* f;         // internal force density, N/m^3
+    const u32* nodes;      // the region's node indices
+    const double* volume;  // their volumes, m^3
+    double* partial;       // 6 per block
+    u64 count;             // nodes in the region
+    u64 dim;               // 1, 2 or 3
+};
+static_assert(sizeof(ProbeParams) == 56, "ProbeParams: see src/gpu/params.rs");
+
+PD_KERNEL(probe_sums)(const ProbeParams p) {
+    __shared__ double sums[6][256];
+    double acc[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < p.count;
+         k += (u64)gridDim.x * blockDim.x) {
+        const u64 i = p.nodes[k];
+        const double vol = p.volume[k];
+        for (u64 c = 0; c < p.dim; ++c) {
+            acc[c] += (double)p.u[p.dim * i + c];
+            acc[3 + c] += (double)p.f[p.dim * i + c] * vol;
+        }
+    }
+    for (int c = 0; c < 6; ++c) sums[c][threadIdx.x] = acc[c];
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            for (int c = 0; c < 6; ++c) sums[c][threadIdx.x] += sums[c][threadIdx.x + s];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x < 6) p.partial[6 * blockIdx.x + threadIdx.x] = sums[threadIdx.x][0];
+}

@@ -15,6 +15,8 @@ mod common;
 mod lean;
 #[path = "gpu/neighbors.rs"]
 mod neighbors;
+#[path = "gpu/probes.rs"]
+mod probes;
 #[path = "gpu/stream.rs"]
 mod stream;
 

@@ -26,6 +26,7 @@ pub use gpu::{GpuLoop, GpuMatrix};
 pub use kind::{resolve_auto, BackendKind};
 
 use crate::dynamics::{AdrCall, ExplicitCall, Forces, State};
+use crate::output::{ProbeRegions, ProbeValues};
 use crate::partition::StreamReport;
 use crate::{Real, Result};
 
@@ -99,5 +100,13 @@ pub trait Backend<T: Real>: Forces<T> {
     /// the state on a device answers from there.
     fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
         Ok(state.max_abs_displacement())
+    }
+
+    /// The probe values of `regions` (mean displacement, summed force) at `state`'s step.
+    /// The default reads `state.u` and `state.f` ([`ProbeRegions::on_host`]); a backend
+    /// whose `advance_explicit` keeps the state on a device reduces them there, so a probe
+    /// row needs a few numbers copied back, not the state.
+    fn probe_values(&mut self, state: &State<T>, regions: &ProbeRegions) -> Result<Vec<ProbeValues>> {
+        Ok(regions.on_host(&state.u, &state.f))
     }
 }

@@ -86,7 +86,8 @@ pub const STAGES: &[Stage] = &[
             "drift",
             "accelerate_kick",
             "apply_conditions",
-            "max_abs"
+            "max_abs",
+            "probe_sums"
         ]
     ),
     stage!(

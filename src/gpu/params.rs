@@ -132,6 +132,19 @@ pub struct ReduceParams {
     pub out: u64,
 }
 
+/// Probe sums of one region (`probe_sums` in `leapfrog.cu`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProbeParams {
+    pub u: u64,
+    pub f: u64,
+    pub nodes: u64,
+    pub volume: u64,
+    pub partial: u64,
+    pub count: u64,
+    pub dim: u64,
+}
+
 /// Adaptive dynamic relaxation (`adr.cu`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -196,6 +209,8 @@ unsafe impl DeviceRepr for ConditionParams {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for ReduceParams {}
 // SAFETY: as above.
+unsafe impl DeviceRepr for ProbeParams {}
+// SAFETY: as above.
 unsafe impl DeviceRepr for AdrParams {}
 unsafe impl DeviceRepr for MatrixParams {}
 
@@ -214,6 +229,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
         assert_eq!(std::mem::size_of::<AdrParams>(), 12 * 8 + 2 * 4);
+        assert_eq!(std::mem::size_of::<ProbeParams>(), 7 * 8);
         assert_eq!(std::mem::size_of::<MatrixParams>(), 21 * 8 + 6 * 4);
     }
 }

@@ -34,7 +34,7 @@ pub mod vtk;
 
 pub use folder::OutputFolder;
 pub use image::write_damage_png;
-pub use probes::{ProbeValues, ProbeWriter};
+pub use probes::{ProbeRegions, ProbeValues, ProbeWriter};
 pub use progress::Progress;
 pub use summary::{peak_rss_bytes, PhaseSeconds, RunStatus, StaticSolveInfo, Summary};
 pub use vtk::VtkSeries;

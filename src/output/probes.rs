@@ -8,7 +8,7 @@
 //! run stops.
 
 use super::{format_f64, invalid_input};
-use crate::Error;
+use crate::{Error, Real};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -21,6 +21,47 @@ pub struct ProbeValues {
     pub mean_displacement: [f64; 3],
     /// Total force on the region in newtons.
     pub force: [f64; 3],
+}
+
+/// The probe regions of a run: each region's nodes and their volumes (m^3), in the order of
+/// the probe file's columns. A backend that holds the state elsewhere (a device) reduces it
+/// there from these lists; [`ProbeRegions::on_host`] is the reference.
+#[derive(Debug, Clone)]
+pub struct ProbeRegions {
+    /// Spatial dimension (1, 2 or 3).
+    pub dim: usize,
+    /// One entry per region: `(node indices, their volumes)`.
+    pub regions: Vec<(Vec<usize>, Vec<f64>)>,
+}
+
+impl ProbeRegions {
+    /// Regions of `nodes` lists, volumes from `volumes` (per node of the body).
+    pub fn new<'a>(dim: usize, nodes: impl IntoIterator<Item = &'a [usize]>, volumes: &[f64]) -> Self {
+        let regions = nodes
+            .into_iter()
+            .map(|list| (list.to_vec(), list.iter().map(|&i| volumes[i]).collect()))
+            .collect();
+        ProbeRegions { dim, regions }
+    }
+
+    /// Region-mean displacement (m) and summed force (N) of every region, from the
+    /// displacement `u` and the force density `f` (N/m^3), both flat node-major.
+    pub fn on_host<T: Real>(&self, u: &[T], f: &[T]) -> Vec<ProbeValues> {
+        let d = self.dim;
+        self.regions
+            .iter()
+            .map(|(nodes, vols)| {
+                let mut pv = ProbeValues::default();
+                for (&i, &vol) in nodes.iter().zip(vols) {
+                    for k in 0..d {
+                        pv.mean_displacement[k] += u[d * i + k].f64() / nodes.len() as f64;
+                        pv.force[k] += f[d * i + k].f64() * vol;
+                    }
+                }
+                pv
+            })
+            .collect()
+    }
 }
 
 /// Writes the probe CSV row by row.

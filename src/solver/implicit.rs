@@ -253,7 +253,7 @@ fn write_outputs(
             outputs::write_snapshot(&mut vtk, problem, &snapshot)?;
         }
         if let Some(mut probes) = probes {
-            let values = outputs::probe_values(problem, u, &force);
+            let values = outputs::probe_regions(problem).on_host(u, &force);
             probes.write_row(1, 0.0, &values)?;
         }
         outputs::write_picture(problem, dir, &phi)?;

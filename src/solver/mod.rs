@@ -1,7 +1,8 @@
 //! Drivers: a run (`run.rs`: dt choice, stability checks, output cadence, summary) that
 //! drives any backend through the time-stepping algorithms of `crate::dynamics`; the static
 //! solve (`implicit.rs`, `linear.rs`, `rigid.rs`); the matrix export (`export.rs`); and the
-//! output steps `run` and `solve-static` share (`outputs.rs`); the flag that cancels a run
+//! output steps `run` and `solve-static` share (`outputs.rs`); the thread that writes a run's
+//! snapshots while it goes on (`snapshot_thread.rs`); the flag that cancels a run
 //! (`cancel.rs`).
 
 pub mod cancel;
@@ -11,6 +12,7 @@ pub mod linear;
 mod outputs;
 pub mod rigid;
 pub mod run;
+mod snapshot_thread;
 
 pub use cancel::Cancel;
 pub use run::{run, simulate, Outcome, RunOptions};

@@ -5,7 +5,7 @@
 
 use crate::dynamics::Forces;
 use crate::output::{
-    write_damage_png, NodeFields, PhaseSeconds, ProbeValues, ProbeWriter, Summary, VtkSeries,
+    write_damage_png, NodeFields, PhaseSeconds, ProbeRegions, ProbeWriter, Summary, VtkSeries,
 };
 use crate::setup::Problem;
 use crate::{Real, Result};
@@ -71,31 +71,13 @@ pub(crate) fn write_snapshot(vtk: &mut VtkSeries, problem: &Problem, s: &Snapsho
     Ok(())
 }
 
-/// Region-mean displacement (m) and summed force (N) of every probe region, from the
-/// displacement `u` and the force density `f` (N/m^3), both flat node-major.
-pub(crate) fn probe_values<T: Real>(problem: &Problem, u: &[T], f: &[T]) -> Vec<ProbeValues> {
-    let d = problem.dim();
-    let vols = &problem.body.volumes;
-    problem
-        .model
-        .output
-        .probes
-        .iter()
-        .map(|name| {
-            let nodes = problem.region(name);
-            let mut pv = ProbeValues {
-                mean_displacement: [0.0; 3],
-                force: [0.0; 3],
-            };
-            for &i in nodes {
-                for k in 0..d {
-                    pv.mean_displacement[k] += u[d * i + k].f64() / nodes.len() as f64;
-                    pv.force[k] += f[d * i + k].f64() * vols[i];
-                }
-            }
-            pv
-        })
-        .collect()
+/// The probe regions of `problem` (its `output.probes`, in order), for
+/// [`Backend::probe_values`](crate::backend::Backend::probe_values) and
+/// [`ProbeRegions::on_host`].
+pub(crate) fn probe_regions(problem: &Problem) -> ProbeRegions {
+    let names = &problem.model.output.probes;
+    let nodes = names.iter().map(|name| problem.region(name));
+    ProbeRegions::new(problem.dim(), nodes, &problem.body.volumes)
 }
 
 /// `damage.png` in `dir`, if the model asks for pictures.

@@ -6,13 +6,14 @@
 
 use super::cancel::Cancel;
 use super::export::{export_matrices, Exported};
-use super::outputs::{self, initial_summary, Snapshot};
+use super::outputs::{self, initial_summary};
+use super::snapshot_thread::{OwnedSnapshot, SnapshotThread};
 use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::{self, Backend, BackendKind};
 use crate::dynamics::{Adr, AdrCall, Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::model::SolverKind;
 use crate::output::{
-    peak_rss_bytes, OutputFolder, ProbeWriter, Progress, RunStatus, Summary, VtkSeries,
+    peak_rss_bytes, OutputFolder, ProbeRegions, ProbeWriter, Progress, RunStatus, Summary,
 };
 use crate::setup::Problem;
 use crate::{Error, Precision, Real, Result};
@@ -177,8 +178,11 @@ struct Runner<T: Real> {
     state: State<T>,
     dt: f64,
     opts: RunOptions,
-    vtk: Option<VtkSeries>,
+    /// The snapshots' writer (a thread of its own).
+    vtk: Option<SnapshotThread>,
     probes: Option<ProbeWriter>,
+    /// The regions of the probe file's columns (empty without probes).
+    probe_regions: ProbeRegions,
     progress: Progress,
     times: StepTimes,
     output_seconds: f64,
@@ -204,6 +208,10 @@ impl<T: Real> Runner<T> {
         } else {
             Progress::new(steps, &problem.name)
         };
+        let probe_regions = outputs::probe_regions(&problem);
+        let vtk = vtk
+            .map(|series| SnapshotThread::start(series, problem.clone()))
+            .transpose()?;
         Ok(Runner {
             loads: Loads::new(&problem, dt),
             state: State::at_rest(problem.body.len() * problem.dim()),
@@ -212,6 +220,7 @@ impl<T: Real> Runner<T> {
             opts: opts.clone(),
             vtk,
             probes,
+            probe_regions,
             progress,
             times: StepTimes::default(),
             output_seconds: 0.0,
@@ -235,9 +244,11 @@ impl<T: Real> Runner<T> {
         integrator.start(&mut self.state, &self.loads, self.backend.as_forces())?;
         self.observe(true)?;
         // Advance to the next step where the host looks at the state (a stability check,
-        // an output, the end), so a backend may run the steps in between on its own. The
-        // cancel flag is read before each call: once it is set, a run whose host state is
-        // current stops there; otherwise one more step brings the whole state back first.
+        // an output, the end), so a backend may run the steps in between on its own; only a
+        // snapshot and the end need the whole state back (a probe row is reduced where the
+        // state is, `Backend::probe_values`). The cancel flag is read before each call: once
+        // it is set, a run whose host state is current stops there; otherwise one more step
+        // brings the whole state back first.
         let mut synced = true;
         while self.state.step < steps {
             let cancelled = self.cancelled();
@@ -252,7 +263,7 @@ impl<T: Real> Runner<T> {
                 let stop = (step + 1..=steps)
                     .find(|&s| s % STABILITY_EVERY == 0 || s == steps || writes(s))
                     .unwrap_or(steps);
-                (stop, stop == steps || writes(stop))
+                (stop, stop == steps || self.snapshot_due(stop, false))
             };
             synced = full_sync;
             self.backend.advance_explicit(ExplicitCall {
@@ -373,9 +384,9 @@ impl<T: Real> Runner<T> {
     }
 
     /// [`Runner::observe`] after an ADR iteration, bringing the state to the host first
-    /// when something is written.
+    /// when a snapshot is written.
     fn observe_adr(&mut self, last: bool) -> Result<()> {
-        if self.writes_at(self.state.step, last) {
+        if self.snapshot_due(self.state.step, last) {
             let t0 = Instant::now();
             self.backend.sync_state(&mut self.state)?;
             self.times.transfers += t0.elapsed().as_secs_f64();
@@ -414,23 +425,27 @@ impl<T: Real> Runner<T> {
 impl<T: Real> Runner<T> {
     /// Whether [`Runner::observe`] writes anything (probes or a snapshot) after `step`.
     fn writes_at(&self, step: usize, last: bool) -> bool {
-        let out = &self.problem.model.output;
+        self.snapshot_due(step, last) || self.probe_due(step, last)
+    }
+
+    /// Whether a snapshot is written after `step` (`last`: the run's last step).
+    fn snapshot_due(&self, step: usize, last: bool) -> bool {
+        let every = self.problem.model.output.vtk_every;
+        self.vtk.is_some() && (step == 0 || last || (every > 0 && step % every == 0))
+    }
+
+    /// Whether a probe row is written after `step` (`last`: the run's last step).
+    fn probe_due(&self, step: usize, last: bool) -> bool {
         let steps = self.problem.model.solver.steps;
-        let probe_every = out.probe_every.unwrap_or((steps / 100).max(1));
-        let vtk_due = step == 0 || last || (out.vtk_every > 0 && step % out.vtk_every == 0);
-        let probe_due = step % probe_every == 0 || last;
-        (self.vtk.is_some() && vtk_due) || (self.probes.is_some() && probe_due)
+        let every = (self.problem.model.output.probe_every).unwrap_or((steps / 100).max(1));
+        self.probes.is_some() && (step % every == 0 || last)
     }
 
     /// Progress, probes and snapshots after a step; `last` forces a snapshot.
     fn observe(&mut self, last: bool) -> Result<()> {
         let step = self.state.step;
         self.progress.set(step as u64);
-        let out = &self.problem.model.output;
-        let steps = self.problem.model.solver.steps;
-        let probe_every = out.probe_every.unwrap_or((steps / 100).max(1));
-        let vtk_due = step == 0 || last || (out.vtk_every > 0 && step % out.vtk_every == 0);
-        let probe_due = step % probe_every == 0 || last;
+        let (vtk_due, probe_due) = (self.snapshot_due(step, last), self.probe_due(step, last));
         if !vtk_due && !probe_due {
             return Ok(());
         }
@@ -449,7 +464,9 @@ impl<T: Real> Runner<T> {
         let Some(writer) = self.probes.as_mut() else {
             return Ok(());
         };
-        let values = outputs::probe_values(&self.problem, &self.state.u, &self.state.f);
+        let values = self
+            .backend
+            .probe_values(&self.state, &self.probe_regions)?;
         writer.write_row(self.state.step, self.state.time, &values)?;
         self.probe_step = Some(self.state.step);
         Ok(())
@@ -465,19 +482,18 @@ impl<T: Real> Runner<T> {
         if self.vtk.is_none() {
             return Ok(());
         }
-        let (phi, theta) = self.fields()?;
-        let u: Vec<f64> = self.state.u.iter().map(|x| x.f64()).collect();
-        let v: Vec<f64> = self.state.v.iter().map(|x| x.f64()).collect();
-        let snapshot = Snapshot {
+        let (damage, dilatation) = self.fields()?;
+        let f64s = |x: &[T]| x.iter().map(|x| x.f64()).collect();
+        let snapshot = OwnedSnapshot {
             step: self.state.step,
             time: self.state.time,
-            displacement: &u,
-            velocity: &v,
-            damage: &phi,
-            dilatation: theta.as_deref(),
+            displacement: f64s(&self.state.u),
+            velocity: f64s(&self.state.v),
+            damage,
+            dilatation,
         };
         if let Some(vtk) = self.vtk.as_mut() {
-            outputs::write_snapshot(vtk, &self.problem, &snapshot)?;
+            vtk.send(snapshot)?;
         }
         self.snapshot_step = Some(self.state.step);
         Ok(())
@@ -496,6 +512,15 @@ impl<T: Real> Runner<T> {
         if let (Some(dir), false) = (&self.opts.out_dir, phi.is_empty()) {
             outputs::write_picture(&self.problem, dir, &phi)?;
         }
+        // Every snapshot on disk before the summary says the run ended.
+        let written = match self.vtk.as_mut() {
+            Some(vtk) => vtk.finish(),
+            None => Ok(()),
+        };
+        let outcome = match (written, outcome) {
+            (Err(e), Ok(_)) => Err(e),
+            (_, outcome) => outcome,
+        };
         let loop_seconds = self.times.forces + self.times.update + self.times.transfers;
         let footprint = self.backend.footprint();
         let on_gpu = self.backend.name().starts_with("gpu");

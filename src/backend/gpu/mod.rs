@@ -4,10 +4,11 @@
 //! the operators and the bond-row kernels). Both run the explicit loop on the device
 //! (`time_loop.rs`: trait `DeviceForces`, resident state, the leapfrog kernels) and ADR
 //! (`adr.rs` over the buffers of `adr_buffers.rs`); `conditions.rs` turns the loads into
-//! per-dof lists the kernels read; `buffers.rs` holds the device-buffer helpers they share.
+//! per-dof lists the kernels read; `probes.rs` reduces the probe rows on the device;
+//! `buffers.rs` holds the device-buffer helpers they share.
 //!
-//! Imports go one way: `buffers` <- `conditions`, `adr_buffers` <- `time_loop` <- `adr` <-
-//! the two backends; the time loop and ADR know only the trait `DeviceForces`.
+//! Imports go one way: `buffers` <- `conditions`, `adr_buffers`, `probes` <- `time_loop` <-
+//! `adr` <- the two backends; the time loop and ADR know only the trait `DeviceForces`.
 //!
 //! Units: m, N/m^3, J (as in [`crate::backend`]).
 
@@ -18,6 +19,7 @@ mod buffers;
 pub mod conditions;
 pub mod lattice;
 pub mod matrix;
+mod probes;
 pub mod time_loop;
 
 pub use bond_loop::GpuLoop;

@@ -16,6 +16,7 @@
 
 use super::adr_buffers::AdrDevice;
 use super::buffers::{addr, download};
+use super::probes::DeviceProbes;
 use super::conditions::{
     dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BETWEEN_STEPS,
     MODE_BODY_FORCE, MODE_IMPOSE, MODE_STEP_VELOCITY,
@@ -106,6 +107,8 @@ pub(super) struct DeviceLoop<T> {
     pub(super) adr: Option<AdrDevice<T>>,
     /// Result of the `max_abs` reduction.
     reduce_out: CudaSlice<u64>,
+    /// The probe regions and their partial sums (made by the first probe row).
+    pub(super) probes: Option<DeviceProbes>,
 }
 
 /// What one call of `steps` steps launches with: the state addresses and the factor table.
@@ -157,6 +160,7 @@ impl<T: Real> DeviceLoop<T> {
             table: None,
             lists: None,
             adr: None,
+            probes: None,
             reduce_out: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
         })
     }
@@ -175,6 +179,7 @@ impl<T: Real> DeviceLoop<T> {
             + self.table.as_ref().map_or(0, |t| t.num_bytes())
             + lists.map_or(0, |l| l.kinematic.bytes() + l.body.bytes())
             + self.adr.as_ref().map_or(0, |a| a.bytes())
+            + self.probes.as_ref().map_or(0, |p| p.bytes())
             + self.reduce_out.num_bytes()
     }
 

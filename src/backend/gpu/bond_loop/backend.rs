@@ -7,10 +7,12 @@
 use super::fused::advance_fused;
 use super::{GpuLoop, NAME};
 use crate::backend::gpu::buffers::download;
+use crate::backend::gpu::probes;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::gpu::{adr, device_fault, rename};
 use crate::backend::{Backend, Footprint};
 use crate::dynamics::{AdrCall, ExplicitCall, Forces, State};
+use crate::output::{ProbeRegions, ProbeValues};
 use crate::gpu::layout::{status_words, unpack_status};
 use crate::material::Law;
 use crate::{Real, Result};
@@ -148,5 +150,9 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
 
     fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
         time_loop::max_abs_displacement(self, NAME, state)
+    }
+
+    fn probe_values(&mut self, state: &State<T>, regions: &ProbeRegions) -> Result<Vec<ProbeValues>> {
+        probes::probe_values(self, NAME, state, regions)
     }
 }

@@ -6,10 +6,12 @@
 
 use super::{GpuMatrix, NAME};
 use crate::backend::gpu::buffers::download;
+use crate::backend::gpu::probes;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::gpu::{adr, device_fault};
 use crate::backend::{Backend, Footprint};
 use crate::dynamics::{AdrCall, ExplicitCall, Forces, State};
+use crate::output::{ProbeRegions, ProbeValues};
 use crate::{Real, Result};
 
 impl<T: Real> DeviceForces<T> for GpuMatrix<T> {
@@ -99,5 +101,9 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
 
     fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
         time_loop::max_abs_displacement(self, NAME, state)
+    }
+
+    fn probe_values(&mut self, state: &State<T>, regions: &ProbeRegions) -> Result<Vec<ProbeValues>> {
+        probes::probe_values(self, NAME, state, regions)
     }
 }

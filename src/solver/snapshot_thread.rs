@@ -1,0 +1,103 @@
+//! Snapshots written while the time loop goes on: the run hands each snapshot's fields
+//! (already in `f64`, owned) to a writer thread that encodes the `.vtu` and updates the
+//! `.pvd`. The queue holds one snapshot, so at most two are in memory beside the state (one
+//! being written, one waiting) and a slow disk delays the loop by at most one snapshot.
+//!
+//! A write error stops the thread; the run sees it at the next snapshot or at
+//! [`SnapshotThread::finish`], which waits for every snapshot to be on disk.
+
+use super::outputs::{self, Snapshot};
+use crate::output::VtkSeries;
+use crate::setup::Problem;
+use crate::{Error, Result};
+use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// The fields of one snapshot, owned, `f64`, SI (see [`Snapshot`]).
+pub(crate) struct OwnedSnapshot {
+    pub step: usize,
+    pub time: f64,
+    pub displacement: Vec<f64>,
+    pub velocity: Vec<f64>,
+    pub damage: Vec<f64>,
+    pub dilatation: Option<Vec<f64>>,
+}
+
+/// A VTK series written by a thread of its own.
+pub(crate) struct SnapshotThread {
+    /// The series' `.pvd`, which errors of the thread itself name.
+    pvd: PathBuf,
+    sender: Option<SyncSender<OwnedSnapshot>>,
+    handle: Option<JoinHandle<Result<()>>>,
+}
+
+impl SnapshotThread {
+    /// Start the thread that writes `series` for `problem`'s body.
+    pub(crate) fn start(mut series: VtkSeries, problem: Arc<Problem>) -> Result<Self> {
+        let pvd = series.pvd_path();
+        let (sender, receiver) = sync_channel::<OwnedSnapshot>(1);
+        let handle = std::thread::Builder::new()
+            .name("peridot-snapshots".into())
+            .spawn(move || {
+                for s in receiver {
+                    let snapshot = Snapshot {
+                        step: s.step,
+                        time: s.time,
+                        displacement: &s.displacement,
+                        velocity: &s.velocity,
+                        damage: &s.damage,
+                        dilatation: s.dilatation.as_deref(),
+                    };
+                    outputs::write_snapshot(&mut series, &problem, &snapshot)?;
+                }
+                Ok(())
+            })
+            .map_err(|e| Error::io(&pvd, e))?;
+        Ok(SnapshotThread {
+            pvd,
+            sender: Some(sender),
+            handle: Some(handle),
+        })
+    }
+
+    /// Queue `snapshot`; waits while one is already waiting. A write error of an earlier
+    /// snapshot is returned here.
+    pub(crate) fn send(&mut self, snapshot: OwnedSnapshot) -> Result<()> {
+        let sent = match &self.sender {
+            Some(sender) => sender.send(snapshot).is_ok(),
+            None => false,
+        };
+        if sent {
+            Ok(())
+        } else {
+            // The thread stopped: its result says why.
+            self.finish()?;
+            Err(self.failure("the snapshot writer stopped"))
+        }
+    }
+
+    /// Wait until every queued snapshot is written; returns the first write error.
+    pub(crate) fn finish(&mut self) -> Result<()> {
+        self.sender = None;
+        match self.handle.take() {
+            Some(handle) => handle
+                .join()
+                .unwrap_or_else(|_| Err(self.failure("the snapshot writer panicked"))),
+            None => Ok(()),
+        }
+    }
+
+    /// An error of the writer thread itself, naming the series.
+    fn failure(&self, what: &str) -> Error {
+        Error::io(&self.pvd, std::io::Error::other(what.to_string()))
+    }
+}
+
+impl Drop for SnapshotThread {
+    fn drop(&mut self) {
+        // A run that ends by an error still leaves every queued snapshot on disk.
+        let _ = self.finish();
+    }
+}
