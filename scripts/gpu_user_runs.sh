@@ -9,8 +9,9 @@
 #       the runs below with the baseline (if present) and the new binary, interleaved
 #       ROUNDS times (default 1), then `peridot bench` of the same models and steps; a
 #       table of process wall, the summary's wall and phases, node-steps per second over
-#       the loop and over the process wall, and host peak memory. Logs and summaries go to
-#       $OUT (or ./gpu-out). RUNS selects runs by label (default: all).
+#       the loop and over the process wall, and host peak memory. The table and one JSON line
+#       per run (runs.jsonl: process wall, output bytes, summary) go to $OUT (or ./gpu-out).
+#       RUNS selects runs by label (default: all).
 set -euo pipefail
 
 prepare() {
@@ -44,10 +45,12 @@ timed() {
     local t0 t1
     t0=$(date +%s.%N)
     if timeout 300 "$bin" run "$G/models/$model" --backend "$backend" --precision "$precision" \
-        --out "$dir" --quiet "${args[@]}" >"$OUTDIR/$tag-$label.log" 2>&1; then
+        --out "$dir" --quiet "${args[@]}" >"$WORK/$tag-$label.log" 2>&1; then
         t1=$(date +%s.%N)
-        cp "$dir/summary.json" "$OUTDIR/$tag-$label.summary.json"
-        du -sb "$dir" | cut -f1 >"$OUTDIR/$tag-$label.bytes"
+        # one line per run: tag, label, process wall, output bytes, the summary
+        printf '{"tag": "%s", "run": "%s", "process_wall": %s, "output_bytes": %s, "summary": %s}\n' \
+            "$tag" "$label" "$(python3 -c "print($t1 - $t0)")" "$(du -sb "$dir" | cut -f1)" \
+            "$(tr -d '\n' <"$dir/summary.json")" >>"$OUTDIR/runs.jsonl"
         python3 - "$tag" "$label" "$t0" "$t1" "$dir" >>"$OUTDIR/table.txt" <<'PY'
 import json, os, sys
 tag, label, t0, t1, d = sys.argv[1:]
@@ -61,7 +64,7 @@ print(f"{tag:5s} {label:15s} {s['nodes']:>9d} {s['steps']:>5d} {wall:8.2f} {s['w
       f"{s['peak_rss_bytes'] / 2**30:6.2f}")
 PY
     else
-        echo "$tag $label FAILED (see $tag-$label.log)" | tee -a "$OUTDIR/table.txt"
+        echo "$tag $label FAILED: $(tail -c 300 "$WORK/$tag-$label.log")" | tee -a "$OUTDIR/table.txt"
     fi
 }
 
