@@ -358,16 +358,10 @@ impl Problem {
         if self.model.precrack.is_empty() {
             return;
         }
-        let fam = &self.families;
         let (model, body) = (&self.model, &self.body);
-        self.initial_mu = (0..self.body.len())
-            .into_par_iter()
-            .flat_map_iter(|i| {
-                fam.family(i)
-                    .iter()
-                    .map(move |&j| u8::from(initially_intact(model, body, i, j as usize)))
-            })
-            .collect();
+        self.initial_mu = self
+            .families
+            .per_bond(|i, _, j| u8::from(initially_intact(model, body, i, j)));
         self.precracked = self.initial_mu.iter().filter(|&&m| m == 0).count();
     }
 
