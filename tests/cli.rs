@@ -52,7 +52,13 @@ fn summary_breaks_the_setup_into_phases() {
     let model = write_model(dir.path(), TINY);
     let out = dir.path().join("out");
     let o = peridot(&[
-        "run", &model, "--out", out.to_str().unwrap(), "--quiet", "--backend", "cpu-loop",
+        "run",
+        &model,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--backend",
+        "cpu-loop",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let summary: serde_json::Value =
@@ -65,7 +71,13 @@ fn summary_breaks_the_setup_into_phases() {
     };
     let mut sum = 0.0;
     for key in [
-        "parse", "body", "neighbors", "bonds", "regions", "time_step", "assembly",
+        "parse",
+        "body",
+        "neighbors",
+        "bonds",
+        "regions",
+        "time_step",
+        "assembly",
     ] {
         let s = seconds(setup, key);
         assert!(s >= 0.0, "{key} {s}");

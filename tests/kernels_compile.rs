@@ -150,7 +150,7 @@ fn program_compiles_to_a_device_binary() {
     }
     // a broken source is an error carrying NVRTC's log, not a panic
     let options = peridot::gpu::kernels::compile_options(ARCH, false);
-    let e = peridot::gpu::kernels::compile_cubin("this is not C", "broken.cu", &options)
-        .unwrap_err();
+    let e =
+        peridot::gpu::kernels::compile_cubin("this is not C", "broken.cu", &options).unwrap_err();
     assert!(matches!(e, Error::Kernel { .. }), "{e}");
 }

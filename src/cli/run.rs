@@ -68,12 +68,10 @@ pub fn run(
     let (body, body_seconds) = timed(|| peridot::setup::checked_body(&model, &dir));
     let body = body?;
     let lean = may_be_lean
-        && (!nothing_to_stream
-            || GpuLoop::<f64>::runs_listless(&model, &body)
-            || {
-                let estimate = peridot::setup::stored_bond_bytes_estimate(&model, &body);
-                memory::available().is_some_and(|free| estimate > 0.5 * free)
-            });
+        && (!nothing_to_stream || GpuLoop::<f64>::runs_listless(&model, &body) || {
+            let estimate = peridot::setup::stored_bond_bytes_estimate(&model, &body);
+            memory::available().is_some_and(|free| estimate > 0.5 * free)
+        });
     let mut problem = if lean {
         Problem::lean_from_body(model, body)?
     } else {

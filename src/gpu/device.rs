@@ -7,11 +7,11 @@ use super::detect::{driver_available, nvrtc_available};
 use super::kernel_cache::{CacheKey, KernelCache, KeyParts};
 use super::kernels;
 use crate::{Error, Precision, Result};
-use cudarc::nvrtc::Ptx;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, LaunchConfig,
     PushKernelArg,
 };
+use cudarc::nvrtc::Ptx;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

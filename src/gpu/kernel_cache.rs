@@ -119,11 +119,7 @@ impl KernelCache {
         if var("PERIDOT_KERNEL_CACHE").is_some_and(|v| v == "off" || v == "0") {
             return None;
         }
-        let dir = match (
-            var("PERIDOT_CACHE_DIR"),
-            var("XDG_CACHE_HOME"),
-            var("HOME"),
-        ) {
+        let dir = match (var("PERIDOT_CACHE_DIR"), var("XDG_CACHE_HOME"), var("HOME")) {
             (Some(d), _, _) => PathBuf::from(d),
             (None, Some(x), _) => Path::new(&x).join("peridot").join("kernels"),
             (None, None, Some(h)) => Path::new(&h).join(".cache").join("peridot").join("kernels"),
@@ -272,10 +268,22 @@ mod tests {
             CacheKey::new(&parts("kernel ", &opts)),
             CacheKey::new(&parts("kernel", &other_opts)),
             CacheKey::new(&parts("kernel", &fast)),
-            CacheKey::new(&KeyParts { nvrtc: (13, 1), ..p.clone() }),
-            CacheKey::new(&KeyParts { driver: 13010, ..p.clone() }),
-            CacheKey::new(&KeyParts { device: "NVIDIA H200", ..p.clone() }),
-            CacheKey::new(&KeyParts { arch: "sm_100", ..p.clone() }),
+            CacheKey::new(&KeyParts {
+                nvrtc: (13, 1),
+                ..p.clone()
+            }),
+            CacheKey::new(&KeyParts {
+                driver: 13010,
+                ..p.clone()
+            }),
+            CacheKey::new(&KeyParts {
+                device: "NVIDIA H200",
+                ..p.clone()
+            }),
+            CacheKey::new(&KeyParts {
+                arch: "sm_100",
+                ..p.clone()
+            }),
         ];
         for (i, v) in variants.iter().enumerate() {
             assert_ne!(*v, base, "variant {i}");
@@ -352,13 +360,20 @@ mod tests {
     #[test]
     fn folder_from_the_environment() {
         // (one test touches these variables, so no other test sees them change)
-        let saved: Vec<_> = ["PERIDOT_KERNEL_CACHE", "PERIDOT_CACHE_DIR", "XDG_CACHE_HOME"]
-            .iter()
-            .map(|v| (*v, std::env::var_os(v)))
-            .collect();
+        let saved: Vec<_> = [
+            "PERIDOT_KERNEL_CACHE",
+            "PERIDOT_CACHE_DIR",
+            "XDG_CACHE_HOME",
+        ]
+        .iter()
+        .map(|v| (*v, std::env::var_os(v)))
+        .collect();
         std::env::remove_var("PERIDOT_KERNEL_CACHE");
         std::env::set_var("PERIDOT_CACHE_DIR", "/tmp/pd-cache");
-        assert_eq!(KernelCache::from_env().unwrap().dir(), Path::new("/tmp/pd-cache"));
+        assert_eq!(
+            KernelCache::from_env().unwrap().dir(),
+            Path::new("/tmp/pd-cache")
+        );
         std::env::remove_var("PERIDOT_CACHE_DIR");
         std::env::set_var("XDG_CACHE_HOME", "/tmp/xdg");
         assert_eq!(

@@ -10,11 +10,11 @@ use super::outputs::{self, initial_summary, Snapshot};
 use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::{self, Backend, BackendKind};
 use crate::dynamics::{Adr, AdrCall, Explicit, ExplicitCall, Loads, State, StepTimes};
+use crate::gpu::Gpu;
 use crate::model::SolverKind;
 use crate::output::{
     peak_rss_bytes, OutputFolder, ProbeWriter, Progress, RunStatus, Summary, VtkSeries,
 };
-use crate::gpu::Gpu;
 use crate::setup::{since, timed, Problem};
 use crate::{Error, Precision, Real, Result};
 use std::path::PathBuf;

@@ -19,8 +19,8 @@
 
 use crate::geometry::Body;
 use crate::gpu::layout::{SlicedLayout, SLICE};
-use crate::model::Model;
 use crate::material::constants::family_radius;
+use crate::model::Model;
 use crate::neighbors::{family_radius_squared, within_radius, Families};
 use crate::setup::Problem;
 use rayon::prelude::*;
