@@ -9,6 +9,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    cli::mark_process_start();
     restore_sigpipe();
     let args = cli::Cli::parse();
     match cli::dispatch(args) {

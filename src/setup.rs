@@ -6,8 +6,10 @@
 
 mod check;
 pub mod memory;
+mod times;
 
 pub use check::{check_body, checked_body};
+pub use times::{since, timed, SetupTimes};
 
 use crate::geometry::{bond_crosses_precrack, region_nodes, Body};
 use crate::material::bonds::{BondSource, SearchedBonds, StoredBonds};
@@ -73,6 +75,10 @@ pub struct Problem {
     pub bonds_stored: bool,
     /// Bonds cut by pre-cracks at setup.
     pub precracked: usize,
+    /// Seconds of the setup phases that built this problem (`body` where it was built from
+    /// the model, `neighbors`, `bonds`, `regions`, `kernel_compilation` where the device
+    /// search compiled the kernels); a caller adds what it timed before (`parse`).
+    pub setup: SetupTimes,
 }
 
 /// The bonds of a problem, stored or searched ([`Problem::visit_bonds`]).
@@ -92,29 +98,32 @@ impl BondSource for ProblemBonds<'_> {
 }
 
 /// Families of radius `radius` by `search`, its wall time in seconds and the search that ran
-/// (the CPU one where there is no device or the device search failed).
+/// (the CPU one where there is no device or the device search failed); the kernel
+/// program's compilation for the device search goes to `times.kernel_compilation`.
 fn search_families(
     positions: &[[f64; 3]],
     dim: usize,
     radius: f64,
     search: NeighborSearch,
+    times: &mut SetupTimes,
 ) -> (Families, f64, NeighborSearch) {
     // Without a device at all, quietly the CPU search: the GPU backend then says why.
     if let (NeighborSearch::Device(precision), Ok(gpu)) = (search, crate::gpu::Gpu::get()) {
         // The kernel program (compiled once, shared with the backend) is not search time.
-        let found = gpu.module(precision).and_then(|_| {
+        let (module, compile) = timed(|| gpu.module(precision));
+        times.add_compilation(compile);
+        let found = module.and_then(|_| {
             let t0 = Instant::now();
             crate::gpu::neighbors::device_families(&gpu, precision, positions, dim, radius)
-                .map(|d| (d.families, t0.elapsed().as_secs_f64()))
+                .map(|d| (d.families, since(t0)))
         });
         match found {
             Ok((families, seconds)) => return (families, seconds, search),
             Err(e) => eprintln!("warning: {e}; the neighbour search runs on the CPU"),
         }
     }
-    let t0 = Instant::now();
-    let families = cell_list_families(positions, dim, radius);
-    (families, t0.elapsed().as_secs_f64(), NeighborSearch::Cpu)
+    let (families, seconds) = timed(|| cell_list_families(positions, dim, radius));
+    (families, seconds, NeighborSearch::Cpu)
 }
 
 impl Problem {
@@ -128,8 +137,10 @@ impl Problem {
     /// the CPU search runs; should the device search fail (too little memory, say), a warning
     /// says why and the CPU search runs instead. `neighbor_search` records which one ran.
     pub fn build_with(model: Model, model_dir: &Path, search: NeighborSearch) -> Result<Problem> {
-        let body = checked_body(&model, model_dir)?;
-        Problem::from_body(model, body, search)
+        let (body, seconds) = timed(|| checked_body(&model, model_dir));
+        let mut problem = Problem::from_body(model, body?, search)?;
+        problem.setup.body = Some(seconds);
+        Ok(problem)
     }
 
     /// [`build_with`](Problem::build_with) from the model's already discretized and checked
@@ -137,15 +148,26 @@ impl Problem {
     pub fn from_body(model: Model, body: Body, search: NeighborSearch) -> Result<Problem> {
         let kind = model.discretization.partial_volume;
         let radius = family_radius(kind, body.delta, body.dx);
+        let mut times = SetupTimes::default();
         let (families, neighbor_seconds, neighbor_search) =
-            search_families(&body.positions, body.dim(), radius, search);
+            search_families(&body.positions, body.dim(), radius, search, &mut times);
+        times.neighbors = Some(neighbor_seconds);
+        let t0 = Instant::now();
         let material = MaterialConstants::new(&model, body.delta, body.thickness);
         let bonds = BondData::new(&body, &families, &material, kind);
+        let mut bond_seconds = since(t0);
         let search = (neighbor_seconds, neighbor_search);
         let mut problem = Problem::assemble(model, body, families, material, bonds, search)?;
+        let t0 = Instant::now();
         problem.initial_mu = vec![1; problem.families.bonds()];
         problem.bonds_stored = true;
         problem.apply_precracks();
+        bond_seconds += since(t0);
+        problem.setup = SetupTimes {
+            bonds: Some(bond_seconds),
+            regions: problem.setup.regions,
+            ..times
+        };
         Ok(problem)
     }
 
@@ -157,8 +179,10 @@ impl Problem {
     /// stored problem (so the same numbers, bit for bit). Subdomains search their own
     /// families (`partition`). Host memory: per node only, about 100 bytes in 3D.
     pub fn build_lean(model: Model, model_dir: &Path) -> Result<Problem> {
-        let body = checked_body(&model, model_dir)?;
-        Problem::lean_from_body(model, body)
+        let (body, seconds) = timed(|| checked_body(&model, model_dir));
+        let mut problem = Problem::lean_from_body(model, body?)?;
+        problem.setup.body = Some(seconds);
+        Ok(problem)
     }
 
     /// [`build_lean`](Problem::build_lean) from the model's already discretized and checked
@@ -181,7 +205,8 @@ impl Problem {
             offsets,
             neighbors: Vec::new(),
         };
-        let search = (t0.elapsed().as_secs_f64(), NeighborSearch::Cpu);
+        let search = (since(t0), NeighborSearch::Cpu);
+        let t0 = Instant::now();
         let material = MaterialConstants::new(&model, body.delta, body.thickness);
         let bonds = BondData::per_node(&body, &list, &material, kind);
         let precracked = if model.precrack.is_empty() {
@@ -200,8 +225,11 @@ impl Problem {
                 .sum()
         };
         drop(list);
+        let bond_seconds = since(t0);
         let mut problem = Problem::assemble(model, body, families, material, bonds, search)?;
         problem.precracked = precracked;
+        problem.setup.neighbors = Some(search.0);
+        problem.setup.bonds = Some(bond_seconds);
         Ok(problem)
     }
 
@@ -231,6 +259,7 @@ impl Problem {
                 ),
             ));
         }
+        let t0 = Instant::now();
         let regions = model
             .region
             .iter()
@@ -257,8 +286,10 @@ impl Problem {
             neighbor_search,
             bonds_stored: false,
             precracked: 0,
+            setup: SetupTimes::default(),
         };
         problem.mark_no_fail();
+        problem.setup.regions = Some(since(t0));
         Ok(problem)
     }
 
@@ -327,16 +358,10 @@ impl Problem {
         if self.model.precrack.is_empty() {
             return;
         }
-        let fam = &self.families;
         let (model, body) = (&self.model, &self.body);
-        self.initial_mu = (0..self.body.len())
-            .into_par_iter()
-            .flat_map_iter(|i| {
-                fam.family(i)
-                    .iter()
-                    .map(move |&j| u8::from(initially_intact(model, body, i, j as usize)))
-            })
-            .collect();
+        self.initial_mu = self
+            .families
+            .per_bond(|i, _, j| u8::from(initially_intact(model, body, i, j)));
         self.precracked = self.initial_mu.iter().filter(|&&m| m == 0).count();
     }
 

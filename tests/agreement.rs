@@ -325,6 +325,7 @@ fn simulate_with_cpu_matrix() {
     let run = |backend| {
         let opts = RunOptions {
             cancel: None,
+            process_start: None,
             subdomains: None,
             backend,
             precision: Precision::F64,

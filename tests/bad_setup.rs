@@ -327,6 +327,7 @@ fn run_err(problem: Problem) -> String {
         out_dir: None,
         quiet: true,
         cancel: None,
+        process_start: None,
     };
     match peridot::solver::simulate::<f64>(problem, &opts) {
         Ok(_) => panic!("the run went to the end"),

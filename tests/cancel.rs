@@ -24,6 +24,7 @@ fn options(out: &Path, cancel: &Cancel) -> RunOptions {
         quiet: true,
         subdomains: None,
         cancel: Some(cancel.clone()),
+        process_start: None,
     }
 }
 

@@ -42,6 +42,63 @@ fn run_writes_every_output() {
     assert_eq!(summary["backend"], auto.name());
 }
 
+/// `summary.json` breaks the setup into phases (issue 23): a CPU run has parse, body,
+/// neighbours, bonds, regions, time step and assembly, and no kernel compilation or upload;
+/// the phases fit inside the time from process start to the first step, which fits inside
+/// `process_seconds`; `phase_seconds.neighbors` is the breakdown's `neighbors`.
+#[test]
+fn summary_breaks_the_setup_into_phases() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_model(dir.path(), TINY);
+    let out = dir.path().join("out");
+    let o = peridot(&[
+        "run",
+        &model,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--backend",
+        "cpu-loop",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let setup = &summary["setup"];
+    let seconds = |v: &serde_json::Value, key: &str| {
+        v.get(key)
+            .and_then(|x| x.as_f64())
+            .unwrap_or_else(|| panic!("summary lacks {key}: {summary}"))
+    };
+    let mut sum = 0.0;
+    for key in [
+        "parse",
+        "body",
+        "neighbors",
+        "bonds",
+        "regions",
+        "time_step",
+        "assembly",
+    ] {
+        let s = seconds(setup, key);
+        assert!(s >= 0.0, "{key} {s}");
+        sum += s;
+    }
+    for absent in ["kernel_compilation", "upload"] {
+        assert!(setup.get(absent).is_none(), "a CPU run has no {absent}");
+    }
+    assert_eq!(
+        seconds(setup, "neighbors"),
+        seconds(&summary["phase_seconds"], "neighbors")
+    );
+    assert_eq!(
+        seconds(setup, "assembly"),
+        seconds(&summary["phase_seconds"], "assembly")
+    );
+    let first = seconds(setup, "to_first_step");
+    let process = seconds(&summary, "process_seconds");
+    assert!(sum <= first && first <= process, "{sum} {first} {process}");
+}
+
 #[test]
 fn info_and_validate_describe_the_model() {
     let dir = tempfile::tempdir().unwrap();

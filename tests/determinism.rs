@@ -132,6 +132,7 @@ fn cpu_matrix_results_do_not_depend_on_the_thread_count() {
         in_pool(threads, || {
             let opts = RunOptions {
                 cancel: None,
+                process_start: None,
                 subdomains: None,
                 backend: BackendKind::CpuMatrix,
                 precision: peridot::Precision::F64,

@@ -10,6 +10,8 @@
 //! `PERIDOT_REQUIRE_GPU=1` a missing device fails them, so a run on a GPU machine cannot pass
 //! by skipping.
 
+#[path = "gpu/cache.rs"]
+mod cache;
 mod common;
 #[path = "gpu/lean.rs"]
 mod lean;
@@ -457,6 +459,7 @@ damping = 1e5
 fn run<T: Real>(text: &str, backend: BackendKind) -> peridot::solver::Outcome<T> {
     let opts = RunOptions {
         cancel: None,
+        process_start: None,
         subdomains: None,
         backend,
         precision: if T::NAME == "f32" {

@@ -130,3 +130,27 @@ fn resource_report_shows_no_spills() {
         }
     }
 }
+
+/// The device binary a backend loads (and the on-disk cache keeps) compiles for both
+/// precisions: an ELF image from NVRTC, no GPU needed; and NVRTC reports a version.
+#[test]
+fn program_compiles_to_a_device_binary() {
+    if nvrtc().is_none() {
+        return;
+    }
+    let version = peridot::gpu::kernels::nvrtc_version().expect("NVRTC version");
+    say(&format!("NVRTC version {}.{}", version.0, version.1));
+    assert!(version.0 >= 12, "{version:?}");
+    for precision in [Precision::F32, Precision::F64] {
+        let (source, name, options) = peridot::gpu::kernels::program(precision, ARCH);
+        let image = peridot::gpu::kernels::compile_cubin(&source, &name, &options)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(image.starts_with(b"\x7fELF"), "{name}: not an ELF image");
+        assert!(image.len() > 10_000, "{name}: {} bytes", image.len());
+    }
+    // a broken source is an error carrying NVRTC's log, not a panic
+    let options = peridot::gpu::kernels::compile_options(ARCH, false);
+    let e =
+        peridot::gpu::kernels::compile_cubin("this is not C", "broken.cu", &options).unwrap_err();
+    assert!(matches!(e, Error::Kernel { .. }), "{e}");
+}

@@ -186,6 +186,7 @@ fn run_with(
 ) -> peridot::Result<peridot::solver::Outcome<f64>> {
     let opts = RunOptions {
         cancel: None,
+        process_start: None,
         subdomains: request,
         backend,
         precision: Precision::F64,

@@ -13,6 +13,8 @@ use peridot::backend::BackendKind;
 use peridot::setup::memory;
 use peridot::Precision;
 use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Instant;
 
 /// Peridynamic fracture simulation.
 #[derive(Debug, Parser)]
@@ -20,6 +22,19 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// When `main` began: what `summary.json`'s `process_seconds` counts from.
+static PROCESS_START: OnceLock<Instant> = OnceLock::new();
+
+/// Take the process's start time (first thing in `main`).
+pub fn mark_process_start() {
+    PROCESS_START.get_or_init(Instant::now);
+}
+
+/// The time [`mark_process_start`] took (now, where it was not called).
+fn process_start() -> Instant {
+    *PROCESS_START.get_or_init(Instant::now)
 }
 
 /// Bytes in a mebibyte, for the sizes the commands print.

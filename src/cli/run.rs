@@ -1,11 +1,11 @@
 //! `peridot run`.
 
 use super::signals::{self, Interrupted};
-use super::{load_model, ModelArgs, MIB};
+use super::{load_model, process_start, ModelArgs, MIB};
 use peridot::backend::partitioned::SubdomainRequest;
-use peridot::backend::BackendKind;
+use peridot::backend::{BackendKind, GpuLoop};
 use peridot::output::RunStatus;
-use peridot::setup::{memory, Problem};
+use peridot::setup::{memory, timed, Problem};
 use peridot::solver::run::run_and_export_stiffness;
 use peridot::solver::{run as simulate, RunOptions};
 use peridot::Precision;
@@ -23,7 +23,8 @@ pub fn run(
     // From here SIGINT / SIGTERM stop the run after a step (`signals.rs`); one that comes
     // during setup stops it at step 0, after that step's outputs.
     let cancel = signals::install()?;
-    let (model, dir) = load_model(args)?;
+    let (loaded, parse_seconds) = timed(|| load_model(args));
+    let (model, dir) = loaded?;
     let nothing_to_stream = subdomains.count.is_none()
         && subdomains.budget.is_none()
         && model.solver.gpu_memory_budget.is_none();
@@ -49,7 +50,9 @@ pub fn run(
     // whole in host memory), or when in core the stored problem's per-bond arrays, estimated
     // from the node count and the family radius (`setup::stored_bond_bytes_estimate`), would
     // exceed half of the host's available memory (`setup::memory::available`; where it
-    // cannot be read, never). Otherwise the stored problem, with the families from the device
+    // cannot be read, never), or when the body is a full box lattice, which the in-core
+    // backend runs from its stencil, reading no family (`GpuLoop::runs_listless`: the host
+    // then builds no family and no per-bond array at all). Otherwise the stored problem, with the families from the device
     // neighbour search on a GPU backend (the same families; faster than the CPU cell list the
     // lean problem searches with).
     // the memory guard: refuse, before anything large is allocated, a model whose setup the
@@ -62,17 +65,20 @@ pub fn run(
     let may_be_lean = backend == BackendKind::GpuLoop && !export_stiffness;
     let held = memory::host_estimate(&model, nodes, p, may_be_lean);
     memory::check(&held, args.memory_limit_bytes()?, "this model")?;
-    let body = peridot::setup::checked_body(&model, &dir)?;
+    let (body, body_seconds) = timed(|| peridot::setup::checked_body(&model, &dir));
+    let body = body?;
     let lean = may_be_lean
-        && (!nothing_to_stream || {
+        && (!nothing_to_stream || GpuLoop::<f64>::runs_listless(&model, &body) || {
             let estimate = peridot::setup::stored_bond_bytes_estimate(&model, &body);
             memory::available().is_some_and(|free| estimate > 0.5 * free)
         });
-    let problem = if lean {
+    let mut problem = if lean {
         Problem::lean_from_body(model, body)?
     } else {
         Problem::from_body(model, body, backend.neighbor_search(precision))?
     };
+    problem.setup.parse = Some(parse_seconds);
+    problem.setup.body = Some(body_seconds);
     let out_dir = out.unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
     let opts = RunOptions {
         backend,
@@ -81,6 +87,7 @@ pub fn run(
         quiet,
         subdomains: Some(subdomains),
         cancel: Some(cancel),
+        process_start: Some(process_start()),
     };
     let s = if export_stiffness {
         run_and_export_stiffness(problem, &opts)?

@@ -1,16 +1,21 @@
 //! The process-wide GPU: device 0, its default stream, and the compiled kernel modules (one
-//! program per precision, compiled by NVRTC for the device's compute capability on first
-//! use and cached for the life of the process).
+//! program per precision, compiled by NVRTC to a device binary for the device's compute
+//! capability on first use, kept for the life of the process and on disk between runs,
+//! `kernel_cache.rs`).
 
 use super::detect::{driver_available, nvrtc_available};
+use super::kernel_cache::{CacheKey, KernelCache, KeyParts};
 use super::kernels;
 use crate::{Error, Precision, Result};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, LaunchConfig,
     PushKernelArg,
 };
+use cudarc::nvrtc::Ptx;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 /// Threads per block of every kernel (one thread per node or per dof).
 const BLOCK: u32 = 256;
@@ -24,9 +29,26 @@ pub struct Gpu {
     pub arch: String,
     /// Device memory, bytes.
     pub total_memory: usize,
+    /// The driver's version (`13000` for CUDA 13.0).
+    pub driver_version: i32,
     /// Compiled modules, `[f32, f64]`.
     modules: Mutex<[Option<Arc<CudaModule>>; 2]>,
+    /// Nanoseconds spent making modules (compiling or reading the cache, and loading),
+    /// shared by the views of [`Gpu::on_stream`].
+    compile_nanos: Arc<AtomicU64>,
 }
+
+/// Where a loaded kernel program came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgramOrigin {
+    /// Compiled by NVRTC now (and stored in the cache where there is one).
+    Compiled,
+    /// Read from the on-disk cache.
+    Cached,
+}
+
+/// The process's GPU, once opened.
+static GPU: OnceLock<std::result::Result<Arc<Gpu>, String>> = OnceLock::new();
 
 /// A driver error as a backend error.
 pub fn driver_error(e: DriverError) -> Error {
@@ -47,10 +69,20 @@ impl Gpu {
     /// The device, opened on the first call. Without a CUDA driver or device this is an
     /// error (never a panic), and cudarc is not called at all without a driver.
     pub fn get() -> Result<Arc<Gpu>> {
-        static GPU: OnceLock<std::result::Result<Arc<Gpu>, String>> = OnceLock::new();
         GPU.get_or_init(|| Gpu::open().map(Arc::new))
             .clone()
             .map_err(backend_error)
+    }
+
+    /// The device where an earlier [`Gpu::get`] opened it; never opens one.
+    pub fn opened() -> Option<Arc<Gpu>> {
+        GPU.get().and_then(|g| g.as_ref().ok().cloned())
+    }
+
+    /// Seconds this process has spent making kernel modules on this device (compiling or
+    /// reading the on-disk cache, and loading).
+    pub fn compile_seconds(&self) -> f64 {
+        self.compile_nanos.load(Ordering::Relaxed) as f64 * 1e-9
     }
 
     fn open() -> std::result::Result<Gpu, String> {
@@ -67,10 +99,13 @@ impl Gpu {
                 let (major, minor) = ctx.compute_capability()?;
                 let name = ctx.name()?;
                 let total = ctx.total_mem()?;
-                Ok(Some((ctx, major, minor, name, total)))
+                let mut driver = 0;
+                // SAFETY: a valid out-pointer; the driver is loaded (checked above).
+                unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver) }.result()?;
+                Ok(Some((ctx, (major, minor), name, total, driver)))
             },
         ));
-        let (ctx, major, minor, name, total_memory) = match opened {
+        let (ctx, (major, minor), name, total_memory, driver_version) = match opened {
             Ok(Ok(Some(found))) => found,
             Ok(Ok(None)) => return Err("no CUDA device found; use --backend cpu-loop".into()),
             Ok(Err(e)) => {
@@ -91,7 +126,9 @@ impl Gpu {
             name,
             arch: format!("sm_{major}{minor}"),
             total_memory,
+            driver_version,
             modules: Mutex::new([None, None]),
+            compile_nanos: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -110,20 +147,61 @@ impl Gpu {
         if let Some(m) = &modules[slot] {
             return Ok(m.clone());
         }
+        let t0 = Instant::now();
+        let made = self.load_program(precision, KernelCache::from_env().as_ref());
+        let nanos = t0.elapsed().as_nanos() as u64;
+        self.compile_nanos.fetch_add(nanos, Ordering::Relaxed);
+        let (module, _) = made?;
+        modules[slot] = Some(module.clone());
+        Ok(module)
+    }
+
+    /// Make the module of all kernels in `precision` (not kept: [`Gpu::module`] keeps it):
+    /// the device binary from `cache` where it holds one for this source, these options,
+    /// this NVRTC, driver and device; otherwise compiled by NVRTC and stored there (a cache
+    /// that cannot be written is passed over). Should the driver refuse the device binary,
+    /// the program is compiled to PTX and loaded from that.
+    pub fn load_program(
+        &self,
+        precision: Precision,
+        cache: Option<&KernelCache>,
+    ) -> Result<(Arc<CudaModule>, ProgramOrigin)> {
         if !nvrtc_available() {
             return Err(backend_error(
                 "NVRTC (libnvrtc) not found, so the kernels cannot be compiled; install the \
                  CUDA toolkit or the nvidia-cuda-nvrtc wheel, or use --backend cpu-loop",
             ));
         }
-        let ptx = kernels::compile_all(precision, &self.arch)?;
-        let module = self
-            .stream
-            .context()
-            .load_module(ptx)
-            .map_err(driver_error)?;
-        modules[slot] = Some(module.clone());
-        Ok(module)
+        let (source, name, options) = kernels::program(precision, &self.arch);
+        let key = CacheKey::new(&KeyParts {
+            source: &source,
+            options: &options,
+            nvrtc: kernels::nvrtc_version()?,
+            driver: self.driver_version,
+            device: &self.name,
+            arch: &self.arch,
+        });
+        let context = self.stream.context();
+        if let Some(image) = cache.and_then(|c| c.load(&key)) {
+            if let Ok(module) = context.load_module(Ptx::from_binary(image)) {
+                return Ok((module, ProgramOrigin::Cached));
+            }
+        }
+        let image = kernels::compile_cubin(&source, &name, &options)?;
+        match context.load_module(Ptx::from_binary(image.clone())) {
+            Ok(module) => {
+                if let Some(c) = cache {
+                    // (a cache that cannot be written costs the next run a compilation)
+                    let _ = c.store(&key, &image);
+                }
+                Ok((module, ProgramOrigin::Compiled))
+            }
+            Err(_) => {
+                let ptx = kernels::compile_all(precision, &self.arch)?;
+                let module = context.load_module(ptx).map_err(driver_error)?;
+                Ok((module, ProgramOrigin::Compiled))
+            }
+        }
     }
 
     /// Kernel `entry` (without suffix) in `precision`.
@@ -229,7 +307,9 @@ impl Gpu {
             name: self.name.clone(),
             arch: self.arch.clone(),
             total_memory: self.total_memory,
+            driver_version: self.driver_version,
             modules: Mutex::new(modules),
+            compile_nanos: self.compile_nanos.clone(),
         })
     }
 

@@ -171,27 +171,25 @@ pub fn entry_name(entry: &str, precision: Precision) -> String {
 /// tolerance). The caller must have checked [`super::nvrtc_available`]. A failed compilation
 /// returns [`Error::Kernel`] with NVRTC's log.
 pub fn compile(source: &str, name: &str, arch: &str, fast_math: bool) -> Result<Ptx> {
-    let mut options = base_options(arch);
-    if fast_math {
-        // (cudarc's `use_fast_math` field passes only `--fmad=true`)
-        options.push("--use_fast_math".into());
-    }
     let opts = CompileOptions {
-        options,
+        options: compile_options(arch, fast_math),
         name: Some(name.to_string()),
         ..Default::default()
     };
-    compile_ptx_with_opts(source, opts).map_err(|e| {
-        let log = match &e {
-            CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
-            other => format!("{other:?}"),
-        };
-        Error::Kernel {
-            name: name.to_string(),
-            arch: arch.to_string(),
-            log,
-        }
-    })
+    compile_ptx_with_opts(source, opts).map_err(|e| kernel_error(e, name, arch))
+}
+
+/// A failed compilation of `name` as [`Error::Kernel`], with NVRTC's log.
+fn kernel_error(e: CompileError, name: &str, arch: &str) -> Error {
+    let log = match &e {
+        CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+        other => format!("{other:?}"),
+    };
+    Error::Kernel {
+        name: name.to_string(),
+        arch: arch.to_string(),
+        log,
+    }
 }
 
 /// Compile one stage alone in `precision` (what the kernel-compile test does per file).
@@ -203,13 +201,114 @@ pub fn compile_stage(stage: &Stage, precision: Precision, arch: &str) -> Result<
 
 /// Compile every stage into one program in `precision` (what a backend loads).
 pub fn compile_all(precision: Precision, arch: &str) -> Result<Ptx> {
-    let name = format!("peridot_{}.cu", precision.name());
-    let fast = precision == Precision::F32;
-    compile(&program_source(precision, STAGES), &name, arch, fast)
+    let (source, name, options) = program(precision, arch);
+    let opts = CompileOptions {
+        options,
+        name: Some(name.clone()),
+        ..Default::default()
+    };
+    compile_ptx_with_opts(source, opts).map_err(|e| kernel_error(e, &name, arch))
 }
 
 fn base_options(arch: &str) -> Vec<String> {
     vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()]
+}
+
+/// The NVRTC options of a program for `arch`, approximate arithmetic where `fast_math`.
+pub fn compile_options(arch: &str, fast_math: bool) -> Vec<String> {
+    let mut options = base_options(arch);
+    if fast_math {
+        // (cudarc's `use_fast_math` field passes only `--fmad=true`)
+        options.push("--use_fast_math".into());
+    }
+    options
+}
+
+/// The program of every stage in `precision` as loaded by a backend: its source, name and
+/// NVRTC options for `arch` (what [`compile_all`] compiles, and what the on-disk cache keys).
+pub fn program(precision: Precision, arch: &str) -> (String, String, Vec<String>) {
+    let name = format!("peridot_{}.cu", precision.name());
+    let fast = precision == Precision::F32;
+    let source = program_source(precision, STAGES);
+    (source, name, compile_options(arch, fast))
+}
+
+/// NVRTC's `(major, minor)` version. The caller must have checked
+/// [`super::nvrtc_available`].
+pub fn nvrtc_version() -> Result<(i32, i32)> {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: two valid out-pointers; the library is loaded (checked by the caller).
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| Error::Kernel {
+            name: "nvrtcVersion".into(),
+            arch: String::new(),
+            log: format!("{e:?}"),
+        })?;
+    Ok((major, minor))
+}
+
+/// Compile `source` with `options` to a device binary (CUBIN) for the real architecture the
+/// options name (`--gpu-architecture=sm_90`): what the driver loads without compiling PTX
+/// again, and what the on-disk cache keeps. The caller must have checked
+/// [`super::nvrtc_available`]. A failed compilation returns [`Error::Kernel`] with NVRTC's
+/// log.
+pub fn compile_cubin(source: &str, name: &str, options: &[String]) -> Result<Vec<u8>> {
+    let arch = options
+        .iter()
+        .find_map(|o| o.strip_prefix("--gpu-architecture="))
+        .unwrap_or_default();
+    let fail = |log: String| Error::Kernel {
+        name: name.to_string(),
+        arch: arch.to_string(),
+        log,
+    };
+    let src = CString::new(source).map_err(|e| fail(e.to_string()))?;
+    let cname = CString::new(name).map_err(|e| fail(e.to_string()))?;
+    let prog = result::create_program(&src, Some(&cname)).map_err(|e| fail(format!("{e:?}")))?;
+    // SAFETY: `prog` is a live program created above, destroyed once at the end and not
+    // used after; the buffer handed to nvrtcGetCUBIN has the size NVRTC reported.
+    let image = unsafe {
+        let image = match result::compile_program(prog, options) {
+            Ok(()) => {
+                let mut size = 0usize;
+                cudarc::nvrtc::sys::nvrtcGetCUBINSize(prog, &mut size)
+                    .result()
+                    .and_then(|()| {
+                        let mut buf = vec![0u8; size];
+                        cudarc::nvrtc::sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr().cast())
+                            .result()
+                            .map(|()| buf)
+                    })
+                    .map_err(|e| fail(format!("{e:?}")))
+            }
+            Err(_) => Err(fail(program_log(prog))),
+        };
+        let _ = result::destroy_program(prog);
+        image
+    };
+    match image {
+        Ok(buf) if buf.is_empty() => Err(fail(format!(
+            "no device binary: the options name no real architecture ({options:?})"
+        ))),
+        other => other,
+    }
+}
+
+/// NVRTC's log of `prog`.
+///
+/// # Safety
+/// `prog` must be a live program.
+unsafe fn program_log(prog: cudarc::nvrtc::sys::nvrtcProgram) -> String {
+    // SAFETY: as this function's.
+    unsafe { result::get_program_log(prog) }
+        .map(|raw| {
+            // SAFETY: NVRTC returns a NUL-terminated log.
+            unsafe { CStr::from_ptr(raw.as_ptr()) }
+                .to_string_lossy()
+                .into_owned()
+        })
+        .unwrap_or_default()
 }
 
 /// The assembler's resource report (registers, stack, spills per entry point) of the program
@@ -224,22 +323,12 @@ pub fn resource_report(precision: Precision, arch: &str) -> Result<String> {
     };
     let src = CString::new(program_source(precision, STAGES)).map_err(|e| fail(e.to_string()))?;
     let prog = result::create_program(&src, None).map_err(|e| fail(format!("{e:?}")))?;
-    let mut options = base_options(arch);
+    let mut options = compile_options(arch, precision == Precision::F32);
     options.push("--ptxas-options=--verbose".into());
-    if precision == Precision::F32 {
-        options.push("--use_fast_math".into());
-    }
     // SAFETY: `prog` is a live program created above; it is destroyed once below.
     let compiled = unsafe { result::compile_program(prog, &options) };
     // SAFETY: as above.
-    let log = unsafe { result::get_program_log(prog) }
-        .map(|raw| {
-            // SAFETY: NVRTC returns a NUL-terminated log.
-            unsafe { CStr::from_ptr(raw.as_ptr()) }
-                .to_string_lossy()
-                .into_owned()
-        })
-        .unwrap_or_default();
+    let log = unsafe { program_log(prog) };
     // SAFETY: as above; not used after this.
     let _ = unsafe { result::destroy_program(prog) };
     compiled.map_err(|_| fail(log.clone()))?;

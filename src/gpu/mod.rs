@@ -12,6 +12,7 @@
 pub mod cusparse;
 pub mod detect;
 pub mod device;
+pub mod kernel_cache;
 pub mod kernels;
 pub mod layout;
 pub mod neighbors;

@@ -123,14 +123,8 @@ impl BondData {
         kind: PartialVolume,
     ) -> Self {
         let p = &body.positions;
-        let beta: Vec<f64> = (0..body.len())
-            .into_par_iter()
-            .flat_map_iter(|i| {
-                families.family(i).iter().map(move |&j| {
-                    partial_volume(kind, bond_length(p, i, j as usize), body.delta, body.dx)
-                })
-            })
-            .collect();
+        let beta = families
+            .per_bond(|i, _, j| partial_volume(kind, bond_length(p, i, j), body.delta, body.dx));
         let mut data = BondData {
             beta,
             correction: None,
@@ -145,15 +139,7 @@ impl BondData {
         let correction = material.surface_correction.then(|| {
             let full = largest(&horizon_volume);
             let vh = &horizon_volume;
-            (0..body.len())
-                .into_par_iter()
-                .flat_map_iter(|i| {
-                    families
-                        .family(i)
-                        .iter()
-                        .map(move |&j| correction_factor(full, vh[i], vh[j as usize]))
-                })
-                .collect()
+            families.per_bond(|i, _, j| correction_factor(full, vh[i], vh[j]))
         });
         data.correction = correction;
         data.horizon_volume = horizon_volume;

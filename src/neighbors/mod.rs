@@ -71,6 +71,37 @@ impl Families {
         let max = sizes.max().unwrap_or(0);
         (min, self.bonds() as f64 / n as f64, max)
     }
+    /// A per-bond array in CSR order: `f(i, b, j)` for every bond `b = (i -> j)`, allocated
+    /// at its exact size once and filled in parallel by blocks of nodes, each writing only
+    /// its own bonds (no intermediate collection), so the values are the same at any thread
+    /// count.
+    pub fn per_bond<T: Clone + Default + Send>(
+        &self,
+        f: impl Fn(usize, usize, usize) -> T + Sync,
+    ) -> Vec<T> {
+        use rayon::prelude::*;
+        const BLOCK: usize = 2048;
+        let n = self.nodes();
+        let mut out = vec![T::default(); self.bonds()];
+        let mut blocks = Vec::with_capacity(n.div_ceil(BLOCK));
+        let mut rest = out.as_mut_slice();
+        for first in (0..n).step_by(BLOCK) {
+            let last = (first + BLOCK).min(n);
+            let (head, tail) = rest.split_at_mut(self.offsets[last] - self.offsets[first]);
+            blocks.push((first..last, head));
+            rest = tail;
+        }
+        blocks.into_par_iter().for_each(|(nodes, slice)| {
+            let base = self.offsets[nodes.start];
+            for i in nodes {
+                for b in self.range(i) {
+                    slice[b - base] = f(i, b, self.neighbors[b] as usize);
+                }
+            }
+        });
+        out
+    }
+
     /// For every bond `b = (i -> j)`, the index of the reverse bond `(j -> i)`.
     /// Families are symmetric, so it always exists.
     pub fn reverse_bonds(&self) -> Vec<usize> {

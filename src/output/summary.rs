@@ -5,11 +5,14 @@
 //! (directed bonds, the sum of family sizes), `steps`, `backend`, `precision`, `dt`,
 //! `wall_seconds`, `phase_seconds`, `node_steps_per_second`, `peak_rss_bytes`,
 //! `peak_gpu_bytes` (GPU backends only), `broken_bonds`, `max_damage`, `status` (how the run
-//! ended, [`RunStatus`]) and `static_residual` (`solve-static` only); beyond those, `neighbor_search` (`cpu` or `device`) says where the
-//! families were built. Optional keys are left out rather than written as `null`. Units are
+//! ended, [`RunStatus`]) and `static_residual` (`solve-static` only); beyond those,
+//! `neighbor_search` (`cpu` or `device`) says where the families were built, `setup` breaks
+//! the time before the first step into phases ([`SetupTimes`]) and `process_seconds` counts
+//! from process start (where the caller knows it). Optional keys are left out rather than written as `null`. Units are
 //! SI (seconds, metres, bytes); `static_residual` is whatever norm the static solver reports.
 
 use super::write_atomically;
+use crate::setup::SetupTimes;
 use crate::Error;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -111,6 +114,14 @@ pub struct Summary {
     pub wall_seconds: f64,
     /// Seconds per phase.
     pub phase_seconds: PhaseSeconds,
+    /// Seconds of each setup phase before the first step (parse, body, neighbours, bond
+    /// data, regions, time step, assembly, kernel compilation, upload) and from process
+    /// start to the first step; phases that did not run are left out.
+    pub setup: SetupTimes,
+    /// Seconds from process start to this summary (the command line gives the start;
+    /// library use without it leaves the key out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_seconds: Option<f64>,
     /// Where the neighbour search (`phase_seconds.neighbors`) ran: `cpu` or `device`.
     pub neighbor_search: String,
     /// nodes x steps / seconds of the time-stepping loop (setup and output excluded).

@@ -109,6 +109,7 @@ pub(crate) fn initial_summary(
             ..Default::default()
         },
         neighbor_search: problem.neighbor_search.name().to_string(),
+        setup: problem.setup,
         solver: format!("{:?}", m.solver.kind).to_lowercase(),
         dimension: format!("{:?}", m.discretization.dimension),
         material: problem.material.name().to_string(),

@@ -11,11 +11,12 @@ use super::snapshot_thread::{OwnedSnapshot, SnapshotThread};
 use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::{self, Backend, BackendKind};
 use crate::dynamics::{Adr, AdrCall, Explicit, ExplicitCall, Loads, State, StepTimes};
+use crate::gpu::Gpu;
 use crate::model::SolverKind;
 use crate::output::{
     peak_rss_bytes, OutputFolder, ProbeRegions, ProbeWriter, Progress, RunStatus, Summary,
 };
-use crate::setup::Problem;
+use crate::setup::{since, timed, Problem};
 use crate::{Error, Precision, Real, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -37,6 +38,9 @@ pub struct RunOptions {
     /// a signal handler); the run then writes that step's outputs and a summary with
     /// `status` `interrupted`, and returns `Ok`. `None`: the run cannot be cancelled.
     pub cancel: Option<Cancel>,
+    /// When the process started (the command line takes it first thing): the summary then
+    /// has `process_seconds` and `setup.to_first_step`. `None`: both left out.
+    pub process_start: Option<Instant>,
 }
 
 /// Default factor on the stable time step.
@@ -110,6 +114,7 @@ pub fn run_and_export_stiffness(problem: Problem, opts: &RunOptions) -> Result<S
     let output = summary.phase_seconds.output.unwrap_or(0.0);
     summary.phase_seconds.output = Some(output + seconds);
     summary.wall_seconds += seconds;
+    summary.process_seconds = opts.process_start.map(since);
     summary.write(&dir.join("summary.json"))?;
     Ok(summary)
 }
@@ -136,13 +141,17 @@ pub fn simulate<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<
 }
 
 /// [`simulate`] once the output folder exists.
-fn simulate_in<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<T>> {
-    let (dt, _stable, warnings) = choose_dt(&problem)?;
+fn simulate_in<T: Real>(mut problem: Problem, opts: &RunOptions) -> Result<Outcome<T>> {
+    let (chosen, seconds) = timed(|| choose_dt(&problem));
+    let (dt, _stable, warnings) = chosen?;
+    problem.setup.time_step = Some(seconds);
     for w in &warnings {
         eprintln!("warning: {w}");
     }
-    let problem = Arc::new(problem);
+    let compiled = || Gpu::opened().map_or(0.0, |g| g.compile_seconds());
+    let compiled_before = compiled();
     let t_setup = Instant::now();
+    let problem = Arc::new(problem);
     let subdomains = SubdomainRequest::resolve(
         opts.subdomains.clone(),
         &problem,
@@ -150,10 +159,18 @@ fn simulate_in<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<T
         T::PRECISION,
     );
     let backend = backend::create::<T>(opts.backend, problem.clone(), subdomains.as_ref())?;
-    let assembly = t_setup.elapsed().as_secs_f64();
+    let assembly = since(t_setup);
+    let compilation = compiled() - compiled_before;
     let mut runner = Runner::new(problem, backend, dt, opts)?;
     runner.summary.warnings = warnings;
     runner.summary.phase_seconds.assembly = Some(assembly);
+    let setup = &mut runner.summary.setup;
+    setup.add_compilation(compilation);
+    // (a GPU backend's creation is its kernels and its upload; a CPU backend's, assembly)
+    match runner.backend.name().starts_with("gpu") {
+        true => setup.upload = Some((assembly - compilation).max(0.0)),
+        false => setup.assembly = Some(assembly),
+    }
     let outcome = match runner.problem.model.solver.kind {
         SolverKind::Explicit => runner.run_explicit(),
         SolverKind::Adr => runner.run_adr(),
@@ -243,6 +260,7 @@ impl<T: Real> Runner<T> {
         let steps = s.steps;
         integrator.start(&mut self.state, &self.loads, self.backend.as_forces())?;
         self.observe(true)?;
+        self.mark_first_step();
         // Advance to the next step where the host looks at the state (a stability check,
         // an output, the end), so a backend may run the steps in between on its own; only a
         // snapshot and the end need the whole state back (a probe row is reduced where the
@@ -294,6 +312,7 @@ impl<T: Real> Runner<T> {
         self.loads.impose(0.0, &mut self.state.u, &mut self.state.v);
         self.state.v.iter_mut().for_each(|v| *v = T::zero());
         self.observe(true)?;
+        self.mark_first_step();
         let mut converged = false;
         let mut stop = Stop::Completed;
         match load_steps {
@@ -344,6 +363,11 @@ impl<T: Real> Runner<T> {
             Stop::Interrupted => self.interrupt(),
             Stop::Completed => Ok(stop),
         }
+    }
+
+    /// Record the time from process start to here, where the time loop begins.
+    fn mark_first_step(&mut self) {
+        self.summary.setup.to_first_step = self.opts.process_start.map(since);
     }
 
     /// Whether the run's cancel flag is set.
@@ -558,6 +582,7 @@ impl<T: Real> Runner<T> {
         s.phase_seconds.output = Some(self.output_seconds + t0.elapsed().as_secs_f64());
         s.wall_seconds = self.summary_start.elapsed().as_secs_f64();
         s.peak_rss_bytes = peak_rss_bytes();
+        s.process_seconds = self.opts.process_start.map(since);
         if let Some(dir) = &self.opts.out_dir {
             self.summary.write(&dir.join("summary.json"))?;
         }

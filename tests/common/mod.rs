@@ -42,6 +42,7 @@ pub fn problem(text: &str, overrides: &[&str]) -> Problem {
 pub fn run<T: Real>(problem: Problem) -> Outcome<T> {
     let opts = RunOptions {
         cancel: None,
+        process_start: None,
         subdomains: None,
         backend: BackendKind::CpuLoop,
         precision: Precision::F64,

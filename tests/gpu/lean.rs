@@ -21,6 +21,7 @@ use std::sync::Arc;
 fn device_run<T: Real>(problem: Problem) -> (Vec<f64>, usize) {
     let opts = RunOptions {
         cancel: None,
+        process_start: None,
         subdomains: None,
         backend: BackendKind::GpuLoop,
         // (`simulate` runs in `T`)

@@ -27,6 +27,7 @@ fn budget_run(
 ) -> peridot::solver::Outcome<f64> {
     let opts = RunOptions {
         cancel: None,
+        process_start: None,
         subdomains: Some(SubdomainRequest {
             budget: Some(budget.into()),
             ..Default::default()
@@ -313,6 +314,7 @@ fn adr_in_subdomains_on_the_gpu_reaches_the_cpu_equilibrium() {
     let run = |backend, subdomains| {
         let opts = RunOptions {
             cancel: None,
+            process_start: None,
             subdomains,
             backend,
             precision: Precision::F64,

@@ -50,26 +50,14 @@ impl<T: Real> CpuLoop<T> {
         let p = &problem;
         let (fam, m) = (&p.families, &p.material);
         let (pos, no_fail) = (&p.body.positions, &p.no_fail);
-        let per_bond: Vec<(T, T, u8)> = (0..p.body.len())
-            .into_par_iter()
-            .flat_map_iter(|i| {
-                fam.range(i).map(move |b| {
-                    let j = fam.neighbors[b] as usize;
-                    let x = bond_length(pos, i, j);
-                    let weight = bond_weight(p, b, j, x);
-                    let status = match p.initial_mu[b] {
-                        0 => BROKEN,
-                        _ if no_fail[i] || no_fail[j] => KEPT,
-                        _ => INTACT,
-                    };
-                    (T::of(x), T::of(weight), status)
-                })
-            })
-            .collect();
-        let length = per_bond.iter().map(|b| b.0).collect();
-        let weight = per_bond.iter().map(|b| b.1).collect();
-        let status = per_bond.iter().map(|b| b.2).collect();
-        drop(per_bond);
+        // (each array filled in place at its exact size: `Families::per_bond`)
+        let length = fam.per_bond(|i, _, j| T::of(bond_length(pos, i, j)));
+        let weight = fam.per_bond(|i, b, j| T::of(bond_weight(p, b, j, bond_length(pos, i, j))));
+        let status = fam.per_bond(|i, b, j| match p.initial_mu[b] {
+            0 => BROKEN,
+            _ if no_fail[i] || no_fail[j] => KEPT,
+            _ => INTACT,
+        });
         let coef = lps_coefficients(p);
         let to_t = |v: Vec<f64>| v.into_iter().map(T::of).collect::<Vec<T>>();
         let records = match m.law {

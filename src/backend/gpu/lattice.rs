@@ -17,8 +17,10 @@
 //!
 //! Units: m (positions, `dx`).
 
+use crate::geometry::Body;
 use crate::gpu::layout::{SlicedLayout, SLICE};
 use crate::material::constants::family_radius;
+use crate::model::Model;
 use crate::neighbors::{family_radius_squared, within_radius, Families};
 use crate::setup::Problem;
 use rayon::prelude::*;
@@ -39,7 +41,14 @@ impl Stencil {
     /// stencil reproduces; `None` otherwise (point clouds, removed shapes, several boxes
     /// that leave gaps).
     pub fn of(problem: &Problem) -> Option<Stencil> {
-        let body = &problem.body;
+        let stencil = Stencil::of_body(&problem.model, &problem.body)?;
+        stencil.reproduces(problem).then_some(stencil)
+    }
+
+    /// The stencil of `body` where it is a full box lattice in fill order, before any
+    /// family is known: what [`Stencil::of`] then checks against the families. A run on
+    /// `gpu-loop` asks it to set such a body up lean (no family held on the host).
+    pub fn of_body(model: &Model, body: &Body) -> Option<Stencil> {
         let (n, dim, dx) = (body.len(), body.dim(), body.dx);
         let mut dims = [1usize; 3];
         for (a, d) in dims.iter_mut().enumerate().take(dim) {
@@ -70,7 +79,7 @@ impl Stencil {
         // steps' lengths, less those no node of this box can take; ascending by node offset,
         // which for any one node is ascending by neighbour (its present slots have distinct
         // neighbours)
-        let radius = family_radius(problem.model.discretization.partial_volume, body.delta, dx);
+        let radius = family_radius(model.discretization.partial_volume, body.delta, dx);
         let r2 = family_radius_squared(radius);
         let reach = |a: usize| ((radius / dx).floor() as i64 + 1).min(dims[a] as i64 - 1);
         let origin = [0.0; 3];
@@ -88,12 +97,11 @@ impl Stencil {
         let offset = |s: &[i64; 3]| s[0] + dims[0] as i64 * (s[1] + dims[1] as i64 * s[2]);
         steps.sort_by_key(offset);
         let offsets = steps.iter().map(offset).collect();
-        let stencil = Stencil {
+        Some(Stencil {
             dims,
             steps,
             offsets,
-        };
-        stencil.reproduces(problem).then_some(stencil)
+        })
     }
 
     /// Whether every node's family is its present slots: bond by bond for stored families,

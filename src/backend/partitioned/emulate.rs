@@ -101,6 +101,7 @@ pub(super) fn problem_of(
         neighbor_search: problem.neighbor_search,
         bonds_stored: true,
         precracked,
+        setup: Default::default(),
     }
 }
 

@@ -14,10 +14,12 @@ use crate::backend::gpu::buffers::{upload, BrokenCounter};
 use crate::backend::gpu::lattice::Stencil;
 use crate::backend::gpu::rename;
 use crate::backend::gpu::time_loop::DeviceLoop;
+use crate::geometry::Body;
 use crate::gpu::device::driver_error;
 use crate::gpu::layout::{status_words, SlicedLayout, SLICE};
 use crate::gpu::Gpu;
 use crate::material::Law;
+use crate::model::Model;
 use crate::setup::Problem;
 use crate::{Error, Real, Result};
 use std::sync::Arc;
@@ -83,6 +85,13 @@ impl<T: Real> GpuLoop<T> {
     /// `lattice.rs`), else `None`: what [`GpuLoop::new`] decides.
     pub fn lattice(problem: &Problem) -> Option<Stencil> {
         lattice_of(problem)
+    }
+
+    /// Whether `body` of `model` is one [`GpuLoop::new`] would run without a neighbour list
+    /// (a full box lattice, `lattice.rs`), known before any family is searched, so that a run
+    /// can set it up lean: the stencil's kernels read no host family.
+    pub fn runs_listless(model: &Model, body: &Body) -> bool {
+        !crate::gpu::kernels::variant_off("PD_LATTICE") && Stencil::of_body(model, body).is_some()
     }
 
     /// [`device_bytes`](Self::device_bytes) of the form with the neighbour list, even where
