@@ -74,6 +74,10 @@ run() {
     WORK=/tmp/gpu-user-runs
     mkdir -p "$OUTDIR" "$WORK"
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+    # The disk's write speed where the runs write (2 GB through the page cache, then synced):
+    # what a snapshot costs at the least.
+    dd if=/dev/zero of="$WORK/dd.bin" bs=1M count=2000 conv=fsync 2>&1 | tail -1 | sed 's/^/disk: /'
+    rm -f "$WORK/dd.bin"
     echo "tag   run               nodes steps  process  summary  proc(s)  forces  transf  output  nsps(loop) nsps(proc) rss(GiB)" \
         >"$OUTDIR/table.txt"
     set +e
