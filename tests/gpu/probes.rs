@@ -17,6 +17,7 @@ use std::path::Path;
 /// The probe rows of a run of `text` on `backend`, written under `dir`.
 fn probe_rows(text: &str, backend: BackendKind, dir: &Path) -> Vec<Vec<f64>> {
     let opts = RunOptions {
+        process_start: None,
         cancel: None,
         subdomains: None,
         backend,
