@@ -11,6 +11,7 @@ pub mod linear;
 mod outputs;
 pub mod rigid;
 pub mod run;
+mod tips;
 
 pub use cancel::Cancel;
 pub use run::{run, simulate, Outcome, RunOptions};

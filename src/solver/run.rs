@@ -7,6 +7,7 @@
 use super::cancel::Cancel;
 use super::export::{export_matrices, Exported};
 use super::outputs::{self, initial_summary, Snapshot};
+use super::tips::TipOutput;
 use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::{self, Backend, BackendKind};
 use crate::dynamics::{Adr, AdrCall, Explicit, ExplicitCall, Loads, State, StepTimes};
@@ -187,6 +188,8 @@ struct Runner<T: Real> {
     /// The last steps a probe row and a snapshot were written at.
     probe_step: Option<usize>,
     snapshot_step: Option<usize>,
+    /// `crack_tips.csv` and its tracker, where the body can crack.
+    tips: Option<TipOutput>,
 }
 
 impl<T: Real> Runner<T> {
@@ -218,6 +221,7 @@ impl<T: Real> Runner<T> {
             summary_start: Instant::now(),
             probe_step: None,
             snapshot_step: None,
+            tips: TipOutput::open(&problem, dir)?,
             backend,
             problem,
         })
@@ -419,7 +423,8 @@ impl<T: Real> Runner<T> {
         let probe_every = out.probe_every.unwrap_or((steps / 100).max(1));
         let vtk_due = step == 0 || last || (out.vtk_every > 0 && step % out.vtk_every == 0);
         let probe_due = step % probe_every == 0 || last;
-        (self.vtk.is_some() && vtk_due) || (self.probes.is_some() && probe_due)
+        let tips_due = self.tips.as_ref().is_some_and(|t| t.due(step, last));
+        (self.vtk.is_some() && vtk_due) || (self.probes.is_some() && probe_due) || tips_due
     }
 
     /// Progress, probes and snapshots after a step; `last` forces a snapshot.
@@ -431,10 +436,15 @@ impl<T: Real> Runner<T> {
         let probe_every = out.probe_every.unwrap_or((steps / 100).max(1));
         let vtk_due = step == 0 || last || (out.vtk_every > 0 && step % out.vtk_every == 0);
         let probe_due = step % probe_every == 0 || last;
-        if !vtk_due && !probe_due {
+        let tips_due = self.tips.as_ref().is_some_and(|t| t.due(step, last));
+        if !vtk_due && !probe_due && !tips_due {
             return Ok(());
         }
         let t0 = Instant::now();
+        if let (Some(tips), true) = (self.tips.as_mut(), tips_due) {
+            let forces = self.backend.as_forces();
+            tips.sample(&self.problem, step, self.state.time, forces)?;
+        }
         if probe_due {
             self.write_probes()?;
         }
@@ -509,6 +519,7 @@ impl<T: Real> Runner<T> {
         s.final_time = self.state.time;
         s.broken_bonds = self.backend.broken_bonds();
         s.max_damage = phi.iter().cloned().fold(0.0, f64::max);
+        s.crack_tips = self.tips.as_ref().map(TipOutput::summary);
         s.phase_seconds.forces = Some(self.times.forces);
         s.phase_seconds.update = Some(self.times.update);
         s.node_steps_per_second = if loop_seconds > 0.0 {
