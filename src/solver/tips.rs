@@ -56,7 +56,7 @@ impl TipOutput {
 
     /// Whether a sample is due after `step` (`last`: the run's last step).
     pub(crate) fn due(&self, step: usize, last: bool) -> bool {
-        (step % self.every == 0 || last) && self.sampled != Some(step)
+        (step.is_multiple_of(self.every) || last) && self.sampled != Some(step)
     }
 
     /// Sample the damage of `forces` at `step`, time `time`.
