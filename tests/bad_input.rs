@@ -36,7 +36,7 @@ radius = 0.005
 shape = "notch"
 start = [0, 0.02]
 end = [0.01, 0.02]
-width = 1e-3
+width = 2e-3
 
 [[precrack]]
 start = [0.04, 0.02]
@@ -115,7 +115,7 @@ half_length = 0.01
 shape = "notch"
 start = [0, 0.005]
 end = [0.003, 0.005]
-width = 1e-3
+width = 2e-3
 
 [[precrack]]
 origin = [0.005, 0, 0.005]

@@ -30,7 +30,7 @@ max = [0.02, 0.01]
 shape = "notch"
 start = [0.0, 0.005]
 end = [0.003, 0.005]
-width = 1e-3
+width = 2e-3
 [[precrack]]
 start = [0.006, 0.005]
 end = [0.009, 0.005]
@@ -253,6 +253,31 @@ fn empty_bodies_regions_and_shapes_outside_the_body_are_refused() {
             => ["precrack.0", "entirely outside", "cuts no bond"];
         "second pre-crack outside": format!("{LATTICE}[[precrack]]\nstart = [0, -1]\nend = [1, -1]\n"),
             here, [] => ["precrack.1", "entirely outside"];
+    }
+}
+
+// Issue 16, no silent geometry: a shape or crack inside the body that does nothing at this
+// dx is refused by name, with dx. A circular hole of radius 0.3 mm centred between four
+// lattice points (dx = 1 mm) removes none; a notch 0.8 mm wide along the line between two
+// lattice rows removes none (the kalthoff_winkler_3d case: 1.5 mm slots at dx = 2.5 mm); a
+// pre-crack 0.1 um long placed off every lattice line crosses no bond of radius 3.015 mm;
+// an empty region names dx too.
+#[test]
+fn geometry_that_does_nothing_at_this_dx_is_refused() {
+    let here = Path::new(".");
+    let hole = r#"geometry.remove.0={shape = "circle", center = [0.01, 0.005], radius = 3e-4}"#;
+    let slot =
+        r#"geometry.remove.0={shape = "notch", start = [0.0, 0.005], end = [0.003, 0.005], width = 8e-4}"#;
+    cases! {
+        "hole between lattice points": LATTICE, here, [hole]
+            => ["geometry.remove.0", "removes no node", "dx = 0.001 m"];
+        "slot narrower than dx": LATTICE, here, [slot]
+            => ["geometry.remove.0", "removes no node", "dx = 0.001 m", "[[precrack]]"];
+        "pre-crack cutting no bond": LATTICE, here,
+            ["precrack.0.start=[0.0060001, 0.0050003]", "precrack.0.end=[0.0060002, 0.0050004]"]
+            => ["precrack.0", "cuts no bond", "dx = 0.001 m"];
+        "empty region": LATTICE, here, ["region.1.min=[0.5, 0]", "region.1.max=[0.6, 0.01]"]
+            => ["region.1", "selects no node at dx = 0.001 m"];
     }
 }
 

@@ -92,6 +92,12 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
         (true, Some(file)) => {
             let (positions, volumes) = read_points(&model_dir.join(file), dim)?;
             removals_reach(&removals, &[bounds(&positions)], dim)?;
+            let empty = removals
+                .iter()
+                .position(|r| !positions.iter().any(|p| r.contains(p)));
+            if let Some(k) = empty {
+                return Err(lattice::removes_nothing(k, &removals[k], dx, dim));
+            }
             positions
                 .into_iter()
                 .zip(volumes)

@@ -91,12 +91,35 @@ pub(crate) fn fill(
         dx,
         boxes: &preds,
         removals,
+        removed: vec![false; removals.len()],
         out: Vec::new(),
     };
     let all: Vec<usize> = (0..preds.len()).collect();
     let mut p = [0.0; 3];
     fill.axis(dim - 1, &all, &mut p);
+    if let Some(k) = fill.removed.iter().position(|&r| !r) {
+        return Err(removes_nothing(k, &removals[k], dx, dim));
+    }
     Ok(fill.out)
+}
+
+/// The error of a removed shape `k` that contains no node of the body (a lattice point of
+/// the boxes at spacing `dx`, or a point of a cloud): it would leave the body as it is,
+/// silently (a notch narrower than `dx` between two lattice rows, say).
+pub(crate) fn removes_nothing(k: usize, shape: &Predicate, dx: f64, dim: usize) -> Error {
+    let (lo, hi) = shape.bounds();
+    Error::model(
+        format!("geometry.remove.{k}"),
+        format!(
+            "the shape (spanning {} to {} m) removes no node at dx = {} m: no node of the body \
+             lies in it, so the body is as if it were not there; make it at least dx wide over \
+             a lattice row, decrease dx, or cut the bonds across it with a [[precrack]] \
+             instead",
+            super::shapes::show(&lo, dim),
+            super::shapes::show(&hi, dim),
+            num(dx)
+        ),
+    )
 }
 
 /// The lattice walk: axes from z (outer) down to x (inner).
@@ -106,6 +129,8 @@ struct Fill<'a> {
     dx: f64,
     boxes: &'a [Predicate],
     removals: &'a [Predicate],
+    /// Per removed shape, whether it took a lattice point of the boxes.
+    removed: Vec<bool>,
     out: Vec<[f64; 3]>,
 }
 
@@ -125,7 +150,7 @@ impl Fill<'_> {
                 p[axis] = self.origin[axis] + (k as f64 + 0.5) * self.dx;
                 if axis == 0 {
                     let inside = active.iter().any(|&b| self.boxes[b].contains(p));
-                    if inside && !self.removals.iter().any(|r| r.contains(p)) {
+                    if inside && !self.take(p) {
                         self.out.push(*p);
                     }
                 } else {
@@ -141,6 +166,19 @@ impl Fill<'_> {
             }
             next = next.max(hi + 1);
         }
+    }
+
+    /// Whether a removed shape contains the lattice point `p` of the boxes, marking every
+    /// shape that does.
+    fn take(&mut self, p: &[f64; 3]) -> bool {
+        let mut taken = false;
+        for (r, removed) in self.removals.iter().zip(self.removed.iter_mut()) {
+            if r.contains(p) {
+                *removed = true;
+                taken = true;
+            }
+        }
+        taken
     }
 
     /// Lattice indices on `axis` that may lie in `b`: a superset (one index of slack on each

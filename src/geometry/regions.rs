@@ -29,7 +29,8 @@ pub fn region_nodes(body: &Body, shape: &Shape, field: &str) -> Result<Vec<usize
         return Err(Error::model(
             field,
             format!(
-                "the shape selects no node; the body's nodes span {} to {} m",
+                "the shape selects no node at dx = {} m; the body's nodes span {} to {} m",
+                crate::model::validate::num(body.dx),
                 show(&body.bbox_min, dim),
                 show(&body.bbox_max, dim)
             ),

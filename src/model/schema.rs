@@ -343,6 +343,14 @@ pub struct Output {
     /// Write `damage.png`. Default true.
     #[serde(default = "yes")]
     pub image: bool,
+    /// Crack-tip samples (`crack_tips.csv`, `docs/crack-tips.md`) every this many steps.
+    /// Default: steps / 100, at least 1; 0 writes no crack tips.
+    #[serde(default)]
+    pub tips_every: Option<usize>,
+    /// Damage at or above which a node is a crack node for the tip finder. Default: the rule
+    /// of `docs/crack-tips.md` (0.38 at a horizon of 3.015 dx in 2D).
+    #[serde(default)]
+    pub tips_threshold: Option<f64>,
 }
 
 impl Default for Output {
@@ -353,6 +361,8 @@ impl Default for Output {
             probe_every: None,
             probes: Vec::new(),
             image: true,
+            tips_every: None,
+            tips_threshold: None,
         }
     }
 }

@@ -412,10 +412,18 @@ fn solver(s: &Solver) -> Result<()> {
     }
 }
 
-/// `[output]`: probe regions and interval.
+/// `[output]`: probe regions and interval, the crack-tip threshold.
 fn output(o: &Output, names: &[&str]) -> Result<()> {
     for (i, probe) in o.probes.iter().enumerate() {
         region_name(&format!("output.probes.{i}"), probe, names)?;
+    }
+    if let Some(t) = o.tips_threshold {
+        if !(t > 0.0 && t <= 1.0) {
+            return Err(Error::model(
+                "output.tips_threshold",
+                format!("must be a damage in (0, 1] (got {t}); leave it out for the default rule"),
+            ));
+        }
     }
     match o.probe_every {
         Some(0) => Err(Error::model(

@@ -9,6 +9,7 @@
 //! | `<stem>_<step:06>.vtu`, `<stem>.pvd` | [`vtk`] | per-node fields, a time series for ParaView |
 //! | `probes.csv` (name chosen by the caller) | [`probes`] | region-mean displacement and force per step |
 //! | `summary.json` | [`summary`] | run totals, the keys fixed by the contract |
+//! | `crack_tips.csv` | [`tips`] | crack tips per sample: id, position, speed |
 //! | `damage.png` | [`image`] | damage map (2D body, or the mid-plane slice of a 3D body) |
 //! | sparsity PNG | [`sparsity`] | where the non-zeros of sparse operators lie |
 //! | (stderr) | [`progress`] | progress bar or plain progress lines |
@@ -30,13 +31,16 @@ pub mod probes;
 pub mod progress;
 pub mod sparsity;
 pub mod summary;
+pub mod tips;
 pub mod vtk;
 
 pub use folder::OutputFolder;
 pub use image::write_damage_png;
 pub use probes::{ProbeRegions, ProbeValues, ProbeWriter};
 pub use progress::Progress;
-pub use summary::{peak_rss_bytes, PhaseSeconds, RunStatus, StaticSolveInfo, Summary};
+pub use summary::{
+    peak_rss_bytes, CrackTipSummary, PhaseSeconds, RunStatus, StaticSolveInfo, Summary,
+};
 pub use vtk::VtkSeries;
 
 use crate::Error;

@@ -8,8 +8,9 @@
 //! ended, [`RunStatus`]) and `static_residual` (`solve-static` only); beyond those,
 //! `neighbor_search` (`cpu` or `device`) says where the families were built, `setup` breaks
 //! the time before the first step into phases ([`SetupTimes`]) and `process_seconds` counts
-//! from process start (where the caller knows it). Optional keys are left out rather than written as `null`. Units are
-//! SI (seconds, metres, bytes); `static_residual` is whatever norm the static solver reports.
+//! from process start (where the caller knows it), and `crack_tips` ([`CrackTipSummary`])
+//! what the crack-tip samples found. Optional keys are left out rather than written as
+//! `null`. Units are SI (seconds, metres, bytes); `static_residual` is whatever norm the static solver reports.
 
 use super::write_atomically;
 use crate::setup::SetupTimes;
@@ -170,6 +171,31 @@ pub struct Summary {
     /// How a static solve went (`solve-static` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub static_solve: Option<StaticSolveInfo>,
+    /// The cracks' tips over the run (`run` where the body can crack; `crack_tips.csv`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crack_tips: Option<CrackTipSummary>,
+}
+
+/// The summary key `crack_tips`: what the tip samples of a run add up to
+/// (`docs/crack-tips.md`). Lengths in metres, speeds in m/s, times in seconds.
+#[derive(Serialize, Deserialize, Default, Clone, Debug, PartialEq)]
+#[serde(default)]
+pub struct CrackTipSummary {
+    /// Damage at or above which a node was a crack node.
+    pub threshold: f64,
+    /// Samples taken (rows of `crack_tips.csv` are per tip per sample).
+    pub samples: usize,
+    /// Tips over the run: the ids given out (a branch's children count as new tips).
+    pub tips: u64,
+    /// Tips of the last sample.
+    pub tips_at_end: usize,
+    /// The longest crack of any sample, along its skeleton, m.
+    pub longest_crack: f64,
+    /// The fastest tip speed fitted over at least one horizon of travel, m/s (0: none).
+    pub fastest_tip_speed: f64,
+    /// Time of the first sample that saw a tip branch, s (absent: no branching).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_branching_time: Option<f64>,
 }
 
 /// Details of a static solve, under the summary key `static_solve`.

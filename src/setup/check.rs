@@ -7,14 +7,16 @@
 //! (estimated from the boxes and `dx` before any lattice point is placed; counted for a
 //! cloud), an unreadable or malformed CSV file (naming the line and column), a cloud of fewer
 //! than 2 points or with a repeated point (naming both lines), an empty body, a body of one
-//! node and a removed shape lying entirely outside the body. Here, on the body: every region
-//! selects a node, every pre-crack comes within a bond's reach of a node, and the material
-//! gives finite, non-zero constants at this spacing. Lengths in metres, SI otherwise.
+//! node and a removed shape lying entirely outside the body or taking no node of it. Here, on
+//! the body: every region selects a node, every pre-crack cuts a bond (searched among the
+//! nodes near it only), and the material gives finite, non-zero constants at this spacing.
+//! Each message names the field and `dx`. Lengths in metres, SI otherwise.
 
-use crate::geometry::{build_body, region_nodes, Body};
+use crate::geometry::{bond_crosses_precrack, build_body, region_nodes, Body};
 use crate::material::constants::pmb_micromodulus;
 use crate::material::{family_radius, Law, MaterialConstants};
-use crate::model::Model;
+use crate::model::{Model, Precrack};
+use crate::neighbors::CellList;
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::path::Path;
@@ -49,21 +51,54 @@ fn precracks(model: &Model, body: &Body) -> Result<()> {
     {
         let Some(b) = b else { continue };
         let boxes = [b];
-        let reached = body.positions.par_iter().any(|x| super::in_any(&boxes, x));
-        if !reached {
+        let near: Vec<[f64; 3]> = body
+            .positions
+            .par_iter()
+            .filter(|x| super::in_any(&boxes, x))
+            .copied()
+            .collect();
+        if near.is_empty() {
             return Err(Error::model(
                 format!("precrack.{k}"),
                 format!(
                     "the pre-crack lies entirely outside the body: no node within the family \
-                     radius {} m of it, so it cuts no bond; the body's nodes span {} to {} m",
+                     radius {} m of it at dx = {} m, so it cuts no bond; the body's nodes \
+                     span {} to {} m",
                     num(radius),
+                    num(body.dx),
                     show(&body.bbox_min, body.dim()),
                     show(&body.bbox_max, body.dim())
                 ),
             ));
         }
+        if !cuts_a_bond(&model.precrack[k], body.dim(), &near, radius) {
+            return Err(Error::model(
+                format!("precrack.{k}"),
+                format!(
+                    "the pre-crack cuts no bond at dx = {} m (family radius {} m): no two \
+                     nodes within that radius lie strictly on opposite sides of it, so it \
+                     leaves the body intact; make it longer than dx, place it between lattice \
+                     rows, or decrease dx",
+                    num(body.dx),
+                    num(radius)
+                ),
+            ));
+        }
     }
     Ok(())
+}
+
+/// Whether `crack` crosses a bond between two of the nodes `near` (the nodes within `radius`
+/// of its bounding box, where every bond it crosses has both ends).
+fn cuts_a_bond(crack: &Precrack, dim: usize, near: &[[f64; 3]], radius: f64) -> bool {
+    let list = CellList::new(near, dim, radius);
+    (0..near.len()).into_par_iter().any(|i| {
+        let mut family = Vec::new();
+        list.family_into(i, &mut family);
+        family
+            .iter()
+            .any(|&j| bond_crosses_precrack(crack, dim, &near[i], &near[j as usize]))
+    })
 }
 
 /// The material at this discretization: its bond constants, the critical stretch, and the

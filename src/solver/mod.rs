@@ -13,6 +13,7 @@ mod outputs;
 pub mod rigid;
 pub mod run;
 mod snapshot_thread;
+mod tips;
 
 pub use cancel::Cancel;
 pub use run::{run, simulate, Outcome, RunOptions};

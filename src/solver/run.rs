@@ -8,6 +8,7 @@ use super::cancel::Cancel;
 use super::export::{export_matrices, Exported};
 use super::outputs::{self, initial_summary};
 use super::snapshot_thread::{OwnedSnapshot, SnapshotThread};
+use super::tips::TipOutput;
 use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::{self, Backend, BackendKind};
 use crate::dynamics::{Adr, AdrCall, Explicit, ExplicitCall, Loads, State, StepTimes};
@@ -208,6 +209,8 @@ struct Runner<T: Real> {
     /// The last steps a probe row and a snapshot were written at.
     probe_step: Option<usize>,
     snapshot_step: Option<usize>,
+    /// `crack_tips.csv` and its tracker, where the body can crack.
+    tips: Option<TipOutput>,
 }
 
 impl<T: Real> Runner<T> {
@@ -244,6 +247,7 @@ impl<T: Real> Runner<T> {
             summary_start: Instant::now(),
             probe_step: None,
             snapshot_step: None,
+            tips: TipOutput::open(&problem, dir)?,
             backend,
             problem,
         })
@@ -447,9 +451,11 @@ impl<T: Real> Runner<T> {
 }
 
 impl<T: Real> Runner<T> {
-    /// Whether [`Runner::observe`] writes anything (probes or a snapshot) after `step`.
+    /// Whether [`Runner::observe`] writes anything (probes, crack tips or a snapshot) after
+    /// `step`.
     fn writes_at(&self, step: usize, last: bool) -> bool {
-        self.snapshot_due(step, last) || self.probe_due(step, last)
+        let tips_due = self.tips.as_ref().is_some_and(|t| t.due(step, last));
+        self.snapshot_due(step, last) || self.probe_due(step, last) || tips_due
     }
 
     /// Whether a snapshot is written after `step` (`last`: the run's last step).
@@ -470,10 +476,15 @@ impl<T: Real> Runner<T> {
         let step = self.state.step;
         self.progress.set(step as u64);
         let (vtk_due, probe_due) = (self.snapshot_due(step, last), self.probe_due(step, last));
-        if !vtk_due && !probe_due {
+        let tips_due = self.tips.as_ref().is_some_and(|t| t.due(step, last));
+        if !vtk_due && !probe_due && !tips_due {
             return Ok(());
         }
         let t0 = Instant::now();
+        if let (Some(tips), true) = (self.tips.as_mut(), tips_due) {
+            let forces = self.backend.as_forces();
+            tips.sample(&self.problem, step, self.state.time, forces)?;
+        }
         if probe_due {
             self.write_probes()?;
         }
@@ -558,6 +569,7 @@ impl<T: Real> Runner<T> {
         s.final_time = self.state.time;
         s.broken_bonds = self.backend.broken_bonds();
         s.max_damage = phi.iter().cloned().fold(0.0, f64::max);
+        s.crack_tips = self.tips.as_ref().map(TipOutput::summary);
         s.phase_seconds.forces = Some(self.times.forces);
         s.phase_seconds.update = Some(self.times.update);
         s.node_steps_per_second = if loop_seconds > 0.0 {
