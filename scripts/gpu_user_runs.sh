@@ -9,7 +9,8 @@
 #       the runs below with the baseline (if present) and the new binary, interleaved
 #       ROUNDS times (default 1), then `peridot bench` of the same models and steps; a
 #       table of process wall, the summary's wall and phases, node-steps per second over
-#       the loop and over the process wall, and host peak memory. The table and one JSON line
+#       the loop and over the process wall, the summary's time to the first step, and host
+#       peak memory; the new binary starts with an empty kernel cache. The table and one JSON line
 #       per run (runs.jsonl: process wall, output bytes, summary) go to $OUT (or ./gpu-out).
 #       RUNS selects runs by label (default: all).
 set -euo pipefail
@@ -58,8 +59,9 @@ s = json.load(open(os.path.join(d, "summary.json")))
 p = s["phase_seconds"]
 wall = float(t1) - float(t0)
 work = s["nodes"] * s["steps"]
+first = s.get("setup", {}).get("to_first_step", 0)
 print(f"{tag:5s} {label:15s} {s['nodes']:>9d} {s['steps']:>5d} {wall:8.2f} {s['wall_seconds']:8.2f} "
-      f"{s.get('process_seconds', 0):8.2f} {p.get('forces', 0):7.2f} {p.get('transfers', 0):7.2f} "
+      f"{first:8.2f} {p.get('forces', 0):7.2f} {p.get('transfers', 0):7.2f} "
       f"{p.get('output', 0):7.2f} {s['node_steps_per_second']:10.3e} {work / wall:10.3e} "
       f"{s['peak_rss_bytes'] / 2**30:6.2f}")
 PY
@@ -73,12 +75,15 @@ run() {
     OUTDIR="${OUT:-$PWD/gpu-out}"
     WORK=/tmp/gpu-user-runs
     mkdir -p "$OUTDIR" "$WORK"
+    # A fresh kernel cache: the first run of the new binary compiles, the later ones load.
+    export PERIDOT_CACHE_DIR="$WORK/kernel-cache"
+    rm -rf "$PERIDOT_CACHE_DIR"
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
     # The disk's write speed where the runs write (2 GB through the page cache, then synced):
     # what a snapshot costs at the least.
     dd if=/dev/zero of="$WORK/dd.bin" bs=1M count=2000 conv=fsync 2>&1 | tail -1 | sed 's/^/disk: /'
     rm -f "$WORK/dd.bin"
-    echo "tag   run               nodes steps  process  summary  proc(s)  forces  transf  output  nsps(loop) nsps(proc) rss(GiB)" \
+    echo "tag   run               nodes steps  process  summary  1ststep  forces  transf  output  nsps(loop) nsps(proc) rss(GiB)" \
         >"$OUTDIR/table.txt"
     set +e
     for round in $(seq "${ROUNDS:-1}"); do

@@ -11,6 +11,7 @@ use crate::output::tips::{
 use crate::output::CrackTipSummary;
 use crate::setup::Problem;
 use crate::{Real, Result};
+use rayon::prelude::*;
 use std::path::Path;
 
 /// The crack-tip output of one run.
@@ -70,7 +71,7 @@ impl TipOutput {
         let body = &problem.body;
         let mut phi = vec![T::zero(); body.len()];
         forces.damage(&mut phi)?;
-        let damage: Vec<f64> = phi.into_iter().map(|x| x.f64()).collect();
+        let damage: Vec<f64> = phi.into_par_iter().map(|x| x.f64()).collect();
         let field = DamageField {
             positions: &body.positions,
             dim: body.dim(),

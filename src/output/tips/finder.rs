@@ -20,6 +20,7 @@
 //!    (a crack between two lattice rows damages both).
 
 use crate::neighbors::CellList;
+use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -61,16 +62,21 @@ pub struct Crack {
 pub fn find_cracks(field: &DamageField) -> Vec<Crack> {
     assert_eq!(field.damage.len(), field.positions.len(), "damage per node");
     assert_eq!(field.excluded.len(), field.positions.len(), "mask per node");
-    let over = |i: usize| field.damage[i] >= field.threshold;
-    let crack: Vec<usize> = (0..field.positions.len())
-        .filter(|&i| over(i) && !field.excluded[i])
+    let over = |i: &usize| field.damage[*i] >= field.threshold;
+    let n = field.positions.len();
+    let crack: Vec<usize> = (0..n)
+        .into_par_iter()
+        .filter(|i| over(i) && !field.excluded[*i])
         .collect();
     if crack.is_empty() {
         return Vec::new();
     }
     // The crack nodes first, then the damaged excluded ones (which only mark where a crack
     // runs into the exclusion zone).
-    let outside = (0..field.positions.len()).filter(|&i| over(i) && field.excluded[i]);
+    let outside: Vec<usize> = (0..n)
+        .into_par_iter()
+        .filter(|i| over(i) && field.excluded[*i])
+        .collect();
     let nodes: Vec<usize> = crack.iter().copied().chain(outside).collect();
     let points: Vec<[f64; 3]> = nodes.iter().map(|&i| field.positions[i]).collect();
     let link = LINK_SPACINGS * field.dx;
@@ -146,11 +152,14 @@ impl<'a> Graph<'a> {
     fn crack(&self, comp: &[usize], min_branch: f64, walk: &mut Walk) -> Option<Crack> {
         walk.run(self, comp, &[comp[0]]);
         let first = walk.farthest(comp);
-        let mut skeleton = vec![first];
         let mut ends = vec![first];
         let mut length = 0.0;
+        // Distances to the skeleton so far: a full walk from its first node, then after each
+        // branch only the improvements the branch's nodes bring (distances only shrink), so
+        // a crack with many branches costs a few walks, not one per branch.
+        walk.run(self, comp, &[first]);
+        let mut branch = Vec::new();
         loop {
-            walk.run(self, comp, &skeleton);
             let end = walk.farthest(comp);
             let reach = walk.dist[end];
             if reach < min_branch {
@@ -158,11 +167,13 @@ impl<'a> Graph<'a> {
             }
             length += reach;
             ends.push(end);
+            branch.clear();
             let mut k = end;
             while walk.dist[k] > 0.0 {
-                skeleton.push(k);
+                branch.push(k);
                 k = walk.pred[k] as usize;
             }
+            walk.extend(self, &branch);
         }
         walk.reset(comp);
         if ends.len() < 2 {
@@ -236,6 +247,12 @@ impl Walk {
 
     fn run(&mut self, graph: &Graph, comp: &[usize], sources: &[usize]) {
         self.reset(comp);
+        self.extend(graph, sources);
+    }
+
+    /// Add `sources` (distance zero) to the current walk and lower the distances they
+    /// shorten; nodes they do not bring closer are not visited.
+    fn extend(&mut self, graph: &Graph, sources: &[usize]) {
         let mut heap = BinaryHeap::new();
         for &s in sources {
             self.dist[s] = 0.0;
