@@ -25,7 +25,7 @@ pub use factory::create;
 pub use gpu::{GpuLoop, GpuMatrix};
 pub use kind::{resolve_auto, BackendKind};
 
-use crate::dynamics::{AdrCall, ExplicitCall, Forces, State};
+use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::partition::StreamReport;
 use crate::{Real, Result};
 
@@ -91,6 +91,15 @@ pub trait Backend<T: Real>: Forces<T> {
     /// holds them elsewhere (a device). The default has nothing to do.
     fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
         let _ = state;
+        Ok(())
+    }
+
+    /// Bring `adr`'s history (the last free force, whether it has started) up to date where
+    /// the backend iterates ADR elsewhere (a device), for a restart checkpoint. A backend
+    /// makes its device buffers from the `Adr` of its first iteration, so one restored from
+    /// a checkpoint reaches the device that way. The default has nothing to do.
+    fn sync_adr(&mut self, adr: &mut Adr<T>) -> Result<()> {
+        let _ = adr;
         Ok(())
     }
 

@@ -343,6 +343,13 @@ pub struct Output {
     /// Write `damage.png`. Default true.
     #[serde(default = "yes")]
     pub image: bool,
+    /// Write a restart checkpoint every this many steps (ADR: iterations); absent or 0:
+    /// none (an interrupted run still writes one).
+    #[serde(default)]
+    pub checkpoint_every: Option<usize>,
+    /// How many checkpoints to keep, the newest; older ones are removed. Default 2.
+    #[serde(default)]
+    pub checkpoint_keep: Option<usize>,
 }
 
 impl Default for Output {
@@ -353,6 +360,8 @@ impl Default for Output {
             probe_every: None,
             probes: Vec::new(),
             image: true,
+            checkpoint_every: None,
+            checkpoint_keep: None,
         }
     }
 }

@@ -2,13 +2,14 @@
 //! drives any backend through the time-stepping algorithms of `crate::dynamics`; the static
 //! solve (`implicit.rs`, `linear.rs`, `rigid.rs`); the matrix export (`export.rs`); and the
 //! output steps `run` and `solve-static` share (`outputs.rs`); the flag that cancels a run
-//! (`cancel.rs`).
+//! (`cancel.rs`); checkpoints and restarts (`restart.rs`).
 
 pub mod cancel;
 pub mod export;
 pub mod implicit;
 pub mod linear;
 mod outputs;
+pub mod restart;
 pub mod rigid;
 pub mod run;
 

@@ -10,7 +10,7 @@ use crate::backend::gpu::buffers::download;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::gpu::{adr, device_fault, rename};
 use crate::backend::{Backend, Footprint};
-use crate::dynamics::{AdrCall, ExplicitCall, Forces, State};
+use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::gpu::layout::{status_words, unpack_status};
 use crate::material::Law;
 use crate::{Real, Result};
@@ -144,6 +144,10 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
 
     fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
         adr::sync_state(self, NAME, state)
+    }
+
+    fn sync_adr(&mut self, adr: &mut Adr<T>) -> Result<()> {
+        adr::sync_adr(self, NAME, adr)
     }
 
     fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
