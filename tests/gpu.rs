@@ -15,6 +15,8 @@ mod common;
 mod lean;
 #[path = "gpu/neighbors.rs"]
 mod neighbors;
+#[path = "gpu/restart.rs"]
+mod restart;
 #[path = "gpu/stream.rs"]
 mod stream;
 
