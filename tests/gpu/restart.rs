@@ -12,7 +12,7 @@ use peridot::backend::BackendKind;
 use peridot::output::checkpoint;
 use peridot::solver::run::simulate_from;
 use peridot::solver::RunOptions;
-use peridot::{Precision, Real};
+use peridot::Real;
 use std::path::Path;
 
 /// The end of a run of `text` on `backend` in `T` into `out`, resumed from `restart` if
