@@ -8,6 +8,7 @@
 mod common;
 
 use common::cli::{peridot, stderr, write_model, TINY, TINY_ADR};
+use peridot::backend::partitioned::SubdomainRequest;
 use peridot::backend::BackendKind;
 use peridot::output::checkpoint;
 use peridot::output::Summary;
@@ -100,6 +101,30 @@ fn explicit_restart_is_bitwise_on_cpu_loop() {
 #[test]
 fn explicit_restart_is_bitwise_on_cpu_matrix() {
     explicit_resumes_bitwise(BackendKind::CpuMatrix);
+}
+
+/// The same on the CPU emulation of subdomains (`cpu-loop --subdomains 3`): the restored
+/// bond status reaches every subdomain.
+#[test]
+fn explicit_restart_is_bitwise_in_subdomains() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (full, part) = (tmp.path().join("full"), tmp.path().join("part"));
+    let mut opts = options(BackendKind::CpuLoop, &full, None);
+    opts.subdomains = Some(SubdomainRequest {
+        count: Some(3),
+        budget: None,
+        streamed: false,
+    });
+    let long: Vec<&str> = [BREAKING, &["solver.steps=60"]].concat();
+    let a = simulate_from::<f64>(common::problem(TINY, &long), &opts, None).unwrap();
+    assert_eq!(a.backend.name(), "cpu-loop-partitioned");
+    let short: Vec<&str> = [BREAKING, &["output.checkpoint_every=20", "solver.steps=30"]].concat();
+    opts.out_dir = Some(part.clone());
+    simulate_from::<f64>(common::problem(TINY, &short), &opts, None).unwrap();
+    let b = simulate_from::<f64>(common::problem(TINY, &long), &opts, Some(&part)).unwrap();
+    assert_eq!(b.summary.restarted_from_step, Some(20));
+    assert_eq!(b.backend.name(), "cpu-loop-partitioned");
+    assert_same_end(&a, &full, &b, &part);
 }
 
 /// ADR with bonds breaking, with and without load steps: resumed from a checkpoint in the

@@ -109,6 +109,7 @@ critical_stretch = 0.01
 dimension = "plane-stress"
 thickness = 1e-3
 dx = 1e-3
+horizon_factor = 3.015
 [geometry]
 box = [{ min = [0, 0], max = [0.02, 0.01] }]
 [solver]
