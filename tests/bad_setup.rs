@@ -266,8 +266,7 @@ fn empty_bodies_regions_and_shapes_outside_the_body_are_refused() {
 fn geometry_that_does_nothing_at_this_dx_is_refused() {
     let here = Path::new(".");
     let hole = r#"geometry.remove.0={shape = "circle", center = [0.01, 0.005], radius = 3e-4}"#;
-    let slot =
-        r#"geometry.remove.0={shape = "notch", start = [0.0, 0.005], end = [0.003, 0.005], width = 8e-4}"#;
+    let slot = r#"geometry.remove.0={shape = "notch", start = [0.0, 0.005], end = [0.003, 0.005], width = 8e-4}"#;
     cases! {
         "hole between lattice points": LATTICE, here, [hole]
             => ["geometry.remove.0", "removes no node", "dx = 0.001 m"];

@@ -81,7 +81,11 @@ fn straight_interior_crack_has_two_tips() {
     assert_eq!(cracks.len(), 1);
     let c = &cracks[0];
     assert_eq!(c.nodes, 36);
-    assert!((c.length - (16.0 + 2f64.sqrt())).abs() < 1e-12, "{}", c.length);
+    assert!(
+        (c.length - (16.0 + 2f64.sqrt())).abs() < 1e-12,
+        "{}",
+        c.length
+    );
     let mut tips = c.tips.clone();
     tips.sort_by(|a, b| a[0].total_cmp(&b[0]));
     assert_eq!(tips, vec![[12.0, 15.0, 0.0], [28.0, 15.0, 0.0]]);
@@ -96,7 +100,11 @@ fn crack_from_an_edge_has_one_tip() {
     assert_eq!(cracks.len(), 1);
     let c = &cracks[0];
     assert_eq!(c.nodes, 32);
-    assert!((c.length - (14.0 + 2f64.sqrt())).abs() < 1e-12, "{}", c.length);
+    assert!(
+        (c.length - (14.0 + 2f64.sqrt())).abs() < 1e-12,
+        "{}",
+        c.length
+    );
     assert_eq!(c.tips, vec![[18.0, 15.0, 0.0]]);
 }
 
@@ -171,7 +179,13 @@ fn precracked_plate_tips_run_straight_below_rayleigh_speed() {
     let out = tempfile::tempdir().unwrap();
     let dx = 0.5e-3;
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_peridot"))
-        .args(["run", "models/precracked_plate_2d.toml", "--backend", "cpu-loop", "--quiet"])
+        .args([
+            "run",
+            "models/precracked_plate_2d.toml",
+            "--backend",
+            "cpu-loop",
+            "--quiet",
+        ])
         .args(["--out", out.path().to_str().unwrap()])
         .args(["--set", "discretization.dx=0.5e-3"])
         .args(["--set", "material.critical_stretch=0.03162"])
@@ -229,5 +243,8 @@ fn precracked_plate_tips_run_straight_below_rayleigh_speed() {
     assert!(tips.get("first_branching_time").is_none(), "{tips}");
     let fastest = tips["fastest_tip_speed"].as_f64().unwrap();
     assert!(fastest > 0.0 && fastest < c_r, "{tips}");
-    assert!(tips["longest_crack"].as_f64().unwrap() > 0.01 - 4.0 * dx, "{tips}");
+    assert!(
+        tips["longest_crack"].as_f64().unwrap() > 0.01 - 4.0 * dx,
+        "{tips}"
+    );
 }

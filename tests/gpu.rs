@@ -19,6 +19,8 @@ mod lean;
 mod neighbors;
 #[path = "gpu/probes.rs"]
 mod probes;
+#[path = "gpu/restart.rs"]
+mod restart;
 #[path = "gpu/stream.rs"]
 mod stream;
 

@@ -25,7 +25,7 @@ pub use factory::create;
 pub use gpu::{GpuLoop, GpuMatrix};
 pub use kind::{resolve_auto, BackendKind};
 
-use crate::dynamics::{AdrCall, ExplicitCall, Forces, State};
+use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::partition::StreamReport;
 use crate::{Real, Result};
@@ -95,6 +95,15 @@ pub trait Backend<T: Real>: Forces<T> {
         Ok(())
     }
 
+    /// Bring `adr`'s history (the last free force, whether it has started) up to date where
+    /// the backend iterates ADR elsewhere (a device), for a restart checkpoint. A backend
+    /// makes its device buffers from the `Adr` of its first iteration, so one restored from
+    /// a checkpoint reaches the device that way. The default has nothing to do.
+    fn sync_adr(&mut self, adr: &mut Adr<T>) -> Result<()> {
+        let _ = adr;
+        Ok(())
+    }
+
     /// Largest absolute displacement of `state` for the stability check, `None` if any entry
     /// is not finite. The default reads `state.u`; a backend whose `advance_explicit` keeps
     /// the state on a device answers from there.
@@ -106,7 +115,11 @@ pub trait Backend<T: Real>: Forces<T> {
     /// The default reads `state.u` and `state.f` ([`ProbeRegions::on_host`]); a backend
     /// whose `advance_explicit` keeps the state on a device reduces them there, so a probe
     /// row needs a few numbers copied back, not the state.
-    fn probe_values(&mut self, state: &State<T>, regions: &ProbeRegions) -> Result<Vec<ProbeValues>> {
+    fn probe_values(
+        &mut self,
+        state: &State<T>,
+        regions: &ProbeRegions,
+    ) -> Result<Vec<ProbeValues>> {
         Ok(regions.on_host(&state.u, &state.f))
     }
 }

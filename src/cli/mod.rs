@@ -107,6 +107,13 @@ pub enum Command {
         /// fit on the device at once.
         #[arg(long)]
         streamed: bool,
+        /// Resume from the latest checkpoint in this output folder of an earlier run of the
+        /// same model; writes on into `--out` (default: that folder).
+        #[arg(long, value_name = "DIR")]
+        restart: Option<PathBuf>,
+        /// Write a restart checkpoint every N steps (overrides output.checkpoint_every).
+        #[arg(long, value_name = "N")]
+        checkpoint_every: Option<usize>,
     },
     /// Write sparse matrices (K, B, Theta) as Matrix Market files plus a JSON sidecar,
     /// node coordinates and volumes (CSV) and boundary-condition node sets (JSON).
@@ -199,21 +206,25 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             subdomains,
             gpu_memory_budget,
             streamed,
+            restart,
+            checkpoint_every,
         } => {
             let request = peridot::backend::partitioned::SubdomainRequest {
                 count: subdomains,
                 budget: gpu_memory_budget,
                 streamed,
             };
-            run::run(
-                &model,
+            let flags = run::RunFlags {
                 out,
                 backend,
                 precision,
                 quiet,
                 export_stiffness,
-                request,
-            )
+                subdomains: request,
+                restart,
+                checkpoint_every,
+            };
+            run::run(&model, flags)
         }
         Command::ExportMatrix {
             model,

@@ -6,25 +6,44 @@ use peridot::backend::partitioned::SubdomainRequest;
 use peridot::backend::{BackendKind, GpuLoop};
 use peridot::output::RunStatus;
 use peridot::setup::{memory, timed, Problem};
-use peridot::solver::run::run_and_export_stiffness;
+use peridot::solver::run::{run_and_export_stiffness, run_restarted};
 use peridot::solver::{run as simulate, RunOptions};
 use peridot::Precision;
 use std::path::PathBuf;
 
-pub fn run(
-    args: &ModelArgs,
-    out: Option<PathBuf>,
-    backend: BackendKind,
-    precision: Precision,
-    quiet: bool,
-    export_stiffness: bool,
-    subdomains: SubdomainRequest,
-) -> anyhow::Result<()> {
+/// The options of `peridot run` beyond the model.
+pub struct RunFlags {
+    pub out: Option<PathBuf>,
+    pub backend: BackendKind,
+    pub precision: Precision,
+    pub quiet: bool,
+    pub export_stiffness: bool,
+    pub subdomains: SubdomainRequest,
+    /// `--restart DIR`: resume from the latest checkpoint in `DIR`.
+    pub restart: Option<PathBuf>,
+    /// `--checkpoint-every N`.
+    pub checkpoint_every: Option<usize>,
+}
+
+pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
+    let RunFlags {
+        out,
+        backend,
+        precision,
+        quiet,
+        export_stiffness,
+        subdomains,
+        restart,
+        checkpoint_every,
+    } = flags;
     // From here SIGINT / SIGTERM stop the run after a step (`signals.rs`); one that comes
     // during setup stops it at step 0, after that step's outputs.
     let cancel = signals::install()?;
     let (loaded, parse_seconds) = timed(|| load_model(args));
-    let (model, dir) = loaded?;
+    let (mut model, dir) = loaded?;
+    if checkpoint_every.is_some() {
+        model.output.checkpoint_every = checkpoint_every;
+    }
     let nothing_to_stream = subdomains.count.is_none()
         && subdomains.budget.is_none()
         && model.solver.gpu_memory_budget.is_none();
@@ -62,7 +81,9 @@ pub fn run(
         Precision::F32 => 4,
         Precision::F64 => 8,
     };
-    let may_be_lean = backend == BackendKind::GpuLoop && !export_stiffness;
+    // (a restart sets the checkpoint's bond status as the problem's initial one, which needs
+    // the bonds stored)
+    let may_be_lean = backend == BackendKind::GpuLoop && !export_stiffness && restart.is_none();
     let held = memory::host_estimate(&model, nodes, p, may_be_lean);
     memory::check(&held, args.memory_limit_bytes()?, "this model")?;
     let (body, body_seconds) = timed(|| peridot::setup::checked_body(&model, &dir));
@@ -79,7 +100,9 @@ pub fn run(
     };
     problem.setup.parse = Some(parse_seconds);
     problem.setup.body = Some(body_seconds);
-    let out_dir = out.unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
+    let out_dir = out
+        .or_else(|| restart.clone())
+        .unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
     let opts = RunOptions {
         backend,
         precision,
@@ -89,11 +112,14 @@ pub fn run(
         cancel: Some(cancel),
         process_start: Some(process_start()),
     };
-    let s = if export_stiffness {
-        run_and_export_stiffness(problem, &opts)?
-    } else {
-        simulate(problem, &opts)?
+    let s = match (export_stiffness, &restart) {
+        (true, _) => run_and_export_stiffness(problem, &opts, restart.as_deref())?,
+        (false, Some(from)) => run_restarted(problem, &opts, from)?,
+        (false, None) => simulate(problem, &opts)?,
     };
+    if let Some(step) = s.restarted_from_step {
+        println!("resumed from the checkpoint of step {step}");
+    }
     println!(
         "{}: {} nodes, {} bonds, {} steps of {:.4e} s in {:.2} s ({:.3e} node-steps/s), \
          {} broken bonds, max damage {:.3}",

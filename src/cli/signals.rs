@@ -109,9 +109,11 @@ impl fmt::Display for Interrupted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "interrupted by {} at step {}; the outputs of that step and summary.json are in {}",
+            "interrupted by {} at step {}; the outputs of that step and summary.json are in {} \
+             (resume with --restart {})",
             self.signal_name(),
             self.step,
+            self.out_dir.display(),
             self.out_dir.display()
         )
     }

@@ -26,6 +26,18 @@ impl<T: Real> AdrCall<'_, T> {
     }
 }
 
+/// What an ADR iteration carries from one iteration to the next beyond the body's [`State`]
+/// (the density `lambda` is made again from the problem): a restart checkpoint stores it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdrHistory<T> {
+    /// `F^{n-1}`, the last iteration's free force.
+    pub f_prev: Vec<T>,
+    /// Whether the first iteration (velocity start rule) has run.
+    pub started: bool,
+    /// Relative residual of the last iteration.
+    pub residual: f64,
+}
+
 /// ADR iteration state beyond the body's [`State`].
 pub struct Adr<T: Real> {
     /// Fictitious density per dof (force density per displacement), N/m^4.
@@ -64,6 +76,25 @@ impl<T: Real> Adr<T> {
     /// Whether bonds may break.
     pub fn damage(&self) -> bool {
         self.damage
+    }
+
+    /// What the next iteration needs of the past ones.
+    pub fn history(&self) -> AdrHistory<T> {
+        AdrHistory {
+            f_prev: self.f_prev.clone(),
+            started: self.started,
+            residual: self.residual,
+        }
+    }
+
+    /// Take up the iteration from `history` (of an ADR of the same size; a backend that
+    /// iterates on a device reads it when it makes its buffers). Panics on a size mismatch:
+    /// the caller checks the checkpoint's node count first.
+    pub fn restore(&mut self, history: AdrHistory<T>) {
+        assert_eq!(history.f_prev.len(), self.f_prev.len(), "ADR history size");
+        self.f_prev = history.f_prev;
+        self.started = history.started;
+        self.residual = history.residual;
     }
 
     /// One iteration towards the load at time `t1 = state.time + h` (`h` = 1, or a whole load

@@ -13,7 +13,7 @@ pub mod forces;
 pub mod loads;
 pub mod state;
 
-pub use adr::{Adr, AdrCall};
+pub use adr::{Adr, AdrCall, AdrHistory};
 pub use explicit::{Explicit, ExplicitCall, StepTimes};
 pub use forces::{AsForces, Forces};
 pub use loads::Loads;

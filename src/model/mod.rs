@@ -7,6 +7,7 @@
 //! dotted field path, the value and the allowed range.
 
 mod deserialize;
+pub mod fingerprint;
 mod located;
 pub mod overrides;
 pub mod schema;

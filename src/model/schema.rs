@@ -351,6 +351,13 @@ pub struct Output {
     /// of `docs/crack-tips.md` (0.38 at a horizon of 3.015 dx in 2D).
     #[serde(default)]
     pub tips_threshold: Option<f64>,
+    /// Write a restart checkpoint every this many steps (ADR: iterations); absent or 0:
+    /// none (an interrupted run still writes one).
+    #[serde(default)]
+    pub checkpoint_every: Option<usize>,
+    /// How many checkpoints to keep, the newest; older ones are removed. Default 2.
+    #[serde(default)]
+    pub checkpoint_keep: Option<usize>,
 }
 
 impl Default for Output {
@@ -363,6 +370,8 @@ impl Default for Output {
             image: true,
             tips_every: None,
             tips_threshold: None,
+            checkpoint_every: None,
+            checkpoint_keep: None,
         }
     }
 }

@@ -425,6 +425,12 @@ fn output(o: &Output, names: &[&str]) -> Result<()> {
             ));
         }
     }
+    if o.checkpoint_keep == Some(0) {
+        return Err(Error::model(
+            "output.checkpoint_keep",
+            "must be >= 1 when given (got 0); leave it out to keep the last 2",
+        ));
+    }
     match o.probe_every {
         Some(0) => Err(Error::model(
             "output.probe_every",

@@ -10,6 +10,7 @@
 //! | `probes.csv` (name chosen by the caller) | [`probes`] | region-mean displacement and force per step |
 //! | `summary.json` | [`summary`] | run totals, the keys fixed by the contract |
 //! | `crack_tips.csv` | [`tips`] | crack tips per sample: id, position, speed |
+//! | `checkpoints/step_<step:08>.ckpt` | [`checkpoint`] | restart state, versioned and checksummed |
 //! | `damage.png` | [`image`] | damage map (2D body, or the mid-plane slice of a 3D body) |
 //! | sparsity PNG | [`sparsity`] | where the non-zeros of sparse operators lie |
 //! | (stderr) | [`progress`] | progress bar or plain progress lines |
@@ -22,6 +23,7 @@
 //! that do not match, an empty body for the PNG) are reported the same way, as an
 //! `InvalidInput` I/O error naming the file that could not be written, never as a panic.
 
+pub mod checkpoint;
 pub mod export;
 pub mod folder;
 mod font;

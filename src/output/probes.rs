@@ -36,7 +36,11 @@ pub struct ProbeRegions {
 
 impl ProbeRegions {
     /// Regions of `nodes` lists, volumes from `volumes` (per node of the body).
-    pub fn new<'a>(dim: usize, nodes: impl IntoIterator<Item = &'a [usize]>, volumes: &[f64]) -> Self {
+    pub fn new<'a>(
+        dim: usize,
+        nodes: impl IntoIterator<Item = &'a [usize]>,
+        volumes: &[f64],
+    ) -> Self {
         let regions = nodes
             .into_iter()
             .map(|list| (list.to_vec(), list.iter().map(|&i| volumes[i]).collect()))
@@ -98,16 +102,33 @@ impl ProbeWriter {
             }
         }
         header.push('\n');
+        Self::starting_with(path, header.as_bytes(), names.len(), dim)
+    }
+
+    /// Continue a probe file whose content up to a restart step is `text` (header and rows,
+    /// as a checkpoint kept it): `path` is written with `text`, and rows are appended.
+    pub fn resume(path: &Path, text: &[u8], names: &[String], dim: usize) -> crate::Result<Self> {
+        if !text.starts_with(b"step,time") {
+            return Err(invalid_input(
+                path,
+                "the restart's probe rows have no header",
+            ));
+        }
+        Self::starting_with(path, text, names.len(), dim)
+    }
+
+    /// A writer of `path` that starts with `text`.
+    fn starting_with(path: &Path, text: &[u8], regions: usize, dim: usize) -> crate::Result<Self> {
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
         let mut writer = BufWriter::new(file);
         writer
-            .write_all(header.as_bytes())
+            .write_all(text)
             .and_then(|()| writer.flush())
             .map_err(|e| Error::io(path, e))?;
         Ok(ProbeWriter {
             path: path.to_path_buf(),
             writer,
-            regions: names.len(),
+            regions,
             dim,
             line: String::new(),
         })

@@ -163,6 +163,12 @@ pub struct Summary {
     /// The step an interrupted or unstable run stopped at.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_at_step: Option<usize>,
+    /// The step of the checkpoint a restarted run (`--restart`) resumed from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restarted_from_step: Option<usize>,
+    /// The last checkpoint this run wrote (a path), where it wrote one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_checkpoint: Option<String>,
     /// Why the run stopped before its end time, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<String>,

@@ -55,6 +55,58 @@ impl VtkSeries {
         })
     }
 
+    /// Continue a series at a restart: the snapshots `entries` (`(step, time, file name)`, in
+    /// step order, as a checkpoint kept them) are listed again in a rewritten `.pvd`. Their
+    /// files are looked for in `from` and copied into `dir` where the two differ; a snapshot
+    /// file in `dir` at or after `after` that is not listed (written by the interrupted run
+    /// after its checkpoint) is removed.
+    pub fn resume(
+        dir: &Path,
+        stem: &str,
+        entries: Vec<(usize, f64, String)>,
+        from: &Path,
+        after: usize,
+    ) -> crate::Result<Self> {
+        let mut series = VtkSeries::new(dir, stem)?;
+        for (_, _, name) in &entries {
+            let (src, dst) = (from.join(name), dir.join(name));
+            if src != dst && !dst.exists() {
+                std::fs::copy(&src, &dst).map_err(|e| Error::io(&src, e))?;
+            }
+        }
+        series.entries = entries;
+        series.remove_unlisted(after)?;
+        series.write_pvd()?;
+        Ok(series)
+    }
+
+    /// Remove `<stem>_<step>.vtu` files of steps from `after` on that the series does not
+    /// list.
+    fn remove_unlisted(&self, after: usize) -> crate::Result<()> {
+        let Ok(files) = std::fs::read_dir(&self.dir) else {
+            return Ok(());
+        };
+        let prefix = format!("{}_", self.stem);
+        for file in files.flatten() {
+            let name = file.file_name().to_string_lossy().into_owned();
+            let step = name
+                .strip_prefix(&prefix)
+                .and_then(|r| r.strip_suffix(".vtu"))
+                .and_then(|r| r.parse::<usize>().ok());
+            let listed = self.entries.iter().any(|e| e.2 == name);
+            if step.is_some_and(|s| s >= after) && !listed {
+                let path = file.path();
+                std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The snapshots written so far: `(step, time, file name)`, in step order.
+    pub fn entries(&self) -> &[(usize, f64, String)] {
+        &self.entries
+    }
+
     /// Path of the `.pvd` collection.
     pub fn pvd_path(&self) -> PathBuf {
         self.dir.join(format!("{}.pvd", self.stem))

@@ -3,13 +3,14 @@
 //! solve (`implicit.rs`, `linear.rs`, `rigid.rs`); the matrix export (`export.rs`); and the
 //! output steps `run` and `solve-static` share (`outputs.rs`); the thread that writes a run's
 //! snapshots while it goes on (`snapshot_thread.rs`); the flag that cancels a run
-//! (`cancel.rs`).
+//! (`cancel.rs`); checkpoints and restarts (`restart.rs`).
 
 pub mod cancel;
 pub mod export;
 pub mod implicit;
 pub mod linear;
 mod outputs;
+pub mod restart;
 pub mod rigid;
 pub mod run;
 mod snapshot_thread;

@@ -1,12 +1,15 @@
 //! The run driver: picks the time step, creates the backend, runs the explicit or ADR loop,
 //! writes VTK snapshots, probes, the damage picture and `summary.json`, and reports progress.
 //! An unstable run stops with the step and a suggestion, keeping what was written; a
-//! cancelled one (`RunOptions::cancel`, `cancel.rs`) stops at a step boundary with that
-//! step's outputs written. `summary.json`'s `status` says which way a run ended.
+//! cancelled one (`RunOptions::cancel`, `cancel.rs`) stops at a step boundary, writes a
+//! restart checkpoint and then that step's outputs. Checkpoints are also written every
+//! `output.checkpoint_every` steps, and [`run_restarted`] resumes from the latest one
+//! (`restart.rs`). `summary.json`'s `status` says which way a run ended.
 
 use super::cancel::Cancel;
 use super::export::{export_matrices, Exported};
 use super::outputs::{self, initial_summary};
+use super::restart::{self, Saver};
 use super::snapshot_thread::{OwnedSnapshot, SnapshotThread};
 use super::tips::TipOutput;
 use crate::backend::partitioned::SubdomainRequest;
@@ -14,12 +17,13 @@ use crate::backend::{self, Backend, BackendKind};
 use crate::dynamics::{Adr, AdrCall, Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::gpu::Gpu;
 use crate::model::SolverKind;
+use crate::output::checkpoint::{AdrPlace, Checkpoint};
 use crate::output::{
     peak_rss_bytes, OutputFolder, ProbeRegions, ProbeWriter, Progress, RunStatus, Summary,
 };
 use crate::setup::{since, timed, Problem};
 use crate::{Error, Precision, Real, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -94,14 +98,30 @@ pub fn run(problem: Problem, opts: &RunOptions) -> Result<Summary> {
     }
 }
 
+/// Resume a run of `problem` from the latest checkpoint in `from` (the output folder of an
+/// earlier run of the same model: `from/checkpoints/`) and run on to `solver.steps`, writing
+/// into `opts.out_dir` (which may be `from`). A checkpoint of another model, precision or
+/// version is refused naming what differs; a damaged newest one is passed over, with a
+/// warning, for the one before. Returns the summary, with `restarted_from_step`.
+pub fn run_restarted(problem: Problem, opts: &RunOptions, from: &Path) -> Result<Summary> {
+    match opts.precision {
+        Precision::F32 => simulate_from::<f32>(problem, opts, Some(from)).map(|o| o.summary),
+        Precision::F64 => simulate_from::<f64>(problem, opts, Some(from)).map(|o| o.summary),
+    }
+}
+
 /// Run `problem` like [`run`], then write the global stiffness `K` of the final bond status
 /// (with the export side files, `solver/export.rs`) into the output folder, and rewrite
 /// `summary.json` with the export's time added to the output phase. An interrupted run
-/// exports nothing.
-pub fn run_and_export_stiffness(problem: Problem, opts: &RunOptions) -> Result<Summary> {
+/// exports nothing. With `restart`, the run resumes as [`run_restarted`] does.
+pub fn run_and_export_stiffness(
+    problem: Problem,
+    opts: &RunOptions,
+    restart: Option<&Path>,
+) -> Result<Summary> {
     let (problem_out, status, mut summary) = match opts.precision {
-        Precision::F32 => final_status(simulate::<f32>(problem, opts)?)?,
-        Precision::F64 => final_status(simulate::<f64>(problem, opts)?)?,
+        Precision::F32 => final_status(simulate_from::<f32>(problem, opts, restart)?)?,
+        Precision::F64 => final_status(simulate_from::<f64>(problem, opts, restart)?)?,
     };
     let Some(dir) = &opts.out_dir else {
         return Ok(summary);
@@ -138,11 +158,27 @@ pub struct Outcome<T: Real> {
 /// An error that leaves the output folder empty (before the first step: the time step, a
 /// backend that fails to start) removes it again where this run created it.
 pub fn simulate<T: Real>(problem: Problem, opts: &RunOptions) -> Result<Outcome<T>> {
-    OutputFolder::around(opts.out_dir.as_deref(), || simulate_in::<T>(problem, opts))
+    simulate_from(problem, opts, None)
 }
 
-/// [`simulate`] once the output folder exists.
-fn simulate_in<T: Real>(mut problem: Problem, opts: &RunOptions) -> Result<Outcome<T>> {
+/// [`simulate`], or with `restart` a run resumed from the latest checkpoint in that folder
+/// (see [`run_restarted`]).
+pub fn simulate_from<T: Real>(
+    problem: Problem,
+    opts: &RunOptions,
+    restart: Option<&Path>,
+) -> Result<Outcome<T>> {
+    OutputFolder::around(opts.out_dir.as_deref(), || {
+        simulate_in::<T>(problem, opts, restart)
+    })
+}
+
+/// [`simulate_from`] once the output folder exists.
+fn simulate_in<T: Real>(
+    mut problem: Problem,
+    opts: &RunOptions,
+    restart: Option<&Path>,
+) -> Result<Outcome<T>> {
     let (chosen, seconds) = timed(|| choose_dt(&problem));
     let (dt, _stable, warnings) = chosen?;
     problem.setup.time_step = Some(seconds);
@@ -151,6 +187,14 @@ fn simulate_in<T: Real>(mut problem: Problem, opts: &RunOptions) -> Result<Outco
     }
     let compiled = || Gpu::opened().map_or(0.0, |g| g.compile_seconds());
     let compiled_before = compiled();
+    let resume = match restart {
+        Some(from) => {
+            let ckpt = restart::load_latest::<T>(&problem, from)?;
+            restart::adopt_bond_status(&mut problem, &ckpt.bond_status)?;
+            Some((ckpt, from))
+        }
+        None => None,
+    };
     let t_setup = Instant::now();
     let problem = Arc::new(problem);
     let subdomains = SubdomainRequest::resolve(
@@ -162,7 +206,7 @@ fn simulate_in<T: Real>(mut problem: Problem, opts: &RunOptions) -> Result<Outco
     let backend = backend::create::<T>(opts.backend, problem.clone(), subdomains.as_ref())?;
     let assembly = since(t_setup);
     let compilation = compiled() - compiled_before;
-    let mut runner = Runner::new(problem, backend, dt, opts)?;
+    let mut runner = Runner::new(problem, backend, dt, opts, resume)?;
     runner.summary.warnings = warnings;
     runner.summary.phase_seconds.assembly = Some(assembly);
     let setup = &mut runner.summary.setup;
@@ -211,6 +255,12 @@ struct Runner<T: Real> {
     snapshot_step: Option<usize>,
     /// `crack_tips.csv` and its tracker, where the body can crack.
     tips: Option<TipOutput>,
+    /// Writes the checkpoints (where there is an output folder).
+    saver: Option<Saver>,
+    /// The step a restarted run resumed from.
+    resumed: Option<usize>,
+    /// Where a restarted ADR run's loop stood, until `run_adr` takes it up.
+    resume_adr: Option<AdrPlace<T>>,
 }
 
 impl<T: Real> Runner<T> {
@@ -219,9 +269,21 @@ impl<T: Real> Runner<T> {
         backend: Box<dyn Backend<T>>,
         dt: f64,
         opts: &RunOptions,
+        resume: Option<(Checkpoint<T>, &Path)>,
     ) -> Result<Self> {
         let dir = opts.out_dir.as_deref();
-        let (vtk, probes) = outputs::open_outputs(&problem, dir)?;
+        let (vtk, probes) = match &resume {
+            Some((ckpt, from)) => restart::resume_outputs(&problem, ckpt, from, dir)?,
+            None => outputs::open_outputs(&problem, dir)?,
+        };
+        let resumed = resume.as_ref().map(|(ckpt, _)| ckpt.state.step);
+        let (state, resume_adr) = match resume {
+            Some((ckpt, _)) => (ckpt.state, ckpt.adr),
+            None => (State::at_rest(problem.body.len() * problem.dim()), None),
+        };
+        let saver = dir.map(|d| Saver::new(&problem, d, resumed.unwrap_or(0)));
+        let mut summary = initial_summary(&problem, backend.name(), T::NAME, dt);
+        summary.restarted_from_step = resumed;
         let steps = problem.model.solver.steps as u64;
         let progress = if opts.quiet || dir.is_none() {
             Progress::hidden(steps)
@@ -234,8 +296,8 @@ impl<T: Real> Runner<T> {
             .transpose()?;
         Ok(Runner {
             loads: Loads::new(&problem, dt),
-            state: State::at_rest(problem.body.len() * problem.dim()),
-            summary: initial_summary(&problem, backend.name(), T::NAME, dt),
+            state,
+            summary,
             dt,
             opts: opts.clone(),
             vtk,
@@ -248,6 +310,9 @@ impl<T: Real> Runner<T> {
             probe_step: None,
             snapshot_step: None,
             tips: TipOutput::open(&problem, dir)?,
+            saver,
+            resumed,
+            resume_adr,
             backend,
             problem,
         })
@@ -262,8 +327,11 @@ impl<T: Real> Runner<T> {
             damage: s.damage,
         };
         let steps = s.steps;
-        integrator.start(&mut self.state, &self.loads, self.backend.as_forces())?;
-        self.observe(true)?;
+        // A resumed run goes on from the checkpoint's state, whose outputs are written.
+        if self.resumed.is_none() {
+            integrator.start(&mut self.state, &self.loads, self.backend.as_forces())?;
+            self.observe(true)?;
+        }
         self.mark_first_step();
         // Advance to the next step where the host looks at the state (a stability check,
         // an output, the end), so a backend may run the steps in between on its own; only a
@@ -285,7 +353,7 @@ impl<T: Real> Runner<T> {
                 let stop = (step + 1..=steps)
                     .find(|&s| s % STABILITY_EVERY == 0 || s == steps || writes(s))
                     .unwrap_or(steps);
-                (stop, stop == steps || self.snapshot_due(stop, false))
+                (stop, stop == steps || self.whole_state_due(stop, false))
             };
             synced = full_sync;
             self.backend.advance_explicit(ExplicitCall {
@@ -298,6 +366,7 @@ impl<T: Real> Runner<T> {
             })?;
             self.check_stability()?;
             self.observe(self.state.step == steps)?;
+            self.checkpoint_if_due(None)?;
         }
         Ok(Stop::Completed)
     }
@@ -309,69 +378,96 @@ impl<T: Real> Runner<T> {
         let mut adr = Adr::<T>::new(&bounds, p.dim(), s.damage);
         let tol = s.tolerance.unwrap_or(DEFAULT_TOLERANCE);
         let (steps, load_steps) = (s.steps, s.load_steps);
-        self.loads.initial_velocity(&mut self.state.v);
-        // Start from the boundary values at t = 0 (the full value of an unramped prescribed
-        // displacement), so that the first residual sees them: otherwise a body loaded only
-        // by an unramped displacement has zero force at u = 0 and "converges" at once.
-        self.loads.impose(0.0, &mut self.state.u, &mut self.state.v);
-        self.state.v.iter_mut().for_each(|v| *v = T::zero());
-        self.observe(true)?;
-        self.mark_first_step();
-        let mut converged = false;
-        let mut stop = Stop::Completed;
-        match load_steps {
-            None => {
-                for _ in 0..steps {
-                    if self.cancelled() {
-                        stop = Stop::Interrupted;
-                        break;
-                    }
-                    self.timed_iteration(&mut adr, 1.0)?;
-                    self.check_stability()?;
-                    converged = adr.residual < tol;
-                    let done = converged && self.loads.is_static_after(self.state.time);
-                    self.observe_adr(done || self.state.step == steps)?;
-                    if done {
-                        break;
-                    }
-                }
-            }
-            Some(l) => {
-                let per = (steps / l).max(1);
-                let h = steps as f64 / l as f64;
-                for _ in 0..l {
-                    if self.cancelled() {
-                        stop = Stop::Interrupted;
-                        break;
-                    }
-                    self.timed_iteration(&mut adr, h)?;
-                    for _ in 1..per {
-                        if self.cancelled() {
-                            break;
-                        }
-                        self.timed_iteration(&mut adr, 0.0)?;
-                        if adr.residual < tol {
-                            break;
-                        }
-                    }
-                    self.check_stability()?;
-                    converged = adr.residual < tol;
-                    self.observe_adr(true)?;
-                }
-            }
+        let mut place = (0, 0);
+        if let Some(resumed) = self.resume_adr.take() {
+            adr.restore(resumed.history);
+            place = (resumed.load_step, resumed.iteration);
+        } else {
+            self.loads.initial_velocity(&mut self.state.v);
+            // Start from the boundary values at t = 0 (the full value of an unramped
+            // prescribed displacement), so that the first residual sees them: otherwise a
+            // body loaded only by an unramped displacement has zero force at u = 0 and
+            // "converges" at once.
+            self.loads.impose(0.0, &mut self.state.u, &mut self.state.v);
+            self.state.v.iter_mut().for_each(|v| *v = T::zero());
+            self.observe(true)?;
         }
+        let stopped = match load_steps {
+            None => self.adr_iterations(&mut adr, tol, steps)?,
+            Some(l) => self.adr_load_steps(&mut adr, tol, (steps, l), place)?,
+        };
         self.backend.sync_state(&mut self.state)?;
-        self.summary.converged = Some(converged);
+        self.summary.converged = Some(adr.residual < tol);
         self.summary.static_residual = Some(adr.residual);
-        match stop {
-            Stop::Interrupted => self.interrupt(),
-            Stop::Completed => Ok(stop),
+        match stopped {
+            Some(place) => {
+                self.save_checkpoint(Some((&mut adr, place)))?;
+                self.interrupt()
+            }
+            None => Ok(Stop::Completed),
         }
     }
 
     /// Record the time from process start to here, where the time loop begins.
     fn mark_first_step(&mut self) {
         self.summary.setup.to_first_step = self.opts.process_start.map(since);
+    }
+
+    /// ADR without load steps: one iteration per increment of the load, up to `steps`
+    /// iterations or convergence once the load is static. Returns where a cancel stopped it.
+    fn adr_iterations(
+        &mut self,
+        adr: &mut Adr<T>,
+        tol: f64,
+        steps: usize,
+    ) -> Result<Option<(usize, usize)>> {
+        while self.state.step < steps {
+            if self.cancelled() {
+                return Ok(Some((0, 0)));
+            }
+            self.timed_iteration(adr, 1.0)?;
+            self.check_stability()?;
+            let converged = adr.residual < tol;
+            let done = converged && self.loads.is_static_after(self.state.time);
+            self.observe_adr(done || self.state.step == steps)?;
+            self.checkpoint_if_due(Some((adr, (0, 0))))?;
+            if done {
+                break;
+            }
+        }
+        Ok(None)
+    }
+
+    /// ADR in `l` load steps of `steps / l` iterations at most, from `place` (load steps
+    /// done, iterations done in the next): each relaxed to the tolerance. Returns where a
+    /// cancel stopped it.
+    fn adr_load_steps(
+        &mut self,
+        adr: &mut Adr<T>,
+        tol: f64,
+        (steps, l): (usize, usize),
+        place: (usize, usize),
+    ) -> Result<Option<(usize, usize)>> {
+        let per = (steps / l).max(1);
+        let h = steps as f64 / l as f64;
+        let (mut j, mut i) = place;
+        while j < l {
+            while i < per {
+                if self.cancelled() {
+                    return Ok(Some((j, i)));
+                }
+                self.timed_iteration(adr, if i == 0 { h } else { 0.0 })?;
+                i += 1;
+                if i > 1 && adr.residual < tol {
+                    break;
+                }
+            }
+            self.check_stability()?;
+            self.observe_adr(true)?;
+            (j, i) = (j + 1, 0);
+            self.checkpoint_if_due(Some((adr, (j, 0))))?;
+        }
+        Ok(None)
     }
 
     /// Whether the run's cancel flag is set.
@@ -381,10 +477,12 @@ impl<T: Real> Runner<T> {
 
     /// Stop a cancelled run at the current step, whose state is on the host: write the
     /// step's probe row and snapshot where they are not written yet (the picture and the
-    /// summary follow in [`Runner::finish`]).
+    /// summary follow in [`Runner::finish`]). The checkpoint of the step comes first (an
+    /// ADR run writes its own, with its history, before calling this).
     fn interrupt(&mut self) -> Result<Stop> {
-        // A restart checkpoint of this step goes here, before the other outputs, once runs
-        // can be resumed.
+        if self.problem.model.solver.kind == SolverKind::Explicit {
+            self.save_checkpoint(None)?;
+        }
         let step = self.state.step;
         self.progress.set(step as u64);
         let t0 = Instant::now();
@@ -396,6 +494,56 @@ impl<T: Real> Runner<T> {
         }
         self.output_seconds += t0.elapsed().as_secs_f64();
         Ok(Stop::Interrupted)
+    }
+
+    /// Write a checkpoint if one is due at the current step (see [`Runner::save_checkpoint`]).
+    fn checkpoint_if_due(&mut self, adr: Option<(&mut Adr<T>, (usize, usize))>) -> Result<()> {
+        match &self.saver {
+            Some(saver) if saver.due(self.state.step) => self.save_checkpoint(adr),
+            _ => Ok(()),
+        }
+    }
+
+    /// Write a checkpoint of the current step, whose state is on the host (nothing without
+    /// an output folder, nor where this step's is written already); with `adr`, its history
+    /// and place in the loop (load steps done, iterations done in the next).
+    fn save_checkpoint(&mut self, adr: Option<(&mut Adr<T>, (usize, usize))>) -> Result<()> {
+        let step = self.state.step;
+        let Some(saver) = self.saver.as_ref() else {
+            return Ok(());
+        };
+        if saver.written_step == Some(step) {
+            return Ok(());
+        }
+        let t0 = Instant::now();
+        let adr = match adr {
+            Some((adr, (load_step, iteration))) => {
+                self.backend.sync_adr(adr)?;
+                let history = adr.history();
+                Some(AdrPlace {
+                    history,
+                    load_step,
+                    iteration,
+                })
+            }
+            None => None,
+        };
+        let probes_csv = saver.probe_text(self.probes.as_ref())?;
+        let bond_status = self.backend.bond_status()?;
+        let snapshots = self.vtk.as_mut().map(SnapshotThread::entries).transpose()?;
+        // The state goes into the checkpoint and back, not copied.
+        let ckpt = Checkpoint {
+            header: restart::header_of::<T>(&self.problem),
+            state: std::mem::replace(&mut self.state, State::at_rest(0)),
+            bond_status,
+            adr,
+            probes_csv,
+            snapshots: snapshots.unwrap_or_default(),
+        };
+        let saved = self.saver.as_mut().map_or(Ok(()), |s| s.save(&ckpt));
+        self.state = ckpt.state;
+        self.output_seconds += t0.elapsed().as_secs_f64();
+        saved
     }
 
     /// One ADR iteration, by the backend (on a device the state stays there).
@@ -414,7 +562,7 @@ impl<T: Real> Runner<T> {
     /// [`Runner::observe`] after an ADR iteration, bringing the state to the host first
     /// when a snapshot is written.
     fn observe_adr(&mut self, last: bool) -> Result<()> {
-        if self.snapshot_due(self.state.step, last) {
+        if self.whole_state_due(self.state.step, last) {
             let t0 = Instant::now();
             self.backend.sync_state(&mut self.state)?;
             self.times.transfers += t0.elapsed().as_secs_f64();
@@ -451,11 +599,17 @@ impl<T: Real> Runner<T> {
 }
 
 impl<T: Real> Runner<T> {
-    /// Whether [`Runner::observe`] writes anything (probes, crack tips or a snapshot) after
-    /// `step`.
+    /// Whether [`Runner::observe`] writes anything (probes, crack tips or a snapshot) or a
+    /// checkpoint is due after `step`.
     fn writes_at(&self, step: usize, last: bool) -> bool {
         let tips_due = self.tips.as_ref().is_some_and(|t| t.due(step, last));
-        self.snapshot_due(step, last) || self.probe_due(step, last) || tips_due
+        self.whole_state_due(step, last) || self.probe_due(step, last) || tips_due
+    }
+
+    /// Whether the host needs the whole state after `step`: a snapshot or a checkpoint is
+    /// due (probe rows and crack tips are read where the state is).
+    fn whole_state_due(&self, step: usize, last: bool) -> bool {
+        self.snapshot_due(step, last) || self.saver.as_ref().is_some_and(|s| s.due(step))
     }
 
     /// Whether a snapshot is written after `step` (`last`: the run's last step).
@@ -567,6 +721,11 @@ impl<T: Real> Runner<T> {
         }
         s.steps = self.state.step;
         s.final_time = self.state.time;
+        s.last_checkpoint = self
+            .saver
+            .as_ref()
+            .and_then(|c| c.written.as_ref())
+            .map(|p| p.display().to_string());
         s.broken_bonds = self.backend.broken_bonds();
         s.max_damage = phi.iter().cloned().fold(0.0, f64::max);
         s.crack_tips = self.tips.as_ref().map(TipOutput::summary);

@@ -3,15 +3,16 @@
 //! `.pvd`. The queue holds one snapshot, so at most two are in memory beside the state (one
 //! being written, one waiting) and a slow disk delays the loop by at most one snapshot.
 //!
-//! A write error stops the thread; the run sees it at the next snapshot or at
-//! [`SnapshotThread::finish`], which waits for every snapshot to be on disk.
+//! A write error stops the thread; the run sees it at the next snapshot, at
+//! [`SnapshotThread::entries`] or at [`SnapshotThread::finish`], which wait for every
+//! snapshot queued before them to be on disk.
 
 use super::outputs::{self, Snapshot};
 use crate::output::VtkSeries;
 use crate::setup::Problem;
 use crate::{Error, Result};
 use std::path::PathBuf;
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Sender, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -25,11 +26,22 @@ pub(crate) struct OwnedSnapshot {
     pub dilatation: Option<Vec<f64>>,
 }
 
+/// `(step, time, file name)` of a snapshot in the series (`VtkSeries::entries`).
+pub(crate) type Entry = (usize, f64, String);
+
+/// What the run asks of the writer thread, in order.
+enum Message {
+    /// Write this snapshot.
+    Write(OwnedSnapshot),
+    /// Reply with the series' entries once every earlier snapshot is written.
+    Entries(Sender<Vec<Entry>>),
+}
+
 /// A VTK series written by a thread of its own.
 pub(crate) struct SnapshotThread {
     /// The series' `.pvd`, which errors of the thread itself name.
     pvd: PathBuf,
-    sender: Option<SyncSender<OwnedSnapshot>>,
+    sender: Option<SyncSender<Message>>,
     handle: Option<JoinHandle<Result<()>>>,
 }
 
@@ -37,11 +49,18 @@ impl SnapshotThread {
     /// Start the thread that writes `series` for `problem`'s body.
     pub(crate) fn start(mut series: VtkSeries, problem: Arc<Problem>) -> Result<Self> {
         let pvd = series.pvd_path();
-        let (sender, receiver) = sync_channel::<OwnedSnapshot>(1);
+        let (sender, receiver) = sync_channel::<Message>(1);
         let handle = std::thread::Builder::new()
             .name("peridot-snapshots".into())
             .spawn(move || {
-                for s in receiver {
+                for message in receiver {
+                    let s = match message {
+                        Message::Write(s) => s,
+                        Message::Entries(reply) => {
+                            let _ = reply.send(series.entries().to_vec());
+                            continue;
+                        }
+                    };
                     let snapshot = Snapshot {
                         step: s.step,
                         time: s.time,
@@ -65,8 +84,27 @@ impl SnapshotThread {
     /// Queue `snapshot`; waits while one is already waiting. A write error of an earlier
     /// snapshot is returned here.
     pub(crate) fn send(&mut self, snapshot: OwnedSnapshot) -> Result<()> {
+        self.post(Message::Write(snapshot))
+    }
+
+    /// The series' entries once every snapshot queued so far is on disk (what a checkpoint
+    /// may list).
+    pub(crate) fn entries(&mut self) -> Result<Vec<Entry>> {
+        let (reply, answer) = channel();
+        self.post(Message::Entries(reply))?;
+        match answer.recv() {
+            Ok(entries) => Ok(entries),
+            Err(_) => {
+                self.finish()?;
+                Err(self.failure("the snapshot writer stopped"))
+            }
+        }
+    }
+
+    /// Hand `message` to the thread; an error if it has stopped (its own error first).
+    fn post(&mut self, message: Message) -> Result<()> {
         let sent = match &self.sender {
-            Some(sender) => sender.send(snapshot).is_ok(),
+            Some(sender) => sender.send(message).is_ok(),
             None => false,
         };
         if sent {

@@ -40,6 +40,52 @@ vtk_every = 20
 probes = ["top"]
 "#;
 
+/// The tiny plate relaxed by ADR: bottom held, top pulled by a displacement ramped over the
+/// iterations until bonds break.
+pub const TINY_ADR: &str = r#"
+name = "tiny_adr"
+[material]
+model = "pmb"
+youngs_modulus = 200e9
+density = 8000
+critical_stretch = 0.002
+[discretization]
+dimension = "plane-stress"
+thickness = 1e-3
+dx = 1e-3
+horizon_factor = 3.015
+[geometry]
+box = [{ min = [0, 0], max = [0.02, 0.01] }]
+[[precrack]]
+start = [0.0, 0.005]
+end = [0.006, 0.005]
+[[region]]
+name = "top"
+shape = "edge"
+side = "+y"
+depth_dx = 2
+[[region]]
+name = "bottom"
+shape = "edge"
+side = "-y"
+depth_dx = 2
+[[boundary]]
+region = "bottom"
+kind = "fixed"
+[[boundary]]
+region = "top"
+kind = "displacement"
+y = 1e-4
+ramp = "linear"
+ramp_time = 40
+[solver]
+kind = "adr"
+steps = 60
+[output]
+vtk_every = 10
+probes = ["top"]
+"#;
+
 /// `peridot ARGS`.
 pub fn peridot(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_peridot"))

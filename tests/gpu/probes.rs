@@ -52,14 +52,25 @@ fn rows_agree(kind: BackendKind) {
     let columns = cpu[0].len();
     let mut worst: f64 = 0.0;
     for c in 0..columns {
-        let group = if c < 2 { c..c + 1 } else { 2 + 3 * ((c - 2) / 3)..5 + 3 * ((c - 2) / 3) };
+        let group = if c < 2 {
+            c..c + 1
+        } else {
+            2 + 3 * ((c - 2) / 3)..5 + 3 * ((c - 2) / 3)
+        };
         let scale = cpu
             .iter()
             .flat_map(|r| r[group.clone()].iter().map(|x| x.abs()))
             .fold(0.0, f64::max);
         for (a, b) in cpu.iter().zip(&gpu) {
             let e = (a[c] - b[c]).abs() / scale.max(f64::MIN_POSITIVE);
-            assert!(e < 1e-9, "{}: column {c} step {}: {} vs {}", kind.name(), a[0], a[c], b[c]);
+            assert!(
+                e < 1e-9,
+                "{}: column {c} step {}: {} vs {}",
+                kind.name(),
+                a[0],
+                a[c],
+                b[c]
+            );
             worst = worst.max(e);
         }
     }

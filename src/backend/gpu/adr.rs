@@ -102,6 +102,22 @@ pub(super) fn advance_adr<T: Real, B: DeviceForces<T>>(
     })
 }
 
+/// [`crate::backend::Backend::sync_adr`] of a device backend named `name`: `adr` takes up
+/// the history of the device's iteration, where it has run one.
+pub(super) fn sync_adr<T: Real, B: DeviceForces<T>>(
+    backend: &mut B,
+    name: &str,
+    adr: &mut Adr<T>,
+) -> Result<()> {
+    on_loop(backend, name, |b| {
+        let dl = b.device_loop();
+        if let Some(device) = &dl.adr {
+            adr.restore(device.history(&dl.gpu, adr.residual)?);
+        }
+        Ok(())
+    })
+}
+
 /// [`crate::backend::Backend::sync_state`] of a device backend named `name`: the time loop
 /// made where there is none, then the resident ADR state copied back if newer.
 pub(super) fn sync_state<T: Real, B: DeviceForces<T>>(

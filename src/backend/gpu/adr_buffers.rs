@@ -6,9 +6,9 @@
 //!
 //! Units as in [`crate::dynamics::adr`]: m, m per iteration, N/m^3, N/m^4.
 
-use super::buffers::{addr, upload};
+use super::buffers::{addr, download, upload};
 use super::conditions::table_stride;
-use crate::dynamics::adr::Adr;
+use crate::dynamics::adr::{Adr, AdrHistory};
 use crate::dynamics::loads::Loads;
 use crate::gpu::device::driver_error;
 use crate::gpu::params::AdrParams;
@@ -23,6 +23,8 @@ const MAX_BLOCKS: usize = 1024;
 /// Doubles in the status record (`ADR_STATUS`), and the residual's place in it.
 const STATUS: usize = 4;
 const RESIDUAL: usize = 3;
+/// The place of the "first iteration has run" flag in the status record (`ADR_STARTED`).
+const STARTED: usize = 0;
 
 /// Device buffers and kernels of the ADR iteration, made on the first iteration.
 pub(super) struct AdrDevice<T> {
@@ -42,8 +44,13 @@ pub(super) struct AdrDevice<T> {
 }
 
 impl<T: Real> AdrDevice<T> {
+    /// The buffers for `adr`, taking up its history (a fresh one, or one restored from a
+    /// checkpoint: the last free force and whether the first iteration has run).
     pub(super) fn new(gpu: &Gpu, adr: &Adr<T>, loads: &Loads) -> Result<Self> {
         let ndof = adr.lambda().len();
+        let history = adr.history();
+        let mut status = [0.0; STATUS];
+        status[STARTED] = if history.started { 1.0 } else { 0.0 };
         let blocks = ndof.div_ceil(THREADS).clamp(1, MAX_BLOCKS);
         let s = gpu.stream();
         let zeros = |len: usize| s.alloc_zeros::<T>(len.max(1)).map_err(driver_error);
@@ -53,9 +60,9 @@ impl<T: Real> AdrDevice<T> {
             lambda: upload(gpu, adr.lambda())?,
             constrained: upload(gpu, &constrained)?,
             force: zeros(ndof)?,
-            force_prev: zeros(ndof)?,
+            force_prev: upload(gpu, &history.f_prev)?,
             partials: s.alloc_zeros::<f64>(5 * blocks).map_err(driver_error)?,
-            status: s.alloc_zeros::<f64>(STATUS).map_err(driver_error)?,
+            status: upload(gpu, &status)?,
             table: s
                 .alloc_zeros::<f64>(2 * table_stride(loads))
                 .map_err(driver_error)?,
@@ -134,6 +141,20 @@ impl<T: Real> AdrDevice<T> {
     pub(super) fn launch_drift(&self, gpu: &Gpu, p: &AdrParams) -> Result<()> {
         // SAFETY: as in `launch_sums_and_velocity`.
         unsafe { gpu.launch(&self.drift, p.ndof as usize, p) }
+    }
+
+    /// The iteration's history on the device (after [`AdrDevice::finish`], the last free
+    /// force is in `force_prev`), with `residual` the host has read.
+    pub(super) fn history(&self, gpu: &Gpu, residual: f64) -> Result<AdrHistory<T>> {
+        let mut f_prev = vec![T::zero(); self.lambda.len()];
+        download(gpu, &self.force_prev, &mut f_prev)?;
+        let mut status = [0.0; STATUS];
+        download(gpu, &self.status, &mut status)?;
+        Ok(AdrHistory {
+            f_prev,
+            started: status[STARTED] != 0.0,
+            residual,
+        })
     }
 
     /// Read the iteration's relative residual (waits for the stream), and make this

@@ -64,7 +64,11 @@ impl DeviceProbes {
     /// Whether these buffers hold `regions`.
     fn holds(&self, regions: &ProbeRegions) -> bool {
         self.host.len() == regions.regions.len()
-            && self.host.iter().zip(&regions.regions).all(|(a, (b, _))| a == b)
+            && self
+                .host
+                .iter()
+                .zip(&regions.regions)
+                .all(|(a, (b, _))| a == b)
     }
 
     /// Bytes held on the device.
@@ -132,7 +136,9 @@ fn values(partial: &[f64], blocks: usize, count: usize) -> ProbeValues {
         }
     }
     if count > 0 {
-        pv.mean_displacement.iter_mut().for_each(|m| *m /= count as f64);
+        pv.mean_displacement
+            .iter_mut()
+            .for_each(|m| *m /= count as f64);
     }
     pv
 }

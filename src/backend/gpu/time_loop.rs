@@ -16,11 +16,11 @@
 
 use super::adr_buffers::AdrDevice;
 use super::buffers::{addr, download};
-use super::probes::DeviceProbes;
 use super::conditions::{
     dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BETWEEN_STEPS,
     MODE_BODY_FORCE, MODE_IMPOSE, MODE_STEP_VELOCITY,
 };
+use super::probes::DeviceProbes;
 use super::{device_fault, rename};
 use crate::dynamics::{Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::gpu::device::driver_error;

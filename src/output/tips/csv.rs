@@ -22,7 +22,10 @@ impl TipCsv {
     /// The file at `path` with its header, for positions of `dim` (2 or 3) components.
     pub fn create(path: &Path, dim: usize) -> crate::Result<TipCsv> {
         if !(2..=3).contains(&dim) {
-            return Err(invalid_input(path, format!("dim is {dim}, expected 2 or 3")));
+            return Err(invalid_input(
+                path,
+                format!("dim is {dim}, expected 2 or 3"),
+            ));
         }
         let header = if dim == 3 {
             "time,tip_id,x,y,z,speed\n"

@@ -106,7 +106,13 @@ impl<'a> Graph<'a> {
         for k in 0..n {
             list.family_into(k, &mut family);
             touches.push(family.iter().any(|&j| j as usize >= n));
-            links.push(family.iter().copied().filter(|&j| (j as usize) < n).collect());
+            links.push(
+                family
+                    .iter()
+                    .copied()
+                    .filter(|&j| (j as usize) < n)
+                    .collect(),
+            );
         }
         Graph {
             points,

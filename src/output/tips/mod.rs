@@ -63,7 +63,12 @@ pub fn threshold_for(dim: usize, m: f64) -> f64 {
 /// body's boundary, that is whose family of radius `delta` is smaller than the largest one
 /// (a lattice node sees the boundary within its horizon as missing neighbours), and those
 /// within `delta` of a node of a loaded region (`loaded`, per node).
-pub fn exclusion_mask(positions: &[[f64; 3]], dim: usize, delta: f64, loaded: &[bool]) -> Vec<bool> {
+pub fn exclusion_mask(
+    positions: &[[f64; 3]],
+    dim: usize,
+    delta: f64,
+    loaded: &[bool],
+) -> Vec<bool> {
     assert_eq!(loaded.len(), positions.len(), "mask per node");
     if positions.is_empty() {
         return Vec::new();

@@ -11,10 +11,10 @@ use crate::backend::gpu::probes;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::gpu::{adr, device_fault, rename};
 use crate::backend::{Backend, Footprint};
-use crate::dynamics::{AdrCall, ExplicitCall, Forces, State};
-use crate::output::{ProbeRegions, ProbeValues};
+use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::gpu::layout::{status_words, unpack_status};
 use crate::material::Law;
+use crate::output::{ProbeRegions, ProbeValues};
 use crate::{Real, Result};
 
 impl<T: Real> Forces<T> for GpuLoop<T> {
@@ -148,11 +148,19 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         adr::sync_state(self, NAME, state)
     }
 
+    fn sync_adr(&mut self, adr: &mut Adr<T>) -> Result<()> {
+        adr::sync_adr(self, NAME, adr)
+    }
+
     fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
         time_loop::max_abs_displacement(self, NAME, state)
     }
 
-    fn probe_values(&mut self, state: &State<T>, regions: &ProbeRegions) -> Result<Vec<ProbeValues>> {
+    fn probe_values(
+        &mut self,
+        state: &State<T>,
+        regions: &ProbeRegions,
+    ) -> Result<Vec<ProbeValues>> {
         probes::probe_values(self, NAME, state, regions)
     }
 }

@@ -10,7 +10,7 @@ use crate::backend::gpu::probes;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::gpu::{adr, device_fault};
 use crate::backend::{Backend, Footprint};
-use crate::dynamics::{AdrCall, ExplicitCall, Forces, State};
+use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::{Real, Result};
 
@@ -99,11 +99,19 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
         adr::sync_state(self, NAME, state)
     }
 
+    fn sync_adr(&mut self, adr: &mut Adr<T>) -> Result<()> {
+        adr::sync_adr(self, NAME, adr)
+    }
+
     fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
         time_loop::max_abs_displacement(self, NAME, state)
     }
 
-    fn probe_values(&mut self, state: &State<T>, regions: &ProbeRegions) -> Result<Vec<ProbeValues>> {
+    fn probe_values(
+        &mut self,
+        state: &State<T>,
+        regions: &ProbeRegions,
+    ) -> Result<Vec<ProbeValues>> {
         probes::probe_values(self, NAME, state, regions)
     }
 }
