@@ -35,6 +35,7 @@ RUN_TABLE=(
     "block3d-matrix|gpu-matrix|f64|pmb_block_3d.toml|discretization.dx=6.25e-4"
     "plate2d-4M|gpu-loop|f64|precracked_plate_2d.toml|discretization.dx=2.5e-5 solver.dt=3.34e-9 solver.steps=5000 output.vtk_every=1000"
     "kw3d-1.4M|gpu-loop|f64|kalthoff_winkler_3d.toml|discretization.dx=0.5e-3 solver.steps=2700"
+    "plate2d-matrix|gpu-matrix|f64|precracked_plate_2d.toml|discretization.dx=5e-5 solver.dt=6.68e-9 solver.steps=2500 output.vtk_every=500"
 )
 
 # One timed run: binary, tag, then the fields of a RUN_TABLE line.
@@ -101,6 +102,10 @@ run() {
         --precisions f64,f32 --sizes 4019679 --steps 500 --out "$OUTDIR/bench-block3d" 2>&1 | tail -6
     timeout 200 "$G/peridot" bench "$G/models/precracked_plate_2d.toml" --backends gpu-loop \
         --precisions f64 --sizes 4000000 --steps 5000 --out "$OUTDIR/bench-plate2d" 2>&1 | tail -4
+    timeout 200 "$G/peridot" bench "$G/models/pmb_block_3d.toml" --backends gpu-matrix \
+        --precisions f64 --sizes 512000 --steps 500 --out "$OUTDIR/bench-block3d-matrix" 2>&1 | tail -4
+    timeout 200 "$G/peridot" bench "$G/models/precracked_plate_2d.toml" --backends gpu-matrix \
+        --precisions f64 --sizes 1000000 --steps 2500 --out "$OUTDIR/bench-plate2d-matrix" 2>&1 | tail -4
     cat "$OUTDIR/table.txt"
 }
 

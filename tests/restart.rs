@@ -1,7 +1,7 @@
 //! Checkpoints and restarts (`output/checkpoint`, `solver/restart.rs`): a run resumed from a
 //! checkpoint equals the uninterrupted run bit for bit (displacement, velocity, bond status,
 //! probe file and VTK series) on the CPU backends, explicit and ADR, with bonds breaking;
-//! a cancelled run resumes to the same end; a checkpoint of another model is refused naming
+//! the crack tips go on as in the uninterrupted run; a cancelled run resumes to the same end; a checkpoint of another model is refused naming
 //! what differs; a damaged one is caught by its checksum and passed over; the newest
 //! `checkpoint_keep` (default 2) are kept.
 
@@ -65,6 +65,12 @@ fn assert_same_end(a: &Outcome<f64>, a_dir: &Path, b: &Outcome<f64>, b_dir: &Pat
     assert_eq!(read(a_dir, "probes.csv"), read(b_dir, "probes.csv"));
     let pvd = format!("{}.pvd", a.problem.name);
     assert_eq!(read(a_dir, &pvd), read(b_dir, &pvd));
+    // The crack tips go on with the same ids, matches and fitted speeds.
+    assert_eq!(
+        read(a_dir, "crack_tips.csv"),
+        read(b_dir, "crack_tips.csv")
+    );
+    assert_eq!(a.summary.crack_tips, b.summary.crack_tips);
 }
 
 /// Explicit, bonds breaking: 60 steps at once equal 20 steps checkpointed, then resumed with
@@ -82,6 +88,8 @@ fn explicit_resumes_bitwise(backend: BackendKind) {
         a.summary.broken_bonds > a.problem.precracked_bonds(),
         "bonds break"
     );
+    let tips = a.summary.crack_tips.as_ref().expect("a breaking run samples tips");
+    assert!(tips.tips > 0, "the crack has tips to follow: {tips:?}");
     let short: Vec<&str> = [BREAKING, &["output.checkpoint_every=20", "solver.steps=20"]].concat();
     run(TINY, &short, backend, &part, None).unwrap();
     assert!(checkpoint::path_of(&part, 20).is_file());

@@ -111,6 +111,18 @@ pub(crate) fn invalid_input(path: &Path, message: impl Into<String>) -> Error {
     )
 }
 
+/// A buffered writer of a new file at `path` that starts with `text`, flushed (the header of
+/// a CSV that grows row by row).
+pub(crate) fn create_starting_with(path: &Path, text: &[u8]) -> crate::Result<BufWriter<File>> {
+    let file = File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut writer = BufWriter::new(file);
+    writer
+        .write_all(text)
+        .and_then(|()| writer.flush())
+        .map_err(|e| Error::io(path, e))?;
+    Ok(writer)
+}
+
 /// Write `path` through a buffered temporary file in the same folder, then rename it over
 /// `path`, so readers never see a half-written file (a run killed mid-write keeps the
 /// previous version). No fsync: this guards against a stopped process, not a power cut.

@@ -7,7 +7,7 @@
 //! spreadsheets. Every row is flushed, so the file is complete up to the last step if the
 //! run stops.
 
-use super::{format_f64, invalid_input};
+use super::{create_starting_with, format_f64, invalid_input};
 use crate::{Error, Real};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -119,15 +119,9 @@ impl ProbeWriter {
 
     /// A writer of `path` that starts with `text`.
     fn starting_with(path: &Path, text: &[u8], regions: usize, dim: usize) -> crate::Result<Self> {
-        let file = File::create(path).map_err(|e| Error::io(path, e))?;
-        let mut writer = BufWriter::new(file);
-        writer
-            .write_all(text)
-            .and_then(|()| writer.flush())
-            .map_err(|e| Error::io(path, e))?;
         Ok(ProbeWriter {
             path: path.to_path_buf(),
-            writer,
+            writer: create_starting_with(path, text)?,
             regions,
             dim,
             line: String::new(),

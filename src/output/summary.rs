@@ -202,6 +202,10 @@ pub struct CrackTipSummary {
     /// Time of the first sample that saw a tip branch, s (absent: no branching).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_branching_time: Option<f64>,
+    /// The axis across a thin 3D plate whose tips were found through its thickness, one
+    /// point per lattice column (`"x"`, `"y"` or `"z"`; absent: found node by node).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thin_axis: Option<String>,
 }
 
 /// Details of a static solve, under the summary key `static_solve`.

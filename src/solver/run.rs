@@ -277,6 +277,8 @@ impl<T: Real> Runner<T> {
             None => outputs::open_outputs(&problem, dir)?,
         };
         let resumed = resume.as_ref().map(|(ckpt, _)| ckpt.state.step);
+        let tips_place = resume.as_ref().and_then(|(ckpt, _)| ckpt.tips.as_ref());
+        let tips = TipOutput::open(&problem, dir, tips_place)?;
         let (state, resume_adr) = match resume {
             Some((ckpt, _)) => (ckpt.state, ckpt.adr),
             None => (State::at_rest(problem.body.len() * problem.dim()), None),
@@ -309,7 +311,7 @@ impl<T: Real> Runner<T> {
             summary_start: Instant::now(),
             probe_step: None,
             snapshot_step: None,
-            tips: TipOutput::open(&problem, dir)?,
+            tips,
             saver,
             resumed,
             resume_adr,
@@ -531,6 +533,7 @@ impl<T: Real> Runner<T> {
         let probes_csv = saver.probe_text(self.probes.as_ref())?;
         let bond_status = self.backend.bond_status()?;
         let snapshots = self.vtk.as_mut().map(SnapshotThread::entries).transpose()?;
+        let tips = self.tips.as_ref().map(TipOutput::place).transpose()?;
         // The state goes into the checkpoint and back, not copied.
         let ckpt = Checkpoint {
             header: restart::header_of::<T>(&self.problem),
@@ -539,6 +542,7 @@ impl<T: Real> Runner<T> {
             adr,
             probes_csv,
             snapshots: snapshots.unwrap_or_default(),
+            tips,
         };
         let saved = self.saver.as_mut().map_or(Ok(()), |s| s.save(&ckpt));
         self.state = ckpt.state;

@@ -6,8 +6,9 @@
 use crate::dynamics::Forces;
 use crate::model::BoundaryKind;
 use crate::output::tips::{
-    exclusion_mask, find_cracks, threshold_for, DamageField, TipCsv, TipTracker,
+    exclusion_mask, find_cracks, threshold_for, Columns, DamageField, TipCsv, TipTracker,
 };
+use crate::output::checkpoint::TipsPlace;
 use crate::output::CrackTipSummary;
 use crate::setup::Problem;
 use crate::{Real, Result};
@@ -19,6 +20,8 @@ pub(crate) struct TipOutput {
     every: usize,
     threshold: f64,
     excluded: Vec<bool>,
+    /// A thin plate's columns, read in place of the nodes (`output/tips/columns.rs`).
+    columns: Option<Columns>,
     tracker: TipTracker,
     csv: TipCsv,
     /// The step of the latest sample.
@@ -27,8 +30,13 @@ pub(crate) struct TipOutput {
 
 impl TipOutput {
     /// The output of `problem` in `dir`: none without a folder, for a body that cannot crack
-    /// (`solver.damage = false`), or with `output.tips_every = 0`.
-    pub(crate) fn open(problem: &Problem, dir: Option<&Path>) -> Result<Option<TipOutput>> {
+    /// (`solver.damage = false`), or with `output.tips_every = 0`. With `resume`, the file
+    /// and the tracker go on from a checkpoint's (a checkpoint without them starts both anew).
+    pub(crate) fn open(
+        problem: &Problem,
+        dir: Option<&Path>,
+        resume: Option<&TipsPlace>,
+    ) -> Result<Option<TipOutput>> {
         let m = &problem.model;
         let steps = m.solver.steps;
         let every = m.output.tips_every.unwrap_or((steps / 100).max(1));
@@ -41,18 +49,50 @@ impl TipOutput {
             .output
             .tips_threshold
             .unwrap_or_else(|| threshold_for(body.dim(), body.delta / body.dx));
-        let excluded = exclusion_mask(&body.positions, body.dim(), body.delta, &loaded(problem));
+        let columns = match body.dim() {
+            3 => Columns::of_thin_body(&body.positions, body.dx, body.delta),
+            _ => None,
+        };
+        let loaded = loaded(problem);
+        let excluded = match &columns {
+            Some(c) => exclusion_mask(&c.positions, 2, body.delta, &c.any(&loaded)),
+            None => exclusion_mask(&body.positions, body.dim(), body.delta, &loaded),
+        };
         // No tip outruns the dilatational wave: 2 sqrt(E / rho) bounds it for any Poisson
         // ratio up to 0.4 in 3D and any in 2D.
         let max_speed = 2.0 * (m.material.youngs_modulus / m.material.density).sqrt();
+        let path = dir.join("crack_tips.csv");
+        let (tracker, csv, sampled) = match resume {
+            Some(p) => (
+                TipTracker::resumed(body.delta, max_speed, p.tracker.clone()),
+                TipCsv::resume(&path, &p.csv, body.dim())?,
+                p.sampled,
+            ),
+            None => (
+                TipTracker::new(body.delta, max_speed),
+                TipCsv::create(&path, body.dim())?,
+                None,
+            ),
+        };
         Ok(Some(TipOutput {
             every,
             threshold,
             excluded,
-            tracker: TipTracker::new(body.delta, max_speed),
-            csv: TipCsv::create(&dir.join("crack_tips.csv"), body.dim())?,
-            sampled: None,
+            columns,
+            tracker,
+            csv,
+            sampled,
         }))
+    }
+
+    /// Where the output stands, for a checkpoint (the file read back as it is on disk).
+    pub(crate) fn place(&self) -> Result<TipsPlace> {
+        let path = self.csv.path();
+        Ok(TipsPlace {
+            csv: std::fs::read(path).map_err(|e| crate::Error::io(path, e))?,
+            sampled: self.sampled,
+            tracker: self.tracker.memory().clone(),
+        })
     }
 
     /// Whether a sample is due after `step` (`last`: the run's last step).
@@ -72,16 +112,26 @@ impl TipOutput {
         let mut phi = vec![T::zero(); body.len()];
         forces.damage(&mut phi)?;
         let damage: Vec<f64> = phi.into_par_iter().map(|x| x.f64()).collect();
+        let (positions, dim, damage) = match &self.columns {
+            Some(c) => (&c.positions[..], 2, c.damage(&damage)),
+            None => (&body.positions[..], body.dim(), damage),
+        };
         let field = DamageField {
-            positions: &body.positions,
-            dim: body.dim(),
+            positions,
+            dim,
             dx: body.dx,
             delta: body.delta,
             damage: &damage,
             excluded: &self.excluded,
             threshold: self.threshold,
         };
-        let rows = self.tracker.update(time, &find_cracks(&field));
+        let mut cracks = find_cracks(&field);
+        if let Some(c) = &self.columns {
+            for tip in cracks.iter_mut().flat_map(|k| k.tips.iter_mut()) {
+                *tip = c.to_body(*tip);
+            }
+        }
+        let rows = self.tracker.update(time, &cracks);
         self.sampled = Some(step);
         self.csv.write(&rows)
     }
@@ -97,6 +147,7 @@ impl TipOutput {
             longest_crack: s.longest_crack,
             fastest_tip_speed: s.fastest_tip,
             first_branching_time: s.first_branching,
+            thin_axis: self.columns.as_ref().map(|c| c.axis_name().to_string()),
         }
     }
 }

@@ -10,9 +10,6 @@
 //! Units: displacement m, force N (force density N/m^3 times volume m^3).
 
 use super::buffers::{addr, download, upload};
-use super::device_fault;
-use super::time_loop::{DeviceForces, DeviceLoop};
-use crate::dynamics::State;
 use crate::gpu::device::driver_error;
 use crate::gpu::params::ProbeParams;
 use crate::gpu::Gpu;
@@ -39,7 +36,7 @@ pub(super) struct DeviceProbes {
 
 impl DeviceProbes {
     /// Upload `regions` for the reductions of precision `T`.
-    fn new<T: Real>(gpu: &Gpu, regions: &ProbeRegions) -> Result<Self> {
+    pub(super) fn new<T: Real>(gpu: &Gpu, regions: &ProbeRegions) -> Result<Self> {
         let mut device = Vec::with_capacity(regions.regions.len());
         for (nodes, volumes) in &regions.regions {
             let index: Vec<u32> = nodes
@@ -62,7 +59,7 @@ impl DeviceProbes {
     }
 
     /// Whether these buffers hold `regions`.
-    fn holds(&self, regions: &ProbeRegions) -> bool {
+    pub(super) fn holds(&self, regions: &ProbeRegions) -> bool {
         self.host.len() == regions.regions.len()
             && self
                 .host
@@ -82,25 +79,28 @@ impl DeviceProbes {
     }
 }
 
-impl<T: Real> DeviceLoop<T> {
-    /// The probe values of `regions` from the resident displacement and force density.
-    fn device_probe_values(&mut self, regions: &ProbeRegions) -> Result<Vec<ProbeValues>> {
-        if !self.probes.as_ref().is_some_and(|p| p.holds(regions)) {
-            self.probes = Some(DeviceProbes::new::<T>(&self.gpu, regions)?);
-        }
-        let g = self.gpu.clone();
-        let probes = self.probes.as_ref().expect("made above");
-        let partial = addr(&g, &probes.partial);
+impl DeviceProbes {
+    /// The probe values of `regions` from the device's displacement `u` and force density
+    /// `f` (precision `T`), these buffers made for `regions` by the caller
+    /// ([`DeviceProbes::holds`]).
+    pub(super) fn reduce<T: Real>(
+        &self,
+        g: &Gpu,
+        u: &CudaSlice<T>,
+        f: &CudaSlice<T>,
+        regions: &ProbeRegions,
+    ) -> Result<Vec<ProbeValues>> {
+        let partial = addr(g, &self.partial);
         let mut blocks = Vec::with_capacity(regions.regions.len());
-        for (r, (nodes, volumes)) in probes.regions.iter().enumerate() {
+        for (r, (nodes, volumes)) in self.regions.iter().enumerate() {
             let count = regions.regions[r].0.len();
             let threads = count.min(BLOCKS * THREADS);
             blocks.push(threads.div_ceil(THREADS));
             let p = ProbeParams {
-                u: addr(&g, &self.state.u),
-                f: addr(&g, &self.state.f),
-                nodes: addr(&g, nodes),
-                volume: addr(&g, volumes),
+                u: addr(g, u),
+                f: addr(g, f),
+                nodes: addr(g, nodes),
+                volume: addr(g, volumes),
                 partial: partial + (r * BLOCKS * SUMS * std::mem::size_of::<f64>()) as u64,
                 count: count as u64,
                 dim: regions.dim as u64,
@@ -109,10 +109,10 @@ impl<T: Real> DeviceLoop<T> {
             // node count, so `u` and `f` (dim values per node) are read in bounds;
             // `partial` has room for `BLOCKS` blocks of six sums per region, and the launch
             // uses at most `BLOCKS` blocks of `THREADS` threads.
-            unsafe { g.launch(&probes.kernel, threads, &p)? };
+            unsafe { g.launch(&self.kernel, threads, &p)? };
         }
         let mut sums = vec![0.0; regions.regions.len() * BLOCKS * SUMS];
-        download(&g, &probes.partial, &mut sums)?;
+        download(g, &self.partial, &mut sums)?;
         Ok(regions
             .regions
             .iter()
@@ -141,22 +141,6 @@ fn values(partial: &[f64], blocks: usize, count: usize) -> ProbeValues {
             .for_each(|m| *m /= count as f64);
     }
     pv
-}
-
-/// [`crate::backend::Backend::probe_values`] of a device backend named `name`: reduced on
-/// the device where its time loop holds `state`, else from the host.
-pub(super) fn probe_values<T: Real, B: DeviceForces<T>>(
-    backend: &mut B,
-    name: &'static str,
-    state: &State<T>,
-    regions: &ProbeRegions,
-) -> Result<Vec<ProbeValues>> {
-    match backend.loop_if_made() {
-        Some(dl) if dl.resident_step == Some(state.step) => dl
-            .device_probe_values(regions)
-            .map_err(device_fault(name, "probe sums")),
-        _ => Ok(regions.on_host(&state.u, &state.f)),
-    }
 }
 
 #[cfg(test)]

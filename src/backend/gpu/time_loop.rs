@@ -26,6 +26,7 @@ use crate::dynamics::{Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::gpu::device::driver_error;
 use crate::gpu::params::{ConditionParams, ReduceParams, StepParams};
 use crate::gpu::Gpu;
+use crate::output::{ProbeRegions, ProbeValues};
 use crate::{Real, Result};
 use cudarc::driver::{CudaFunction, CudaSlice};
 use std::sync::Arc;
@@ -502,5 +503,33 @@ pub(super) fn max_abs_displacement<T: Real, B: DeviceForces<T>>(
             .max_abs_displacement(state)
             .map_err(device_fault(name, "displacement check")),
         None => Ok(state.max_abs_displacement()),
+    }
+}
+
+/// [`crate::backend::Backend::probe_values`] of a device backend named `name`: reduced on
+/// the device where its time loop holds `state` (`probes.rs`), else from the host.
+pub(super) fn probe_values<T: Real, B: DeviceForces<T>>(
+    backend: &mut B,
+    name: &'static str,
+    state: &State<T>,
+    regions: &ProbeRegions,
+) -> Result<Vec<ProbeValues>> {
+    match backend.loop_if_made() {
+        Some(dl) if dl.resident_step == Some(state.step) => dl
+            .device_probe_values(regions)
+            .map_err(device_fault(name, "probe sums")),
+        _ => Ok(regions.on_host(&state.u, &state.f)),
+    }
+}
+
+impl<T: Real> DeviceLoop<T> {
+    /// The probe values of `regions` from the resident displacement and force density (the
+    /// regions uploaded on first use, and again if they change).
+    fn device_probe_values(&mut self, regions: &ProbeRegions) -> Result<Vec<ProbeValues>> {
+        if !self.probes.as_ref().is_some_and(|p| p.holds(regions)) {
+            self.probes = Some(DeviceProbes::new::<T>(&self.gpu, regions)?);
+        }
+        let probes = self.probes.as_ref().expect("made above");
+        probes.reduce(&self.gpu, &self.state.u, &self.state.f, regions)
     }
 }

@@ -161,6 +161,11 @@ impl<'a> Decoder<'a> {
             .collect())
     }
 
+    /// The bytes not read yet.
+    pub(super) fn remaining(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+
     /// Whether every byte has been read.
     pub(super) fn done(&self) -> bool {
         self.at == self.bytes.len()

@@ -1,7 +1,8 @@
 //! Restart checkpoints: the file format, and the `checkpoints/` folder of a run's output
 //! folder. A checkpoint holds everything a run needs to go on bit for bit: the explicit
 //! state (`u`, `v`, `a`, `f`, `b`, step, time) in the run's precision, the bond status, the
-//! ADR history and where the ADR loop stood, the probe file and the VTK series written so far.
+//! ADR history and where the ADR loop stood, the probe file, the VTK series and the crack
+//! tips written so far.
 //!
 //! Layout (`codec.rs`; integers little-endian):
 //!
@@ -18,6 +19,7 @@
 //! | ADR: present (u8); started (u8), residual (f64), load step, iteration in it (u64), `F^{n-1}` | |
 //! | `probes.csv` so far (present u8, then its bytes) | |
 //! | VTK snapshots so far: count, then step (u64), time (f64), file name per entry | |
+//! | crack tips: `crack_tips.csv` so far and the tracker's memory (`tips.rs`) | |
 //! | CRC-32 of all the bytes above | u32 |
 //!
 //! Files are `checkpoints/step_<step:08>.ckpt`, written as `.ckpt.tmp`, flushed to disk,
@@ -25,6 +27,9 @@
 //! beyond `keep` are removed.
 
 mod codec;
+mod tips;
+
+pub use tips::TipsPlace;
 
 use crate::dynamics::{AdrHistory, State};
 use crate::{Error, Precision, Real, Result};
@@ -34,7 +39,7 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 /// The version of the checkpoint layout; a file of another version is refused.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 const MAGIC: &[u8; 8] = b"PDCKPT\r\n";
 /// Checkpoints kept when the model does not say (`output.checkpoint_keep`).
 pub const DEFAULT_KEEP: usize = 2;
@@ -78,6 +83,8 @@ pub struct Checkpoint<T: Real> {
     /// The probe file as it was at the checkpoint (`None`: the run writes none).
     pub probes_csv: Option<Vec<u8>>,
     pub snapshots: Vec<SnapshotEntry>,
+    /// The crack-tip output (`None`: the run writes none).
+    pub tips: Option<TipsPlace>,
 }
 
 impl Header {
@@ -236,7 +243,7 @@ fn encode<T: Real, W: std::io::Write>(
         e.f64(*time)?;
         e.blob(name.as_bytes())?;
     }
-    Ok(())
+    tips::encode(e, c.tips.as_ref())
 }
 
 fn precision_byte(p: Precision) -> u8 {
@@ -340,6 +347,7 @@ fn decode_body<T: Real>(d: &mut Decoder, header: Header) -> Decoded<Checkpoint<T
     for _ in 0..d.usize()? {
         snapshots.push((d.usize()?, d.f64()?, d.string()?));
     }
+    let tips = tips::decode(d)?;
     if !d.done() {
         return Err("has bytes after its last field".into());
     }
@@ -350,6 +358,7 @@ fn decode_body<T: Real>(d: &mut Decoder, header: Header) -> Decoded<Checkpoint<T
         adr,
         probes_csv: has_probes.then_some(csv),
         snapshots,
+        tips,
     })
 }
 

@@ -4,7 +4,7 @@
 //! is complete up to the last sample if the run stops.
 
 use super::tracker::TipRow;
-use crate::output::{format_f64, invalid_input};
+use crate::output::{create_starting_with, format_f64, invalid_input};
 use crate::Error;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -21,28 +21,42 @@ pub struct TipCsv {
 impl TipCsv {
     /// The file at `path` with its header, for positions of `dim` (2 or 3) components.
     pub fn create(path: &Path, dim: usize) -> crate::Result<TipCsv> {
-        if !(2..=3).contains(&dim) {
-            return Err(invalid_input(
-                path,
-                format!("dim is {dim}, expected 2 or 3"),
-            ));
-        }
-        let header = if dim == 3 {
-            "time,tip_id,x,y,z,speed\n"
-        } else {
-            "time,tip_id,x,y,speed\n"
-        };
-        let file = File::create(path).map_err(|e| Error::io(path, e))?;
-        let mut writer = BufWriter::new(file);
-        writer
-            .write_all(header.as_bytes())
-            .and_then(|()| writer.flush())
-            .map_err(|e| Error::io(path, e))?;
+        let header = Self::header(dim).map_err(|m| invalid_input(path, m))?;
         Ok(TipCsv {
             path: path.to_path_buf(),
-            writer,
+            writer: create_starting_with(path, header.as_bytes())?,
             dim,
         })
+    }
+
+    /// The file at `path` written again with `text` (the rows of an earlier run up to its
+    /// checkpoint, header first), to go on from there.
+    pub fn resume(path: &Path, text: &[u8], dim: usize) -> crate::Result<TipCsv> {
+        let header = Self::header(dim).map_err(|m| invalid_input(path, m))?;
+        if !text.starts_with(header.as_bytes()) {
+            return Err(invalid_input(
+                path,
+                "the restart's crack-tip rows do not start with the header of this dimension",
+            ));
+        }
+        Ok(TipCsv {
+            path: path.to_path_buf(),
+            writer: create_starting_with(path, text)?,
+            dim,
+        })
+    }
+
+    /// The path written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn header(dim: usize) -> Result<&'static str, String> {
+        match dim {
+            2 => Ok("time,tip_id,x,y,speed\n"),
+            3 => Ok("time,tip_id,x,y,z,speed\n"),
+            _ => Err(format!("dim is {dim}, expected 2 or 3")),
+        }
     }
 
     /// The rows of one sample, flushed.

@@ -5,16 +5,19 @@
 //! - [`finder`]: the cracks of one damage field (threshold, components, skeleton, tips);
 //! - [`tracker`]: tips matched from sample to sample, their ids, branching, speeds;
 //! - [`csv`]: the file;
+//! - [`columns`]: a thin 3D plate read through its thickness (one point per column);
 //! - here: the threshold rule ([`threshold_for`]) and the exclusion zone
 //!   ([`exclusion_mask`]).
 
+pub mod columns;
 pub mod csv;
 pub mod finder;
 pub mod tracker;
 
+pub use columns::Columns;
 pub use csv::TipCsv;
 pub use finder::{find_cracks, Crack, DamageField};
-pub use tracker::{TipRow, TipStats, TipTracker};
+pub use tracker::{TipRow, TipStats, TipTracker, Track, TrackerMemory};
 
 use crate::neighbors::CellList;
 use rayon::prelude::*;

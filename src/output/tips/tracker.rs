@@ -50,12 +50,15 @@ pub struct TipStats {
 }
 
 /// A tip's history.
-#[derive(Clone, Debug)]
-struct Track {
-    id: u64,
-    position: [f64; 3],
-    times: Vec<f64>,
-    path: Vec<f64>,
+#[derive(Clone, Debug, PartialEq)]
+pub struct Track {
+    pub id: u64,
+    /// m.
+    pub position: [f64; 3],
+    /// s, one per sample of the tip.
+    pub times: Vec<f64>,
+    /// Path length travelled at each of those samples, m.
+    pub path: Vec<f64>,
 }
 
 impl Track {
@@ -97,43 +100,61 @@ fn distance(a: &[f64; 3], b: &[f64; 3]) -> f64 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
 }
 
+/// What a tracker carries from one sample to the next (a restart checkpoint holds it, so a
+/// resumed run follows its tips on as the uninterrupted one does).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TrackerMemory {
+    /// The tips of the latest sample.
+    pub live: Vec<Track>,
+    /// Time of the latest sample, s.
+    pub last_time: Option<f64>,
+    pub stats: TipStats,
+}
+
 /// Follows the tips of successive samples.
 #[derive(Clone, Debug)]
 pub struct TipTracker {
     delta: f64,
     max_speed: f64,
-    live: Vec<Track>,
-    last_time: Option<f64>,
-    stats: TipStats,
+    memory: TrackerMemory,
 }
 
 impl TipTracker {
     /// A tracker for horizon `delta` (m) and tips no faster than `max_speed` (m/s).
     pub fn new(delta: f64, max_speed: f64) -> TipTracker {
+        Self::resumed(delta, max_speed, TrackerMemory::default())
+    }
+
+    /// A tracker that goes on from `memory` (of a tracker with the same `delta` and
+    /// `max_speed`).
+    pub fn resumed(delta: f64, max_speed: f64, memory: TrackerMemory) -> TipTracker {
         TipTracker {
             delta,
             max_speed,
-            live: Vec::new(),
-            last_time: None,
-            stats: TipStats::default(),
+            memory,
         }
+    }
+
+    /// What the tracker carries to its next sample.
+    pub fn memory(&self) -> &TrackerMemory {
+        &self.memory
     }
 
     /// The totals so far.
     pub fn stats(&self) -> &TipStats {
-        &self.stats
+        &self.memory.stats
     }
 
     /// Take the sample of `cracks` at `time` (s, after the previous sample's); one row per
     /// tip, in the order of the cracks and their tips.
     pub fn update(&mut self, time: f64, cracks: &[Crack]) -> Vec<TipRow> {
         let tips: Vec<[f64; 3]> = cracks.iter().flat_map(|c| c.tips.iter().copied()).collect();
-        let bound = 2.0 * self.delta + self.max_speed * (time - self.last_time.unwrap_or(time));
+        let bound = 2.0 * self.delta + self.max_speed * (time - self.memory.last_time.unwrap_or(time));
         let claims: Vec<Option<usize>> = tips
             .iter()
             .map(|p| {
                 let mut best: Option<(usize, f64)> = None;
-                for (k, t) in self.live.iter().enumerate() {
+                for (k, t) in self.memory.live.iter().enumerate() {
                     let d = distance(p, &t.position);
                     if d <= bound && best.is_none_or(|(_, b)| d < b) {
                         best = Some((k, d));
@@ -142,19 +163,19 @@ impl TipTracker {
                 best.map(|(k, _)| k)
             })
             .collect();
-        let mut claimants = vec![0usize; self.live.len()];
+        let mut claimants = vec![0usize; self.memory.live.len()];
         for k in claims.iter().flatten() {
             claimants[*k] += 1;
         }
-        if claimants.iter().any(|&c| c >= 2) && self.stats.first_branching.is_none() {
-            self.stats.first_branching = Some(time);
+        if claimants.iter().any(|&c| c >= 2) && self.memory.stats.first_branching.is_none() {
+            self.memory.stats.first_branching = Some(time);
         }
         let mut next = Vec::with_capacity(tips.len());
         let mut rows = Vec::with_capacity(tips.len());
         for (p, claim) in tips.iter().zip(&claims) {
             let mut track = match claim {
                 Some(k) if claimants[*k] == 1 => {
-                    let mut t = self.live[*k].clone();
+                    let mut t = self.memory.live[*k].clone();
                     let step = distance(p, &t.position);
                     let travelled = t.path.last().copied().unwrap_or(0.0) + step;
                     t.path.push(travelled);
@@ -162,9 +183,9 @@ impl TipTracker {
                     t
                 }
                 _ => {
-                    self.stats.tips += 1;
+                    self.memory.stats.tips += 1;
                     Track {
-                        id: self.stats.tips,
+                        id: self.memory.stats.tips,
                         position: *p,
                         times: vec![time],
                         path: vec![0.0],
@@ -174,7 +195,7 @@ impl TipTracker {
             track.position = *p;
             let fit = track.speed(self.delta);
             if let Some((v, true)) = fit {
-                self.stats.fastest_tip = self.stats.fastest_tip.max(v);
+                self.memory.stats.fastest_tip = self.memory.stats.fastest_tip.max(v);
             }
             rows.push(TipRow {
                 time,
@@ -184,12 +205,12 @@ impl TipTracker {
             });
             next.push(track);
         }
-        self.live = next;
-        self.last_time = Some(time);
-        self.stats.samples += 1;
-        self.stats.tips_now = tips.len();
+        self.memory.live = next;
+        self.memory.last_time = Some(time);
+        self.memory.stats.samples += 1;
+        self.memory.stats.tips_now = tips.len();
         let longest = cracks.iter().map(|c| c.length).fold(0.0, f64::max);
-        self.stats.longest_crack = self.stats.longest_crack.max(longest);
+        self.memory.stats.longest_crack = self.memory.stats.longest_crack.max(longest);
         rows
     }
 }

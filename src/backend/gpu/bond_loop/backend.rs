@@ -7,7 +7,6 @@
 use super::fused::advance_fused;
 use super::{GpuLoop, NAME};
 use crate::backend::gpu::buffers::download;
-use crate::backend::gpu::probes;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::gpu::{adr, device_fault, rename};
 use crate::backend::{Backend, Footprint};
@@ -161,6 +160,6 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
         state: &State<T>,
         regions: &ProbeRegions,
     ) -> Result<Vec<ProbeValues>> {
-        probes::probe_values(self, NAME, state, regions)
+        time_loop::probe_values(self, NAME, state, regions)
     }
 }

@@ -6,7 +6,6 @@
 
 use super::{GpuMatrix, NAME};
 use crate::backend::gpu::buffers::download;
-use crate::backend::gpu::probes;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::gpu::{adr, device_fault};
 use crate::backend::{Backend, Footprint};
@@ -112,6 +111,6 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
         state: &State<T>,
         regions: &ProbeRegions,
     ) -> Result<Vec<ProbeValues>> {
-        probes::probe_values(self, NAME, state, regions)
+        time_loop::probe_values(self, NAME, state, regions)
     }
 }
