@@ -41,7 +41,7 @@ impl TipOutput {
             .output
             .tips_threshold
             .unwrap_or_else(|| threshold_for(body.dim(), body.delta / body.dx));
-        let excluded = exclusion_mask(&body.positions, body.dim(), body.delta, &loaded(problem));
+        let excluded = excluded_nodes(problem);
         // No tip outruns the dilatational wave: 2 sqrt(E / rho) bounds it for any Poisson
         // ratio up to 0.4 in 3D and any in 2D.
         let max_speed = 2.0 * (m.material.youngs_modulus / m.material.density).sqrt();
@@ -101,12 +101,20 @@ impl TipOutput {
     }
 }
 
+/// Per node, whether the tip finder ignores its damage (`docs/crack-tips.md`, rule 1): within
+/// one horizon of the body's boundary, of a loaded region or of a layer added outside the body.
+pub fn excluded_nodes(problem: &Problem) -> Vec<bool> {
+    let body = &problem.body;
+    exclusion_mask(&body.positions, body.dim(), body.delta, &loaded(problem))
+}
+
 /// Per node, whether it belongs to a region a boundary condition acts on during the run
 /// (every kind but an initial velocity), leaving out a region that holds the whole body (a
-/// body force everywhere is no loading layer).
+/// body force everywhere is no loading layer), or to a layer added outside the body
+/// (`shape = "layer"`), loaded or not.
 fn loaded(problem: &Problem) -> Vec<bool> {
     let n = problem.body.len();
-    let mut mask = vec![false; n];
+    let mut mask = crate::geometry::layers::layer_mask(&problem.body.layers, n);
     for b in &problem.model.boundary {
         if b.kind == BoundaryKind::InitialVelocity {
             continue;
