@@ -8,6 +8,7 @@
 #   PERIDOT_GPU=0 scripts/validate_published.sh   the reduced scale on the CPU (cpu-loop)
 #   ONLY="kalthoff_winkler_2d plate_hole_2d" scripts/validate_published.sh   a subset (the
 #       page then lists the others as not run unless their folders are already there)
+#   MEASURE_ONLY=1 scripts/validate_published.sh   no runs: measure the folders already there
 #
 # Scales (what each model header gives):
 #   gpu: the published scale of each header's `--set` lines (dx 0.1 mm pre-cracked plates,
@@ -87,6 +88,7 @@ for name in $order; do
 done
 
 start=$(date +%s)
+[[ -n "${MEASURE_ONLY:-}" ]] && order="" && ONLY=" "
 for name in ${ONLY:-$order}; do
     dir="$out/$name"
     rm -rf "$dir"
