@@ -103,7 +103,12 @@ for name in ${ONLY:-$order}; do
 done
 echo "all runs: $(( $(date +%s) - start )) s"
 
+when="$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)"
+if [[ -n "${MEASURE_ONLY:-}" ]]; then
+    newest=$(ls -t "$out"/*/summary.json 2>/dev/null | head -1)
+    [[ -n "$newest" ]] && when="runs of $(date -u -r "$newest" '+%Y-%m-%d %H:%M UTC'), measured $when"
+fi
 python3 scripts/validate_published.py --runs "$out" --scale "$scale" --doc "$doc" \
     --images "$images" --hardware "$hardware, backend $backend f64" \
-    --date "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)" \
+    --date "$when" \
     --overrides "$out/overrides.tsv"
