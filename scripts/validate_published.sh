@@ -34,6 +34,8 @@ fi
 
 if [[ -n "${PERIDOT_BIN:-}" ]]; then
     bin="$PERIDOT_BIN"
+elif [[ -n "${MEASURE_ONLY:-}" ]]; then
+    bin=""
 else
     cargo build --release --quiet
     bin="${CARGO_TARGET_DIR:-target}/release/peridot"
