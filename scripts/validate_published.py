@@ -425,11 +425,26 @@ def torsion(run, problem, scale):
     thr = threshold_of(s)
     nodes = crack_nodes(a, thr)
     dx = s.get("dx") or 5e-3
-    if len(nodes) < 4:
-        return [row(problem, "crack surface", "curved, non-planar (seed 002, Fig. 16)",
-                    "%d crack nodes: no crack" % len(nodes), "a crack surface", "mismatch")]
+    delta = 3.015 * dx
+    # the notch: a 5 mm slot around (87.5, -1) -> (112.5, 25) mm through the height
+    (ax, ay), (bx, by) = (0.0875, -0.001), (0.1125, 0.025)
+
+    def from_notch(p):
+        ux, uy = bx - ax, by - ay
+        t = max(0.0, min(1.0, ((p[0] - ax) * ux + (p[1] - ay) * uy) / (ux * ux + uy * uy)))
+        return math.hypot(p[0] - ax - t * ux, p[1] - ay - t * uy) - 0.0025
+    crack = [p for p in nodes if from_notch(p) <= 2 * delta]
+    elsewhere = len(nodes) - len(crack)
+    published = "a curved, non-planar crack from the notch (seed 002, Fig. 16; no number)"
+    if len(crack) < 4:
+        return [row(problem, "crack surface", published,
+                    "no crack from the notch: %d crack nodes within 2 horizons of it (%d "
+                    "elsewhere, next to the loaded corner)" % (len(crack), elsewhere),
+                    "a crack surface from the notch",
+                    "mismatch" if scale == "gpu" else "not reproduced at this scale")]
+    nodes = crack
     # plane through the crack nodes by the least-squares normal (smallest eigenvector of
-    # the 3 x 3 scatter, by power iteration on its inverse-free shift), then RMS distance
+    # the 3 x 3 scatter, by power iteration on trace - scatter), then RMS distance
     n = len(nodes)
     c = [sum(p[k] for p in nodes) / n for k in range(3)]
     m = [[sum((p[i] - c[i]) * (p[j] - c[j]) for p in nodes) / n for j in range(3)]
@@ -442,8 +457,9 @@ def torsion(run, problem, scale):
         norm = math.sqrt(sum(x * x for x in w)) or 1.0
         v = [x / norm for x in w]
     rms = math.sqrt(sum(sum((p[k] - c[k]) * v[k] for k in range(3)) ** 2 for p in nodes) / n)
-    return [row(problem, "crack surface", "curved, non-planar (seed 002, Fig. 16; no number)",
-                "%d crack nodes, RMS distance from their best plane %.2f dx" % (n, rms / dx),
+    return [row(problem, "crack surface", published,
+                "%d crack nodes within 2 horizons of the notch (%d elsewhere), RMS distance "
+                "from their best plane %.2f dx" % (n, elsewhere, rms / dx),
                 "described, not scored", "see picture")]
 
 
