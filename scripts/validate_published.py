@@ -97,6 +97,13 @@ def last_snapshot(run):
     return read_vtu(files[-1]) if files else None
 
 
+def final_state(run):
+    """(summary, arrays of the last snapshot), or None without either."""
+    s = read_summary(run)
+    snap = last_snapshot(run) if s else None
+    return (s, snap[1]) if snap else None
+
+
 # ---------------------------------------------------------------------------------------
 # measures
 
@@ -401,11 +408,10 @@ def plate_hole(run, problem, scale):
 
 
 def column(run, problem, scale):
-    s = read_summary(run)
-    snap = last_snapshot(run) if s else None
-    if not snap:
+    state = final_state(run)
+    if not state:
         return not_run(problem, "largest displacement")
-    _, a = snap
+    s, a = state
     best = max(zip(a["Points"], a["displacement"]),
                key=lambda pu: math.hypot(pu[1][1], pu[1][2]))
     x, lateral = best[0][0], math.hypot(best[1][1], best[1][2])
@@ -417,11 +423,10 @@ def column(run, problem, scale):
 
 
 def torsion(run, problem, scale):
-    s = read_summary(run)
-    snap = last_snapshot(run) if s else None
-    if not snap:
+    state = final_state(run)
+    if not state:
         return not_run(problem, "crack surface")
-    _, a = snap
+    s, a = state
     thr = threshold_of(s)
     nodes = crack_nodes(a, thr)
     dx = s.get("dx") or 5e-3
@@ -464,11 +469,10 @@ def torsion(run, problem, scale):
 
 
 def tension(run, problem, scale):
-    s = read_summary(run)
-    snap = last_snapshot(run) if s else None
-    if not snap:
+    state = final_state(run)
+    if not state:
         return not_run(problem, "centreline strains")
-    _, a = snap
+    s, a = state
     dx = s.get("dx") or 5e-3
     p_, e, nu = 200e6, 200e9, 1.0 / 3.0
 

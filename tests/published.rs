@@ -49,24 +49,10 @@ fn tip_rows(text: &str) -> Vec<(f64, u64, f64, f64)> {
 #[test]
 fn precracked_plate_branches_at_50_ms() {
     let out = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_peridot"))
-        .args([
-            "run",
-            "models/precracked_plate_2d_50ms.toml",
-            "--backend",
-            "cpu-loop",
-            "--quiet",
-        ])
-        .args(["--out", out.path().to_str().unwrap()])
-        .args(["--set", "discretization.dx=0.5e-3"])
-        .args(["--set", "material.critical_stretch=0.03162"])
-        .args(["--set", "output.vtk=false", "--set", "output.image=false"])
-        .output()
-        .expect("the binary runs");
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
+    common::cli::run_quiet(
+        "models/precracked_plate_2d_50ms.toml",
+        out.path(),
+        &["discretization.dx=0.5e-3", "material.critical_stretch=0.03162"],
     );
     let rows = tip_rows(&std::fs::read_to_string(out.path().join("crack_tips.csv")).unwrap());
     let summary: serde_json::Value =
