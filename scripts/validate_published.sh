@@ -64,7 +64,7 @@ if [[ $scale == gpu ]]; then
     sets[kalthoff_winkler_3d]="--set discretization.dx=1e-3"
     sets[branching_glass_2d]=""
     sets[cantilever_vibration_2d]="--set discretization.dx=0.25e-3 --set solver.steps=240000 --set output.probe_every=200"
-    sets[plate_hole_2d]="--set discretization.dx=0.05e-3 --set output.vtk_every=25"
+    sets[plate_hole_2d]="--set discretization.dx=0.05e-3 --set output.vtk_every=50"
     sets[notched_column_3d]="--set discretization.dx=0.00875e-3"
     sets[brokenshire_torsion_3d]="--set discretization.dx=1.15e-3 --set solver.steps=8000"
     sets[plate_tension_2d]="--set discretization.dx=0.5e-3"
