@@ -8,6 +8,8 @@
 //! sides; a tip is the mean of the end node and its linked crack nodes, so it lies on the
 //! crack line two spacings inside the crack's true end.
 
+mod common;
+
 use peridot::output::tips::{exclusion_mask, find_cracks, threshold_for, Crack, DamageField};
 
 const M: f64 = 3.015;
@@ -178,24 +180,10 @@ fn rayleigh_plane_stress(e: f64, nu: f64, rho: f64) -> f64 {
 fn precracked_plate_tips_run_straight_below_rayleigh_speed() {
     let out = tempfile::tempdir().unwrap();
     let dx = 0.5e-3;
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_peridot"))
-        .args([
-            "run",
-            "models/precracked_plate_2d.toml",
-            "--backend",
-            "cpu-loop",
-            "--quiet",
-        ])
-        .args(["--out", out.path().to_str().unwrap()])
-        .args(["--set", "discretization.dx=0.5e-3"])
-        .args(["--set", "material.critical_stretch=0.03162"])
-        .args(["--set", "output.vtk=false", "--set", "output.image=false"])
-        .output()
-        .expect("the binary runs");
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
+    common::cli::run_quiet(
+        "models/precracked_plate_2d.toml",
+        out.path(),
+        &["discretization.dx=0.5e-3", "material.critical_stretch=0.03162"],
     );
     let text = std::fs::read_to_string(out.path().join("crack_tips.csv")).unwrap();
     let mut lines = text.lines();

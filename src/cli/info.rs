@@ -33,6 +33,23 @@ pub fn info(
     );
     println!("material     {}", problem.material.name());
     println!("nodes        {n}");
+    if !problem.body.layers.is_empty() {
+        let each: Vec<String> = problem
+            .body
+            .layers
+            .iter()
+            .map(|l| {
+                let k: usize = l.field["region.".len()..].parse().unwrap_or(0);
+                let name = problem.model.region.get(k).map_or("?", |r| r.name.as_str());
+                format!("\"{name}\" {}", l.nodes.len())
+            })
+            .collect();
+        println!(
+            "layers       {} nodes added outside the body ({})",
+            problem.body.layer_node_count(),
+            each.join(", ")
+        );
+    }
     println!("bonds        {nb} (directed)");
     println!("family size  min {fmin}, mean {fmean:.2}, max {fmax}");
     println!("pre-cracked  {} bonds", problem.precracked_bonds());

@@ -254,28 +254,39 @@ impl Loads {
     }
 }
 
-/// Factor turning a traction (Pa) on the face of the `edge` region `name` into a body force
-/// density (N/m^3): face area over the region's volume. The face spans the body's node
-/// bounding box plus one spacing on each other axis (and the thickness in 2D).
+/// Factor turning a traction (Pa) on the face of the `edge` or `layer` region `name` into a
+/// body force density (N/m^3): face area over the region's volume. An edge's face spans the
+/// bounding box of the body without its layers, a layer's the bounding box of its own nodes,
+/// plus one spacing on each other axis (and the thickness in 2D).
 fn traction_scale(problem: &Problem, name: &str) -> f64 {
     let body = &problem.body;
-    let axis = problem
-        .model
-        .region
-        .iter()
-        .find(|r| r.name == name)
-        .and_then(|r| match &r.shape {
-            crate::model::Shape::Edge { side, .. } => side_axis(side),
-            _ => None,
-        })
-        .unwrap_or(0);
+    let nodes = problem.region(name);
+    let (axis, span) = match problem.model.region.iter().find(|r| r.name == name).map(|r| &r.shape)
+    {
+        Some(crate::model::Shape::Edge { side, .. }) => {
+            (side_axis(side), (body.core_min, body.core_max))
+        }
+        Some(crate::model::Shape::Layer { side, .. }) => {
+            let mut lo = [f64::INFINITY; 3];
+            let mut hi = [f64::NEG_INFINITY; 3];
+            for &i in nodes {
+                for a in 0..3 {
+                    lo[a] = lo[a].min(body.positions[i][a]);
+                    hi[a] = hi[a].max(body.positions[i][a]);
+                }
+            }
+            (side_axis(side), (lo, hi))
+        }
+        _ => (None, (body.bbox_min, body.bbox_max)),
+    };
+    let axis = axis.unwrap_or(0);
     let mut area = if body.dim() == 2 { body.thickness } else { 1.0 };
     for k in 0..body.dim() {
         if k != axis {
-            area *= body.bbox_max[k] - body.bbox_min[k] + body.dx;
+            area *= span.1[k] - span.0[k] + body.dx;
         }
     }
-    let volume: f64 = problem.region(name).iter().map(|&i| body.volumes[i]).sum();
+    let volume: f64 = nodes.iter().map(|&i| body.volumes[i]).sum();
     if volume > 0.0 {
         area / volume
     } else {

@@ -1,8 +1,10 @@
 //! The discretized body: a regular lattice filling the union of boxes minus removed shapes
 //! (`lattice.rs`), or a point cloud read from CSV (`points.rs`), with removed shapes applied to
-//! it too. Positions in metres, volumes in m^3 (2D: `dx^2 h`).
+//! it too, plus the nodes of loading layers outside the boxes (`layers.rs`). Positions in
+//! metres, volumes in m^3 (2D: `dx^2 h`).
 
 use super::lattice;
+use super::layers::{layer_mask, slabs, LayerNodes};
 use super::points::read_points;
 use super::shapes::{positive, show, Predicate, ShapeContext};
 use crate::model::validate::num;
@@ -27,6 +29,13 @@ pub struct Body {
     /// Bounding box of the node positions (min, max).
     pub bbox_min: [f64; 3],
     pub bbox_max: [f64; 3],
+    /// The nodes added outside the boxes by each layer region (`shape = "layer"`), in
+    /// region order; empty without layers.
+    pub layers: Vec<LayerNodes>,
+    /// Bounding box of the nodes that belong to no layer: the faces `edge` regions and
+    /// tractions on them measure from. The whole bounding box without layers.
+    pub core_min: [f64; 3],
+    pub core_max: [f64; 3],
 }
 
 impl Body {
@@ -40,6 +49,10 @@ impl Body {
     }
     pub fn is_empty(&self) -> bool {
         self.positions.is_empty()
+    }
+    /// How many nodes the layers added outside the boxes.
+    pub fn layer_node_count(&self) -> usize {
+        self.layers.iter().map(|l| l.nodes.len()).sum()
     }
 }
 
@@ -65,6 +78,8 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
         .enumerate()
         .map(|(k, s)| Predicate::removal(s, &ctx, &format!("geometry.remove.{k}")))
         .collect::<Result<Vec<_>>>()?;
+    let slabs = slabs(model, dx, delta)?;
+    let mut layers = Vec::new();
     let (positions, volumes) = match (geometry.boxes.is_empty(), &geometry.points_csv) {
         (false, None) => {
             let extents: Vec<([f64; 3], [f64; 3])> = geometry
@@ -85,7 +100,8 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
                     ),
                 ));
             }
-            let positions = lattice::fill(&geometry.boxes, &removals, dim, dx)?;
+            let positions;
+            (positions, layers) = lattice::fill(&geometry.boxes, &slabs, &removals, dim, dx)?;
             let volumes = vec![volume; positions.len()];
             (positions, volumes)
         }
@@ -151,6 +167,18 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
         ));
     }
     let (bbox_min, bbox_max) = bounds(&positions);
+    let (core_min, core_max) = if layers.is_empty() {
+        (bbox_min, bbox_max)
+    } else {
+        let in_layer = layer_mask(&layers, positions.len());
+        let core: Vec<[f64; 3]> = positions
+            .iter()
+            .zip(&in_layer)
+            .filter(|(_, &l)| !l)
+            .map(|(p, _)| *p)
+            .collect();
+        bounds(&core)
+    };
     Ok(Body {
         dimension: disc.dimension,
         positions,
@@ -160,6 +188,9 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
         thickness,
         bbox_min,
         bbox_max,
+        layers,
+        core_min,
+        core_max,
     })
 }
 
@@ -222,7 +253,7 @@ fn spacing(disc: &Discretization) -> Result<(f64, f64, f64)> {
     Ok((dx, delta, thickness))
 }
 
-/// Componentwise bounds of `positions` (non-empty).
+/// Componentwise bounds of `positions` (non-empty; infinite bounds for none).
 fn bounds(positions: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];

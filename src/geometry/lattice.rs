@@ -7,7 +7,13 @@
 //! (inclusive, tolerance `1e-9 dx`) and in no removed shape. Nodes are ordered x fastest, then
 //! y, then z. Only the index ranges each box covers are visited, so far-apart boxes cost no
 //! more than their own nodes.
+//!
+//! Loading layers (`layers.rs`) continue the same lattice outside the boxes: the index starts
+//! below 0 where a layer's slab reaches below the origin (so the body's lattice points keep
+//! their places bit for bit), and a lattice point in no box but in a layer's slab is a node of the
+//! first such layer. Removed shapes do not apply to layer nodes.
 
+use super::layers::{adds_nothing, LayerNodes, Slab};
 use super::shapes::{point, Predicate, ShapeContext};
 use crate::model::validate::num;
 use crate::model::{BoxShape, Shape};
@@ -32,20 +38,25 @@ pub(crate) fn node_bound(boxes: &[BoxShape], dim: usize, dx: f64) -> f64 {
         .sum()
 }
 
-/// Lattice node positions (z = 0 in 2D) of the union of `boxes` minus `removals`.
+/// Lattice node positions (z = 0 in 2D) of the union of `boxes` minus `removals`, plus the
+/// nodes of the layers `slabs` (each non-empty, else an error naming it), with the node
+/// indices of each layer.
 pub(crate) fn fill(
     boxes: &[BoxShape],
+    slabs: &[Slab],
     removals: &[Predicate],
     dim: usize,
     dx: f64,
-) -> Result<Vec<[f64; 3]>> {
+) -> Result<(Vec<[f64; 3]>, Vec<LayerNodes>)> {
     let ctx = ShapeContext {
         dim,
         dx,
         delta: dx,
         bbox: None,
     };
-    let mut preds = Vec::with_capacity(boxes.len());
+    let mut preds = Vec::with_capacity(boxes.len() + slabs.len());
+    // the lowest lattice index on each axis (below 0 where a layer reaches below the origin)
+    let mut first = [0i64; 3];
     let mut origin = [f64::INFINITY; 3];
     let mut top = [f64::NEG_INFINITY; 3];
     for (k, b) in boxes.iter().enumerate() {
@@ -62,7 +73,26 @@ pub(crate) fn fill(
             top[a] = top[a].max(hi[a]);
         }
     }
-    let estimate = node_bound(boxes, dim, dx);
+    for slab in slabs {
+        let lo = point(&slab.shape.min, dim, &slab.field)?;
+        let hi = point(&slab.shape.max, dim, &slab.field)?;
+        let shape = Shape::Box {
+            min: slab.shape.min.clone(),
+            max: slab.shape.max.clone(),
+        };
+        preds.push(Predicate::new(&shape, &ctx, &slab.field)?);
+        for a in 0..dim {
+            if lo[a] < origin[a] {
+                // whole spacings below the origin: the index starts below 0, so the boxes'
+                // lattice points keep their places bit for bit
+                let below = ((origin[a] - lo[a]) / dx - 1e-9).ceil().max(0.0) as i64;
+                first[a] = first[a].min(-below);
+            }
+            top[a] = top[a].max(hi[a]);
+        }
+    }
+    let slab_shapes: Vec<BoxShape> = slabs.iter().map(|s| s.shape.clone()).collect();
+    let estimate = node_bound(boxes, dim, dx) + node_bound(&slab_shapes, dim, dx);
     if !(estimate <= MAX_NODES as f64) {
         return Err(Error::model(
             "discretization.dx",
@@ -78,21 +108,25 @@ pub(crate) fn fill(
             ),
         ));
     }
-    if preds.is_empty() {
-        return Ok(Vec::new());
+    if boxes.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
     }
     let mut count = [1usize; 3];
     for a in 0..dim {
-        count[a] = ((top[a] - origin[a]) / dx - 1e-9).ceil().max(0.0) as usize;
+        count[a] = ((top[a] - origin[a]) / dx - 1e-9).ceil().max(0.0) as usize
+            + first[a].unsigned_abs() as usize;
     }
     let mut fill = Fill {
         origin,
+        first,
         count,
         dx,
         boxes: &preds,
+        body_boxes: boxes.len(),
         removals,
         removed: vec![false; removals.len()],
         out: Vec::new(),
+        layers: vec![Vec::new(); slabs.len()],
     };
     let all: Vec<usize> = (0..preds.len()).collect();
     let mut p = [0.0; 3];
@@ -100,7 +134,18 @@ pub(crate) fn fill(
     if let Some(k) = fill.removed.iter().position(|&r| !r) {
         return Err(removes_nothing(k, &removals[k], dx, dim));
     }
-    Ok(fill.out)
+    if let Some(k) = fill.layers.iter().position(|l| l.is_empty()) {
+        return Err(adds_nothing(&slabs[k], dx));
+    }
+    let layers = slabs
+        .iter()
+        .zip(fill.layers)
+        .map(|(s, nodes)| LayerNodes {
+            field: s.field.clone(),
+            nodes,
+        })
+        .collect();
+    Ok((fill.out, layers))
 }
 
 /// The error of a removed shape `k` that contains no node of the body (a lattice point of
@@ -125,13 +170,20 @@ pub(crate) fn removes_nothing(k: usize, shape: &Predicate, dx: f64, dim: usize) 
 /// The lattice walk: axes from z (outer) down to x (inner).
 struct Fill<'a> {
     origin: [f64; 3],
+    /// Lattice index of the first point visited on each axis (0, or below 0 for layers).
+    first: [i64; 3],
     count: [usize; 3],
     dx: f64,
+    /// The boxes' predicates, then the layers' slabs.
     boxes: &'a [Predicate],
+    /// How many of `boxes` are the body's (the rest are layer slabs).
+    body_boxes: usize,
     removals: &'a [Predicate],
     /// Per removed shape, whether it took a lattice point of the boxes.
     removed: Vec<bool>,
     out: Vec<[f64; 3]>,
+    /// Per layer, the indices into `out` of its nodes.
+    layers: Vec<Vec<usize>>,
 }
 
 impl Fill<'_> {
@@ -147,12 +199,10 @@ impl Fill<'_> {
         let mut next = 0usize;
         for (lo, hi) in spans {
             for k in lo.max(next)..=hi {
-                p[axis] = self.origin[axis] + (k as f64 + 0.5) * self.dx;
+                let index = k as i64 + self.first[axis];
+                p[axis] = self.origin[axis] + (index as f64 + 0.5) * self.dx;
                 if axis == 0 {
-                    let inside = active.iter().any(|&b| self.boxes[b].contains(p));
-                    if inside && !self.take(p) {
-                        self.out.push(*p);
-                    }
+                    self.emit(active, p);
                 } else {
                     let inner: Vec<usize> = active
                         .iter()
@@ -165,6 +215,20 @@ impl Fill<'_> {
                 }
             }
             next = next.max(hi + 1);
+        }
+    }
+
+    /// Place a node at the lattice point `p` if it lies in a box and in no removed shape, or
+    /// in no box but in a layer's slab (of the `active` boxes and slabs).
+    fn emit(&mut self, active: &[usize], p: &[f64; 3]) {
+        let n = self.body_boxes;
+        if active.iter().any(|&b| b < n && self.boxes[b].contains(p)) {
+            if !self.take(p) {
+                self.out.push(*p);
+            }
+        } else if let Some(&b) = active.iter().find(|&&b| b >= n && self.boxes[b].contains(p)) {
+            self.layers[b - n].push(self.out.len());
+            self.out.push(*p);
         }
     }
 
@@ -188,8 +252,9 @@ impl Fill<'_> {
             return None;
         };
         let n = self.count[axis];
-        let lo = ((min[axis] - self.origin[axis]) / self.dx - 0.5).ceil() - 1.0;
-        let hi = ((max[axis] - self.origin[axis]) / self.dx - 0.5).floor() + 1.0;
+        let start = self.origin[axis] + self.first[axis] as f64 * self.dx;
+        let lo = ((min[axis] - start) / self.dx - 0.5).ceil() - 1.0;
+        let hi = ((max[axis] - start) / self.dx - 0.5).floor() + 1.0;
         let overlaps = n > 0 && hi >= 0.0 && lo <= (n - 1) as f64 && lo <= hi;
         if !overlaps {
             return None;

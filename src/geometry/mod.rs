@@ -3,11 +3,13 @@
 //! include the thickness: `V = dx^2 h`).
 //!
 //! `body.rs` builds the body from `lattice.rs` (box union filled by a lattice) or `points.rs`
-//! (CSV point cloud); `shapes.rs` holds the one set of shape predicates used by removal and
+//! (CSV point cloud) and adds the nodes of loading layers outside the boxes (`layers.rs`);
+//! `shapes.rs` holds the one set of shape predicates used by removal and
 //! regions; `regions.rs` selects node sets; `precrack.rs` tests bonds against pre-cracks.
 
 pub mod body;
 pub(crate) mod lattice;
+pub mod layers;
 mod points;
 pub mod precrack;
 pub mod regions;

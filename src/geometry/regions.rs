@@ -1,6 +1,7 @@
 //! Named regions: node sets selected by shape predicates (`shapes.rs`), as ascending node
 //! indices. Lengths in metres.
 
+use super::layers::layer_mask;
 use super::shapes::{show, Predicate, ShapeContext};
 use super::Body;
 use crate::model::Shape;
@@ -8,21 +9,34 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 
 /// Indices (ascending) of the nodes of `body` inside `shape`. `field` names the model field
-/// for error messages; an empty selection is an error.
+/// for error messages; an empty selection is an error. A `layer` region (whose `field` is
+/// `region.K`) selects the nodes the body added for it; an `edge` selects only the body's
+/// own nodes, measured from the faces of the body without its layers.
 pub fn region_nodes(body: &Body, shape: &Shape, field: &str) -> Result<Vec<usize>> {
     let dim = body.dim();
+    if let Shape::Layer { .. } = shape {
+        return match body.layers.iter().find(|l| l.field == field) {
+            Some(l) => Ok(l.nodes.clone()),
+            None => Err(Error::model(field, "the body has no layer of this region")),
+        };
+    }
     let ctx = ShapeContext {
         dim,
         dx: body.dx,
         delta: body.delta,
-        bbox: Some((body.bbox_min, body.bbox_max)),
+        bbox: Some((body.core_min, body.core_max)),
     };
     let predicate = Predicate::new(shape, &ctx, field)?;
+    // an edge is a layer of the body's own nodes: never those of a layer outside it
+    let in_layer = match shape {
+        Shape::Edge { .. } if !body.layers.is_empty() => layer_mask(&body.layers, body.len()),
+        _ => Vec::new(),
+    };
     let nodes: Vec<usize> = body
         .positions
         .par_iter()
         .enumerate()
-        .filter(|(_, p)| predicate.contains(p))
+        .filter(|(i, p)| predicate.contains(p) && !in_layer.get(*i).copied().unwrap_or(false))
         .map(|(i, _)| i)
         .collect();
     if nodes.is_empty() {

@@ -105,6 +105,10 @@ impl Predicate {
                 depth_dx,
                 depth_delta,
             } => edge(side, [*depth, *depth_dx, *depth_delta], ctx, field),
+            Shape::Layer { .. } => Err(Error::model(
+                field,
+                "shape layer selects the nodes the body adds for it, not a place in the body",
+            )),
             Shape::All {} => Ok(Predicate::All),
         }
     }
@@ -112,9 +116,10 @@ impl Predicate {
     /// Predicate of a `geometry.remove` shape: edges and `all` are refused there.
     pub fn removal(shape: &Shape, ctx: &ShapeContext, field: &str) -> Result<Predicate> {
         match shape {
-            Shape::Edge { .. } | Shape::All {} => Err(Error::model(
+            Shape::Edge { .. } | Shape::Layer { .. } | Shape::All {} => Err(Error::model(
                 field,
-                "shape edge or all cannot remove material; allowed: box, circle, cylinder, notch",
+                "shape edge, layer or all cannot remove material; allowed: box, circle, \
+                 cylinder, notch",
             )),
             _ => Predicate::new(shape, ctx, field),
         }
@@ -272,38 +277,48 @@ fn notch(
     })
 }
 
+/// The axis and whether the face is the upper one (`+x` -> `(0, true)`) of `side`, or an
+/// error naming `{field}.side` and the allowed sides of dimension `dim`.
+pub(crate) fn side_of(side: &str, dim: usize, field: &str) -> Result<(usize, bool)> {
+    let sides: &[&str] = if dim == 3 {
+        &["-x", "+x", "-y", "+y", "-z", "+z"]
+    } else {
+        &["-x", "+x", "-y", "+y"]
+    };
+    match sides.iter().position(|s| *s == side) {
+        Some(k) => Ok((k / 2, k % 2 == 1)),
+        None => Err(Error::model(
+            format!("{field}.side"),
+            format!("'{side}' is not a face; allowed: {}", sides.join(", ")),
+        )),
+    }
+}
+
+/// The depth in metres of an edge or layer: exactly one of `depth` (m), `depth_dx` (times
+/// `dx`) and `depth_delta` (times the horizon), each finite and > 0.
+pub(crate) fn depth_of(depths: [Option<f64>; 3], ctx: &ShapeContext, field: &str) -> Result<f64> {
+    match depths {
+        [Some(d), None, None] => positive(d, &format!("{field}.depth")),
+        [None, Some(m), None] => Ok(positive(m, &format!("{field}.depth_dx"))? * ctx.dx),
+        [None, None, Some(m)] => Ok(positive(m, &format!("{field}.depth_delta"))? * ctx.delta),
+        _ => Err(Error::model(
+            format!("{field}.depth"),
+            "give exactly one of depth (m), depth_dx or depth_delta",
+        )),
+    }
+}
+
 fn edge(
     side: &str,
     depths: [Option<f64>; 3],
     ctx: &ShapeContext,
     field: &str,
 ) -> Result<Predicate> {
-    let sides: &[&str] = if ctx.dim == 3 {
-        &["-x", "+x", "-y", "+y", "-z", "+z"]
-    } else {
-        &["-x", "+x", "-y", "+y"]
-    };
-    let Some(k) = sides.iter().position(|s| *s == side) else {
-        return Err(Error::model(
-            format!("{field}.side"),
-            format!("'{side}' is not a face; allowed: {}", sides.join(", ")),
-        ));
-    };
-    let depth = match depths {
-        [Some(d), None, None] => positive(d, &format!("{field}.depth"))?,
-        [None, Some(m), None] => positive(m, &format!("{field}.depth_dx"))? * ctx.dx,
-        [None, None, Some(m)] => positive(m, &format!("{field}.depth_delta"))? * ctx.delta,
-        _ => {
-            return Err(Error::model(
-                format!("{field}.depth"),
-                "give exactly one of depth (m), depth_dx or depth_delta",
-            ))
-        }
-    };
+    let (axis, upper) = side_of(side, ctx.dim, field)?;
+    let depth = depth_of(depths, ctx, field)?;
     let Some((lo, hi)) = ctx.bbox else {
         return Err(Error::model(field, "shape edge needs the body's nodes"));
     };
-    let (axis, upper) = (k / 2, k % 2 == 1);
     Ok(Predicate::Edge {
         axis,
         upper,

@@ -189,6 +189,22 @@ pub enum Shape {
         #[serde(default)]
         depth_delta: Option<f64>,
     },
+    /// Lattice nodes added outside the body (a loading layer, like Madenci and Oterkus's
+    /// fictitious layers): the rows of the body's lattice within the depth of face `side` of
+    /// `geometry.box` entry `box` (default 0; required with several boxes), over that face,
+    /// outside every box. Regions only; depth in metres, or in multiples of `dx` or of
+    /// `delta` (exactly one).
+    Layer {
+        side: String,
+        #[serde(default)]
+        depth: Option<f64>,
+        #[serde(default)]
+        depth_dx: Option<f64>,
+        #[serde(default)]
+        depth_delta: Option<f64>,
+        #[serde(default, rename = "box")]
+        of_box: Option<usize>,
+    },
     /// Every node.
     All {},
 }

@@ -18,3 +18,4 @@ mod tips;
 
 pub use cancel::Cancel;
 pub use run::{run, simulate, Outcome, RunOptions};
+pub use tips::excluded_nodes;

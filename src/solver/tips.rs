@@ -152,12 +152,20 @@ impl TipOutput {
     }
 }
 
+/// Per node, whether the tip finder ignores its damage (`docs/crack-tips.md`, rule 1): within
+/// one horizon of the body's boundary, of a loaded region or of a layer added outside the body.
+pub fn excluded_nodes(problem: &Problem) -> Vec<bool> {
+    let body = &problem.body;
+    exclusion_mask(&body.positions, body.dim(), body.delta, &loaded(problem))
+}
+
 /// Per node, whether it belongs to a region a boundary condition acts on during the run
 /// (every kind but an initial velocity), leaving out a region that holds the whole body (a
-/// body force everywhere is no loading layer).
+/// body force everywhere is no loading layer), or to a layer added outside the body
+/// (`shape = "layer"`), loaded or not.
 fn loaded(problem: &Problem) -> Vec<bool> {
     let n = problem.body.len();
-    let mut mask = vec![false; n];
+    let mut mask = crate::geometry::layers::layer_mask(&problem.body.layers, n);
     for b in &problem.model.boundary {
         if b.kind == BoundaryKind::InitialVelocity {
             continue;

@@ -94,6 +94,19 @@ pub fn peridot(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// `peridot run MODEL --backend cpu-loop --quiet --out OUT` with a `--set` for each of
+/// `sets`, VTK and image output off; panics with the run's stderr when it fails.
+pub fn run_quiet(model: &str, out: &Path, sets: &[&str]) {
+    let mut args = vec!["run", model, "--backend", "cpu-loop", "--quiet"];
+    let out = out.to_str().expect("a UTF-8 path");
+    args.extend(["--out", out]);
+    for s in sets.iter().chain(&["output.vtk=false", "output.image=false"]) {
+        args.extend(["--set", s]);
+    }
+    let o = peridot(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 /// `peridot ARGS` run in the folder `cwd`.
 pub fn peridot_in(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_peridot"))

@@ -32,6 +32,7 @@ pub(super) fn geometry(g: &Geometry, dim: Dimension) -> Result<()> {
         let f = format!("geometry.remove.{i}");
         let name = match s {
             Shape::Edge { .. } => "edge",
+            Shape::Layer { .. } => "layer",
             Shape::All {} => "all",
             _ => {
                 shape(&f, s, dim)?;
@@ -211,6 +212,13 @@ fn shape(f: &str, s: &Shape, dim: Dimension) -> Result<()> {
             depth_dx,
             depth_delta,
         } => edge(f, side, [*depth, *depth_dx, *depth_delta], dim),
+        Shape::Layer {
+            side,
+            depth,
+            depth_dx,
+            depth_delta,
+            ..
+        } => edge(f, side, [*depth, *depth_dx, *depth_delta], dim),
         Shape::All {} => Ok(()),
     }
 }
@@ -233,7 +241,8 @@ fn box_shape(f: &str, min: &[f64], max: &[f64], dim: Dimension) -> Result<()> {
     }
 }
 
-/// An `edge` region: a side of the bounding box and exactly one positive depth.
+/// An `edge` or `layer` region: a side of the bounding box (of a box) and exactly one
+/// positive depth.
 fn edge(f: &str, side: &str, depths: [Option<f64>; 3], dim: Dimension) -> Result<()> {
     let sides: &[&str] = match dim.d() {
         3 => &["-x", "+x", "-y", "+y", "-z", "+z"],
