@@ -129,10 +129,15 @@ pub fn check_material(model: &Model, body: &Body, precision: Precision) -> Resul
         Precision::F32 => (
             "f32",
             f32::EPSILON as f64,
-            f32::MIN_POSITIVE as f64,
-            f32::MAX as f64,
+            format!("{:e}", f32::MIN_POSITIVE),
+            format!("{:e}", f32::MAX),
         ),
-        Precision::F64 => ("f64", f64::EPSILON, f64::MIN_POSITIVE, f64::MAX),
+        Precision::F64 => (
+            "f64",
+            f64::EPSILON,
+            format!("{:e}", f64::MIN_POSITIVE),
+            format!("{:e}", f64::MAX),
+        ),
     };
     // an f32 run refused where f64 would do says so
     let wider = match precision {
@@ -154,14 +159,12 @@ pub fn check_material(model: &Model, body: &Body, precision: Precision) -> Resul
             field,
             format!(
                 "{given} is degenerate with {other}, horizon {} m, dx {} m: {what} is {}, \
-                 zero, subnormal or not finite in {name} (normal {name} numbers span {:e} to \
-                 {:e}); use a modulus and density in a physical range (SI units: Pa, \
+                 zero, subnormal or not finite in {name} (normal {name} numbers span {tiny} to \
+                 {huge}); use a modulus and density in a physical range (SI units: Pa, \
                  kg/m^3){wider}",
                 num(body.delta),
                 num(body.dx),
                 num(value),
-                tiny,
-                huge
             ),
         )
     };

@@ -332,10 +332,10 @@ pub fn refuse(
     Error::Usage {
         option: format!("{side} memory"),
         message: format!(
-            "this model on {} needs about {:.3} GiB of {side} memory ({:.3e} nodes, {bonds}) \
+            "this model needs about {:.3} GiB of {side} memory for {} ({:.3e} nodes, {bonds}) \
              and {:.3} GiB is {source}: try {fits}{limit}",
-            estimate.what,
             gib(needed),
+            estimate.what,
             estimate.nodes,
             gib(cap)
         ),
