@@ -22,6 +22,7 @@ use super::cpu::CpuMatrix;
 use super::gpu::{GpuLoop, GpuMatrix};
 use super::kind::BackendKind;
 use super::partitioned::plan::SlotCost;
+use crate::geometry::lattice::MAX_NODES;
 use crate::gpu::device::device_shortfall;
 use crate::gpu::layout::SLICE;
 use crate::model::size::parse_byte_size;
@@ -113,12 +114,7 @@ pub fn estimate(counts: &ModelCounts, shape: &RunShape) -> Estimate {
     let corrected = counts.surface_correction;
     let (pn, pb) = problem_bytes(d, p, corrected);
     let stored = n * pn as f64 + bonds * pb as f64;
-    let ops = OperatorCounts {
-        nodes: n as usize,
-        bonds: bonds as usize,
-        dim: d,
-        law: counts.law,
-    };
+    let ops = operator_counts(counts);
     let (host, held, device) = match shape.kind {
         BackendKind::Auto | BackendKind::CpuLoop => {
             let (ln, lb) = cpu_loop_bytes(d, p, corrected);
@@ -176,12 +172,7 @@ pub fn export_estimate(counts: &ModelCounts) -> Estimate {
     let counts = counts.in_precision(8);
     let (n, d) = (counts.nodes, counts.dim);
     let stored = estimate(&counts, &RunShape::in_core(BackendKind::CpuMatrix));
-    let ops = OperatorCounts {
-        nodes: n as usize,
-        bonds: counts.bonds() as usize,
-        dim: d,
-        law: counts.law,
-    };
+    let ops = operator_counts(&counts);
     let (pn, pb) = problem_bytes(d, 8, counts.surface_correction);
     let problem = n * pn as f64 + counts.bonds() * pb as f64;
     let assembled = footprint_of(&ops, Storage::Full, 8).assembled() as f64;
@@ -195,6 +186,19 @@ pub fn export_estimate(counts: &ModelCounts) -> Estimate {
         what: "export-matrix (f64 operators in full storage and K)".into(),
         host: problem + assembled + 12.0 * k_nnz,
         ..stored
+    }
+}
+
+/// The operators' counts of a model of `counts`, held within what the byte formulas' integer
+/// arithmetic takes (nodes up to the node index limit, bonds up to 2^40: a model beyond
+/// either is refused anyway, by the body's check or by the bytes of its stored bonds,
+/// which are counted in f64).
+fn operator_counts(counts: &ModelCounts) -> OperatorCounts {
+    OperatorCounts {
+        nodes: counts.nodes.min(MAX_NODES as f64) as usize,
+        bonds: counts.bonds().min(2f64.powi(40)) as usize,
+        dim: counts.dim,
+        law: counts.law,
     }
 }
 

@@ -14,6 +14,7 @@ use crate::backend::gpu::buffers::{upload, BrokenCounter};
 use crate::backend::gpu::lattice::Stencil;
 use crate::backend::gpu::rename;
 use crate::backend::gpu::time_loop::DeviceLoop;
+use crate::geometry::lattice::MAX_NODES;
 use crate::geometry::Body;
 use crate::gpu::device::driver_error;
 use crate::gpu::layout::{status_words, SlicedLayout, SLICE};
@@ -150,9 +151,11 @@ impl<T: Real> GpuLoop<T> {
     /// [`SLICE`] nodes padded to it (an upper estimate; surface nodes have fewer bonds);
     /// `listless`: the stencil of a full box lattice (a status bit per slot, no index).
     pub fn device_bytes_estimate(counts: &ModelCounts, listless: bool) -> usize {
-        let n = counts.nodes as usize;
+        // (held within the integer arithmetic: beyond the node index limit or a family of
+        // 2^20 the body's check or the host's bytes refuse the model first)
+        let n = counts.nodes.min(MAX_NODES as f64) as usize;
         let slices = n.div_ceil(SLICE);
-        let family = counts.family.ceil() as usize;
+        let family = counts.family.ceil().min((1u64 << 20) as f64) as usize;
         let padded = slices * SLICE * family;
         let bond_bytes = match listless {
             true => 4 * status_words(padded) + 4 * SLICE * family,
