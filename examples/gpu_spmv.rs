@@ -84,8 +84,12 @@ fn main() -> anyhow::Result<()> {
     let reps: usize = args.get(2).map_or(Ok(20), |s| s.parse())?;
     let sets: Vec<String> = args.iter().skip(3).cloned().collect();
     let t0 = Instant::now();
-    let scaled =
-        peridot::bench::scaled_problem(&PathBuf::from(model), &sets, (nodes > 0).then_some(nodes))?;
+    let scaled = peridot::bench::scaled_problem(
+        &PathBuf::from(model),
+        &sets,
+        (nodes > 0).then_some(nodes),
+        &|_| Ok(()),
+    )?;
     let p = Arc::new(scaled.problem);
     println!(
         "{}: {} nodes, {} bonds, {} ({}; built in {:.1} s)",

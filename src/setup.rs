@@ -8,7 +8,7 @@ mod check;
 pub mod memory;
 mod times;
 
-pub use check::{check_body, checked_body};
+pub use check::{check_body, check_material, checked_body, checked_body_for};
 pub use times::{since, timed, SetupTimes};
 
 use crate::geometry::{bond_crosses_precrack, region_nodes, Body};
@@ -389,16 +389,14 @@ impl Problem {
 
 /// Host bytes a stored problem ([`Problem::build`]) of `model` with `body` would hold in
 /// per-bond arrays, estimated before any search: bonds as the nodes times the lattice
-/// points of a full family (the family radius's disc or ball in spacings, `pi (r/dx)^2` or
-/// `4/3 pi (r/dx)^3`; surface nodes have fewer, so an upper estimate), times 13 bytes (a
-/// neighbour index 4, the partial-volume factor 8, the initial status 1) and 8 more with the
-/// surface correction's factor.
+/// points of a full family ([`memory::full_family`]; surface nodes have fewer, so an upper
+/// estimate), times a stored bond's bytes ([`memory::problem_bytes`]).
 pub fn stored_bond_bytes_estimate(model: &Model, body: &Body) -> f64 {
     let kind = model.discretization.partial_volume;
     let family = memory::full_family(body.dim(), kind, body.delta, body.dx);
     let corrected = model.material.surface_correction;
-    let per_bond = 13.0 + if corrected { 8.0 } else { 0.0 };
-    body.len() as f64 * family * per_bond
+    let (_, per_bond) = memory::problem_bytes(body.dim(), 8, corrected);
+    body.len() as f64 * family * per_bond as f64
 }
 
 /// Where bonds can cross a pre-crack: the bounding box of each pre-crack grown by twice the

@@ -13,6 +13,8 @@
 #[path = "gpu/cache.rs"]
 mod cache;
 mod common;
+#[path = "gpu/guard.rs"]
+mod guard;
 #[path = "gpu/lean.rs"]
 mod lean;
 #[path = "gpu/neighbors.rs"]

@@ -8,13 +8,16 @@
 //! - `gpu/`: their GPU counterparts ([`GpuLoop`]: NVRTC kernels; [`GpuMatrix`]: cuSPARSE
 //!   products), which share the device time loop of `gpu/time_loop.rs`;
 //! - `partitioned/`: the same physics run subdomain by subdomain (a model larger than the
-//!   GPU's memory), on the CPU or streamed through the GPU.
+//!   GPU's memory), on the CPU or streamed through the GPU;
+//! - `estimate.rs`: what each backend kind will hold on the host and the device, from a
+//!   model's numbers before any node is placed, and the memory guard on them.
 //!
 //! Units: displacement in m, force density in N/m^3 (`rho a = L + b`), energy in J.
 //! Vectors are flat, node-major: component `k` of node `i` is at `d * i + k`.
 
 pub mod coefficients;
 pub mod cpu;
+pub mod estimate;
 mod factory;
 pub mod gpu;
 mod kind;

@@ -345,9 +345,11 @@ pub fn device_copy_gb_per_s(bytes: usize, repeats: usize) -> Result<f64> {
 
 /// Write `records` as `bench.json` (a JSON list) in `dir`, creating it.
 pub fn write_json(dir: &Path, records: &[BenchRecord]) -> Result<std::path::PathBuf> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let path = dir.join("bench.json");
-    let text = serde_json::to_string_pretty(records).expect("records serialize");
-    std::fs::write(&path, text + "\n").map_err(|e| Error::io(&path, e))?;
-    Ok(path)
+    // a failed write removes the folders it created (`OutputFolder`)
+    crate::output::OutputFolder::around(Some(dir), || {
+        let path = dir.join("bench.json");
+        let text = serde_json::to_string_pretty(records).expect("records serialize");
+        std::fs::write(&path, text + "\n").map_err(|e| Error::io(&path, e))?;
+        Ok(path)
+    })
 }

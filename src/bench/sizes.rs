@@ -6,8 +6,9 @@
 
 use crate::geometry::build_body;
 use crate::model::{self, Model};
+use crate::setup::memory::ModelCounts;
 use crate::setup::Problem;
-use crate::{Error, Result};
+use crate::{Error, Precision, Result};
 use std::path::Path;
 
 /// A problem built at the spacing that gives about the wanted node count.
@@ -23,11 +24,14 @@ const CLOSE_ENOUGH: f64 = 0.02;
 const TRIES: usize = 6;
 
 /// Build the model at `path` (with `overrides`) at the spacing whose node count is closest to
-/// `target` among the few tried; `None` builds it as given.
+/// `target` among the few tried; `None` builds it as given. `guard` (the memory guard)
+/// sees the model's numbers first, at the target's node count before any body is built and
+/// at the chosen spacing before the problem is; its error stops the build.
 pub fn scaled_problem(
     path: &Path,
     overrides: &[String],
     target: Option<usize>,
+    guard: &dyn Fn(&ModelCounts) -> Result<()>,
 ) -> Result<ScaledProblem> {
     let dir = path.parent().map(|p| p.to_path_buf()).unwrap_or_default();
     let base = model::load(path, overrides)?;
@@ -49,10 +53,16 @@ pub fn scaled_problem(
                 ),
             });
         }
+        let at_target = ModelCounts {
+            nodes: target as f64,
+            ..ModelCounts::of(&base, &dir, Precision::F64)
+        };
+        guard(&at_target)?;
         let scale = search_scale(&base, &dir, target)?;
         chosen.extend(spacing_overrides(&base, scale));
     }
     let m = model::load(path, &chosen)?;
+    guard(&ModelCounts::of(&m, &dir, Precision::F64))?;
     let problem = Problem::build(m, &dir)?;
     Ok(ScaledProblem {
         problem,

@@ -3,8 +3,11 @@
 //! with a line saying why.
 
 use super::ModelArgs;
+use peridot::backend::estimate::{self, RunShape};
 use peridot::backend::BackendKind;
 use peridot::bench::{self, BenchRecord, BenchSettings};
+use peridot::setup::check_material;
+use peridot::setup::memory::{self, ModelCounts};
 use peridot::Precision;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -113,9 +116,34 @@ pub fn bench(model: &ModelArgs, args: BenchArgs) -> anyhow::Result<()> {
         host_copy_gb_per_s: host_copy,
         device_copy_gb_per_s: device_copy,
     };
+    // the memory guard: the stored problem and the largest of the backends asked for (one
+    // backend is held at a time), in each precision asked for
+    let limit = model.memory_limit_bytes()?;
+    let guard = |counts: &ModelCounts| -> peridot::Result<()> {
+        let worst = args
+            .backends
+            .iter()
+            .flat_map(|&kind| {
+                args.precisions.iter().map(move |&p| {
+                    let counts = counts.in_precision(memory::scalar_bytes(p));
+                    estimate::estimate(&counts, &RunShape::in_core(kind))
+                })
+            })
+            .max_by(|a, b| a.host.total_cmp(&b.host));
+        let Some(worst) = worst else { return Ok(()) };
+        memory::check_host(&worst, limit, |cap| {
+            vec![
+                counts.coarser_dx(worst.host, cap),
+                format!(
+                    "--sizes below {:.3e} nodes",
+                    counts.nodes * cap / worst.host
+                ),
+            ]
+        })
+    };
     let mut records = Vec::new();
     for size in sizes {
-        let scaled = bench::scaled_problem(&model.model, &model.set, size)?;
+        let scaled = bench::scaled_problem(&model.model, &model.set, size, &guard)?;
         let problem = Arc::new(scaled.problem);
         let sets: Vec<String> = scaled
             .overrides
@@ -139,8 +167,23 @@ pub fn bench(model: &ModelArgs, args: BenchArgs) -> anyhow::Result<()> {
             println!("note: {note}");
         }
         print_header();
+        // the material's numbers in each precision (the build checked f64): a precision
+        // they leave the normal range of is skipped with the reason
+        let usable: Vec<(Precision, Option<String>)> = args
+            .precisions
+            .iter()
+            .map(|&p| {
+                let check = check_material(&problem.model, &problem.body, p);
+                (p, check.err().map(|e| e.to_string()))
+            })
+            .collect();
         for &kind in &args.backends {
-            for &precision in &args.precisions {
+            for (precision, refused) in &usable {
+                let precision = *precision;
+                if let Some(why) = refused {
+                    println!("skip {} {}: {why}", kind.name(), precision.name());
+                    continue;
+                }
                 match bench::bench_one(&problem, kind, precision, &settings) {
                     Ok(r) => {
                         print_row(&r);

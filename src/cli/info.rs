@@ -1,19 +1,36 @@
 //! `peridot info`: size of a model and memory per backend, without running it.
 
-use super::{load_lean_problem, ModelArgs, MIB};
+use super::{load_lean_problem, load_model, ModelArgs, MIB};
+use peridot::backend::estimate::{self, RunShape};
 use peridot::backend::gpu::bond_loop::device_bytes_per;
+use peridot::backend::BackendKind;
 use peridot::backend::{CpuMatrix, GpuLoop, GpuMatrix};
 use peridot::operators::{footprint, Storage};
-use peridot::setup::memory::cpu_loop_bytes;
+use peridot::setup::memory::{self, cpu_loop_bytes, gib, Estimate, ModelCounts};
 use peridot::solver::run::choose_dt;
+use peridot::Precision;
 
-/// Print the model's size, memory per backend and, with `budget` or `subdomains`, the
-/// subdomain plan.
-pub fn info(
-    args: &ModelArgs,
-    budget: Option<&str>,
-    subdomains: Option<usize>,
-) -> anyhow::Result<()> {
+/// The options of `peridot info` beyond the model.
+pub struct InfoFlags<'a> {
+    /// `--gpu-memory-budget`.
+    pub budget: Option<&'a str>,
+    /// `--subdomains`.
+    pub subdomains: Option<usize>,
+    /// The backend (`auto` resolved as `run` does) and precision of the guard's estimate.
+    pub backend: BackendKind,
+    pub precision: Precision,
+}
+
+/// Print the model's size, memory per backend, the memory guard's estimate for the chosen
+/// backend and, with `budget` or `subdomains`, the subdomain plan.
+pub fn info(args: &ModelArgs, flags: InfoFlags) -> anyhow::Result<()> {
+    let InfoFlags {
+        budget,
+        subdomains,
+        backend,
+        precision,
+    } = flags;
+    let estimate = guard_estimate(args, backend, precision, budget, subdomains)?;
     // counts are all `info` needs: no bond is stored, so a model of any size fits the host
     let problem = load_lean_problem(args)?;
     if let Some(text) = budget {
@@ -127,7 +144,66 @@ pub fn info(
             held as f64 / MIB
         );
     }
+    print_guard(&estimate, args.memory_limit_bytes()?);
     super::subdomains::print_plan(&problem, budget, subdomains)
+}
+
+/// The memory guard's estimate for a run of the model on `backend` (`auto` resolved) in
+/// `precision`, shaped as `run` would set it up (lean on gpu-loop; subdomains of the
+/// options).
+fn guard_estimate(
+    args: &ModelArgs,
+    backend: BackendKind,
+    precision: Precision,
+    budget: Option<&str>,
+    subdomains: Option<usize>,
+) -> anyhow::Result<Estimate> {
+    let (model, dir) = load_model(args)?;
+    let kind = match backend {
+        BackendKind::Auto => peridot::backend::resolve_auto(precision).0,
+        k => k,
+    };
+    let counts = ModelCounts::of(&model, &dir, precision);
+    let mut shape = RunShape {
+        lean: kind == BackendKind::GpuLoop,
+        subdomains,
+        ..RunShape::in_core(kind)
+    };
+    if let Some(text) = budget {
+        shape.budget = estimate::budget_of(text, &counts, &shape);
+        shape.streamed = true;
+    }
+    Ok(estimate::estimate(&counts, &shape))
+}
+
+/// Print `estimate` and whether it fits the host (`limit`, else what it has) and, on a GPU
+/// backend where a device opens, the device's free memory.
+fn print_guard(estimate: &Estimate, limit: Option<u64>) {
+    let fits = |needed: f64, cap: Option<(f64, &str)>| match cap {
+        Some((c, source)) if needed <= c => format!("fits: {:.3} GiB {source}", gib(c)),
+        Some((c, source)) => format!("DOES NOT FIT: {:.3} GiB {source}", gib(c)),
+        None => "what the machine has is unknown".to_string(),
+    };
+    println!(
+        "memory guard {}: host {:.3} GiB ({:.0} bytes; {})",
+        estimate.what,
+        gib(estimate.host),
+        estimate.host,
+        fits(estimate.host, memory::host_cap(limit))
+    );
+    if let Some(device) = estimate.device {
+        let free = peridot::gpu::driver_available()
+            .then(|| peridot::gpu::Gpu::get().ok())
+            .flatten()
+            .and_then(|g| g.memory_info().ok())
+            .map(|(free, _)| (free as f64, "free on the device"));
+        println!(
+            "memory guard {}: device {:.3} GiB ({device:.0} bytes; {})",
+            estimate.what,
+            gib(device),
+            fits(device, free)
+        );
+    }
 }
 
 /// Memory of this machine's GPU where one is present (`total_memory` as the driver reports

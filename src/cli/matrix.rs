@@ -1,8 +1,12 @@
 //! `peridot export-matrix` and `peridot solve-static`.
 
-use super::{load_problem, MatrixFormat, ModelArgs};
+use super::{load_model, load_problem, MatrixFormat, ModelArgs};
+use peridot::backend::estimate::export_estimate;
+use peridot::setup::memory::{self, ModelCounts};
+use peridot::setup::Problem;
 use peridot::solver::export::{export_matrices, write_sparsity, Exported};
 use peridot::solver::implicit::{solve_static as solve, StaticOptions};
+use peridot::Precision;
 use std::path::{Path, PathBuf};
 
 pub fn export(
@@ -12,7 +16,14 @@ pub fn export(
     format: MatrixFormat,
 ) -> anyhow::Result<()> {
     let what = Exported::parse_list(what)?;
-    let problem = load_problem(args)?;
+    // the memory guard, before the body (the folder is made once the matrices are)
+    let (model, dir) = load_model(args)?;
+    let counts = ModelCounts::of(&model, &dir, Precision::F64);
+    let held = export_estimate(&counts);
+    memory::check_host(&held, args.memory_limit_bytes()?, |cap| {
+        vec![counts.coarser_dx(held.host, cap)]
+    })?;
+    let problem = Problem::build(model, &dir)?;
     if format == MatrixFormat::Png {
         let path = out.join("sparsity.png");
         let panels = write_sparsity(&problem, &problem.initial_mu, &what, &path)?;

@@ -49,8 +49,8 @@ pub struct ModelArgs {
     /// `boundary.0.y=20`). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// Host memory `run` and `info` may take (`16GiB`, `2e10`): a model estimated above it
-    /// is refused before anything large is allocated. Default: what the machine reports
+    /// Host memory the command may take (`16GiB`, `2e10`): a model whose setup on the
+    /// chosen backend is estimated above it is refused before anything large is allocated. Default: what the machine reports
     /// available (MemAvailable, the cgroup's limit, `ulimit -v`); set it where that is
     /// reported low at start and grows.
     #[arg(long, value_name = "SIZE")]
@@ -150,6 +150,13 @@ pub enum Command {
         /// Plan this many subdomains.
         #[arg(long, value_name = "N")]
         subdomains: Option<usize>,
+        /// The backend whose memory estimate (host and device) `info` compares with this
+        /// machine, as `run` would; `auto` as `run` resolves it.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendKind,
+        /// Precision of that estimate.
+        #[arg(long, value_enum, default_value = "f64")]
+        precision: Precision,
     },
     /// Time the neighbour search alone (device and/or CPU) on a model's nodes; with both,
     /// check that they give the same families.
@@ -237,7 +244,17 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             model,
             gpu_memory_budget,
             subdomains,
-        } => info::info(&model, gpu_memory_budget.as_deref(), subdomains),
+            backend,
+            precision,
+        } => info::info(
+            &model,
+            info::InfoFlags {
+                budget: gpu_memory_budget.as_deref(),
+                subdomains,
+                backend,
+                precision,
+            },
+        ),
         Command::Bench { model, args } => bench::bench(&model, args),
         Command::Neighbors {
             model,
@@ -257,6 +274,16 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Validate { model } => {
             // the checks `info` and `run` make before any neighbour search, and no more
             let (m, dir) = load_model(&model)?;
+            // the memory guard on the body, the one thing `validate` builds
+            let counts = memory::ModelCounts::of(&m, &dir, Precision::F64);
+            let body = memory::Estimate {
+                what: "validate (the body: positions and volumes)".into(),
+                host: counts.nodes * memory::BODY_BYTES_PER_NODE as f64,
+                ..memory::lean_estimate(&counts, "")
+            };
+            memory::check_host(&body, model.memory_limit_bytes()?, |cap| {
+                vec![counts.coarser_dx(body.host, cap)]
+            })?;
             let body = peridot::setup::checked_body(&m, &dir)?;
             println!(
                 "{}: valid ({} nodes, {} regions, {} boundary conditions)",
@@ -292,8 +319,10 @@ pub fn load_problem(args: &ModelArgs) -> anyhow::Result<peridot::setup::Problem>
 pub fn load_lean_problem(args: &ModelArgs) -> anyhow::Result<peridot::setup::Problem> {
     let (model, dir) = load_model(args)?;
     // a lean problem holds the body and the family sizes, no bond
-    let nodes = memory::node_estimate(&model, &dir);
-    let lean = memory::host_estimate(&model, nodes, 8, true);
-    memory::check(&lean, args.memory_limit_bytes()?, "this model's body")?;
+    let counts = memory::ModelCounts::of(&model, &dir, Precision::F64);
+    let lean = memory::lean_estimate(&counts, "peridot info's lean setup (no bond stored)");
+    memory::check_host(&lean, args.memory_limit_bytes()?, |cap| {
+        vec![counts.coarser_dx(lean.host, cap)]
+    })?;
     Ok(peridot::setup::Problem::build_lean(model, &dir)?)
 }

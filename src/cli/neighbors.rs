@@ -1,4 +1,5 @@
-//! `peridot neighbors`: the neighbour search alone, timed. Builds the body of a model, runs
+//! `peridot neighbors`: the neighbour search alone, timed. Builds the body of a model (after
+//! the memory guard and with the checks `validate`, `info` and `run` make), runs
 //! the search on the device and/or the CPU (`--search device,cpu`; by default on the device
 //! where a GPU is usable, else on the CPU), prints each one's phase
 //! times, the family sizes and the memory, and with both checks that they give the same
@@ -9,6 +10,7 @@ use super::ModelArgs;
 use peridot::backend::BackendKind;
 use peridot::gpu::neighbors::{device_families_with, DeviceSearch, Download};
 use peridot::neighbors::{cell_list_families, Families};
+use peridot::setup::memory::{self, Estimate, ModelCounts};
 use peridot::Precision;
 use std::time::Instant;
 
@@ -68,7 +70,7 @@ fn describe(f: &Families) -> String {
     format!(
         "{} bonds (family size min {min}, mean {mean:.2}, max {max}), {:.2} GiB on the host",
         f.bonds(),
-        (8 * f.offsets.len() + 4 * f.bonds()) as f64 / GIB
+        Families::bytes_for(f.nodes(), f.bonds()) as f64 / GIB
     )
 }
 
@@ -78,7 +80,26 @@ pub fn neighbors(model: &ModelArgs, args: NeighborArgs) -> anyhow::Result<()> {
     }
     let t = Instant::now();
     let (m, dir) = super::load_model(model)?;
-    let body = peridot::geometry::build_body(&m, &dir)?;
+    // the memory guard, then the checks `validate`, `info` and `run` make on the body
+    let lists = if args.search.len() > 1 { 2 } else { 1 };
+    let counts = ModelCounts::of(&m, &dir, Precision::F64);
+    let (n, bonds) = (counts.nodes, counts.bonds());
+    let families = Families::bytes_for(n as usize, bonds as usize) as f64;
+    let held = Estimate {
+        what: format!(
+            "peridot neighbors ({lists} family list{})",
+            if lists > 1 { "s" } else { "" }
+        ),
+        nodes: n,
+        bonds: lists as f64 * bonds,
+        // positions and volumes, and each search's families (kept to compare them)
+        host: n * memory::BODY_BYTES_PER_NODE as f64 + lists as f64 * families,
+        device: None,
+    };
+    memory::check_host(&held, model.memory_limit_bytes()?, |cap| {
+        vec![counts.coarser_dx(held.host, cap)]
+    })?;
+    let body = peridot::setup::checked_body(&m, &dir)?;
     let radius =
         peridot::material::family_radius(m.discretization.partial_volume, body.delta, body.dx);
     println!(

@@ -2,10 +2,12 @@
 
 use super::signals::{self, Interrupted};
 use super::{load_model, process_start, ModelArgs, MIB};
+use peridot::backend::estimate::{self, RunShape};
 use peridot::backend::partitioned::SubdomainRequest;
 use peridot::backend::{BackendKind, GpuLoop};
 use peridot::output::RunStatus;
-use peridot::setup::{memory, timed, Problem};
+use peridot::setup::memory::{self, ModelCounts};
+use peridot::setup::{timed, Problem};
 use peridot::solver::run::{run_and_export_stiffness, run_restarted};
 use peridot::solver::{run as simulate, RunOptions};
 use peridot::Precision;
@@ -75,24 +77,41 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     // neighbour search on a GPU backend (the same families; faster than the CPU cell list the
     // lean problem searches with).
     // the memory guard: refuse, before anything large is allocated, a model whose setup the
-    // host cannot hold (gpu-loop may set up lean, holding no bond on the host)
-    let nodes = memory::node_estimate(&model, &dir);
-    let p = match precision {
-        Precision::F32 => 4,
-        Precision::F64 => 8,
-    };
+    // host cannot hold, by the chosen backend's own count (`backend/estimate.rs`; gpu-loop may
+    // set up lean, holding no bond on the host)
+    let counts = ModelCounts::of(&model, &dir, precision);
     // (a restart sets the checkpoint's bond status as the problem's initial one, which needs
     // the bonds stored)
     let may_be_lean = backend == BackendKind::GpuLoop && !export_stiffness && restart.is_none();
-    let held = memory::host_estimate(&model, nodes, p, may_be_lean);
-    memory::check(&held, args.memory_limit_bytes()?, "this model")?;
-    let (body, body_seconds) = timed(|| peridot::setup::checked_body(&model, &dir));
+    let mut shape = RunShape {
+        lean: may_be_lean,
+        subdomains: subdomains.count,
+        streamed: subdomains.streamed,
+        ..RunShape::in_core(backend)
+    };
+    // the budget the run will take: the option, else the model key on gpu-loop
+    let budget = subdomains.budget.clone().or_else(|| {
+        let key = model.solver.gpu_memory_budget.as_ref()?;
+        (backend == BackendKind::GpuLoop).then(|| key.raw())
+    });
+    if let Some(text) = &budget {
+        shape.budget = estimate::budget_of(text, &counts, &shape);
+        shape.streamed = true;
+    }
+    estimate::guard_host(&counts, &shape, args.memory_limit_bytes()?, may_be_lean)?;
+    let (body, body_seconds) = timed(|| peridot::setup::checked_body_for(&model, &dir, precision));
     let body = body?;
+    let listless = GpuLoop::<f64>::runs_listless(&model, &body);
     let lean = may_be_lean
-        && (!nothing_to_stream || GpuLoop::<f64>::runs_listless(&model, &body) || {
+        && (!nothing_to_stream || listless || {
             let estimate = peridot::setup::stored_bond_bytes_estimate(&model, &body);
             memory::available().is_some_and(|free| estimate > 0.5 * free)
         });
+    // the device side, before the neighbour search and the bond data: the in-core gpu-loop
+    // runs a full box lattice from its stencil
+    shape.lean = lean;
+    shape.listless = listless && nothing_to_stream;
+    guard_device(&counts, &shape)?;
     let mut problem = if lean {
         Problem::lean_from_body(model, body)?
     } else {
@@ -182,5 +201,21 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     if interrupted {
         return Err(Interrupted::new(s.steps, out_dir).into());
     }
+    Ok(())
+}
+
+/// The memory guard's device side for a run of `shape` (a GPU backend, a device that opens):
+/// the estimated device bytes against the device's free memory. Without a usable device the
+/// backend's own creation reports why.
+fn guard_device(counts: &ModelCounts, shape: &RunShape) -> anyhow::Result<()> {
+    let on_gpu = matches!(shape.kind, BackendKind::GpuLoop | BackendKind::GpuMatrix);
+    if !on_gpu || !peridot::gpu::driver_available() {
+        return Ok(());
+    }
+    let Ok(gpu) = peridot::gpu::Gpu::get() else {
+        return Ok(());
+    };
+    let free_total = gpu.memory_info()?;
+    estimate::guard_device(counts, shape, free_total, &gpu.name)?;
     Ok(())
 }

@@ -268,23 +268,12 @@ impl Gpu {
     /// memory for a model and fewer are free: it names both and what to try instead.
     pub fn ensure_fits(&self, backend: &str, needed: usize) -> Result<()> {
         let (free, total) = self.memory_info()?;
-        if needed <= free {
-            return Ok(());
+        let fits = "--precision f32, a coarser discretization.dx, or --backend cpu-loop \
+                    (`peridot info` shows the bytes per node of each backend)";
+        match device_shortfall(backend, needed, (free, total), &self.name, fits) {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
-        Err(Error::Backend {
-            backend: backend.into(),
-            message: format!(
-                "the model needs {:.2} GiB ({needed} bytes) of GPU memory, but only {:.2} GiB \
-                 ({free} bytes) of the {:.2} GiB on {} are free; try --precision f32, a \
-                 coarser discretization.dx, or --backend cpu-loop (`peridot info` shows the \
-                 bytes per node of each backend)",
-                gib(needed),
-                gib(free),
-                gib(total),
-                self.name
-            ),
-        })
     }
 
     /// A new stream of this device that does not synchronize with the process stream
@@ -316,5 +305,59 @@ impl Gpu {
     /// Wait for all work on the stream.
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(driver_error)
+    }
+}
+
+/// The error of `backend` needing `needed` bytes of device memory where `free` of `total`
+/// are free on device `name`, naming both numbers and `fits` (what to try instead); `None`
+/// where it fits. Pure: the memory guard (`backend/estimate.rs`) and
+/// [`Gpu::ensure_fits`] both word their refusal through it.
+pub fn device_shortfall(
+    backend: &str,
+    needed: usize,
+    (free, total): (usize, usize),
+    name: &str,
+    fits: &str,
+) -> Option<Error> {
+    if needed <= free {
+        return None;
+    }
+    let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
+    Some(Error::Backend {
+        backend: backend.into(),
+        message: format!(
+            "the model needs {:.2} GiB ({needed} bytes) of GPU memory, but only {:.2} GiB \
+             ({free} bytes) of the {:.2} GiB on {name} are free; try {fits}",
+            gib(needed),
+            gib(free),
+            gib(total),
+        ),
+    })
+}
+
+#[cfg(test)]
+mod shortfall_tests {
+    use super::device_shortfall;
+
+    /// 3 GiB needed where 2 GiB of 80 GiB are free is refused naming both numbers, the
+    /// device and the advice; 2 GiB needed fits (equal bytes fit: the driver gives what it
+    /// reports free).
+    #[test]
+    fn a_model_above_the_free_device_memory_is_refused_naming_both() {
+        let gib = 1usize << 30;
+        let err = device_shortfall("gpu-loop", 3 * gib, (2 * gib, 80 * gib), "H100", "f32")
+            .expect("3 GiB do not fit in 2 GiB")
+            .to_string();
+        for part in [
+            "3.00 GiB",
+            "2.00 GiB",
+            "80.00 GiB",
+            "H100",
+            "gpu-loop",
+            "try f32",
+        ] {
+            assert!(err.contains(part), "{part} missing: {err}");
+        }
+        assert!(device_shortfall("gpu-loop", 2 * gib, (2 * gib, 80 * gib), "H100", "").is_none());
     }
 }

@@ -41,6 +41,12 @@ pub struct Families {
 }
 
 impl Families {
+    /// Host bytes of the families of `nodes` nodes with `bonds` directed bonds: the offsets
+    /// (8 bytes each, one more than the nodes) and the neighbour indices (4 bytes each).
+    pub fn bytes_for(nodes: usize, bonds: usize) -> usize {
+        8 * (nodes + 1) + 4 * bonds
+    }
+
     /// Number of nodes.
     pub fn nodes(&self) -> usize {
         self.offsets.len().saturating_sub(1)

@@ -62,17 +62,53 @@ fn csr(name: &'static str, nrows: usize, nnz: usize, t: usize, step: bool) -> Op
     }
 }
 
+/// The counts the operators' bytes follow: those of an assembled problem
+/// ([`OperatorCounts::of`]), or estimated from a model before any node is placed (the memory
+/// guard, `backend/estimate.rs`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OperatorCounts {
+    pub nodes: usize,
+    /// Directed bonds.
+    pub bonds: usize,
+    pub dim: usize,
+    /// The bond law (its kind sets which operators exist).
+    pub law: Law,
+}
+
+impl OperatorCounts {
+    /// The counts of `problem`.
+    pub fn of(problem: &Problem) -> OperatorCounts {
+        OperatorCounts {
+            nodes: problem.body.len(),
+            bonds: problem.families.bonds(),
+            dim: problem.dim(),
+            law: problem.material.law,
+        }
+    }
+
+    /// Bond rows in `storage`: every directed bond, or one per pair.
+    pub fn rows(&self, storage: Storage) -> usize {
+        match storage {
+            Storage::Full => self.bonds,
+            Storage::Half => self.bonds / 2,
+        }
+    }
+}
+
 /// Footprint of `problem`'s operators in `storage` with `scalar_bytes` per value.
 pub fn footprint(problem: &Problem, storage: Storage, scalar_bytes: usize) -> Footprint {
-    let (n, d, t) = (problem.body.len(), problem.dim(), scalar_bytes);
-    let rows = match storage {
-        Storage::Full => problem.families.bonds(),
-        Storage::Half => problem.families.bonds() / 2,
-    };
+    footprint_of(&OperatorCounts::of(problem), storage, scalar_bytes)
+}
+
+/// Footprint of the operators of a problem of `counts` in `storage` with `scalar_bytes` per
+/// value.
+pub fn footprint_of(counts: &OperatorCounts, storage: Storage, scalar_bytes: usize) -> Footprint {
+    let (n, d, t) = (counts.nodes, counts.dim, scalar_bytes);
+    let rows = counts.rows(storage);
     let half = storage == Storage::Half;
-    let lps = matches!(problem.material.law, Law::Lps { .. });
+    let lps = matches!(counts.law, Law::Lps { .. });
     let nonlinear = matches!(
-        problem.material.law,
+        counts.law,
         Law::Pmb {
             linearized: false,
             ..
@@ -91,7 +127,7 @@ pub fn footprint(problem: &Problem, storage: Storage, scalar_bytes: usize) -> Fo
         operators.push(csr("Theta", n, node_nnz, t, true));
     }
     operators.push(csr("Phi", n, node_nnz, t, true));
-    let scalars: usize = bond_vector_lengths(rows, d, &problem.material.law, storage)
+    let scalars: usize = bond_vector_lengths(rows, d, &counts.law, storage)
         .iter()
         .sum();
     // first, second; the pair map in half storage

@@ -38,7 +38,7 @@
 //!
 //! Files: `pattern.rs` (bond rows and sparsity patterns, no values), `values.rs` (bond
 //! geometry, coefficients and matrix values), `spmv.rs` (deterministic row-parallel sparse
-//! products), `footprint.rs` (memory of full and half storage without assembling).
+//! products), `footprint.rs` (memory of full and half storage without assembling, from a problem or from counts estimated from a model).
 
 mod bond_vectors;
 mod footprint;
@@ -48,7 +48,7 @@ pub mod stiffness;
 mod values;
 
 pub use bond_vectors::{bond_vector_lengths, BondVectors};
-pub use footprint::{footprint, mat_bytes, Footprint, OperatorBytes};
+pub use footprint::{footprint, footprint_of, mat_bytes, Footprint, OperatorBytes, OperatorCounts};
 pub use pattern::{BondMaps, BondRows};
 
 use crate::material::Law;

@@ -17,7 +17,7 @@ use crate::material::constants::pmb_micromodulus;
 use crate::material::{family_radius, Law, MaterialConstants};
 use crate::model::{Model, Precrack};
 use crate::neighbors::CellList;
-use crate::{Error, Result};
+use crate::{Error, Precision, Result};
 use rayon::prelude::*;
 use std::path::Path;
 
@@ -25,18 +25,23 @@ use std::path::Path;
 /// every check that needs the body and no neighbour search; the first problem found is an
 /// error naming its field.
 pub fn checked_body(model: &Model, model_dir: &Path) -> Result<Body> {
+    checked_body_for(model, model_dir, Precision::F64)
+}
+
+/// [`checked_body`] for a run in `precision`: the material's numbers must be normal in it.
+pub fn checked_body_for(model: &Model, model_dir: &Path, precision: Precision) -> Result<Body> {
     let body = build_body(model, model_dir)?;
-    check_body(model, &body)?;
+    check_body(model, &body, precision)?;
     Ok(body)
 }
 
-/// The checks of [`checked_body`] on an already built `body` of `model`.
-pub fn check_body(model: &Model, body: &Body) -> Result<()> {
+/// The checks of [`checked_body_for`] on an already built `body` of `model`.
+pub fn check_body(model: &Model, body: &Body, precision: Precision) -> Result<()> {
     for (k, r) in model.region.iter().enumerate() {
         region_nodes(body, &r.shape, &format!("region.{k}"))?;
     }
     precracks(model, body)?;
-    material(model, body)
+    check_material(model, body, precision)
 }
 
 /// Every pre-crack must have a node within the family radius of its bounding box: a crack
@@ -101,15 +106,44 @@ fn cuts_a_bond(crack: &Precrack, dim: usize, near: &[[f64; 3]], radius: f64) -> 
     })
 }
 
+/// Whether `value` is a normal number (not zero, not subnormal, not infinite, not NaN) once
+/// rounded to `precision`.
+fn normal_in(value: f64, precision: Precision) -> bool {
+    match precision {
+        Precision::F32 => (value as f32).is_normal(),
+        Precision::F64 => value.is_normal(),
+    }
+}
+
 /// The material at this discretization: its bond constants, the critical stretch, and the
-/// force and acceleration a bond gives at the smallest stretch `f64` resolves, each a finite
-/// normal number (not zero, not subnormal, not infinite). A modulus or density so extreme
-/// that these leave the range makes the stable time step and the forces meaningless (a run
-/// would report NaN or a blow-up at the first stability check).
-fn material(model: &Model, body: &Body) -> Result<()> {
+/// force and acceleration a bond gives at the smallest stretch the run's `precision`
+/// resolves, each a finite normal number in that precision (not zero, not subnormal, not
+/// infinite; an `f32` run rounds the constants and computes its forces in `f32`). A modulus
+/// or density so extreme that these leave the range makes the stable time step and the
+/// forces meaningless (a run would report NaN or a blow-up at the first stability check).
+pub fn check_material(model: &Model, body: &Body, precision: Precision) -> Result<()> {
     let m = &model.material;
     let constants = MaterialConstants::new(model, body.delta, body.thickness);
     let (e, rho) = (m.youngs_modulus, m.density);
+    let (name, eps, tiny, huge) = match precision {
+        Precision::F32 => (
+            "f32",
+            f32::EPSILON as f64,
+            format!("{:e}", f32::MIN_POSITIVE),
+            format!("{:e}", f32::MAX),
+        ),
+        Precision::F64 => (
+            "f64",
+            f64::EPSILON,
+            format!("{:e}", f64::MIN_POSITIVE),
+            format!("{:e}", f64::MAX),
+        ),
+    };
+    // an f32 run refused where f64 would do says so
+    let wider = match precision {
+        Precision::F32 => ", or --precision f64",
+        Precision::F64 => "",
+    };
     let degenerate = |field: &str, what: &str, value: f64| {
         let (given, other) = match field {
             "material.density" => (
@@ -125,13 +159,12 @@ fn material(model: &Model, body: &Body) -> Result<()> {
             field,
             format!(
                 "{given} is degenerate with {other}, horizon {} m, dx {} m: {what} is {}, \
-                 zero, subnormal or not finite (normal f64 numbers span {:e} to {:e}); use a \
-                 modulus and density in a physical range (SI units: Pa, kg/m^3)",
+                 zero, subnormal or not finite in {name} (normal {name} numbers span {tiny} to \
+                 {huge}); use a modulus and density in a physical range (SI units: Pa, \
+                 kg/m^3){wider}",
                 num(body.delta),
                 num(body.dx),
                 num(value),
-                f64::MIN_POSITIVE,
-                f64::MAX
             ),
         )
     };
@@ -143,7 +176,7 @@ fn material(model: &Model, body: &Body) -> Result<()> {
         ],
     };
     for (what, value) in constants_of_law {
-        if !value.is_normal() {
+        if !normal_in(value, precision) {
             return Err(degenerate("material.youngs_modulus", what, value));
         }
     }
@@ -176,15 +209,15 @@ fn material(model: &Model, body: &Body) -> Result<()> {
         body.thickness,
     );
     let force = c * v_min;
-    let smallest = force * f64::EPSILON;
+    let smallest = force * eps;
+    let at_smallest = format!("its force at the smallest stretch {name} resolves (N/m^3)");
+    let acceleration_at_smallest =
+        format!("the acceleration at the smallest stretch {name} resolves (m/s^2)");
     for (what, value) in [
         ("a bond's force density per unit stretch c V (N/m^3)", force),
-        (
-            "its force at the smallest stretch f64 resolves (N/m^3)",
-            smallest,
-        ),
+        (at_smallest.as_str(), smallest),
     ] {
-        if !value.is_normal() {
+        if !normal_in(value, precision) {
             return Err(degenerate("material.youngs_modulus", what, value));
         }
     }
@@ -193,12 +226,9 @@ fn material(model: &Model, body: &Body) -> Result<()> {
             "the acceleration per unit stretch c V / density (m/s^2)",
             force / rho,
         ),
-        (
-            "the acceleration at the smallest stretch f64 resolves (m/s^2)",
-            smallest / rho,
-        ),
+        (acceleration_at_smallest.as_str(), smallest / rho),
     ] {
-        if !value.is_normal() {
+        if !normal_in(value, precision) {
             return Err(degenerate("material.density", what, value));
         }
     }

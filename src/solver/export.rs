@@ -18,6 +18,7 @@ use crate::output::export::{
 };
 use crate::output::matrix_market::{write_matrix_market, Csr, Symmetry};
 use crate::output::sparsity::{write_sparsity_png, Pattern};
+use crate::output::OutputFolder;
 use crate::setup::Problem;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
@@ -73,11 +74,25 @@ pub fn export_matrices(
     dir: &Path,
 ) -> Result<ExportSidecar> {
     check_exportable(problem, what)?;
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let ops = Operators::<f64>::assemble(problem, Storage::Full)?;
+    // the folder is made once the operators are; an error that leaves it empty removes the
+    // folders this export created (`OutputFolder`)
+    OutputFolder::around(Some(dir), || {
+        write_export(problem, bond_status, what, dir, &ops)
+    })
+}
+
+/// The files of [`export_matrices`] from the assembled `ops`, into the existing `dir`.
+fn write_export(
+    problem: &Problem,
+    bond_status: &[u8],
+    what: &[Exported],
+    dir: &Path,
+    ops: &Operators<f64>,
+) -> Result<ExportSidecar> {
     let mut matrices = Vec::new();
     for &item in what {
-        let (matrix, symmetry, description, units) = matrix_of(item, &ops, bond_status)?;
+        let (matrix, symmetry, description, units) = matrix_of(item, ops, bond_status)?;
         let file = format!("{}.mtx", item.name());
         let comments = vec![
             format!("peridot export of model {}: {description}", problem.name),
@@ -180,14 +195,13 @@ pub fn write_sparsity(
     path: &Path,
 ) -> Result<Vec<(&'static str, usize, usize, usize)>> {
     check_exportable(problem, what)?;
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    }
     let ops = Operators::<f64>::assemble(problem, Storage::Full)?;
     let matrices = what
         .iter()
         .map(|&item| matrix_of(item, &ops, bond_status).map(|m| (item.name(), m.0)))
         .collect::<Result<Vec<_>>>()?;
+    // the folder is made once the matrices are (removed again should the picture fail)
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
     let patterns: Vec<Pattern<'_, u32>> = matrices
         .iter()
         .map(|(_, m)| Pattern {
@@ -197,7 +211,7 @@ pub fn write_sparsity(
             col_idx: m.symbolic().col_idx(),
         })
         .collect();
-    write_sparsity_png(path, &patterns)?;
+    OutputFolder::around(parent, || write_sparsity_png(path, &patterns))?;
     Ok(matrices
         .iter()
         .map(|(name, m)| (*name, m.nrows(), m.ncols(), m.val().len()))

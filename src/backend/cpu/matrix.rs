@@ -23,7 +23,9 @@ use crate::dynamics::Forces;
 use crate::material::laws::{extension, pmb, stretch, Vec3};
 use crate::material::Law;
 use crate::operators::spmv::{spmv, spmv_interleaved, spmv_with};
-use crate::operators::{footprint, mat_bytes, nnz, BondRows, BondVectors, Mat, Operators, Storage};
+use crate::operators::{
+    footprint_of, mat_bytes, nnz, BondRows, BondVectors, Mat, OperatorCounts, Operators, Storage,
+};
 use crate::setup::Problem;
 use crate::{Real, Result};
 use rayon::prelude::*;
@@ -107,17 +109,25 @@ impl<T: Real> CpuMatrix<T> {
     /// operators of an explicit step (`Footprint::step`), the bond vectors, the bond status and
     /// the scratch vectors. Equals [`Backend::memory_bytes`] of the assembled backend.
     pub fn memory_estimate(problem: &Problem, storage: Storage) -> usize {
+        Self::memory_estimate_of(&OperatorCounts::of(problem), storage, false)
+    }
+
+    /// [`memory_estimate`](Self::memory_estimate) of a problem of `counts`; with `peak`, while
+    /// it is made: every operator as assembled (`B` too, dropped once made), not only a
+    /// step's.
+    pub fn memory_estimate_of(counts: &OperatorCounts, storage: Storage, peak: bool) -> usize {
         let t = std::mem::size_of::<T>();
-        let fp = footprint(problem, storage, t);
-        let (n, d, rows) = (problem.body.len(), problem.dim(), fp.rows);
-        let (nonlinear, lps) = match problem.material.law {
+        let fp = footprint_of(counts, storage, t);
+        let (n, d, rows) = (counts.nodes, counts.dim, fp.rows);
+        let (nonlinear, lps) = match counts.law {
             Law::Pmb { linearized, .. } => (!linearized, false),
             Law::Lps { .. } => (false, true),
         };
         // status; eta and z per row; 1/V, the u of eta and theta per node
         let per_row = 1 + d * t + if nonlinear { d * t } else { t };
         let per_node = t + d * t + if lps { t } else { 0 };
-        fp.step() + rows * per_row + n * per_node
+        let operators = if peak { fp.assembled() } else { fp.step() };
+        operators + rows * per_row + n * per_node
     }
 
     /// Form `eta = A u` unless it is already the one of this `u` (bitwise, signed zeros too).

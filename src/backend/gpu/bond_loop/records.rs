@@ -12,7 +12,12 @@ use crate::setup::Problem;
 /// Whether the f32 kernels of `problem` need the f64 node records (positions for the exact
 /// bond lengths of the partial-volume factor in damage); else only the f64 volumes are kept.
 pub(super) fn records_kept(problem: &Problem, t: usize) -> bool {
-    t == 8 || problem.model.discretization.partial_volume != PartialVolume::None
+    records_kept_for(problem.model.discretization.partial_volume, t)
+}
+
+/// [`records_kept`] for partial volumes `kind`.
+pub(super) fn records_kept_for(kind: PartialVolume, t: usize) -> bool {
+    t == 8 || kind != PartialVolume::None
 }
 
 /// Node records `[x, y, z, V]` (m, m^3) of `nodes`, in that order: what the bond kernels

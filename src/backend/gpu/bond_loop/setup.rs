@@ -7,19 +7,21 @@
 
 use super::bond_arrays::{bond_slot_bytes, upload_bonds, DeviceBonds};
 use super::params::{full_volume, Kernels};
-use super::records::{node_arrays, records_kept};
+use super::records::{node_arrays, records_kept, records_kept_for};
 use super::{GpuLoop, NAME};
 use crate::backend::coefficients::{lps_coefficients, LpsCoefficients};
 use crate::backend::gpu::buffers::{upload, BrokenCounter};
 use crate::backend::gpu::lattice::Stencil;
 use crate::backend::gpu::rename;
 use crate::backend::gpu::time_loop::DeviceLoop;
+use crate::geometry::lattice::MAX_NODES;
 use crate::geometry::Body;
 use crate::gpu::device::driver_error;
 use crate::gpu::layout::{status_words, SlicedLayout, SLICE};
 use crate::gpu::Gpu;
 use crate::material::Law;
 use crate::model::Model;
+use crate::setup::memory::ModelCounts;
 use crate::setup::Problem;
 use crate::{Error, Real, Result};
 use std::sync::Arc;
@@ -119,19 +121,48 @@ impl<T: Real> GpuLoop<T> {
             }
         };
         let lps = matches!(problem.material.law, Law::Lps { .. });
-        let t = std::mem::size_of::<T>();
-        let (node, _) = device_bytes_per(problem.dim(), t, lps);
-        // (f32 with partial volumes keeps the f64 records beside the f32 ones)
-        let node = node
-            + if t == 4 && records_kept(problem, t) {
-                24
-            } else {
-                0
-            };
+        let kept = records_kept(problem, std::mem::size_of::<T>());
         let slices = layout.slice_start.len();
+        Self::device_bytes_of(n, problem.dim(), lps, kept, bond_bytes, slices)
+    }
+
+    /// Device bytes for `n` nodes in dimension `dim` (`lps`: the state-based law; `kept`: f32
+    /// keeps the f64 records too, [`records_kept`]) with `bond_bytes` of bond arrays in
+    /// `slices` slices of the sliced order.
+    fn device_bytes_of(
+        n: usize,
+        dim: usize,
+        lps: bool,
+        kept: bool,
+        bond_bytes: usize,
+        slices: usize,
+    ) -> usize {
+        let t = std::mem::size_of::<T>();
+        let (node, _) = device_bytes_per(dim, t, lps);
+        // (f32 with partial volumes keeps the f64 records beside the f32 ones)
+        let node = node + if t == 4 && kept { 24 } else { 0 };
         // slice starts, the two counters (bonds broken, reduction result), and up to 48 bytes
         // of one-value placeholders for the arrays a law, precision or lattice does not use
         node * n + bond_bytes + 8 * slices + 16 + 48
+    }
+
+    /// [`device_bytes`](Self::device_bytes) estimated from a model's `counts` before any
+    /// node is placed (the memory guard): every node with a full family, each slice of
+    /// [`SLICE`] nodes padded to it (an upper estimate; surface nodes have fewer bonds);
+    /// `listless`: the stencil of a full box lattice (a status bit per slot, no index).
+    pub fn device_bytes_estimate(counts: &ModelCounts, listless: bool) -> usize {
+        // (held within the integer arithmetic: beyond the node index limit or a family of
+        // 2^20 the body's check or the host's bytes refuse the model first)
+        let n = counts.nodes.min(MAX_NODES as f64) as usize;
+        let slices = n.div_ceil(SLICE);
+        let family = counts.family.ceil().min((1u64 << 20) as f64) as usize;
+        let padded = slices * SLICE * family;
+        let bond_bytes = match listless {
+            true => 4 * status_words(padded) + 4 * SLICE * family,
+            false => bond_slot_bytes(padded),
+        };
+        let kept = records_kept_for(counts.partial_volume, std::mem::size_of::<T>());
+        Self::device_bytes_of(n, counts.dim, counts.lps(), kept, bond_bytes, slices + 1)
     }
 
     fn upload(

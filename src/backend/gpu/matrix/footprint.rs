@@ -5,8 +5,8 @@
 //! Units: bytes.
 
 use super::room::csr_bytes;
-use super::{law_code, GpuMatrix, BLOCK, LPS, PMB_NONLINEAR};
-use crate::operators::{bond_vector_lengths, footprint, Storage};
+use super::{law_code_of, GpuMatrix, BLOCK, LPS, PMB_NONLINEAR};
+use crate::operators::{bond_vector_lengths, OperatorCounts, Storage};
 use crate::setup::Problem;
 use crate::Real;
 
@@ -16,16 +16,25 @@ impl<T: Real> GpuMatrix<T> {
     /// cuSPARSE workspaces ([`GpuMatrix::workspace_bytes`]) and the time loop's condition
     /// lists and factor table (made by the first `advance_explicit`).
     pub fn memory_estimate(problem: &Problem, storage: Storage, scalar_bytes: usize) -> usize {
-        let (n, d, t) = (problem.body.len(), problem.dim(), scalar_bytes);
-        let rows = Self::bond_rows(problem, storage);
+        Self::memory_estimate_of(&OperatorCounts::of(problem), storage, scalar_bytes)
+    }
+
+    /// [`memory_estimate`](Self::memory_estimate) of a problem of `counts`.
+    pub fn memory_estimate_of(
+        counts: &OperatorCounts,
+        storage: Storage,
+        scalar_bytes: usize,
+    ) -> usize {
+        let (n, d, t) = (counts.nodes, counts.dim, scalar_bytes);
+        let rows = counts.rows(storage);
         // u v a f b (the half-step velocity only in damped runs, on their first step)
         let state = 5 * (d * n).max(1) * t + 8;
-        Self::slot_estimate(problem, storage, t, n, rows) + state
+        Self::slot_estimate_of(counts, storage, t, n, rows) + state
     }
 
     /// Bond rows of `problem` in `storage`.
     pub fn bond_rows(problem: &Problem, storage: Storage) -> usize {
-        footprint(problem, storage, 8).rows
+        OperatorCounts::of(problem).rows(storage)
     }
 
     /// Bytes of a [`GpuMatrix::slot`] with room for `nodes` nodes and `rows` bond rows of
@@ -40,8 +49,21 @@ impl<T: Real> GpuMatrix<T> {
         nodes: usize,
         rows: usize,
     ) -> usize {
-        let (t, n, d) = (scalar_bytes, nodes, problem.dim());
-        let law = law_code(problem);
+        let counts = OperatorCounts::of(problem);
+        Self::slot_estimate_of(&counts, storage, scalar_bytes, nodes, rows)
+    }
+
+    /// [`slot_estimate`](Self::slot_estimate) for problems of the law and dimension of
+    /// `counts`.
+    pub fn slot_estimate_of(
+        counts: &OperatorCounts,
+        storage: Storage,
+        scalar_bytes: usize,
+        nodes: usize,
+        rows: usize,
+    ) -> usize {
+        let (t, n, d) = (scalar_bytes, nodes, counts.dim);
+        let law = law_code_of(&counts.law);
         let (lps, nonlinear) = (law == LPS, law == PMB_NONLINEAR);
         let half = storage == Storage::Half;
         let per = if nonlinear { d } else { 1 };
@@ -51,7 +73,7 @@ impl<T: Real> GpuMatrix<T> {
             + if lps { csr_bytes(n, node_nnz, t) } else { 0 }
             + csr_bytes(n, node_nnz, t);
         let v = |len: usize, bytes: usize| len.max(1) * bytes;
-        let lengths = bond_vector_lengths(rows, d, &problem.material.law, storage);
+        let lengths = bond_vector_lengths(rows, d, &counts.law, storage);
         let vectors = lengths.iter().map(|&len| v(len, t)).sum::<usize>()
             + 2 * v(rows, 4)
             + v(rows, 1)

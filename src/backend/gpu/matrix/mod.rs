@@ -135,7 +135,12 @@ pub struct GpuMatrix<T: Real> {
 
 /// The law code of `problem`.
 fn law_code(problem: &Problem) -> i32 {
-    match problem.material.law {
+    law_code_of(&problem.material.law)
+}
+
+/// The kernels' code of `law`.
+fn law_code_of(law: &Law) -> i32 {
+    match law {
         Law::Pmb {
             linearized: true, ..
         } => PMB_LINEAR,
