@@ -7,6 +7,7 @@ use super::partitioned::matrix_stream::StreamedPart;
 use super::partitioned::plan::plan_for_budget;
 use super::partitioned::request::budget_bytes_for;
 use super::partitioned::{GpuStreamed, PartitionedCpu, PartitionedMatrix, SubdomainRequest};
+use super::support::{check_material, Scheme};
 use super::{Backend, CpuLoop, CpuMatrix, GpuLoop, GpuMatrix};
 use crate::gpu::Gpu;
 use crate::operators::Storage;
@@ -30,10 +31,20 @@ pub fn create<T: Real>(
     }
 }
 
+/// The material check of `kind` (resolved) before anything is built.
+fn check_kind(problem: &Problem, kind: BackendKind) -> Result<()> {
+    let scheme = match kind {
+        BackendKind::CpuMatrix | BackendKind::GpuMatrix => Scheme::Matrix,
+        _ => Scheme::Loop,
+    };
+    check_material(problem, kind.name(), scheme)
+}
+
 fn create_in_core<T: Real>(
     kind: BackendKind,
     problem: Arc<Problem>,
 ) -> Result<Box<dyn Backend<T>>> {
+    check_kind(&problem, kind)?;
     match kind {
         BackendKind::Auto => match resolve_auto(T::PRECISION).0 {
             BackendKind::GpuLoop => Ok(match GpuLoop::<T>::new(problem.clone()) {
@@ -62,6 +73,7 @@ fn create_partitioned<T: Real>(
         BackendKind::Auto => resolve_auto(T::PRECISION).0,
         other => other,
     };
+    check_kind(&problem, kind)?;
     let budget = match &request.budget {
         Some(text) => Some(budget_bytes_for::<T>(text, &problem, kind)?),
         None => None,

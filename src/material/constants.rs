@@ -9,12 +9,15 @@ pub enum Law {
     /// Bond-based PMB: pairwise force density `c s mu y/|y|` (nonlinear) or `c s mu n`
     /// with `s = n . eta / x` (linearized).
     Pmb { c: f64, linearized: bool },
-    /// Linearized ordinary state-based: bulk-like modulus `kd` (`K_d` of theory section 3),
-    /// shear modulus `g`, and the influence function.
+    /// Ordinary state-based: bulk-like modulus `kd` (`K_d` of theory section 3), shear
+    /// modulus `g`, the influence function, and the kinematics: `linearized` (LPS, model
+    /// `lps`) the extension `n . eta` along `xi`, else (`lps-nonlinear`) the extension
+    /// `|y| - x` along the deformed bond `y / |y|` (`docs/materials.md`).
     Lps {
         kd: f64,
         g: f64,
         influence: Influence,
+        linearized: bool,
     },
 }
 
@@ -46,12 +49,13 @@ impl MaterialConstants {
                 c: pmb_micromodulus(dimension, e, delta, thickness),
                 linearized: m.model == MaterialModel::PmbLinear,
             },
-            MaterialModel::Lps => {
+            MaterialModel::Lps | MaterialModel::LpsNonlinear => {
                 let nu = m.poisson_ratio.unwrap_or(0.25);
                 Law::Lps {
                     kd: lps_kd(dimension, e, nu),
                     g: e / (2.0 * (1.0 + nu)),
                     influence: m.influence,
+                    linearized: m.model == MaterialModel::Lps,
                 }
             }
         };
@@ -120,7 +124,20 @@ impl MaterialConstants {
             Law::Pmb {
                 linearized: true, ..
             } => "pmb-linear",
-            Law::Lps { .. } => "lps",
+            Law::Lps {
+                linearized: true, ..
+            } => "lps",
+            Law::Lps {
+                linearized: false, ..
+            } => "lps-nonlinear",
+        }
+    }
+
+    /// Whether bond forces use the linearized kinematics (`pmb-linear`, `lps`): the
+    /// extension `n . eta` along `xi`, the criterion stretch `n . eta / x`.
+    pub fn linearized(&self) -> bool {
+        match self.law {
+            Law::Pmb { linearized, .. } | Law::Lps { linearized, .. } => linearized,
         }
     }
 }

@@ -34,6 +34,26 @@ pub enum MaterialModel {
     PmbLinear,
     /// Linearized ordinary state-based (LPS), any admissible Poisson ratio.
     Lps,
+    /// Ordinary state-based with the nonlinear extension `|y| - x` and forces along the
+    /// deformed bond (Silling et al. 2007; LAMMPS `peri/lps`, Peridigm "Elastic").
+    LpsNonlinear,
+}
+
+impl MaterialModel {
+    /// Whether the model is state-based (LPS, linearized or not).
+    pub fn is_state_based(self) -> bool {
+        matches!(self, MaterialModel::Lps | MaterialModel::LpsNonlinear)
+    }
+
+    /// The name a model file gives the model.
+    pub fn name(self) -> &'static str {
+        match self {
+            MaterialModel::Pmb => "pmb",
+            MaterialModel::PmbLinear => "pmb-linear",
+            MaterialModel::Lps => "lps",
+            MaterialModel::LpsNonlinear => "lps-nonlinear",
+        }
+    }
 }
 
 /// Influence function `omega(x)`.

@@ -76,15 +76,18 @@ fn material(m: &Material, dim: Dimension) -> Result<()> {
     poisson_ratio(m, dim)?;
     fracture(m)?;
     match m.model {
-        MaterialModel::Lps if m.surface_correction => Err(Error::model(
+        model if model.is_state_based() && m.surface_correction => Err(Error::model(
             "material.surface_correction",
-            "only for model = \"pmb\" or \"pmb-linear\" (got model = \"lps\")",
+            format!(
+                "only for model = \"pmb\" or \"pmb-linear\" (got model = \"{}\")",
+                model_name(model)
+            ),
         )),
         MaterialModel::Pmb | MaterialModel::PmbLinear if m.influence == Influence::One => {
             Err(Error::model(
                 "material.influence",
                 format!(
-                    "only for model = \"lps\" (got influence = \"one\" with model = \"{}\"; \
+                    "only for model = \"lps\" or \"lps-nonlinear\" (got influence = \"one\" with model = \"{}\"; \
                      bond-based PD uses a constant micromodulus)",
                     model_name(m.model)
                 ),
@@ -103,14 +106,15 @@ fn poisson_ratio(m: &Material, dim: Dimension) -> Result<()> {
         _ => ("in (-1, 0.5)", |nu| nu > -1.0 && nu < 0.5),
     };
     match (m.model, m.poisson_ratio) {
-        (MaterialModel::Lps, None) => Err(Error::model(
+        (model, None) if model.is_state_based() => Err(Error::model(
             FIELD,
             format!(
-                "required for model = \"lps\": a number {range} for dimension = \"{}\"",
+                "required for model = \"{}\": a number {range} for dimension = \"{}\"",
+                model_name(model),
                 dim_name(dim)
             ),
         )),
-        (MaterialModel::Lps, Some(nu)) if !nu_ok(nu) => Err(Error::model(
+        (model, Some(nu)) if model.is_state_based() && !nu_ok(nu) => Err(Error::model(
             FIELD,
             format!(
                 "must be a number {range} for dimension = \"{}\" (got {})",
@@ -151,12 +155,15 @@ fn fracture(m: &Material) -> Result<()> {
         )),
         (Some(g0), None) => {
             positive("material.fracture_energy", g0, " J/m^2")?;
-            if m.model == MaterialModel::Lps && m.influence == Influence::One {
+            if m.model.is_state_based() && m.influence == Influence::One {
                 return Err(Error::model(
                     "material.fracture_energy",
-                    "cannot be used with model = \"lps\" and influence = \"one\": the LPS \
-                     critical-stretch formula is derived for influence = \"delta-over-x\"; \
-                     give material.critical_stretch instead",
+                    format!(
+                        "cannot be used with model = \"{}\" and influence = \"one\": the \
+                         LPS critical-stretch formula is derived for influence = \
+                         \"delta-over-x\"; give material.critical_stretch instead",
+                        model_name(m.model)
+                    ),
                 ));
             }
             Ok(())
@@ -500,11 +507,7 @@ fn dim_name(dim: Dimension) -> &'static str {
 }
 
 fn model_name(model: MaterialModel) -> &'static str {
-    match model {
-        MaterialModel::Pmb => "pmb",
-        MaterialModel::PmbLinear => "pmb-linear",
-        MaterialModel::Lps => "lps",
-    }
+    model.name()
 }
 
 fn kind_name(kind: BoundaryKind) -> &'static str {

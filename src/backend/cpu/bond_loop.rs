@@ -111,15 +111,8 @@ impl<T: Real> CpuLoop<T> {
     fn criterion_stretch(&self, u: &[T], i: usize, j: usize, b: usize) -> T {
         let (xi, x) = self.xi(i, j, b);
         let eta = self.eta(u, i, j);
-        // (LPS: the linearized criterion `e / x`)
-        let linearized = !matches!(
-            self.problem.material.law,
-            Law::Pmb {
-                linearized: false,
-                ..
-            }
-        );
-        pmb::criterion_stretch(linearized, &xi, &eta, x)
+        // (linearized PMB and LPS: `n . eta / x`; else the nonlinear stretch)
+        pmb::criterion_stretch(self.problem.material.linearized(), &xi, &eta, x)
     }
 
     /// The PMB bond loop: forces into `force`, breaking bonds past `s0` first.
@@ -141,12 +134,14 @@ impl<T: Real> CpuLoop<T> {
     }
 
     /// LPS dilatation of every node into `self.theta`, first breaking every `INTACT` bond
-    /// whose `e / x` exceeds `s0`. Returns the bonds broken.
+    /// whose stretch (`e / x`; nonlinear: `(|y| - x) / x`) exceeds `s0`. Returns the bonds
+    /// broken.
     fn dilatation_pass(&mut self, u: &[T], s0: T) -> usize {
         let mut status = std::mem::take(&mut self.status);
         let mut theta = std::mem::take(&mut self.theta);
         let fam = &self.problem.families;
         let this = &*self;
+        let linearized = self.problem.material.linearized();
         let broken =
             par_node_blocks_with(&fam.offsets, &mut status, &mut theta, 1, |nodes, st, th| {
                 let (base, first) = (fam.offsets[nodes.start], nodes.start);
@@ -156,9 +151,10 @@ impl<T: Real> CpuLoop<T> {
                     for b in fam.range(i) {
                         let j = fam.neighbors[b] as usize;
                         let (xi, x) = this.xi(i, j, b);
-                        let e = extension(&xi, &this.eta(u, i, j), x);
+                        let k = lps::kinematics(linearized, &xi, &this.eta(u, i, j), x);
+                        let e = k.e;
                         let sb = &mut st[b - base];
-                        if *sb == INTACT && e / x > s0 {
+                        if *sb == INTACT && k.stretch > s0 {
                             *sb = BROKEN;
                             count += 1;
                         }
@@ -179,6 +175,7 @@ impl<T: Real> CpuLoop<T> {
     #[inline(always)]
     fn lps_node_force(&self, u: &[T], i: usize) -> Vec3<T> {
         let fam = &self.problem.families;
+        let linearized = self.problem.material.linearized();
         let mut f = [T::zero(); 3];
         for b in fam.range(i) {
             if self.status[b] == BROKEN {
@@ -186,10 +183,11 @@ impl<T: Real> CpuLoop<T> {
             }
             let j = fam.neighbors[b] as usize;
             let (xi, x) = self.xi(i, j, b);
-            let e = extension(&xi, &self.eta(u, i, j), x);
-            let scale = lps::force_scale(self.weight[b], x, e, self.node(i), self.node(j));
-            for k in 0..3 {
-                f[k] += scale * xi[k];
+            let k = lps::kinematics(linearized, &xi, &self.eta(u, i, j), x);
+            let (ni, nj) = (self.node(i), self.node(j));
+            let scale = lps::force_scale(self.weight[b], x, k.len, k.e, ni, nj);
+            for (fc, dc) in f.iter_mut().zip(k.dir) {
+                *fc += scale * dc;
             }
         }
         f
@@ -392,8 +390,8 @@ impl<T: Real> CpuLoop<T> {
                     };
                     pmb::energy_density(wb, s, x)
                 }
-                Law::Lps { .. } => {
-                    let e = extension(&xi, &eta, T::of(x)).f64();
+                Law::Lps { linearized, .. } => {
+                    let e = lps::kinematics(linearized, &xi, &eta, T::of(x)).e.f64();
                     let (alpha, theta) = (self.alpha[i].f64(), self.theta[i].f64());
                     lps::bond_energy_density(alpha, wb, e, theta, x, d)
                 }
