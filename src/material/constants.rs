@@ -1,6 +1,6 @@
 //! Material constants derived from the model's `[material]` and `[discretization]` tables.
 
-use crate::model::{Dimension, Influence, MaterialModel, Model, PartialVolume};
+use crate::model::{BreakTiming, Dimension, Influence, MaterialModel, Model, PartialVolume};
 use std::f64::consts::PI;
 
 /// The bond law of a material, with the constants its kernels need.
@@ -36,6 +36,10 @@ pub struct MaterialConstants {
     pub critical_stretch: Option<f64>,
     /// Volume-method surface correction of `c` (PMB).
     pub surface_correction: bool,
+    /// `alpha` of `s0 = s00 - alpha s_min` (0: the critical stretch is `s00`).
+    pub critical_stretch_alpha: f64,
+    /// When a step's bonds break relative to its force evaluation.
+    pub break_timing: BreakTiming,
 }
 
 impl MaterialConstants {
@@ -72,12 +76,22 @@ impl MaterialConstants {
             delta,
             critical_stretch: None,
             surface_correction: m.surface_correction,
+            critical_stretch_alpha: m.critical_stretch_alpha.unwrap_or(0.0),
+            break_timing: m.break_timing.unwrap_or_default(),
         };
         constants.critical_stretch = m.critical_stretch.or_else(|| {
             m.fracture_energy
                 .map(|g0| constants.critical_stretch_from(g0))
         });
         constants
+    }
+
+    /// Whether bond breaking needs each node's history (`docs/materials.md`): a critical
+    /// stretch with `alpha != 0`, or bonds breaking after the force evaluation. Without, a
+    /// bond breaks past `s00` before the force, as the fused passes of every backend do.
+    pub fn history_breaking(&self) -> bool {
+        self.critical_stretch.is_some()
+            && (self.critical_stretch_alpha != 0.0 || self.break_timing == BreakTiming::AfterForce)
     }
 
     /// Spatial dimension `d`.

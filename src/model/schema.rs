@@ -56,6 +56,20 @@ impl MaterialModel {
     }
 }
 
+/// When a step's bonds break, relative to its force evaluation (`docs/materials.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum BreakTiming {
+    /// A bond past its critical stretch at the step's displacement breaks first, and that
+    /// step's force omits it.
+    #[default]
+    BeforeForce,
+    /// The step's force counts every bond intact at its start; bonds past the critical
+    /// stretch (of the previous step, with `alpha`) break after it, for the next step: the
+    /// order of LAMMPS PERI.
+    AfterForce,
+}
+
 /// Influence function `omega(x)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -86,6 +100,15 @@ pub struct Material {
     /// Critical stretch `s0`, given directly (exclusive with `fracture_energy`).
     #[serde(default)]
     pub critical_stretch: Option<f64>,
+    /// `alpha` of the critical stretch `s0 = s00 - alpha s_min` (Silling and Askari 2005;
+    /// LAMMPS PERI's `alpha`): `s00` the critical stretch above, `s_min` the least stretch of
+    /// the node's intact bonds at the previous force evaluation; a bond breaks past the
+    /// smaller `s0` of its two ends. Default 0 (`s0 = s00`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_stretch_alpha: Option<f64>,
+    /// When bonds break relative to the force evaluation of a step (default `before-force`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub break_timing: Option<BreakTiming>,
     /// Influence function (LPS only; PMB uses the constant micromodulus).
     #[serde(default)]
     pub influence: Influence,

@@ -10,7 +10,7 @@
 mod shapes;
 
 use super::{
-    Boundary, BoundaryKind, Dimension, Discretization, Influence, Material, MaterialModel, Model,
+    Boundary, BoundaryKind, BreakTiming, Dimension, Discretization, Influence, Material, MaterialModel, Model,
     Output, Ramp, Region, Shape, Solver, SolverKind,
 };
 use crate::{Error, Result};
@@ -75,6 +75,7 @@ fn material(m: &Material, dim: Dimension) -> Result<()> {
     positive("material.density", m.density, " kg/m^3")?;
     poisson_ratio(m, dim)?;
     fracture(m)?;
+    failure_options(m)?;
     match m.model {
         model if model.is_state_based() && m.surface_correction => Err(Error::model(
             "material.surface_correction",
@@ -144,6 +145,39 @@ fn poisson_ratio(m: &Material, dim: Dimension) -> Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// `material.critical_stretch_alpha` and `material.break_timing`: `alpha` a finite number
+/// >= 0; either, where it changes anything, needs a critical stretch.
+fn failure_options(m: &Material) -> Result<()> {
+    let breaks = m.fracture_energy.is_some() || m.critical_stretch.is_some();
+    if let Some(alpha) = m.critical_stretch_alpha {
+        if !(alpha.is_finite() && alpha >= 0.0) {
+            return Err(Error::model(
+                "material.critical_stretch_alpha",
+                format!(
+                    "must be a finite number >= 0 (LAMMPS and Silling and Askari use 0.25) \
+                     (got {})",
+                    num(alpha)
+                ),
+            ));
+        }
+        if alpha != 0.0 && !breaks {
+            return Err(Error::model(
+                "material.critical_stretch_alpha",
+                "needs material.critical_stretch or material.fracture_energy (no bond breaks \
+                 without one)",
+            ));
+        }
+    }
+    if m.break_timing == Some(BreakTiming::AfterForce) && !breaks {
+        return Err(Error::model(
+            "material.break_timing",
+            "\"after-force\" needs material.critical_stretch or material.fracture_energy (no \
+             bond breaks without one)",
+        ));
+    }
+    Ok(())
 }
 
 /// `material.fracture_energy` / `material.critical_stretch`: at most one, each in range.

@@ -5,7 +5,10 @@
 //! Per bond it keeps the reference length and the weight in the working precision, and a
 //! status byte that also says whether the bond may break (`pmb_kernel::{BROKEN, INTACT,
 //! KEPT}`), so no square root of the reference length and no no-fail lookup is repeated per
-//! step. The PMB force loop, with the bond-break check fused in, is `pmb_kernel.rs`.
+//! step. The PMB force loop, with the bond-break check fused in, is `pmb_kernel.rs`. The
+//! failure options that need each node's history (`critical_stretch_alpha`,
+//! `break_timing = "after-force"`, `docs/materials.md`) run here only, as a breaking pass of
+//! their own before or after the force.
 
 use super::blocks::{par_node_blocks, par_node_blocks_with};
 use super::pmb_kernel::{
@@ -18,6 +21,7 @@ use crate::dynamics::Forces;
 use crate::material::bonds::bond_length;
 use crate::material::laws::{extension, lps, pmb, stretch, Vec3};
 use crate::material::Law;
+use crate::model::BreakTiming;
 use crate::setup::Problem;
 use crate::{Real, Result};
 use rayon::prelude::*;
@@ -42,6 +46,9 @@ pub struct CpuLoop<T: Real> {
     d_over_m: Vec<T>,
     /// LPS dilatation scratch.
     theta: Vec<T>,
+    /// Each node's critical stretch `s00 - alpha s_min` from the previous breaking
+    /// evaluation (`MaterialConstants::history_breaking` only; empty before the first).
+    node_s0: Vec<T>,
 }
 
 impl<T: Real> CpuLoop<T> {
@@ -74,6 +81,7 @@ impl<T: Real> CpuLoop<T> {
             pcoef: to_t(coef.pcoef),
             d_over_m: to_t(coef.d_over_m),
             theta: vec![T::zero(); p.body.len()],
+            node_s0: Vec::new(),
             problem,
         }
     }
@@ -113,6 +121,67 @@ impl<T: Real> CpuLoop<T> {
         let eta = self.eta(u, i, j);
         // (linearized PMB and LPS: `n . eta / x`; else the nonlinear stretch)
         pmb::criterion_stretch(self.problem.material.linearized(), &xi, &eta, x)
+    }
+
+    /// Per node, the least criterion stretch at `u` of its bonds not broken (`+inf` for
+    /// none).
+    fn least_stretches(&self, u: &[T]) -> Vec<T> {
+        let fam = &self.problem.families;
+        (0..self.problem.body.len())
+            .into_par_iter()
+            .map(|i| {
+                fam.range(i)
+                    .filter(|&b| self.status[b] != BROKEN)
+                    .map(|b| self.criterion_stretch(u, i, fam.neighbors[b] as usize, b))
+                    .fold(T::infinity(), |m, s| if s < m { s } else { m })
+            })
+            .collect()
+    }
+
+    /// Each node's critical stretch `s0 = s00 - alpha s_min` from its least stretch
+    /// (`+inf` for a node without bonds).
+    fn critical_stretches(&self, s_min: &[T]) -> Vec<T> {
+        let (s00, alpha) = (self.s0(), T::of(self.problem.material.critical_stretch_alpha));
+        let inf = T::infinity();
+        s_min
+            .iter()
+            .map(|&s| if s == inf { inf } else { s00 - alpha * s })
+            .collect()
+    }
+
+    /// Bond breaking with each node's history (`MaterialConstants::history_breaking`,
+    /// `docs/materials.md`): every `INTACT` bond whose stretch at `u` exceeds the smaller
+    /// critical stretch of its two ends, as the previous breaking evaluation left them (at
+    /// the first, from the stretches at `u`), breaks; then each node's critical stretch
+    /// follows from the least stretch of its bonds not broken before this call. Returns the
+    /// bonds broken.
+    fn history_breaks(&mut self, u: &[T]) -> usize {
+        let s_min = self.least_stretches(u);
+        if self.node_s0.is_empty() {
+            self.node_s0 = self.critical_stretches(&s_min);
+        }
+        let mut status = std::mem::take(&mut self.status);
+        let fam = &self.problem.families;
+        let this = &*self;
+        let broken = par_node_blocks(&fam.offsets, &mut status, |nodes, slice| {
+            let base = fam.offsets[nodes.start];
+            let mut count = 0;
+            for i in nodes {
+                for b in fam.range(i) {
+                    let j = fam.neighbors[b] as usize;
+                    let (si, sj) = (this.node_s0[i], this.node_s0[j]);
+                    let s0 = if sj < si { sj } else { si };
+                    if slice[b - base] == INTACT && this.criterion_stretch(u, i, j, b) > s0 {
+                        slice[b - base] = BROKEN;
+                        count += 1;
+                    }
+                }
+            }
+            count
+        });
+        self.status = status;
+        self.node_s0 = self.critical_stretches(&s_min);
+        broken
     }
 
     /// The PMB bond loop: forces into `force`, breaking bonds past `s0` first.
@@ -253,6 +322,19 @@ impl<T: Real> Forces<T> for CpuLoop<T> {
     }
 
     fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        if self.problem.material.history_breaking() {
+            return Ok(match self.problem.material.break_timing {
+                BreakTiming::BeforeForce => {
+                    let broken = self.history_breaks(u);
+                    self.internal_force(u, force)?;
+                    broken
+                }
+                BreakTiming::AfterForce => {
+                    self.internal_force(u, force)?;
+                    self.history_breaks(u)
+                }
+            });
+        }
         let s0 = self.s0();
         Ok(match self.problem.material.law {
             Law::Pmb { .. } => self.pmb_pass(u, force, s0),
