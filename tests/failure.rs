@@ -23,7 +23,11 @@ use std::sync::Arc;
 const S00: f64 = 0.01;
 
 fn plate(law: &str, extra: &str) -> String {
-    let nu = if law.starts_with("lps") { "poisson_ratio = 0.3\n" } else { "" };
+    let nu = if law.starts_with("lps") {
+        "poisson_ratio = 0.3\n"
+    } else {
+        ""
+    };
     format!(
         "[material]\nmodel = \"{law}\"\nyoungs_modulus = 70e9\ndensity = 2500\n{nu}\
          critical_stretch = {S00}\n{extra}\n[discretization]\ndimension = \"plane-stress\"\n\
@@ -103,9 +107,16 @@ fn alpha_breaks_the_bonds_of_a_plain_computation() {
         // second: s0 from u1's stretches over the bonds intact before it
         let (expect2, _) = rule(&p, &u2, &expect1, &s0_1, alpha);
         let broken2 = backend.break_bonds_and_force(&u2, &mut f).unwrap();
-        assert_eq!(status(&backend), expect2, "alpha {alpha}: second evaluation");
+        assert_eq!(
+            status(&backend),
+            expect2,
+            "alpha {alpha}: second evaluation"
+        );
         let plain = |e: &[bool]| e.iter().filter(|&&m| !m).count();
-        assert_eq!((broken1, broken2), (plain(&expect1), plain(&expect2) - plain(&expect1)));
+        assert_eq!(
+            (broken1, broken2),
+            (plain(&expect1), plain(&expect2) - plain(&expect1))
+        );
         // alpha changes the outcome: with s00 alone another set breaks
         let (fixed, _) = rule(&p, &u1, &all, &vec![S00; p.body.len()], 0.0);
         assert_ne!(fixed, expect1, "alpha {alpha} must matter at this field");
@@ -123,7 +134,10 @@ fn alpha_breaks_the_bonds_of_a_plain_computation() {
 fn after_force_counts_the_breaking_bonds_in_that_force() {
     for law in ["pmb", "lps-nonlinear"] {
         let before = Arc::new(common::problem(&plate(law, ""), &[]));
-        let after = Arc::new(common::problem(&plate(law, "break_timing = \"after-force\""), &[]));
+        let after = Arc::new(common::problem(
+            &plate(law, "break_timing = \"after-force\""),
+            &[],
+        ));
         assert_eq!(after.material.break_timing, BreakTiming::AfterForce);
         let u = field(&before, 0.012, 5);
         let n = u.len();
@@ -135,11 +149,21 @@ fn after_force_counts_the_breaking_bonds_in_that_force() {
         let na = a.break_bonds_and_force(&u, &mut f_after).unwrap();
         assert!(nb > 0, "{law}: the field breaks bonds");
         assert_eq!(na, nb, "{law}: bonds broken");
-        assert_eq!(a.bond_status().unwrap(), b.bond_status().unwrap(), "{law}: status");
-        assert_eq!(f_after, f_intact, "{law}: the after-force force counts every bond");
+        assert_eq!(
+            a.bond_status().unwrap(),
+            b.bond_status().unwrap(),
+            "{law}: status"
+        );
+        assert_eq!(
+            f_after, f_intact,
+            "{law}: the after-force force counts every bond"
+        );
         let mut f_broken = vec![0.0; n];
         a.internal_force(&u, &mut f_broken).unwrap();
-        assert_eq!(f_before, f_broken, "{law}: the before-force force omits them");
+        assert_eq!(
+            f_before, f_broken,
+            "{law}: the before-force force omits them"
+        );
         assert_ne!(f_before, f_after);
     }
 }
@@ -149,7 +173,11 @@ fn after_force_counts_the_breaking_bonds_in_that_force() {
 /// for PMB (whose default breaking is fused into the vectorized force loop) and LPS.
 #[test]
 fn a_negligible_alpha_is_bitwise_the_default_run() {
-    for (law, dim) in [("pmb", "plane-stress"), ("lps", "3d"), ("lps-nonlinear", "plane-strain")] {
+    for (law, dim) in [
+        ("pmb", "plane-stress"),
+        ("lps", "3d"),
+        ("lps-nonlinear", "plane-strain"),
+    ] {
         let problem = common::partition_bar(law, dim, 40);
         let mut tiny = problem.clone();
         tiny.material.critical_stretch_alpha = 1e-300;
@@ -172,9 +200,15 @@ fn a_negligible_alpha_is_bitwise_the_default_run() {
 fn existing_models_are_unchanged() {
     let plain = common::problem(&plate("pmb", ""), &[]);
     let text = peridot::model::fingerprint::physics_text(&plain.model);
-    assert!(!text.contains("alpha") && !text.contains("break_timing"), "{text}");
+    assert!(
+        !text.contains("alpha") && !text.contains("break_timing"),
+        "{text}"
+    );
     let explicit = common::problem(
-        &plate("pmb", "critical_stretch_alpha = 0\nbreak_timing = \"before-force\""),
+        &plate(
+            "pmb",
+            "critical_stretch_alpha = 0\nbreak_timing = \"before-force\"",
+        ),
         &[],
     );
     assert_eq!(explicit.material.critical_stretch_alpha, 0.0);
@@ -189,21 +223,48 @@ fn bad_values_and_backends_are_clear_errors() {
         if !breaks {
             text = text.replace(&format!("critical_stretch = {S00}\n"), "");
         }
-        peridot::model::parse(&text, "t.toml", &[]).err().map(|e| e.to_string())
+        peridot::model::parse(&text, "t.toml", &[])
+            .err()
+            .map(|e| e.to_string())
     };
     for (extra, breaks, field) in [
-        ("critical_stretch_alpha = -0.1", true, "material.critical_stretch_alpha"),
-        ("critical_stretch_alpha = 0.25", false, "material.critical_stretch_alpha"),
-        ("break_timing = \"after-force\"", false, "material.break_timing"),
+        (
+            "critical_stretch_alpha = -0.1",
+            true,
+            "material.critical_stretch_alpha",
+        ),
+        (
+            "critical_stretch_alpha = 0.25",
+            false,
+            "material.critical_stretch_alpha",
+        ),
+        (
+            "break_timing = \"after-force\"",
+            false,
+            "material.break_timing",
+        ),
     ] {
         let e = parse(extra, breaks).unwrap_or_else(|| panic!("{extra} accepted"));
         assert!(e.contains(field), "{e}");
     }
     assert!(parse("break_timing = \"later\"", true).is_some());
-    let p = Arc::new(common::problem(&plate("pmb", "critical_stretch_alpha = 0.25"), &[]));
-    for kind in [BackendKind::CpuMatrix, BackendKind::GpuLoop, BackendKind::GpuMatrix] {
-        let e = backend::create::<f64>(kind, p.clone(), None).err().unwrap().to_string();
-        assert!(e.contains("cpu-loop in core only") && e.contains(kind.name()), "{e}");
+    let p = Arc::new(common::problem(
+        &plate("pmb", "critical_stretch_alpha = 0.25"),
+        &[],
+    ));
+    for kind in [
+        BackendKind::CpuMatrix,
+        BackendKind::GpuLoop,
+        BackendKind::GpuMatrix,
+    ] {
+        let e = backend::create::<f64>(kind, p.clone(), None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("cpu-loop in core only") && e.contains(kind.name()),
+            "{e}"
+        );
     }
     let e = PartitionedCpu::<f64>::new(&p, 2).err().unwrap().to_string();
     assert!(e.contains("cpu-loop in core only"), "{e}");

@@ -25,7 +25,10 @@ use std::sync::Arc;
 /// A small plate (2D) or cube (3D) of `law` with Poisson ratio `nu`.
 fn model(dim: &str, law: &str, nu: f64, extra: &str) -> String {
     let (geometry, thick) = if dim == "3d" {
-        ("box = [{ min = [0, 0, 0], max = [0.005, 0.005, 0.004] }]", "")
+        (
+            "box = [{ min = [0, 0, 0], max = [0.005, 0.005, 0.004] }]",
+            "",
+        )
     } else {
         (
             "box = [{ min = [0, 0], max = [0.008, 0.006] }]",
@@ -66,7 +69,13 @@ fn displacement(p: &Problem, scale: f64, angle: f64, seed: u64) -> Vec<f64> {
 
 /// The direct computation: `(force density, dilatation)` of every node, written from the
 /// formulas with nothing of the library but the body (positions, volumes, horizon, spacing).
-fn direct(p: &Problem, u: &[f64], nu: f64, omega_one: bool, linear_pv: bool) -> (Vec<f64>, Vec<f64>) {
+fn direct(
+    p: &Problem,
+    u: &[f64],
+    nu: f64,
+    omega_one: bool,
+    linear_pv: bool,
+) -> (Vec<f64>, Vec<f64>) {
     let (d, n) = (p.dim(), p.body.len());
     let (pos, vol) = (&p.body.positions, &p.body.volumes);
     let (delta, dx) = (p.body.delta, p.body.dx);
@@ -157,7 +166,9 @@ fn largest(v: &[f64]) -> f64 {
 }
 
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
 }
 
 /// Forces and dilatation of `cpu-loop` at `u`.
@@ -183,7 +194,10 @@ fn forces_equal_a_direct_computation() {
     ] {
         let mut text = model(dim, "lps-nonlinear", nu, extra);
         if linear_pv {
-            text = text.replace("horizon_factor", "partial_volume = \"linear\"\nhorizon_factor");
+            text = text.replace(
+                "horizon_factor",
+                "partial_volume = \"linear\"\nhorizon_factor",
+            );
         }
         let p = Arc::new(common::problem(&text, &[]));
         let u = displacement(&p, 0.02, 0.4, 7);
@@ -217,7 +231,10 @@ fn small_strains_give_the_linearized_forces() {
         };
         let (small, larger) = (rel(1e-7), rel(1e-5));
         println!("{dim}: relative difference {small:.2e} at strain 1e-7, {larger:.2e} at 1e-5");
-        assert!(small < 1e-5, "{dim}: relative difference {small:.2e} at strain 1e-7");
+        assert!(
+            small < 1e-5,
+            "{dim}: relative difference {small:.2e} at strain 1e-7"
+        );
         let ratio = larger / small;
         assert!(
             (30.0..300.0).contains(&ratio),
@@ -246,10 +263,22 @@ fn a_large_rotation_gives_no_force() {
         let scale = nl.material.youngs_modulus * 1e-3 / nl.body.dx;
         let (f_nl, theta) = cpu(&nl, &u);
         println!("{dim}: |L| {:.2e} of {scale:.2e}", largest(&f_nl));
-        assert!(largest(&f_nl) < 1e-9 * scale, "{dim}: |L| {:.2e}", largest(&f_nl));
-        assert!(largest(&theta) < 1e-12, "{dim}: theta {:.2e}", largest(&theta));
+        assert!(
+            largest(&f_nl) < 1e-9 * scale,
+            "{dim}: |L| {:.2e}",
+            largest(&f_nl)
+        );
+        assert!(
+            largest(&theta) < 1e-12,
+            "{dim}: theta {:.2e}",
+            largest(&theta)
+        );
         let (f_lin, _) = cpu(&lin, &u);
-        assert!(largest(&f_lin) > 10.0 * scale, "{dim}: linearized |L| {:.2e}", largest(&f_lin));
+        assert!(
+            largest(&f_lin) > 10.0 * scale,
+            "{dim}: linearized |L| {:.2e}",
+            largest(&f_lin)
+        );
     }
 }
 
@@ -257,7 +286,10 @@ fn a_large_rotation_gives_no_force() {
 /// error naming the backends that run it; `cpu-loop` runs it.
 #[test]
 fn the_matrix_backends_refuse_it() {
-    let p = Arc::new(common::problem(&model("plane-stress", "lps-nonlinear", 0.3, ""), &[]));
+    let p = Arc::new(common::problem(
+        &model("plane-stress", "lps-nonlinear", 0.3, ""),
+        &[],
+    ));
     for kind in [BackendKind::CpuMatrix, BackendKind::GpuMatrix] {
         let err = backend::create::<f64>(kind, p.clone(), None)
             .err()

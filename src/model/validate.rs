@@ -10,8 +10,8 @@
 mod shapes;
 
 use super::{
-    Boundary, BoundaryKind, BreakTiming, Dimension, Discretization, Influence, Material, MaterialModel, Model,
-    Output, Ramp, Region, Shape, Solver, SolverKind,
+    Boundary, BoundaryKind, BreakTiming, Dimension, Discretization, Influence, Material,
+    MaterialModel, Model, Output, Ramp, Region, Shape, Solver, SolverKind,
 };
 use crate::{Error, Result};
 use shapes::{geometry, precrack, regions};

@@ -26,7 +26,12 @@ fn lps_nonlinear_forces_damage_and_energy_agree_with_cpu_loop() {
             let text = model(dim, &material, &format!("partial_volume = \"{pv}\""));
             let p = Arc::new(common::problem(&text, &[]));
             let name = format!("{dim} lps-nonlinear {pv}");
-            compare::<f64>(BackendKind::GpuLoop, &format!("{name} f64"), p.clone(), 1e-12);
+            compare::<f64>(
+                BackendKind::GpuLoop,
+                &format!("{name} f64"),
+                p.clone(),
+                1e-12,
+            );
             compare::<f32>(BackendKind::GpuLoop, &format!("{name} f32"), p, 1e-5);
         }
     }
@@ -41,7 +46,10 @@ fn lps_nonlinear_damaging_run_breaks_the_same_bonds() {
     let cpu = run::<f64>(&text, BackendKind::CpuLoop);
     let gpu = run::<f64>(&text, BackendKind::GpuLoop);
     let precracked = common::problem(&text, &[]).precracked_bonds();
-    assert!(cpu.summary.broken_bonds > precracked, "the run breaks bonds");
+    assert!(
+        cpu.summary.broken_bonds > precracked,
+        "the run breaks bonds"
+    );
     assert_eq!(
         gpu.backend.bond_status().unwrap(),
         cpu.backend.bond_status().unwrap(),

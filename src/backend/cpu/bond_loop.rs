@@ -141,7 +141,10 @@ impl<T: Real> CpuLoop<T> {
     /// Each node's critical stretch `s0 = s00 - alpha s_min` from its least stretch
     /// (`+inf` for a node without bonds).
     fn critical_stretches(&self, s_min: &[T]) -> Vec<T> {
-        let (s00, alpha) = (self.s0(), T::of(self.problem.material.critical_stretch_alpha));
+        let (s00, alpha) = (
+            self.s0(),
+            T::of(self.problem.material.critical_stretch_alpha),
+        );
         let inf = T::infinity();
         s_min
             .iter()

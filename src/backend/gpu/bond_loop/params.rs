@@ -53,8 +53,7 @@ impl Kernels {
     pub(crate) fn lps(&self, law: Law) -> (&CudaFunction, &CudaFunction) {
         match law {
             Law::Lps {
-                linearized: false,
-                ..
+                linearized: false, ..
             } => (&self.lps_dilatation_nonlinear, &self.lps_force_nonlinear),
             _ => (&self.lps_dilatation, &self.lps_force),
         }
