@@ -163,6 +163,15 @@ impl<T: Real> CpuLoop<T> {
         if self.node_s0.is_empty() {
             self.node_s0 = self.critical_stretches(&s_min);
         }
+        let s0 = std::mem::take(&mut self.node_s0);
+        let broken = self.breaking_pass(u, |i, j| if s0[j] < s0[i] { s0[j] } else { s0[i] });
+        self.node_s0 = self.critical_stretches(&s_min);
+        broken
+    }
+
+    /// Break every `INTACT` bond `i -> j` whose criterion stretch at `u` exceeds
+    /// `threshold(i, j)`. Returns the bonds broken.
+    fn breaking_pass(&mut self, u: &[T], threshold: impl Fn(usize, usize) -> T + Sync) -> usize {
         let mut status = std::mem::take(&mut self.status);
         let fam = &self.problem.families;
         let this = &*self;
@@ -172,9 +181,9 @@ impl<T: Real> CpuLoop<T> {
             for i in nodes {
                 for b in fam.range(i) {
                     let j = fam.neighbors[b] as usize;
-                    let (si, sj) = (this.node_s0[i], this.node_s0[j]);
-                    let s0 = if sj < si { sj } else { si };
-                    if slice[b - base] == INTACT && this.criterion_stretch(u, i, j, b) > s0 {
+                    if slice[b - base] == INTACT
+                        && this.criterion_stretch(u, i, j, b) > threshold(i, j)
+                    {
                         slice[b - base] = BROKEN;
                         count += 1;
                     }
@@ -183,7 +192,6 @@ impl<T: Real> CpuLoop<T> {
             count
         });
         self.status = status;
-        self.node_s0 = self.critical_stretches(&s_min);
         broken
     }
 
@@ -303,25 +311,7 @@ impl<T: Real> Forces<T> for CpuLoop<T> {
             return Ok(0);
         }
         let s0 = self.s0();
-        let mut status = std::mem::take(&mut self.status);
-        let fam = &self.problem.families;
-        let this = &*self;
-        let broken = par_node_blocks(&fam.offsets, &mut status, |nodes, slice| {
-            let base = fam.offsets[nodes.start];
-            let mut count = 0;
-            for i in nodes {
-                for b in fam.range(i) {
-                    let j = fam.neighbors[b] as usize;
-                    if slice[b - base] == INTACT && this.criterion_stretch(u, i, j, b) > s0 {
-                        slice[b - base] = BROKEN;
-                        count += 1;
-                    }
-                }
-            }
-            count
-        });
-        self.status = status;
-        Ok(broken)
+        Ok(self.breaking_pass(u, |_, _| s0))
     }
 
     fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
