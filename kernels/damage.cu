@@ -1,7 +1,7 @@
 // Bond breaking and local damage (theory.md sections 1 and 2), one thread per node.
 
-// Break every intact bond of node i whose stretch exceeds s0 (nonlinear PMB: s; otherwise
-// e / x), unless an end node is in a no-fail zone; broken bonds stay broken. Adds the count
+// Break every intact bond of node i whose stretch exceeds s0 (nonlinear PMB and LPS: s;
+// otherwise e / x), unless an end node is in a no-fail zone; broken bonds stay broken. Adds the count
 // to p.broken.
 template <int D>
 __device__ __forceinline__ void break_bonds_node(const BondParams& p, u32 i) {
@@ -69,7 +69,7 @@ __device__ __forceinline__ void strain_energy_node(const BondParams& p, u32 i) {
         const double x = (double)bd.x;
         const double wb = (double)bond_weight<PD_LAW_ANY>(p, bd, i, j);
         if (lps) {
-            const double e = (double)bond_extension<D>(bd);
+            const double e = (double)lps_extension<D>(p.linearized != 0, bd);
             w += lps_bond_energy_density(alpha_i, wb, e, theta_i, x, d);
         } else {
             const double s = (double)criterion_stretch<D>(p.linearized != 0, bd);

@@ -1,10 +1,11 @@
 // LPS dilatation (theory.md section 3), one thread per node:
-// theta_i = (d / m_i) sum_j mu omega x e beta V_j, with e = n . eta. With check_bonds, bonds
+// theta_i = (d / m_i) sum_j mu omega x e beta V_j, with e = n . eta (lps) or |y| - x
+// (lps-nonlinear: the entry point lps_dilatation_nonlinear). With check_bonds, bonds
 // whose stretch e / x exceeds s0 are broken first (the damage check of the step is fused
 // here because the dilatation is the first pass of an LPS force evaluation). Also writes the
 // pair (alpha_i, p_i theta_i) that lps_force gathers per neighbour in one load.
 
-template <int D>
+template <int D, bool LINEARIZED>
 __device__ __forceinline__ void lps_dilatation_node(const BondParams& p, u32 i) {
     const Node<D> node = load_node<D>(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
@@ -18,8 +19,9 @@ __device__ __forceinline__ void lps_dilatation_node(const BondParams& p, u32 i) 
         if (!t.intact) continue;
         const u32 j = t.j;
         const Bond bd = load_bond<D>(p, node, j);
-        const real e = bond_extension<D>(bd);
-        if (e * bd.rx > s_break && ld(p.no_fail + j) == 0) {
+        real stretch, rlen, dir[3];
+        const real e = lps_kinematics<D, LINEARIZED>(bd, &stretch, &rlen, dir);
+        if (stretch > s_break && ld(p.no_fail + j) == 0) {
             walk.cut(p, t);
             ++broken;
             continue;
@@ -33,4 +35,16 @@ __device__ __forceinline__ void lps_dilatation_node(const BondParams& p, u32 i) 
     count_broken(p, broken);
 }
 
-PD_BOND_ENTRY(lps_dilatation, lps_dilatation_node)
+template <int D>
+__device__ __forceinline__ void lps_dilatation_linearized(const BondParams& p, u32 i) {
+    lps_dilatation_node<D, true>(p, i);
+}
+
+template <int D>
+__device__ __forceinline__ void lps_dilatation_nonlinear_node(const BondParams& p, u32 i) {
+    lps_dilatation_node<D, false>(p, i);
+}
+
+// One entry point per kinematics (each its own register allocation).
+PD_BOND_ENTRY(lps_dilatation, lps_dilatation_linearized)
+PD_BOND_ENTRY(lps_dilatation_nonlinear, lps_dilatation_nonlinear_node)

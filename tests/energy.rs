@@ -88,13 +88,19 @@ fn lps_2d_energy_is_conserved() {
 }
 
 #[test]
+fn lps_nonlinear_2d_energy_is_conserved() {
+    check("lps-nonlinear", Some(0.3), "plane-stress");
+}
+
+#[test]
 fn lps_3d_energy_is_conserved() {
     check("lps", Some(0.2), "3d");
 }
 
 /// The internal force is minus the gradient of the strain energy: for a random direction
 /// `w`, `(E(u + h w) - E(u - h w)) / 2h = -sum_i V_i L_i . w`. Central differences of a
-/// quadratic (linearized models) are exact up to round-off; 1e-6 relative leaves room for it.
+/// quadratic (linearized models) are exact up to round-off; for the nonlinear models their
+/// error is O(h^2 |w|^2 / x^2), about 1e-18 here; 1e-6 relative leaves room for round-off.
 #[test]
 fn force_is_the_energy_gradient() {
     for (law, nu, dim) in [
@@ -102,6 +108,8 @@ fn force_is_the_energy_gradient() {
         ("pmb", None, "3d"),
         ("lps", Some(0.3), "plane-strain"),
         ("lps", Some(0.2), "3d"),
+        ("lps-nonlinear", Some(0.3), "plane-strain"),
+        ("lps-nonlinear", Some(0.2), "3d"),
     ] {
         let (geometry, thick) = if dim == "3d" {
             (

@@ -1,6 +1,6 @@
 //! Interior nodes of a regular lattice under homogeneous deformation (`theory.md` section 3):
-//! dilatation equals the trace of the strain, the net force vanishes, and rigid motions give
-//! no force. On a square or cubic lattice these hold exactly, so the tolerances are round-off:
+//! dilatation equals the trace of the strain, the net force vanishes (bonds `xi` and `-xi`
+//! cancel, in the nonlinear models too), and rigid motions give no force. On a square or cubic lattice these hold exactly, so the tolerances are round-off:
 //! 1e-12 relative in f64.
 
 mod common;
@@ -90,6 +90,8 @@ fn homogeneous_strain_gives_no_net_force_on_an_interior_node() {
     for (dim, law, nu) in [
         ("plane-stress", "lps", Some(0.3)),
         ("3d", "lps", Some(0.2)),
+        ("plane-strain", "lps-nonlinear", Some(0.3)),
+        ("3d", "lps-nonlinear", Some(0.2)),
         ("plane-stress", "pmb-linear", None),
         ("3d", "pmb-linear", None),
     ] {
@@ -120,10 +122,13 @@ fn rigid_motions_give_no_force() {
         ("plane-stress", "pmb-linear", None),
         ("plane-strain", "lps", Some(0.25)),
         ("3d", "lps", Some(0.3)),
+        ("plane-stress", "lps-nonlinear", Some(0.2)),
+        ("3d", "lps-nonlinear", Some(0.3)),
     ] {
         let p = Arc::new(common::problem(&lattice_model(dim, law, nu), &[]));
         let d = p.dim();
-        let grad = if law == "pmb" { exact } else { linear };
+        let nonlinear = law == "pmb" || law == "lps-nonlinear";
+        let grad = if nonlinear { exact } else { linear };
         let mut u = affine(&p.body.positions, d, grad);
         for (k, x) in u.iter_mut().enumerate() {
             *x += [1e-3, -2e-3, 5e-4][k % d];

@@ -7,6 +7,7 @@ use super::partitioned::matrix_stream::StreamedPart;
 use super::partitioned::plan::plan_for_budget;
 use super::partitioned::request::budget_bytes_for;
 use super::partitioned::{GpuStreamed, PartitionedCpu, PartitionedMatrix, SubdomainRequest};
+use super::support::{check_material, Scheme};
 use super::{Backend, CpuLoop, CpuMatrix, GpuLoop, GpuMatrix};
 use crate::gpu::Gpu;
 use crate::operators::Storage;
@@ -30,12 +31,31 @@ pub fn create<T: Real>(
     }
 }
 
+/// The material check of `kind` (resolved; `in_core`: not in subdomains) before anything is
+/// built.
+fn check_kind(problem: &Problem, kind: BackendKind, in_core: bool) -> Result<()> {
+    let scheme = match kind {
+        BackendKind::CpuMatrix | BackendKind::GpuMatrix => Scheme::Matrix,
+        BackendKind::CpuLoop if in_core => Scheme::CpuLoop,
+        _ => Scheme::Loop,
+    };
+    check_material(problem, kind.name(), scheme)
+}
+
 fn create_in_core<T: Real>(
     kind: BackendKind,
     problem: Arc<Problem>,
 ) -> Result<Box<dyn Backend<T>>> {
+    // (`auto` checks the backend it resolves to, below)
+    if kind != BackendKind::Auto {
+        check_kind(&problem, kind, true)?;
+    }
     match kind {
+        // (a material only cpu-loop runs takes cpu-loop, as a GPU that fails to set up)
         BackendKind::Auto => match resolve_auto(T::PRECISION).0 {
+            BackendKind::GpuLoop if check_kind(&problem, BackendKind::GpuLoop, true).is_err() => {
+                Ok(Box::new(CpuLoop::<T>::new(problem)))
+            }
             BackendKind::GpuLoop => Ok(match GpuLoop::<T>::new(problem.clone()) {
                 Ok(gpu) => Box::new(gpu),
                 Err(_) => Box::new(CpuLoop::<T>::new(problem)),
@@ -62,6 +82,7 @@ fn create_partitioned<T: Real>(
         BackendKind::Auto => resolve_auto(T::PRECISION).0,
         other => other,
     };
+    check_kind(&problem, kind, false)?;
     let budget = match &request.budget {
         Some(text) => Some(budget_bytes_for::<T>(text, &problem, kind)?),
         None => None,

@@ -22,11 +22,13 @@ mod factory;
 pub mod gpu;
 mod kind;
 pub mod partitioned;
+mod support;
 
 pub use cpu::{CpuLoop, CpuMatrix};
 pub use factory::create;
 pub use gpu::{GpuLoop, GpuMatrix};
 pub use kind::{resolve_auto, BackendKind};
+pub use support::{check_material, Scheme};
 
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::output::{ProbeRegions, ProbeValues};

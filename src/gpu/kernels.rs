@@ -65,8 +65,11 @@ pub const STAGES: &[Stage] = &[
         "pmb_force.cu",
         ["pmb_force", "pmb_force_plain", "pmb_force_plain_lattice"]
     ),
-    stage!("lps_dilatation.cu", ["lps_dilatation"]),
-    stage!("lps_force.cu", ["lps_force"]),
+    stage!(
+        "lps_dilatation.cu",
+        ["lps_dilatation", "lps_dilatation_nonlinear"]
+    ),
+    stage!("lps_force.cu", ["lps_force", "lps_force_nonlinear"]),
     stage!("damage.cu", ["break_bonds", "damage", "strain_energy"]),
     stage!(
         "matrix_bond.cu",

@@ -1,6 +1,6 @@
 //! Material constants derived from the model's `[material]` and `[discretization]` tables.
 
-use crate::model::{Dimension, Influence, MaterialModel, Model, PartialVolume};
+use crate::model::{BreakTiming, Dimension, Influence, MaterialModel, Model, PartialVolume};
 use std::f64::consts::PI;
 
 /// The bond law of a material, with the constants its kernels need.
@@ -9,12 +9,15 @@ pub enum Law {
     /// Bond-based PMB: pairwise force density `c s mu y/|y|` (nonlinear) or `c s mu n`
     /// with `s = n . eta / x` (linearized).
     Pmb { c: f64, linearized: bool },
-    /// Linearized ordinary state-based: bulk-like modulus `kd` (`K_d` of theory section 3),
-    /// shear modulus `g`, and the influence function.
+    /// Ordinary state-based: bulk-like modulus `kd` (`K_d` of theory section 3), shear
+    /// modulus `g`, the influence function, and the kinematics: `linearized` (LPS, model
+    /// `lps`) the extension `n . eta` along `xi`, else (`lps-nonlinear`) the extension
+    /// `|y| - x` along the deformed bond `y / |y|` (`docs/materials.md`).
     Lps {
         kd: f64,
         g: f64,
         influence: Influence,
+        linearized: bool,
     },
 }
 
@@ -33,6 +36,10 @@ pub struct MaterialConstants {
     pub critical_stretch: Option<f64>,
     /// Volume-method surface correction of `c` (PMB).
     pub surface_correction: bool,
+    /// `alpha` of `s0 = s00 - alpha s_min` (0: the critical stretch is `s00`).
+    pub critical_stretch_alpha: f64,
+    /// When a step's bonds break relative to its force evaluation.
+    pub break_timing: BreakTiming,
 }
 
 impl MaterialConstants {
@@ -46,12 +53,13 @@ impl MaterialConstants {
                 c: pmb_micromodulus(dimension, e, delta, thickness),
                 linearized: m.model == MaterialModel::PmbLinear,
             },
-            MaterialModel::Lps => {
+            MaterialModel::Lps | MaterialModel::LpsNonlinear => {
                 let nu = m.poisson_ratio.unwrap_or(0.25);
                 Law::Lps {
                     kd: lps_kd(dimension, e, nu),
                     g: e / (2.0 * (1.0 + nu)),
                     influence: m.influence,
+                    linearized: m.model == MaterialModel::Lps,
                 }
             }
         };
@@ -68,12 +76,22 @@ impl MaterialConstants {
             delta,
             critical_stretch: None,
             surface_correction: m.surface_correction,
+            critical_stretch_alpha: m.critical_stretch_alpha.unwrap_or(0.0),
+            break_timing: m.break_timing.unwrap_or_default(),
         };
         constants.critical_stretch = m.critical_stretch.or_else(|| {
             m.fracture_energy
                 .map(|g0| constants.critical_stretch_from(g0))
         });
         constants
+    }
+
+    /// Whether bond breaking needs each node's history (`docs/materials.md`): a critical
+    /// stretch with `alpha != 0`, or bonds breaking after the force evaluation. Without, a
+    /// bond breaks past `s00` before the force, as the fused passes of every backend do.
+    pub fn history_breaking(&self) -> bool {
+        self.critical_stretch.is_some()
+            && (self.critical_stretch_alpha != 0.0 || self.break_timing == BreakTiming::AfterForce)
     }
 
     /// Spatial dimension `d`.
@@ -120,7 +138,20 @@ impl MaterialConstants {
             Law::Pmb {
                 linearized: true, ..
             } => "pmb-linear",
-            Law::Lps { .. } => "lps",
+            Law::Lps {
+                linearized: true, ..
+            } => "lps",
+            Law::Lps {
+                linearized: false, ..
+            } => "lps-nonlinear",
+        }
+    }
+
+    /// Whether bond forces use the linearized kinematics (`pmb-linear`, `lps`): the
+    /// extension `n . eta` along `xi`, the criterion stretch `n . eta / x`.
+    pub fn linearized(&self) -> bool {
+        match self.law {
+            Law::Pmb { linearized, .. } | Law::Lps { linearized, .. } => linearized,
         }
     }
 }

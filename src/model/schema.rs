@@ -34,6 +34,40 @@ pub enum MaterialModel {
     PmbLinear,
     /// Linearized ordinary state-based (LPS), any admissible Poisson ratio.
     Lps,
+    /// Ordinary state-based with the nonlinear extension `|y| - x` and forces along the
+    /// deformed bond (Silling et al. 2007; LAMMPS `peri/lps`, Peridigm "Elastic").
+    LpsNonlinear,
+}
+
+impl MaterialModel {
+    /// Whether the model is state-based (LPS, linearized or not).
+    pub fn is_state_based(self) -> bool {
+        matches!(self, MaterialModel::Lps | MaterialModel::LpsNonlinear)
+    }
+
+    /// The name a model file gives the model.
+    pub fn name(self) -> &'static str {
+        match self {
+            MaterialModel::Pmb => "pmb",
+            MaterialModel::PmbLinear => "pmb-linear",
+            MaterialModel::Lps => "lps",
+            MaterialModel::LpsNonlinear => "lps-nonlinear",
+        }
+    }
+}
+
+/// When a step's bonds break, relative to its force evaluation (`docs/materials.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum BreakTiming {
+    /// A bond past its critical stretch at the step's displacement breaks first, and that
+    /// step's force omits it.
+    #[default]
+    BeforeForce,
+    /// The step's force counts every bond intact at its start; bonds past the critical
+    /// stretch (of the previous step, with `alpha`) break after it, for the next step: the
+    /// order of LAMMPS PERI.
+    AfterForce,
 }
 
 /// Influence function `omega(x)`.
@@ -66,6 +100,15 @@ pub struct Material {
     /// Critical stretch `s0`, given directly (exclusive with `fracture_energy`).
     #[serde(default)]
     pub critical_stretch: Option<f64>,
+    /// `alpha` of the critical stretch `s0 = s00 - alpha s_min` (Silling and Askari 2005;
+    /// LAMMPS PERI's `alpha`): `s00` the critical stretch above, `s_min` the least stretch of
+    /// the node's intact bonds at the previous force evaluation; a bond breaks past the
+    /// smaller `s0` of its two ends. Default 0 (`s0 = s00`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_stretch_alpha: Option<f64>,
+    /// When bonds break relative to the force evaluation of a step (default `before-force`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub break_timing: Option<BreakTiming>,
     /// Influence function (LPS only; PMB uses the constant micromodulus).
     #[serde(default)]
     pub influence: Influence,

@@ -10,8 +10,8 @@
 mod shapes;
 
 use super::{
-    Boundary, BoundaryKind, Dimension, Discretization, Influence, Material, MaterialModel, Model,
-    Output, Ramp, Region, Shape, Solver, SolverKind,
+    Boundary, BoundaryKind, BreakTiming, Dimension, Discretization, Influence, Material,
+    MaterialModel, Model, Output, Ramp, Region, Shape, Solver, SolverKind,
 };
 use crate::{Error, Result};
 use shapes::{geometry, precrack, regions};
@@ -75,16 +75,20 @@ fn material(m: &Material, dim: Dimension) -> Result<()> {
     positive("material.density", m.density, " kg/m^3")?;
     poisson_ratio(m, dim)?;
     fracture(m)?;
+    failure_options(m)?;
     match m.model {
-        MaterialModel::Lps if m.surface_correction => Err(Error::model(
+        model if model.is_state_based() && m.surface_correction => Err(Error::model(
             "material.surface_correction",
-            "only for model = \"pmb\" or \"pmb-linear\" (got model = \"lps\")",
+            format!(
+                "only for model = \"pmb\" or \"pmb-linear\" (got model = \"{}\")",
+                model_name(model)
+            ),
         )),
         MaterialModel::Pmb | MaterialModel::PmbLinear if m.influence == Influence::One => {
             Err(Error::model(
                 "material.influence",
                 format!(
-                    "only for model = \"lps\" (got influence = \"one\" with model = \"{}\"; \
+                    "only for model = \"lps\" or \"lps-nonlinear\" (got influence = \"one\" with model = \"{}\"; \
                      bond-based PD uses a constant micromodulus)",
                     model_name(m.model)
                 ),
@@ -103,14 +107,15 @@ fn poisson_ratio(m: &Material, dim: Dimension) -> Result<()> {
         _ => ("in (-1, 0.5)", |nu| nu > -1.0 && nu < 0.5),
     };
     match (m.model, m.poisson_ratio) {
-        (MaterialModel::Lps, None) => Err(Error::model(
+        (model, None) if model.is_state_based() => Err(Error::model(
             FIELD,
             format!(
-                "required for model = \"lps\": a number {range} for dimension = \"{}\"",
+                "required for model = \"{}\": a number {range} for dimension = \"{}\"",
+                model_name(model),
                 dim_name(dim)
             ),
         )),
-        (MaterialModel::Lps, Some(nu)) if !nu_ok(nu) => Err(Error::model(
+        (model, Some(nu)) if model.is_state_based() && !nu_ok(nu) => Err(Error::model(
             FIELD,
             format!(
                 "must be a number {range} for dimension = \"{}\" (got {})",
@@ -142,6 +147,39 @@ fn poisson_ratio(m: &Material, dim: Dimension) -> Result<()> {
     }
 }
 
+/// `material.critical_stretch_alpha` and `material.break_timing`: `alpha` a finite number
+/// >= 0; either, where it changes anything, needs a critical stretch.
+fn failure_options(m: &Material) -> Result<()> {
+    let breaks = m.fracture_energy.is_some() || m.critical_stretch.is_some();
+    if let Some(alpha) = m.critical_stretch_alpha {
+        if !(alpha.is_finite() && alpha >= 0.0) {
+            return Err(Error::model(
+                "material.critical_stretch_alpha",
+                format!(
+                    "must be a finite number >= 0 (LAMMPS and Silling and Askari use 0.25) \
+                     (got {})",
+                    num(alpha)
+                ),
+            ));
+        }
+        if alpha != 0.0 && !breaks {
+            return Err(Error::model(
+                "material.critical_stretch_alpha",
+                "needs material.critical_stretch or material.fracture_energy (no bond breaks \
+                 without one)",
+            ));
+        }
+    }
+    if m.break_timing == Some(BreakTiming::AfterForce) && !breaks {
+        return Err(Error::model(
+            "material.break_timing",
+            "\"after-force\" needs material.critical_stretch or material.fracture_energy (no \
+             bond breaks without one)",
+        ));
+    }
+    Ok(())
+}
+
 /// `material.fracture_energy` / `material.critical_stretch`: at most one, each in range.
 fn fracture(m: &Material) -> Result<()> {
     match (m.fracture_energy, m.critical_stretch) {
@@ -151,12 +189,15 @@ fn fracture(m: &Material) -> Result<()> {
         )),
         (Some(g0), None) => {
             positive("material.fracture_energy", g0, " J/m^2")?;
-            if m.model == MaterialModel::Lps && m.influence == Influence::One {
+            if m.model.is_state_based() && m.influence == Influence::One {
                 return Err(Error::model(
                     "material.fracture_energy",
-                    "cannot be used with model = \"lps\" and influence = \"one\": the LPS \
-                     critical-stretch formula is derived for influence = \"delta-over-x\"; \
-                     give material.critical_stretch instead",
+                    format!(
+                        "cannot be used with model = \"{}\" and influence = \"one\": the \
+                         LPS critical-stretch formula is derived for influence = \
+                         \"delta-over-x\"; give material.critical_stretch instead",
+                        model_name(m.model)
+                    ),
                 ));
             }
             Ok(())
@@ -500,11 +541,7 @@ fn dim_name(dim: Dimension) -> &'static str {
 }
 
 fn model_name(model: MaterialModel) -> &'static str {
-    match model {
-        MaterialModel::Pmb => "pmb",
-        MaterialModel::PmbLinear => "pmb-linear",
-        MaterialModel::Lps => "lps",
-    }
+    model.name()
 }
 
 fn kind_name(kind: BoundaryKind) -> &'static str {

@@ -313,7 +313,9 @@ fn sidecar(
     let (m, body, d) = (&problem.material, &problem.body, problem.dim());
     let (micromodulus, kd, g, influence) = match m.law {
         Law::Pmb { c, .. } => (Some(c), None, None, None),
-        Law::Lps { kd, g, influence } => (
+        Law::Lps {
+            kd, g, influence, ..
+        } => (
             None,
             Some(kd),
             Some(g),

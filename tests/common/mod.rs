@@ -203,8 +203,12 @@ pub fn small_model(law: &str, dim: &str, precrack: bool, extra: &str) -> String 
     } else {
         "[solver]\nkind = \"explicit\"\nsteps = 1\n"
     };
-    let nu = if law == "lps" { Some(0.22) } else { None };
-    let corr = if law == "lps" {
+    let nu = if law.starts_with("lps") {
+        Some(0.22)
+    } else {
+        None
+    };
+    let corr = if law.starts_with("lps") {
         ""
     } else {
         "surface_correction = true\n"
@@ -246,7 +250,11 @@ pub fn partition_bar_lean(law: &str, dim: &str, steps: usize) -> Problem {
 }
 
 fn partition_bar_text(law: &str, dim: &str, steps: usize) -> String {
-    let nu = if law == "lps" { Some(0.22) } else { None };
+    let nu = if law.starts_with("lps") {
+        Some(0.22)
+    } else {
+        None
+    };
     let (geometry, thick, crack) = if dim == "3d" {
         (
             "box = [{ min = [0, 0, 0], max = [0.059, 0.005, 0.004] }]",
@@ -260,7 +268,7 @@ fn partition_bar_text(law: &str, dim: &str, steps: usize) -> String {
             "start = [-0.001, 0.0055]\nend = [0.025, 0.0055]",
         )
     };
-    let corr = if law == "lps" {
+    let corr = if law.starts_with("lps") {
         ""
     } else {
         "surface_correction = true\n"

@@ -5,7 +5,10 @@
 //! Per bond it keeps the reference length and the weight in the working precision, and a
 //! status byte that also says whether the bond may break (`pmb_kernel::{BROKEN, INTACT,
 //! KEPT}`), so no square root of the reference length and no no-fail lookup is repeated per
-//! step. The PMB force loop, with the bond-break check fused in, is `pmb_kernel.rs`.
+//! step. The PMB force loop, with the bond-break check fused in, is `pmb_kernel.rs`. The
+//! failure options that need each node's history (`critical_stretch_alpha`,
+//! `break_timing = "after-force"`, `docs/materials.md`) run here only, as a breaking pass of
+//! their own before or after the force.
 
 use super::blocks::{par_node_blocks, par_node_blocks_with};
 use super::pmb_kernel::{
@@ -18,6 +21,7 @@ use crate::dynamics::Forces;
 use crate::material::bonds::bond_length;
 use crate::material::laws::{extension, lps, pmb, stretch, Vec3};
 use crate::material::Law;
+use crate::model::BreakTiming;
 use crate::setup::Problem;
 use crate::{Real, Result};
 use rayon::prelude::*;
@@ -42,6 +46,9 @@ pub struct CpuLoop<T: Real> {
     d_over_m: Vec<T>,
     /// LPS dilatation scratch.
     theta: Vec<T>,
+    /// Each node's critical stretch `s00 - alpha s_min` from the previous breaking
+    /// evaluation (`MaterialConstants::history_breaking` only; empty before the first).
+    node_s0: Vec<T>,
 }
 
 impl<T: Real> CpuLoop<T> {
@@ -74,6 +81,7 @@ impl<T: Real> CpuLoop<T> {
             pcoef: to_t(coef.pcoef),
             d_over_m: to_t(coef.d_over_m),
             theta: vec![T::zero(); p.body.len()],
+            node_s0: Vec::new(),
             problem,
         }
     }
@@ -111,15 +119,80 @@ impl<T: Real> CpuLoop<T> {
     fn criterion_stretch(&self, u: &[T], i: usize, j: usize, b: usize) -> T {
         let (xi, x) = self.xi(i, j, b);
         let eta = self.eta(u, i, j);
-        // (LPS: the linearized criterion `e / x`)
-        let linearized = !matches!(
-            self.problem.material.law,
-            Law::Pmb {
-                linearized: false,
-                ..
-            }
+        // (linearized PMB and LPS: `n . eta / x`; else the nonlinear stretch)
+        pmb::criterion_stretch(self.problem.material.linearized(), &xi, &eta, x)
+    }
+
+    /// Per node, the least criterion stretch at `u` of its bonds not broken (`+inf` for
+    /// none).
+    fn least_stretches(&self, u: &[T]) -> Vec<T> {
+        let fam = &self.problem.families;
+        (0..self.problem.body.len())
+            .into_par_iter()
+            .map(|i| {
+                fam.range(i)
+                    .filter(|&b| self.status[b] != BROKEN)
+                    .map(|b| self.criterion_stretch(u, i, fam.neighbors[b] as usize, b))
+                    .fold(T::infinity(), |m, s| if s < m { s } else { m })
+            })
+            .collect()
+    }
+
+    /// Each node's critical stretch `s0 = s00 - alpha s_min` from its least stretch
+    /// (`+inf` for a node without bonds).
+    fn critical_stretches(&self, s_min: &[T]) -> Vec<T> {
+        let (s00, alpha) = (
+            self.s0(),
+            T::of(self.problem.material.critical_stretch_alpha),
         );
-        pmb::criterion_stretch(linearized, &xi, &eta, x)
+        let inf = T::infinity();
+        s_min
+            .iter()
+            .map(|&s| if s == inf { inf } else { s00 - alpha * s })
+            .collect()
+    }
+
+    /// Bond breaking with each node's history (`MaterialConstants::history_breaking`,
+    /// `docs/materials.md`): every `INTACT` bond whose stretch at `u` exceeds the smaller
+    /// critical stretch of its two ends, as the previous breaking evaluation left them (at
+    /// the first, from the stretches at `u`), breaks; then each node's critical stretch
+    /// follows from the least stretch of its bonds not broken before this call. Returns the
+    /// bonds broken.
+    fn history_breaks(&mut self, u: &[T]) -> usize {
+        let s_min = self.least_stretches(u);
+        if self.node_s0.is_empty() {
+            self.node_s0 = self.critical_stretches(&s_min);
+        }
+        let s0 = std::mem::take(&mut self.node_s0);
+        let broken = self.breaking_pass(u, |i, j| if s0[j] < s0[i] { s0[j] } else { s0[i] });
+        self.node_s0 = self.critical_stretches(&s_min);
+        broken
+    }
+
+    /// Break every `INTACT` bond `i -> j` whose criterion stretch at `u` exceeds
+    /// `threshold(i, j)`. Returns the bonds broken.
+    fn breaking_pass(&mut self, u: &[T], threshold: impl Fn(usize, usize) -> T + Sync) -> usize {
+        let mut status = std::mem::take(&mut self.status);
+        let fam = &self.problem.families;
+        let this = &*self;
+        let broken = par_node_blocks(&fam.offsets, &mut status, |nodes, slice| {
+            let base = fam.offsets[nodes.start];
+            let mut count = 0;
+            for i in nodes {
+                for b in fam.range(i) {
+                    let j = fam.neighbors[b] as usize;
+                    if slice[b - base] == INTACT
+                        && this.criterion_stretch(u, i, j, b) > threshold(i, j)
+                    {
+                        slice[b - base] = BROKEN;
+                        count += 1;
+                    }
+                }
+            }
+            count
+        });
+        self.status = status;
+        broken
     }
 
     /// The PMB bond loop: forces into `force`, breaking bonds past `s0` first.
@@ -141,12 +214,14 @@ impl<T: Real> CpuLoop<T> {
     }
 
     /// LPS dilatation of every node into `self.theta`, first breaking every `INTACT` bond
-    /// whose `e / x` exceeds `s0`. Returns the bonds broken.
+    /// whose stretch (`e / x`; nonlinear: `(|y| - x) / x`) exceeds `s0`. Returns the bonds
+    /// broken.
     fn dilatation_pass(&mut self, u: &[T], s0: T) -> usize {
         let mut status = std::mem::take(&mut self.status);
         let mut theta = std::mem::take(&mut self.theta);
         let fam = &self.problem.families;
         let this = &*self;
+        let linearized = self.problem.material.linearized();
         let broken =
             par_node_blocks_with(&fam.offsets, &mut status, &mut theta, 1, |nodes, st, th| {
                 let (base, first) = (fam.offsets[nodes.start], nodes.start);
@@ -156,9 +231,10 @@ impl<T: Real> CpuLoop<T> {
                     for b in fam.range(i) {
                         let j = fam.neighbors[b] as usize;
                         let (xi, x) = this.xi(i, j, b);
-                        let e = extension(&xi, &this.eta(u, i, j), x);
+                        let k = lps::kinematics(linearized, &xi, &this.eta(u, i, j), x);
+                        let e = k.e;
                         let sb = &mut st[b - base];
-                        if *sb == INTACT && e / x > s0 {
+                        if *sb == INTACT && k.stretch > s0 {
                             *sb = BROKEN;
                             count += 1;
                         }
@@ -179,6 +255,7 @@ impl<T: Real> CpuLoop<T> {
     #[inline(always)]
     fn lps_node_force(&self, u: &[T], i: usize) -> Vec3<T> {
         let fam = &self.problem.families;
+        let linearized = self.problem.material.linearized();
         let mut f = [T::zero(); 3];
         for b in fam.range(i) {
             if self.status[b] == BROKEN {
@@ -186,10 +263,11 @@ impl<T: Real> CpuLoop<T> {
             }
             let j = fam.neighbors[b] as usize;
             let (xi, x) = self.xi(i, j, b);
-            let e = extension(&xi, &self.eta(u, i, j), x);
-            let scale = lps::force_scale(self.weight[b], x, e, self.node(i), self.node(j));
-            for k in 0..3 {
-                f[k] += scale * xi[k];
+            let k = lps::kinematics(linearized, &xi, &self.eta(u, i, j), x);
+            let (ni, nj) = (self.node(i), self.node(j));
+            let scale = lps::force_scale(self.weight[b], x, k.len, k.e, ni, nj);
+            for (fc, dc) in f.iter_mut().zip(k.dir) {
+                *fc += scale * dc;
             }
         }
         f
@@ -233,28 +311,23 @@ impl<T: Real> Forces<T> for CpuLoop<T> {
             return Ok(0);
         }
         let s0 = self.s0();
-        let mut status = std::mem::take(&mut self.status);
-        let fam = &self.problem.families;
-        let this = &*self;
-        let broken = par_node_blocks(&fam.offsets, &mut status, |nodes, slice| {
-            let base = fam.offsets[nodes.start];
-            let mut count = 0;
-            for i in nodes {
-                for b in fam.range(i) {
-                    let j = fam.neighbors[b] as usize;
-                    if slice[b - base] == INTACT && this.criterion_stretch(u, i, j, b) > s0 {
-                        slice[b - base] = BROKEN;
-                        count += 1;
-                    }
-                }
-            }
-            count
-        });
-        self.status = status;
-        Ok(broken)
+        Ok(self.breaking_pass(u, |_, _| s0))
     }
 
     fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        if self.problem.material.history_breaking() {
+            return Ok(match self.problem.material.break_timing {
+                BreakTiming::BeforeForce => {
+                    let broken = self.history_breaks(u);
+                    self.internal_force(u, force)?;
+                    broken
+                }
+                BreakTiming::AfterForce => {
+                    self.internal_force(u, force)?;
+                    self.history_breaks(u)
+                }
+            });
+        }
         let s0 = self.s0();
         Ok(match self.problem.material.law {
             Law::Pmb { .. } => self.pmb_pass(u, force, s0),
@@ -392,8 +465,8 @@ impl<T: Real> CpuLoop<T> {
                     };
                     pmb::energy_density(wb, s, x)
                 }
-                Law::Lps { .. } => {
-                    let e = extension(&xi, &eta, T::of(x)).f64();
+                Law::Lps { linearized, .. } => {
+                    let e = lps::kinematics(linearized, &xi, &eta, T::of(x)).e.f64();
                     let (alpha, theta) = (self.alpha[i].f64(), self.theta[i].f64());
                     lps::bond_energy_density(alpha, wb, e, theta, x, d)
                 }

@@ -18,7 +18,7 @@
 //! Every product and kernel writes only its own rows and sums in storage order; global sums
 //! are taken over fixed chunks in order: results are bitwise the same at any thread count.
 
-use crate::backend::{Backend, Footprint};
+use crate::backend::{check_material, Backend, Footprint, Scheme};
 use crate::dynamics::Forces;
 use crate::material::laws::{extension, pmb, stretch, Vec3};
 use crate::material::Law;
@@ -67,6 +67,7 @@ impl<T: Real> CpuMatrix<T> {
     /// Assemble the operators of `problem` in `storage` (bond status from its pre-cracks).
     /// `B` is not kept (an explicit step does not use it), nor `B^T` for nonlinear PMB.
     pub fn new(problem: Arc<Problem>, storage: Storage) -> Result<Self> {
+        check_material(&problem, "cpu-matrix", Scheme::Matrix)?;
         let ops = Operators::<T>::assemble(&problem, storage)?;
         let (n, d, rows) = (problem.body.len(), problem.dim(), ops.rows());
         let law = problem.material.law;

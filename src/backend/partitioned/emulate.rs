@@ -111,6 +111,7 @@ pub(super) fn problem_of(
 impl<T: Real> PartitionedCpu<T> {
     /// Partition `problem` into `count` subdomains ([`partition`]) and set up each one.
     pub fn new(problem: &Problem, count: usize) -> Result<Self> {
+        crate::backend::check_material(problem, "cpu-loop", crate::backend::Scheme::Loop)?;
         let parts = partition(problem, count)?
             .into_iter()
             .map(|sub| {

@@ -1,13 +1,16 @@
-//! The linearized ordinary state-based bond law (LPS, `theory.md` section 3): dilatation
+//! The ordinary state-based bond law (LPS, `theory.md` section 3): dilatation
 //! `theta_i = (d / m_i) sum_j omega beta V_j x e mu`, force state
 //! `t_ij = alpha_i e + (d K_d / m_i - alpha_i / d) x theta_i`, force density
-//! `L_i = sum_j (t_ij + t_ji) n omega beta V_j mu`. Its parameters ([`LpsParams`], twin of
-//! `kernels/law_lps.cuh`) and its bond formulas: the dilatation term, the force term and the
-//! strain energy of one bond.
+//! `L_i = sum_j (t_ij + t_ji) M omega beta V_j mu`. Linearized (model `lps`): `e = n . eta`,
+//! `M = n`; nonlinear (`lps-nonlinear`, `docs/materials.md`): `e = |y| - x`, `M = y / |y|`,
+//! the same constants. Its parameters ([`LpsParams`], twin of `kernels/law_lps.cuh`) and its
+//! bond formulas: the kinematics of one bond, the dilatation term, the force term and the
+//! strain energy.
 //!
 //! Units: `K_d` Pa, extension `e = n . eta` m, weight `w = omega beta V_j` m^3, force state
 //! `t` N/m^6 (so `w t / x` is a force density, N/m^3), `alpha_i` and `p_i` N/m^7.
 
+use super::{extension, stretch, Vec3};
 use crate::material::{Law, MaterialConstants};
 use crate::model::Influence;
 use crate::Real;
@@ -51,6 +54,46 @@ pub struct NodeState<T> {
     pub theta: T,
 }
 
+/// The kinematics of one bond `i -> j` as the law reads it: the extension `e`, the stretch
+/// the failure criterion compares with `s0` (`e / x`), and the force direction `dir` with
+/// its length `len` (the force is `w (t_ij + t_ji) dir / len`).
+#[derive(Debug, Clone, Copy)]
+pub struct BondKinematics<T> {
+    pub e: T,
+    pub stretch: T,
+    pub dir: Vec3<T>,
+    pub len: T,
+}
+
+/// [`BondKinematics`] of a bond `xi` of length `x` and relative displacement `eta`:
+/// linearized `e = n . eta` along `xi`; nonlinear `e = s x` with the stretch
+/// `s = (|y| - x) / x` of [`stretch`] along `y = xi + eta`.
+#[inline(always)]
+pub fn kinematics<T: Real>(
+    linearized: bool,
+    xi: &Vec3<T>,
+    eta: &Vec3<T>,
+    x: T,
+) -> BondKinematics<T> {
+    if linearized {
+        let e = extension(xi, eta, x);
+        BondKinematics {
+            e,
+            stretch: e / x,
+            dir: *xi,
+            len: x,
+        }
+    } else {
+        let (s, ly) = stretch(xi, eta, x);
+        BondKinematics {
+            e: s * x,
+            stretch: s,
+            dir: [xi[0] + eta[0], xi[1] + eta[1], xi[2] + eta[2]],
+            len: ly,
+        }
+    }
+}
+
 /// The dilatation term of one intact bond of weight `w`, length `x` and extension `e`:
 /// `w x e` (summed over the family and scaled by `d / m_i`).
 #[inline(always)]
@@ -58,13 +101,14 @@ pub fn dilatation_term<T: Real>(w: T, x: T, e: T) -> T {
     w * x * e
 }
 
-/// The scale of the force term `scale xi` of one intact bond `i -> j` of weight `w`, length
-/// `x` and extension `e`: `w (t_ij + t_ji) / x`.
+/// The scale of the force term `scale dir` of one intact bond `i -> j` of weight `w`, length
+/// `x`, extension `e` and force direction of length `len` ([`BondKinematics`]):
+/// `w (t_ij + t_ji) / len`.
 #[inline(always)]
-pub fn force_scale<T: Real>(w: T, x: T, e: T, i: NodeState<T>, j: NodeState<T>) -> T {
+pub fn force_scale<T: Real>(w: T, x: T, len: T, e: T, i: NodeState<T>, j: NodeState<T>) -> T {
     let t_ij = i.alpha * e + i.p * x * i.theta;
     let t_ji = j.alpha * e + j.p * x * j.theta;
-    w * (t_ij + t_ji) / x
+    w * (t_ij + t_ji) / len
 }
 
 /// Strain energy density at node `i` of one intact bond, J/m^3: the deviatoric part
@@ -107,7 +151,20 @@ mod tests {
             theta,
         };
         let t = 4.0 * e + 7.0 * x * theta;
-        let scale = force_scale(1.5, x, e, s, s);
+        let scale = force_scale(1.5, x, x, e, s, s);
         assert!((scale - 1.5 * 2.0 * t / x).abs() < 1e-15 * scale.abs());
+    }
+
+    /// A bond rotated rigidly by 90 degrees: the nonlinear extension is zero to round-off
+    /// (|y| = x), while the linearized one is `-x` (the small-rotation error of `n . eta`);
+    /// the nonlinear force points along the rotated bond.
+    #[test]
+    fn a_rigid_rotation_has_no_nonlinear_extension() {
+        let (xi, eta, x): (Vec3<f64>, Vec3<f64>, f64) = ([0.5, 0.0, 0.0], [-0.5, 0.5, 0.0], 0.5);
+        let nl = kinematics(false, &xi, &eta, x);
+        assert!(nl.e.abs() < 1e-15 && nl.stretch.abs() < 1e-15);
+        assert!((nl.len - 0.5).abs() < 1e-15 && nl.dir == [0.0, 0.5, 0.0]);
+        let lin = kinematics(true, &xi, &eta, x);
+        assert!((lin.e + 0.5).abs() < 1e-15 && (lin.stretch + 1.0).abs() < 1e-15);
     }
 }

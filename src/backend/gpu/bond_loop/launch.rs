@@ -93,9 +93,10 @@ impl<T: Real> GpuLoop<T> {
                     };
                     self.gpu.launch(k, n, &params)
                 }
-                Law::Lps { .. } => {
-                    self.gpu.launch(&self.k.lps_dilatation, n, &params)?;
-                    self.gpu.launch(&self.k.lps_force, n, &params)
+                law @ Law::Lps { .. } => {
+                    let (dilatation, force) = self.k.lps(law);
+                    self.gpu.launch(dilatation, n, &params)?;
+                    self.gpu.launch(force, n, &params)
                 }
             }
         }
@@ -164,9 +165,10 @@ impl<T: Real> GpuLoop<T> {
         let u = self.upload_u(u)?;
         let params = self.bond_params(u, 0, false);
         // SAFETY: as in `launch_forces`; the kernel writes only `theta`.
+        let dilatation = self.k.lps(self.problem.material.law).0;
         unsafe {
             self.gpu
-                .launch(&self.k.lps_dilatation, self.problem.body.len(), &params)?
+                .launch(dilatation, self.problem.body.len(), &params)?
         };
         download(&self.gpu, &self.theta, theta)?;
         Ok(true)
@@ -182,7 +184,8 @@ impl<T: Real> GpuLoop<T> {
         // SAFETY: as in `launch_forces`; the kernels write `theta` and `energy`.
         unsafe {
             if lps {
-                self.gpu.launch(&self.k.lps_dilatation, n, &params)?;
+                let dilatation = self.k.lps(self.problem.material.law).0;
+                self.gpu.launch(dilatation, n, &params)?;
             }
             self.gpu.launch(&self.k.strain_energy, n, &params)?;
         }

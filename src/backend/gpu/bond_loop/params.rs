@@ -22,6 +22,9 @@ pub(crate) struct Kernels {
     pub pmb_force_plain_lattice: CudaFunction,
     pub lps_dilatation: CudaFunction,
     pub lps_force: CudaFunction,
+    /// The same for `lps-nonlinear` (extension `|y| - x`, forces along `y`).
+    pub lps_dilatation_nonlinear: CudaFunction,
+    pub lps_force_nonlinear: CudaFunction,
     pub break_bonds: CudaFunction,
     pub damage: CudaFunction,
     pub strain_energy: CudaFunction,
@@ -36,10 +39,24 @@ impl Kernels {
             pmb_force_plain_lattice: f("pmb_force_plain_lattice")?,
             lps_dilatation: f("lps_dilatation")?,
             lps_force: f("lps_force")?,
+            lps_dilatation_nonlinear: f("lps_dilatation_nonlinear")?,
+            lps_force_nonlinear: f("lps_force_nonlinear")?,
             break_bonds: f("break_bonds")?,
             damage: f("damage")?,
             strain_energy: f("strain_energy")?,
         })
+    }
+}
+
+impl Kernels {
+    /// The LPS kernels `(dilatation, force)` of `law`'s kinematics (linearized or not).
+    pub(crate) fn lps(&self, law: Law) -> (&CudaFunction, &CudaFunction) {
+        match law {
+            Law::Lps {
+                linearized: false, ..
+            } => (&self.lps_dilatation_nonlinear, &self.lps_force_nonlinear),
+            _ => (&self.lps_dilatation, &self.lps_force),
+        }
     }
 }
 
@@ -65,10 +82,7 @@ pub(crate) fn law_params(
 ) -> BondParams {
     let p = problem;
     let m = &p.material;
-    let (linearized, lps) = match m.law {
-        Law::Pmb { linearized, .. } => (linearized, false),
-        Law::Lps { .. } => (true, true),
-    };
+    let (linearized, lps) = (m.linearized(), matches!(m.law, Law::Lps { .. }));
     let (delta, dx) = (p.body.delta, p.body.dx);
     // (the expressions of the host's `partial_volume`)
     let (pv_full, pv_edge) = (delta - 0.5 * dx, delta + 0.5 * dx);

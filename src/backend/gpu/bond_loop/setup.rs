@@ -71,6 +71,7 @@ impl<T: Real> GpuLoop<T> {
     }
 
     fn with_neighbours(problem: Arc<Problem>, lattice: Option<Stencil>) -> Result<Self> {
+        crate::backend::check_material(&problem, NAME, crate::backend::Scheme::Loop)?;
         let gpu = Gpu::get().map_err(|e| rename(e, NAME))?;
         let k = Kernels::load(&gpu, T::PRECISION).map_err(|e| rename(e, NAME))?;
         Self::upload(problem, gpu, k, lattice).map_err(|e| rename(e, NAME))

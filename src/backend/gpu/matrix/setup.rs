@@ -13,6 +13,7 @@ use super::{law_code, GpuMatrix, BLOCK, NAME};
 use crate::backend::gpu::buffers::{addr, BrokenCounter};
 use crate::backend::gpu::rename;
 use crate::backend::gpu::time_loop::DeviceLoop;
+use crate::backend::{check_material, Scheme};
 use crate::gpu::cusparse::{CsrMatrix, Handle, Spmv};
 use crate::gpu::device::driver_error;
 use crate::gpu::params::MatrixParams;
@@ -55,6 +56,7 @@ impl<T: Real> GpuMatrix<T> {
     /// Open the GPU and cuSPARSE, compile the kernels (once per process), assemble the
     /// operators of `problem` in `storage` and upload them.
     pub fn new(problem: Arc<Problem>, storage: Storage) -> Result<Self> {
+        check_material(&problem, NAME, Scheme::Matrix)?;
         let gpu = Gpu::get().map_err(|e| rename(e, NAME))?;
         Self::setup(problem, gpu, storage).map_err(|e| rename(e, NAME))
     }

@@ -254,8 +254,9 @@ impl<T: Real> Engine<T> {
         let law = law_params(&self.problem, owned, pass.checks(), self.full_volume);
         let slot = &mut self.slots[k];
         let params = slot.params(part, self.broken_at, law);
+        let (lps_dilatation, lps_force) = self.k.lps(self.problem.material.law);
         let kernel = match pass {
-            Pass::Forces { .. } if lps => &self.k.lps_force,
+            Pass::Forces { .. } if lps => lps_force,
             // (the kernel without partial volumes and surface correction, as in core)
             Pass::Forces { .. }
                 if params.partial_volume == 0 && params.law.pmb.surface_correction == 0 =>
@@ -263,7 +264,7 @@ impl<T: Real> Engine<T> {
                 &self.k.pmb_force_plain
             }
             Pass::Forces { .. } => &self.k.pmb_force,
-            Pass::Dilatation { .. } => &self.k.lps_dilatation,
+            Pass::Dilatation { .. } => lps_dilatation,
             Pass::Break => &self.k.break_bonds,
             Pass::Damage => &self.k.damage,
             Pass::Energy => &self.k.strain_energy,

@@ -71,6 +71,7 @@ impl<T: Real> GpuStreamed<T> {
         budget: Option<u64>,
         request: ResidencyRequest,
     ) -> Result<Self> {
+        crate::backend::check_material(&problem, "gpu-loop", crate::backend::Scheme::Loop)?;
         let cuts = Cuts::new(&problem, count)?;
         let gpu = Gpu::get()?;
         let lps = matches!(problem.material.law, Law::Lps { .. });

@@ -1,0 +1,57 @@
+//! Which backend runs which material: the bond laws and failure options each scheme
+//! implements, checked before a backend is built, so that a model a backend cannot run is an
+//! error naming the backends that run it, never a silently different physics.
+
+use crate::material::Law;
+use crate::setup::Problem;
+use crate::{Error, Result};
+
+/// The scheme of a backend, as far as materials go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// `cpu-loop` in core: every law and every failure option.
+    CpuLoop,
+    /// The other loops over each node's bonds: `gpu-loop`, and the loops in subdomains.
+    Loop,
+    /// The matrix form (`cpu-matrix`, `gpu-matrix`, in core or in subdomains).
+    Matrix,
+}
+
+/// Whether `backend` (its CLI name), of `scheme`, runs `problem`'s material; an error naming
+/// the backends that do otherwise.
+pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Result<()> {
+    let m = &problem.material;
+    let refuse = |message: &str| {
+        Err(Error::Backend {
+            backend: backend.into(),
+            message: message.into(),
+        })
+    };
+    let nonlinear_lps = matches!(
+        m.law,
+        Law::Lps {
+            linearized: false,
+            ..
+        }
+    );
+    if scheme == Scheme::Matrix && nonlinear_lps {
+        return refuse(
+            "material.model = \"lps-nonlinear\" runs on cpu-loop and gpu-loop (in core or in \
+             subdomains): the matrix form assembles the linearized law only (model = \"lps\")",
+        );
+    }
+    if scheme != Scheme::CpuLoop && m.history_breaking() {
+        return refuse(&format!(
+            "material.critical_stretch_alpha = {} with material.break_timing = \"{}\" runs on \
+             cpu-loop in core only (each node's critical stretch follows its bonds' stretch \
+             step by step); give critical_stretch_alpha = 0 and break_timing = \
+             \"before-force\" for this backend",
+            m.critical_stretch_alpha,
+            match m.break_timing {
+                crate::model::BreakTiming::BeforeForce => "before-force",
+                crate::model::BreakTiming::AfterForce => "after-force",
+            }
+        ));
+    }
+    Ok(())
+}
