@@ -105,7 +105,7 @@ for name in ${ONLY:-$order}; do
 done
 echo "all runs: $(( $(date +%s) - start )) s"
 
-when="$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)"
+when="$(date -u '+%Y-%m-%d %H:%M UTC'), commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 if [[ -n "${MEASURE_ONLY:-}" ]]; then
     newest=$(ls -t "$out"/*/summary.json 2>/dev/null | head -1)
     [[ -n "$newest" ]] && when="runs of $(date -u -r "$newest" '+%Y-%m-%d %H:%M UTC'), measured $when"

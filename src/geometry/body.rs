@@ -254,7 +254,7 @@ fn spacing(disc: &Discretization) -> Result<(f64, f64, f64)> {
 }
 
 /// Componentwise bounds of `positions` (non-empty; infinite bounds for none).
-fn bounds(positions: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
+pub fn bounds(positions: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];
     for p in positions {

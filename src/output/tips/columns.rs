@@ -16,6 +16,7 @@
 //! coordinate on the lattice to 1% of `dx`), which lattice bodies do and point clouds in
 //! general do not (they keep the 3D rule).
 
+use crate::geometry::body::bounds;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -145,19 +146,6 @@ impl Columns {
     pub fn axis_name(&self) -> &'static str {
         ["x", "y", "z"][self.axis]
     }
-}
-
-/// The least and greatest coordinate on each axis.
-fn bounds(positions: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for p in positions {
-        for k in 0..3 {
-            lo[k] = lo[k].min(p[k]);
-            hi[k] = hi[k].max(p[k]);
-        }
-    }
-    (lo, hi)
 }
 
 /// The layer indices (from the layer at `lo`) a column averages, for layers from `lo` to
