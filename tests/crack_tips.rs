@@ -183,7 +183,10 @@ fn precracked_plate_tips_run_straight_below_rayleigh_speed() {
     common::cli::run_quiet(
         "models/precracked_plate_2d.toml",
         out.path(),
-        &["discretization.dx=0.5e-3", "material.critical_stretch=0.03162"],
+        &[
+            "discretization.dx=0.5e-3",
+            "material.critical_stretch=0.03162",
+        ],
     );
     let text = std::fs::read_to_string(out.path().join("crack_tips.csv")).unwrap();
     let mut lines = text.lines();
@@ -191,8 +194,13 @@ fn precracked_plate_tips_run_straight_below_rayleigh_speed() {
     let delta = 3.015 * dx;
     let c_r = rayleigh_plane_stress(192e9, 1.0 / 3.0, 8000.0);
     assert!((c_r - 2753.0).abs() < 1.0, "{c_r}");
-    // per id: the last position, the path length so far, the row count
-    let mut tracks: std::collections::BTreeMap<u64, ([f64; 2], f64, usize)> = Default::default();
+    // per id: the last position, the path length so far, the row count, the last time
+    // per id: also the time of the last row
+    let mut tracks: std::collections::BTreeMap<u64, ([f64; 2], f64, usize, f64)> =
+        Default::default();
+    let mut bursts = 0;
+    // the dilatational wave speed of PMB in plane stress (nu = 1/3)
+    let c_d = (192e9_f64 / (8000.0 * (1.0 - 1.0 / 9.0))).sqrt();
     let (mut rows, mut last_time, mut fitted) = (0, 0.0, 0);
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
@@ -204,9 +212,17 @@ fn precracked_plate_tips_run_straight_below_rayleigh_speed() {
         last_time = time;
         assert!(y.abs() <= 3.0 * dx, "the crack left its line: {line}");
         assert!(x.abs() < 0.025 && (x.abs() >= 0.005 - 3.0 * dx), "{line}");
-        let track = tracks.entry(id).or_insert(([x, y], 0.0, 0));
+        let track = tracks.entry(id).or_insert(([x, y], 0.0, 0, time));
         if track.2 == 0 {
             assert_eq!(f[4], "", "a first row has no speed: {line}");
+        } else if f[4].is_empty() {
+            // a burst (a move of more than a horizon, faster than the dilatational wave
+            // speed): the fit starts again
+            let (step, dt) = ((x - track.0[0]).hypot(y - track.0[1]), time - track.3);
+            let burst = step > delta.max(c_d * dt);
+            assert!(burst, "an empty speed only at a burst: {line}");
+            bursts += 1;
+            track.1 = 0.0;
         } else {
             let speed: f64 = f[4].parse().unwrap();
             track.1 += (x - track.0[0]).hypot(y - track.0[1]);
@@ -218,6 +234,7 @@ fn precracked_plate_tips_run_straight_below_rayleigh_speed() {
         }
         track.0 = [x, y];
         track.2 += 1;
+        track.3 = time;
         rows += 1;
     }
     // both tips of the pre-crack, each sampled about 100 times, and both ran
@@ -228,6 +245,7 @@ fn precracked_plate_tips_run_straight_below_rayleigh_speed() {
             .unwrap();
     let tips = &summary["crack_tips"];
     assert_eq!(tips["tips"].as_u64(), Some(tracks.len() as u64), "{tips}");
+    assert_eq!(tips["bursts"].as_u64(), Some(bursts), "{tips}");
     assert!(tips.get("first_branching_time").is_none(), "{tips}");
     let fastest = tips["fastest_tip_speed"].as_f64().unwrap();
     assert!(fastest > 0.0 && fastest < c_r, "{tips}");

@@ -80,7 +80,10 @@ fn layer_adds_exact_lattice_rows() {
         let mut ys: Vec<f64> = layer.iter().map(|&i| b.positions[i][1]).collect();
         ys.dedup_by(|a, b| (*a - *b).abs() < 1e-12);
         for (got, want) in ys.iter().zip([-0.0125, -0.0075, -0.0025]) {
-            assert!((got - want).abs() < 1e-12, "layer row at {got}, want {want}");
+            assert!(
+                (got - want).abs() < 1e-12,
+                "layer row at {got}, want {want}"
+            );
         }
         let core: Vec<[f64; 3]> = (0..b.len())
             .filter(|i| layer.binary_search(i).is_err())
@@ -93,7 +96,9 @@ fn layer_adds_exact_lattice_rows() {
             toml::from_str("shape = \"edge\"\nside = \"-y\"\ndepth_dx = 1").unwrap();
         let bottom = region_nodes(&b, &edge, "region.9").unwrap();
         assert_eq!(bottom.len(), 40);
-        assert!(bottom.iter().all(|&i| (b.positions[i][1] - 0.0025).abs() < 1e-12));
+        assert!(bottom
+            .iter()
+            .all(|&i| (b.positions[i][1] - 0.0025).abs() < 1e-12));
     }
     let right = body(&plate(
         "[[region]]\nname = \"r\"\nshape = \"layer\"\nside = \"+x\"\ndepth = 0.012",
@@ -279,9 +284,7 @@ fn bad_layers_are_errors_naming_the_field() {
     let (f, message) = error(&two_boxes);
     assert_eq!(f, "region.0.box", "{message}");
     assert!(message.contains("2 boxes"), "{message}");
-    let removal = plate(
-        "[[geometry.remove]]\nshape = \"layer\"\nside = \"-y\"\ndepth_dx = 1",
-    );
+    let removal = plate("[[geometry.remove]]\nshape = \"layer\"\nside = \"-y\"\ndepth_dx = 1");
     let (f, message) = error(&removal);
     assert_eq!(f, "geometry.remove.0.shape", "{message}");
     assert!(message.contains("layer"), "{message}");

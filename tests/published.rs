@@ -11,13 +11,16 @@ use std::collections::BTreeMap;
 const KALTHOFF_2D: &str = include_str!("../models/kalthoff_winkler_2d.toml");
 
 /// The rows of a `crack_tips.csv` in 2D, checked for form: the header, five fields, times
-/// that never decrease, ids from 1, an empty speed exactly on each tip's first row.
-fn tip_rows(text: &str) -> Vec<(f64, u64, f64, f64)> {
+/// that never decrease, ids from 1, an empty speed on each tip's first row; and the number of
+/// later rows with an empty speed (bursts, `docs/crack-tips.md` rule 9: the tip moved more
+/// than a horizon, `delta` m, since its previous row).
+fn tip_rows(text: &str, delta: f64) -> (Vec<(f64, u64, f64, f64)>, u64) {
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("time,tip_id,x,y,speed"));
-    let mut seen: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut seen: BTreeMap<u64, (usize, f64, f64)> = BTreeMap::new();
     let mut last = 0.0;
     let mut rows = Vec::new();
+    let mut bursts = 0;
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
         assert_eq!(f.len(), 5, "{line}");
@@ -25,15 +28,23 @@ fn tip_rows(text: &str) -> Vec<(f64, u64, f64, f64)> {
         let id: u64 = f[1].parse().unwrap();
         assert!(time >= last && id >= 1, "{line}");
         last = time;
-        let count = seen.entry(id).or_insert(0);
-        assert_eq!(f[4].is_empty(), *count == 0, "speed on a first row only empty: {line}");
-        if !f[4].is_empty() {
+        let (x, y): (f64, f64) = (f[2].parse().unwrap(), f[3].parse().unwrap());
+        let (count, px, py) = seen.entry(id).or_insert((0, x, y));
+        if *count == 0 {
+            assert!(f[4].is_empty(), "a first row has no speed: {line}");
+        } else if f[4].is_empty() {
+            assert!(
+                (x - *px).hypot(y - *py) > delta,
+                "an empty speed only at a burst: {line}"
+            );
+            bursts += 1;
+        } else {
             assert!(f[4].parse::<f64>().unwrap() >= 0.0, "{line}");
         }
-        *count += 1;
-        rows.push((time, id, f[2].parse().unwrap(), f[3].parse().unwrap()));
+        (*count, *px, *py) = (*count + 1, x, y);
+        rows.push((time, id, x, y));
     }
-    rows
+    (rows, bursts)
 }
 
 // Seed 000, problem 3 at 50 m/s: "the crack pattern changes from self-similar to bifurcated".
@@ -52,13 +63,18 @@ fn precracked_plate_branches_at_50_ms() {
     common::cli::run_quiet(
         "models/precracked_plate_2d_50ms.toml",
         out.path(),
-        &["discretization.dx=0.5e-3", "material.critical_stretch=0.03162"],
+        &[
+            "discretization.dx=0.5e-3",
+            "material.critical_stretch=0.03162",
+        ],
     );
-    let rows = tip_rows(&std::fs::read_to_string(out.path().join("crack_tips.csv")).unwrap());
+    let text = std::fs::read_to_string(out.path().join("crack_tips.csv")).unwrap();
+    let (rows, bursts) = tip_rows(&text, 3.015 * 0.5e-3);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.path().join("summary.json")).unwrap())
             .unwrap();
     let tips = &summary["crack_tips"];
+    assert_eq!(tips["bursts"].as_u64(), Some(bursts), "{tips}");
     let branching = tips["first_branching_time"]
         .as_f64()
         .unwrap_or_else(|| panic!("no branching at 50 m/s: {tips}"));
@@ -66,9 +82,15 @@ fn precracked_plate_branches_at_50_ms() {
     println!("tips at t = 0: {start:?}; first branching {branching:e} s; {tips}");
     assert_eq!(start.len(), 2, "{start:?}");
     for r in &start {
-        assert!((3.5e-3..=5e-3).contains(&r.2.abs()) && r.3.abs() <= 1.5e-3, "{r:?}");
+        assert!(
+            (3.5e-3..=5e-3).contains(&r.2.abs()) && r.3.abs() <= 1.5e-3,
+            "{r:?}"
+        );
     }
-    assert!(start[0].2 * start[1].2 < 0.0, "one tip at each end: {start:?}");
+    assert!(
+        start[0].2 * start[1].2 < 0.0,
+        "one tip at each end: {start:?}"
+    );
     assert!(branching > 0.0 && branching < 16.8e-6, "{tips}");
     assert!(tips["tips"].as_u64().unwrap() > 2, "{tips}");
 }
@@ -76,7 +98,13 @@ fn precracked_plate_branches_at_50_ms() {
 /// Angle, degrees, between the downward notch axis and the principal direction about the
 /// notch tip `tip` of the crack nodes (`damage >= threshold`) between `lo` and `hi` from it,
 /// below the tip; with how many nodes.
-fn crack_angle(points: &[[f64; 3]], damage: &[f64], tip: [f64; 2], lo: f64, hi: f64) -> (f64, usize) {
+fn crack_angle(
+    points: &[[f64; 3]],
+    damage: &[f64],
+    tip: [f64; 2],
+    lo: f64,
+    hi: f64,
+) -> (f64, usize) {
     let (mut sxx, mut sxy, mut syy, mut n) = (0.0, 0.0, 0.0, 0);
     for (p, &d) in points.iter().zip(damage) {
         let (dx, dy) = (p[0] - tip[0], p[1] - tip[1]);

@@ -66,10 +66,7 @@ fn assert_same_end(a: &Outcome<f64>, a_dir: &Path, b: &Outcome<f64>, b_dir: &Pat
     let pvd = format!("{}.pvd", a.problem.name);
     assert_eq!(read(a_dir, &pvd), read(b_dir, &pvd));
     // The crack tips go on with the same ids, matches and fitted speeds.
-    assert_eq!(
-        read(a_dir, "crack_tips.csv"),
-        read(b_dir, "crack_tips.csv")
-    );
+    assert_eq!(read(a_dir, "crack_tips.csv"), read(b_dir, "crack_tips.csv"));
     assert_eq!(a.summary.crack_tips, b.summary.crack_tips);
 }
 

@@ -261,7 +261,12 @@ impl Loads {
 fn traction_scale(problem: &Problem, name: &str) -> f64 {
     let body = &problem.body;
     let nodes = problem.region(name);
-    let (axis, span) = match problem.model.region.iter().find(|r| r.name == name).map(|r| &r.shape)
+    let (axis, span) = match problem
+        .model
+        .region
+        .iter()
+        .find(|r| r.name == name)
+        .map(|r| &r.shape)
     {
         Some(crate::model::Shape::Edge { side, .. }) => {
             (side_axis(side), (body.core_min, body.core_max))

@@ -226,7 +226,10 @@ impl Fill<'_> {
             if !self.take(p) {
                 self.out.push(*p);
             }
-        } else if let Some(&b) = active.iter().find(|&&b| b >= n && self.boxes[b].contains(p)) {
+        } else if let Some(&b) = active
+            .iter()
+            .find(|&&b| b >= n && self.boxes[b].contains(p))
+        {
             self.layers[b - n].push(self.out.len());
             self.out.push(*p);
         }

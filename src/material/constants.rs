@@ -43,6 +43,16 @@ pub struct MaterialConstants {
 }
 
 impl MaterialConstants {
+    /// The dilatational (P) wave speed, m/s: `sqrt(E (1 - nu) / (rho (1 + nu) (1 - 2 nu)))`
+    /// in 3D and plane strain, `sqrt(E / (rho (1 - nu^2)))` in plane stress.
+    pub fn dilatational_wave_speed(&self) -> f64 {
+        let (e, nu, rho) = (self.youngs_modulus, self.poisson_ratio, self.density);
+        match self.dimension {
+            Dimension::PlaneStress => (e / (rho * (1.0 - nu * nu))).sqrt(),
+            _ => (e * (1.0 - nu) / (rho * (1.0 + nu) * (1.0 - 2.0 * nu))).sqrt(),
+        }
+    }
+
     /// Constants of a validated model with horizon `delta` and 2D thickness `thickness`.
     pub fn new(model: &Model, delta: f64, thickness: f64) -> Self {
         let m = &model.material;

@@ -268,9 +268,9 @@ fn boundary(i: usize, b: &Boundary, dim: Dimension, regions: &[Region]) -> Resul
     let f = format!("boundary.{i}");
     let names: Vec<&str> = regions.iter().map(|r| r.name.as_str()).collect();
     region_name(&format!("{f}.region"), &b.region, &names)?;
-    let edge = regions.iter().any(|r| {
-        r.name == b.region && matches!(r.shape, Shape::Edge { .. } | Shape::Layer { .. })
-    });
+    let edge = regions
+        .iter()
+        .any(|r| r.name == b.region && matches!(r.shape, Shape::Edge { .. } | Shape::Layer { .. }));
     if b.kind == BoundaryKind::Traction && !edge {
         return Err(Error::model(
             format!("{f}.region"),

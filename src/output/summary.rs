@@ -202,6 +202,10 @@ pub struct CrackTipSummary {
     /// Time of the first sample that saw a tip branch, s (absent: no branching).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_branching_time: Option<f64>,
+    /// Tip moves between two samples longer than a horizon and faster than the dilatational
+    /// wave speed: the damage crossing the threshold over a length at once, not a tip
+    /// running (its speed fit starts again there).
+    pub bursts: usize,
     /// The axis across a thin 3D plate whose tips were found through its thickness, one
     /// point per lattice column (`"x"`, `"y"` or `"z"`; absent: found node by node).
     #[serde(skip_serializing_if = "Option::is_none")]

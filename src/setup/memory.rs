@@ -210,7 +210,9 @@ pub fn node_estimate(model: &Model, model_dir: &Path) -> f64 {
         Some(file) => line_count(&model_dir.join(file)).unwrap_or(0.0),
         None => {
             let d = disc.dimension.d();
-            let delta = disc.delta.unwrap_or(disc.horizon_factor.unwrap_or(0.0) * disc.dx);
+            let delta = disc
+                .delta
+                .unwrap_or(disc.horizon_factor.unwrap_or(0.0) * disc.dx);
             let layers = crate::geometry::layers::slabs(model, disc.dx, delta)
                 .map(|s| s.into_iter().map(|s| s.shape).collect::<Vec<_>>())
                 .unwrap_or_default();

@@ -5,10 +5,10 @@
 
 use crate::dynamics::Forces;
 use crate::model::BoundaryKind;
+use crate::output::checkpoint::TipsPlace;
 use crate::output::tips::{
     exclusion_mask, find_cracks, threshold_for, Columns, DamageField, TipCsv, TipTracker,
 };
-use crate::output::checkpoint::TipsPlace;
 use crate::output::CrackTipSummary;
 use crate::setup::Problem;
 use crate::{Real, Result};
@@ -61,15 +61,17 @@ impl TipOutput {
         // No tip outruns the dilatational wave: 2 sqrt(E / rho) bounds it for any Poisson
         // ratio up to 0.4 in 3D and any in 2D.
         let max_speed = 2.0 * (m.material.youngs_modulus / m.material.density).sqrt();
+        let burst_speed = problem.material.dilatational_wave_speed();
         let path = dir.join("crack_tips.csv");
         let (tracker, csv, sampled) = match resume {
             Some(p) => (
-                TipTracker::resumed(body.delta, max_speed, p.tracker.clone()),
+                TipTracker::resumed(body.delta, max_speed, p.tracker.clone())
+                    .with_burst_speed(burst_speed),
                 TipCsv::resume(&path, &p.csv, body.dim())?,
                 p.sampled,
             ),
             None => (
-                TipTracker::new(body.delta, max_speed),
+                TipTracker::new(body.delta, max_speed).with_burst_speed(burst_speed),
                 TipCsv::create(&path, body.dim())?,
                 None,
             ),
@@ -147,6 +149,7 @@ impl TipOutput {
             longest_crack: s.longest_crack,
             fastest_tip_speed: s.fastest_tip,
             first_branching_time: s.first_branching,
+            bursts: s.bursts,
             thin_axis: self.columns.as_ref().map(|c| c.axis_name().to_string()),
         }
     }

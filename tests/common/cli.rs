@@ -100,7 +100,10 @@ pub fn run_quiet(model: &str, out: &Path, sets: &[&str]) {
     let mut args = vec!["run", model, "--backend", "cpu-loop", "--quiet"];
     let out = out.to_str().expect("a UTF-8 path");
     args.extend(["--out", out]);
-    for s in sets.iter().chain(&["output.vtk=false", "output.image=false"]) {
+    for s in sets
+        .iter()
+        .chain(&["output.vtk=false", "output.image=false"])
+    {
         args.extend(["--set", s]);
     }
     let o = peridot(&args);

@@ -12,6 +12,7 @@
 //! | samples, tip ids given, tips now | 3 x u64 |
 //! | longest crack, fastest tip | 2 x f64 |
 //! | first branching time (present u8, then f64) | |
+//! | bursts | u64 |
 //! | live tips: count; per tip id (u64), position (3 x f64), samples k (u64), k times, k path lengths (f64) | |
 
 use super::codec::{Decoded, Decoder, Encoder};
@@ -42,6 +43,7 @@ pub(super) fn encode<W: Write>(e: &mut Encoder<W>, tips: Option<&TipsPlace>) -> 
     e.f64(s.longest_crack)?;
     e.f64(s.fastest_tip)?;
     option_f64(e, s.first_branching)?;
+    e.usize(s.bursts)?;
     e.usize(m.live.len())?;
     for track in &m.live {
         e.u64(track.id)?;
@@ -70,6 +72,7 @@ pub(super) fn decode(d: &mut Decoder) -> Decoded<Option<TipsPlace>> {
         longest_crack: d.f64()?,
         fastest_tip: d.f64()?,
         first_branching: read_option(d, Decoder::f64)?,
+        bursts: d.usize()?,
     };
     let live_count = d.usize()?;
     let mut live = Vec::new();
@@ -78,7 +81,9 @@ pub(super) fn decode(d: &mut Decoder) -> Decoded<Option<TipsPlace>> {
         let position = [d.f64()?, d.f64()?, d.f64()?];
         let k = d.usize()?;
         if k.saturating_mul(16) > d.remaining() {
-            return Err(format!("crack tip {id} claims {k} samples, more than the file holds"));
+            return Err(format!(
+                "crack tip {id} claims {k} samples, more than the file holds"
+            ));
         }
         let times = (0..k).map(|_| d.f64()).collect::<Decoded<Vec<_>>>()?;
         let path = (0..k).map(|_| d.f64()).collect::<Decoded<Vec<_>>>()?;

@@ -8,6 +8,14 @@
 //! ends, and every child gets a new id (the sample's time is a branching time). New tips
 //! matching no previous one get new ids; previous tips that no new tip claims end.
 //!
+//! **Bursts.** A tip that moves between two samples by more than a horizon and faster than the
+//! dilatational wave speed (`burst_speed`) has not run there: no signal in the material is that fast, so the damage
+//! crossed the threshold over a length at once (a crack appearing ahead of a notch, or
+//! joining damage already there). The tip keeps its id, its path starts again at the new
+//! position (that sample has no speed), and the summary counts the burst. Shorter moves are
+//! the lattice's steps (a tip advances a spacing or two at a time), which the fit over a
+//! horizon of travel smooths.
+//!
 //! **Speed.** Each tip keeps its path length (the sum of the distances between its
 //! successive positions) against time. Its speed at a sample is the least-squares slope of
 //! that path length over the latest samples that cover at least one horizon of travel, from
@@ -47,6 +55,9 @@ pub struct TipStats {
     pub fastest_tip: f64,
     /// Time of the first sample with a branching, s.
     pub first_branching: Option<f64>,
+    /// Tip moves between two samples longer than a horizon and faster than the dilatational
+    /// wave speed.
+    pub bursts: usize,
 }
 
 /// A tip's history.
@@ -116,6 +127,7 @@ pub struct TrackerMemory {
 pub struct TipTracker {
     delta: f64,
     max_speed: f64,
+    burst_speed: f64,
     memory: TrackerMemory,
 }
 
@@ -131,8 +143,16 @@ impl TipTracker {
         TipTracker {
             delta,
             max_speed,
+            burst_speed: f64::INFINITY,
             memory,
         }
+    }
+
+    /// The same tracker with moves faster than `speed` (m/s; the dilatational wave speed)
+    /// taken as bursts (module doc); none without it.
+    pub fn with_burst_speed(mut self, speed: f64) -> TipTracker {
+        self.burst_speed = speed;
+        self
     }
 
     /// What the tracker carries to its next sample.
@@ -149,7 +169,8 @@ impl TipTracker {
     /// tip, in the order of the cracks and their tips.
     pub fn update(&mut self, time: f64, cracks: &[Crack]) -> Vec<TipRow> {
         let tips: Vec<[f64; 3]> = cracks.iter().flat_map(|c| c.tips.iter().copied()).collect();
-        let bound = 2.0 * self.delta + self.max_speed * (time - self.memory.last_time.unwrap_or(time));
+        let bound =
+            2.0 * self.delta + self.max_speed * (time - self.memory.last_time.unwrap_or(time));
         let claims: Vec<Option<usize>> = tips
             .iter()
             .map(|p| {
@@ -177,9 +198,16 @@ impl TipTracker {
                 Some(k) if claimants[*k] == 1 => {
                     let mut t = self.memory.live[*k].clone();
                     let step = distance(p, &t.position);
-                    let travelled = t.path.last().copied().unwrap_or(0.0) + step;
-                    t.path.push(travelled);
-                    t.times.push(time);
+                    let elapsed = time - t.times.last().copied().unwrap_or(time);
+                    if step > self.delta.max(self.burst_speed * elapsed) {
+                        self.memory.stats.bursts += 1;
+                        t.path = vec![0.0];
+                        t.times = vec![time];
+                    } else {
+                        let travelled = t.path.last().copied().unwrap_or(0.0) + step;
+                        t.path.push(travelled);
+                        t.times.push(time);
+                    }
                     t
                 }
                 _ => {
@@ -250,6 +278,31 @@ mod tests {
         assert!((s.fastest_tip - 1000.0).abs() < 1e-9);
         assert!((s.longest_crack - 1.5).abs() < 1e-12);
         assert_eq!(s.first_branching, None);
+    }
+
+    // A tip at rest that jumps 1 m in 1e-4 s (1e4 m/s, above the burst speed of 5000 m/s)
+    // keeps its id, has no speed at the jump and counts a burst; it then runs at 1000 m/s,
+    // fitted from the jump on, and the fastest tip is that, not the jump.
+    #[test]
+    fn burst_restarts_the_fit() {
+        let mut t = TipTracker::new(0.25, 20000.0).with_burst_speed(5000.0);
+        let at = |x: f64| [crack(&[[x, 0.0]], 1.0)];
+        for k in 0..3 {
+            assert_eq!(
+                t.update(1e-4 * k as f64, &at(0.0))[0].speed,
+                Some(0.0).filter(|_| k > 0)
+            );
+        }
+        let rows = t.update(3e-4, &at(1.0));
+        assert_eq!((rows[0].id, rows[0].speed), (1, None));
+        for k in 1..6 {
+            let rows = t.update(3e-4 + 1e-4 * k as f64, &at(1.0 + 0.1 * k as f64));
+            let v = rows[0].speed.unwrap();
+            assert!((v - 1000.0).abs() < 1e-6, "{v}");
+        }
+        let s = t.stats();
+        assert_eq!((s.bursts, s.tips), (1, 1));
+        assert!((s.fastest_tip - 1000.0).abs() < 1e-6);
     }
 
     // A tip that splits in two: both children get new ids and the branching time is the
