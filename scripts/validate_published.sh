@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every seed problem of models/ and regenerates docs/validation-published.md: a table of
+# Runs every seed problem of models/ and regenerates docs/validation-published.md (GPU,
+# published scale) or docs/validation-published-cpu.md (CPU, reduced scale): a table of
 # the published quantities (problem, quantity, published, measured, tolerance, verdict) and
 # each run's damage picture (docs/images/validation/<scale>/<problem>.png).
 #
@@ -17,7 +18,7 @@
 #        kalthoff_winkler_3d (dx 2.5 mm, as at 1.25 mm) breaks only the first bonds at the
 #        notch tips in 18 us: its angle needs the published dx of 1 mm or finer.
 # Environment: PERIDOT_BIN (a built binary; else `cargo build --release`), OUT (run folders;
-# default out/validation-published/<scale>), DOC (default docs/validation-published.md),
+# default out/validation-published/<scale>), DOC (default docs/validation-published.md on the GPU, -cpu.md on the CPU),
 # HARDWARE (text for the page; default from /proc/cpuinfo and nvidia-smi).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +43,9 @@ else
 fi
 
 out="${OUT:-out/validation-published/$scale}"
-doc="${DOC:-docs/validation-published.md}"
+# the published scale's page is the main one; the reduced CPU scale has its own
+if [[ $scale == gpu ]]; then default_doc=docs/validation-published.md; else default_doc=docs/validation-published-cpu.md; fi
+doc="${DOC:-$default_doc}"
 images="docs/images/validation/$scale"
 mkdir -p "$out"
 
