@@ -63,18 +63,12 @@ impl TipOutput {
         let max_speed = 2.0 * (m.material.youngs_modulus / m.material.density).sqrt();
         let burst_speed = problem.material.dilatational_wave_speed();
         let path = dir.join("crack_tips.csv");
-        let (tracker, csv, sampled) = match resume {
-            Some(p) => (
-                TipTracker::resumed(body.delta, max_speed, p.tracker.clone())
-                    .with_burst_speed(burst_speed),
-                TipCsv::resume(&path, &p.csv, body.dim())?,
-                p.sampled,
-            ),
-            None => (
-                TipTracker::new(body.delta, max_speed).with_burst_speed(burst_speed),
-                TipCsv::create(&path, body.dim())?,
-                None,
-            ),
+        let memory = resume.map(|p| p.tracker.clone()).unwrap_or_default();
+        let tracker =
+            TipTracker::resumed(body.delta, max_speed, memory).with_burst_speed(burst_speed);
+        let (csv, sampled) = match resume {
+            Some(p) => (TipCsv::resume(&path, &p.csv, body.dim())?, p.sampled),
+            None => (TipCsv::create(&path, body.dim())?, None),
         };
         Ok(Some(TipOutput {
             every,

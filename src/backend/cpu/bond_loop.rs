@@ -159,13 +159,13 @@ impl<T: Real> CpuLoop<T> {
     /// follows from the least stretch of its bonds not broken before this call. Returns the
     /// bonds broken.
     fn history_breaks(&mut self, u: &[T]) -> usize {
-        let s_min = self.least_stretches(u);
-        if self.node_s0.is_empty() {
-            self.node_s0 = self.critical_stretches(&s_min);
-        }
-        let s0 = std::mem::take(&mut self.node_s0);
+        let next = self.critical_stretches(&self.least_stretches(u));
+        let s0 = match self.node_s0.is_empty() {
+            true => next.clone(),
+            false => std::mem::take(&mut self.node_s0),
+        };
         let broken = self.breaking_pass(u, |i, j| if s0[j] < s0[i] { s0[j] } else { s0[i] });
-        self.node_s0 = self.critical_stretches(&s_min);
+        self.node_s0 = next;
         broken
     }
 
