@@ -73,8 +73,41 @@ struct BondParams {
     // index `neighbors`); a slot outside the body is a bond whose status bit is 0. Null: the
     // list (`neighbors`).
     const int* stencil;
+    // On such a lattice with every node of one volume: the bond geometry of each slot m
+    // (SlotGeometry, the same for every node), and the weight c V of every bond (N/m^3).
+    // Null: positions are read per bond.
+    const real* slot_geometry;
+    double lattice_weight;
 };
-static_assert(sizeof(BondParams) == 360, "BondParams: see src/gpu/params.rs");
+static_assert(sizeof(BondParams) == 376, "BondParams: see src/gpu/params.rs");
+
+// The bond of stencil slot m on a full box lattice, as every node sees it: xi = the slot's
+// lattice step times dx (m), its length x and 1 / x, rounded once on the host to the
+// kernel's precision. 8 reals a slot (32 or 64 bytes: one or two aligned vector loads).
+struct SlotGeometry {
+    real xi[3];
+    real x;
+    real rx;
+    real pad[3];  // pad[0]: the slot's node offset (an integer below 2^24 in magnitude)
+};
+
+// A slot's entry in aligned vector loads (two in f32, three in f64; pad[1..] not read).
+__device__ __forceinline__ SlotGeometry load_slot(const SlotGeometry* e) {
+    typedef typename Pair<real>::type pair;
+    const pair* v = reinterpret_cast<const pair*>(e);
+    const pair a = ld(v), b = ld(v + 1), c = ld(v + 2);
+    SlotGeometry g;
+    g.xi[0] = a.x;
+    g.xi[1] = a.y;
+    g.xi[2] = b.x;
+    g.x = b.y;
+    g.rx = c.x;
+    g.pad[0] = c.y;
+    return g;
+}
+
+// The node offset a slot entry carries in pad[0].
+__device__ __forceinline__ int slot_offset(const SlotGeometry& g) { return (int)g.pad[0]; }
 
 
 

@@ -57,9 +57,67 @@ __device__ __forceinline__ void pmb_node_plain_lattice(const BondParams& p, u32 
     pmb_node<D, true, PD_NB_LATTICE>(p, i);
 }
 
+// The plain loop on a full box lattice of one node volume (p.slot_geometry set): a slot's
+// bond vector, length and 1 / length come from its SlotGeometry, the same for every node, so
+// a bond reads its status bit, one table entry that every lane of the warp shares, and the
+// neighbour's displacement; no position, no bond length computed. The weight is c V.
+// The neighbour offset travels in the entry's first pad. PD_TABLE_UNROLL (a define the host
+// can add, src/gpu/kernels.rs): the bonds unrolled per loop trip.
+#ifndef PD_TABLE_UNROLL
+#define PD_TABLE_UNROLL 4
+#endif
+template <int D, bool LINEARIZED>
+__device__ __forceinline__ void pmb_node_table_law(const BondParams& p, u32 i) {
+    Node<D> node = Node<D>{};
+    load_u<D>(p.u, i, node.u);
+    const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
+    const real s_break = break_threshold(p, can_break);
+    const real w = (real)p.lattice_weight;
+    const SlotGeometry* geo = reinterpret_cast<const SlotGeometry*>(p.slot_geometry);
+    u32* st = p.mu + (ld(p.slice_start + i / 32) >> 5);
+    const u32 bit = 1u << (i % 32);
+    const u32 slots = ld(p.lengths + i);
+    real f[3] = {(real)0, (real)0, (real)0};
+    u32 broken = 0;
+#pragma unroll PD_TABLE_UNROLL
+    for (u32 m = 0; m < slots; ++m) {
+        if ((st[m] & bit) == 0) continue;
+        const SlotGeometry g = load_slot(geo + m);
+        const u32 j = i + (u32)slot_offset(g);
+        real uj[3];
+        load_u<D>(p.u, j, uj);
+        Bond bd;
+        for (int k = 0; k < 3; ++k) {
+            bd.xi[k] = g.xi[k];
+            bd.eta[k] = k < D ? uj[k] - node.u[k] : (real)0;
+        }
+        bd.x = g.x;
+        bd.rx = g.rx;
+        bd.vol = (real)1;
+        real scale, dir[3];
+        const real s = pmb_bond<D, LINEARIZED>(bd, &scale, dir);
+        if (s > s_break && ld(p.no_fail + j) == 0) {
+            ++broken;
+            atomicAnd(st + m, ~bit);
+            continue;
+        }
+        scale *= w;
+        for (int k = 0; k < D; ++k) f[k] += scale * dir[k];
+    }
+    store_force<D>(p, i, node, f);
+    count_broken(p, broken);
+}
+
+template <int D>
+__device__ __forceinline__ void pmb_node_table(const BondParams& p, u32 i) {
+    if (p.linearized != 0) pmb_node_table_law<D, true>(p, i);
+    else pmb_node_table_law<D, false>(p, i);
+}
+
 // Any PMB model; and the models with neither partial volumes nor the surface correction
 // (the weight is c V_j: no per-bond tests). Separate entry points, so that each gets its own
 // register allocation (in one kernel the two loops made each other spill).
 PD_BOND_ENTRY(pmb_force, pmb_node_any)
 PD_BOND_ENTRY(pmb_force_plain, pmb_node_plain)
 PD_BOND_ENTRY(pmb_force_plain_lattice, pmb_node_plain_lattice)
+PD_BOND_ENTRY(pmb_force_lattice_table, pmb_node_table)

@@ -16,7 +16,7 @@ use crate::material::bonds::{BondSource, SearchedBonds, StoredBonds};
 use crate::material::stiffness_bound::{row_bounds, stable_time_step};
 use crate::material::{family_radius, BondData, MaterialConstants};
 use crate::model::{BoundaryKind, Model};
-use crate::neighbors::{cell_list_families, CellList, Families};
+use crate::neighbors::{Families, FamilyFinder};
 use crate::{Precision, Result};
 use rayon::prelude::*;
 use std::path::Path;
@@ -101,12 +101,12 @@ impl BondSource for ProblemBonds<'_> {
 /// (the CPU one where there is no device or the device search failed); the kernel
 /// program's compilation for the device search goes to `times.kernel_compilation`.
 fn search_families(
-    positions: &[[f64; 3]],
-    dim: usize,
+    body: &Body,
     radius: f64,
     search: NeighborSearch,
     times: &mut SetupTimes,
 ) -> (Families, f64, NeighborSearch) {
+    let (positions, dim) = (&body.positions, body.dim());
     // Without a device at all, quietly the CPU search: the GPU backend then says why.
     if let (NeighborSearch::Device(precision), Ok(gpu)) = (search, crate::gpu::Gpu::get()) {
         // The kernel program (compiled once, shared with the backend) is not search time.
@@ -122,7 +122,7 @@ fn search_families(
             Err(e) => eprintln!("warning: {e}; the neighbour search runs on the CPU"),
         }
     }
-    let (families, seconds) = timed(|| cell_list_families(positions, dim, radius));
+    let (families, seconds) = timed(|| FamilyFinder::for_body(body, radius).families(body.len()));
     (families, seconds, NeighborSearch::Cpu)
 }
 
@@ -150,7 +150,7 @@ impl Problem {
         let radius = family_radius(kind, body.delta, body.dx);
         let mut times = SetupTimes::default();
         let (families, neighbor_seconds, neighbor_search) =
-            search_families(&body.positions, body.dim(), radius, search, &mut times);
+            search_families(&body, radius, search, &mut times);
         times.neighbors = Some(neighbor_seconds);
         let t0 = Instant::now();
         let material = MaterialConstants::new(&model, body.delta, body.thickness);
@@ -173,7 +173,8 @@ impl Problem {
 
     /// A lean problem for a model too large to hold its bonds in host memory, for the
     /// `gpu-loop` kernels, which recompute every per-bond factor from positions: families
-    /// are counted by a CPU cell list but not stored (`families.offsets` only), and the
+    /// are counted (by the body's lattice stencil where it is one, else a CPU cell list) but
+    /// not stored (`families.offsets` only), and the
     /// per-node data (horizon and weighted volumes), the stable time step and the pre-cracked
     /// bonds come from bonds searched again, with the same arithmetic in the same order as a
     /// stored problem (so the same numbers, bit for bit). Subdomains search their own
@@ -191,7 +192,7 @@ impl Problem {
         let kind = model.discretization.partial_volume;
         let radius = family_radius(kind, body.delta, body.dx);
         let t0 = Instant::now();
-        let list = CellList::new(&body.positions, body.dim(), radius);
+        let list = FamilyFinder::for_body(&body, radius);
         let counts: Vec<usize> = (0..body.len())
             .into_par_iter()
             .map(|i| list.count(i))
@@ -293,8 +294,9 @@ impl Problem {
         Ok(problem)
     }
 
-    /// Call `f` with the bonds of this problem: the stored ones, or for a lean problem a
-    /// cell list's (built for the call: about 30 bytes per node).
+    /// Call `f` with the bonds of this problem: the stored ones, or for a lean problem those
+    /// its lattice stencil or a cell list finds (built for the call: a cell list holds about
+    /// 30 bytes per node).
     pub fn visit_bonds<R>(&self, f: impl FnOnce(&ProblemBonds) -> R) -> R {
         if self.bonds_stored {
             return f(&ProblemBonds::Stored(StoredBonds {
@@ -304,9 +306,9 @@ impl Problem {
         }
         let kind = self.model.discretization.partial_volume;
         let radius = family_radius(kind, self.body.delta, self.body.dx);
-        let list = CellList::new(&self.body.positions, self.dim(), radius);
+        let finder = FamilyFinder::for_body(&self.body, radius);
         f(&ProblemBonds::Searched(SearchedBonds {
-            list: &list,
+            finder: &finder,
             body: &self.body,
             kind,
             correction: self.bonds.correction_reference(&self.material),

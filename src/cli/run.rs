@@ -62,6 +62,9 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     } else {
         backend
     };
+    // the device opened and its kernel program made on a thread of their own, while the host
+    // builds the body, families and bond data
+    let device_open = open_device_aside(backend, precision);
     // gpu-loop keeps no bond factor on the device (its kernels recompute them from
     // positions) and fills its bond arrays from a lean problem's searched families as well
     // as from stored ones (`backend::gpu::bond_loop`), so it runs from a lean problem, which holds
@@ -119,6 +122,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     };
     problem.setup.parse = Some(parse_seconds);
     problem.setup.body = Some(body_seconds);
+    problem.setup.device_open = device_open.and_then(|h| h.join().ok());
     let out_dir = out
         .or_else(|| restart.clone())
         .unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
@@ -207,6 +211,25 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
 /// The memory guard's device side for a run of `shape` (a GPU backend, a device that opens):
 /// the estimated device bytes against the device's free memory. Without a usable device the
 /// backend's own creation reports why.
+/// On a GPU backend, a thread that opens the device and makes the kernel program of
+/// `precision` (compiled, or read from the disk cache), returning its seconds; the backend
+/// later finds both made. An error is left for the backend to report.
+fn open_device_aside(
+    backend: BackendKind,
+    precision: Precision,
+) -> Option<std::thread::JoinHandle<f64>> {
+    let on_gpu = matches!(backend, BackendKind::GpuLoop | BackendKind::GpuMatrix);
+    (on_gpu && peridot::gpu::driver_available()).then(|| {
+        std::thread::spawn(move || {
+            let t0 = std::time::Instant::now();
+            if let Ok(gpu) = peridot::gpu::Gpu::get() {
+                let _ = gpu.module(precision);
+            }
+            t0.elapsed().as_secs_f64()
+        })
+    })
+}
+
 fn guard_device(counts: &ModelCounts, shape: &RunShape) -> anyhow::Result<()> {
     let on_gpu = matches!(shape.kind, BackendKind::GpuLoop | BackendKind::GpuMatrix);
     if !on_gpu || !peridot::gpu::driver_available() {

@@ -63,7 +63,12 @@ macro_rules! stage {
 pub const STAGES: &[Stage] = &[
     stage!(
         "pmb_force.cu",
-        ["pmb_force", "pmb_force_plain", "pmb_force_plain_lattice"]
+        [
+            "pmb_force",
+            "pmb_force_plain",
+            "pmb_force_plain_lattice",
+            "pmb_force_lattice_table"
+        ]
     ),
     stage!(
         "lps_dilatation.cu",

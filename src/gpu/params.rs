@@ -71,10 +71,16 @@ pub struct BondParams {
     /// A full box lattice run without a neighbour list: slot offset `k` (a multiple of 32)
     /// of a node `i` holds neighbour `i + stencil[k]` (32 K `i32`s), or 0 for the list.
     pub stencil: u64,
+    /// On such a lattice with every node of one volume, the bond geometry of each slot
+    /// (`SlotGeometry` of `kernels/bonds.cuh`: xi, x, 1/x in the kernel's precision, 8 reals a
+    /// slot), or 0: the PMB loop then reads no neighbour position (`pmb_force_lattice_table`).
+    pub slot_geometry: u64,
+    /// With `slot_geometry`, the weight `c V` of every bond, N/m^3.
+    pub lattice_weight: f64,
 }
 
 /// Bytes of [`BondParams`], asserted equal in `kernels/bonds.cuh`.
-pub const BOND_PARAMS_BYTES: usize = 360;
+pub const BOND_PARAMS_BYTES: usize = 376;
 const _: () = assert!(std::mem::size_of::<BondParams>() == BOND_PARAMS_BYTES);
 
 /// `BondParams::update`: store the force density only.

@@ -5,7 +5,7 @@
 use super::constants::{partial_volume, MaterialConstants};
 use crate::geometry::Body;
 use crate::model::PartialVolume;
-use crate::neighbors::{CellList, Families};
+use crate::neighbors::{Families, FamilyFinder};
 use rayon::prelude::*;
 
 /// The largest value (0 for none): the full horizon volume of a body.
@@ -59,9 +59,10 @@ impl BondSource for StoredBonds<'_> {
     }
 }
 
-/// Bonds searched by a cell list, `beta` and `lambda` recomputed per bond.
+/// Bonds searched again (a lattice's stencil or a cell list), `beta` and `lambda`
+/// recomputed per bond.
 pub struct SearchedBonds<'a> {
-    pub list: &'a CellList<'a>,
+    pub finder: &'a FamilyFinder<'a>,
     pub body: &'a Body,
     pub kind: PartialVolume,
     /// `(largest horizon volume, horizon volume per node)` for the surface correction;
@@ -72,7 +73,7 @@ pub struct SearchedBonds<'a> {
 impl BondSource for SearchedBonds<'_> {
     fn for_each_bond(&self, i: usize, mut f: impl FnMut(usize, f64, f64)) {
         let mut family = Vec::with_capacity(256);
-        self.list.family_into(i, &mut family);
+        self.finder.family_into(i, &mut family);
         let (p, b) = (&self.body.positions, self.body);
         for &j in &family {
             let j = j as usize;
@@ -147,16 +148,16 @@ impl BondData {
         data
     }
 
-    /// The per-node bond data of `body` with bonds searched by `list` (no per-bond arrays:
+    /// The per-node bond data of `body` with bonds searched by `finder` (no per-bond arrays:
     /// `beta` is empty and `correction` is `None`; visit bonds with [`SearchedBonds`]).
     pub fn per_node(
         body: &Body,
-        list: &CellList,
+        finder: &FamilyFinder,
         material: &MaterialConstants,
         kind: PartialVolume,
     ) -> Self {
         let searched = SearchedBonds {
-            list,
+            finder,
             body,
             kind,
             correction: None,

@@ -19,7 +19,7 @@ use super::{within_radius, Families};
 use rayon::prelude::*;
 
 /// Nodes per parallel work item of the fill pass.
-const FILL_BLOCK: usize = 2048;
+pub(crate) const FILL_BLOCK: usize = 2048;
 
 /// Families of radius `radius` by a cell-linked list.
 pub fn cell_list_families(positions: &[[f64; 3]], dim: usize, radius: f64) -> Families {
@@ -125,7 +125,10 @@ impl<'a> CellList<'a> {
 
 /// Split `neighbors` into the disjoint slices of consecutive blocks of `FILL_BLOCK` nodes,
 /// each paired with its first node.
-fn split_blocks<'a>(offsets: &[usize], neighbors: &'a mut [u32]) -> Vec<(usize, &'a mut [u32])> {
+pub(crate) fn split_blocks<'a>(
+    offsets: &[usize],
+    neighbors: &'a mut [u32],
+) -> Vec<(usize, &'a mut [u32])> {
     let n = offsets.len() - 1;
     let mut blocks = Vec::with_capacity(n.div_ceil(FILL_BLOCK));
     let mut rest = neighbors;

@@ -1,12 +1,15 @@
 //! Neighbour search: families `H_i = { j != i : |X_j - X_i| <= r }` as exact-size CSR lists,
 //! each sorted by `j`, built by a cell-linked list (`cell_list.rs`); a brute-force O(n^2)
-//! search (`brute.rs`) is the reference it is tested against.
+//! search (`brute.rs`) is the reference it is tested against; a full box lattice's families
+//! come from its stencil of node offsets without a search (`stencil.rs`).
 
 pub mod brute;
 pub mod cell_list;
+pub mod stencil;
 
 pub use brute::brute_force_families;
 pub use cell_list::{cell_list_families, CellList};
+pub use stencil::{FamilyFinder, Stencil};
 
 /// Squared family radius used by every search: `r^2 (1 + 1e-10)`. Lattice ties (a neighbour at
 /// exactly `r`, as with `delta = 3 dx`) are then included everywhere instead of depending on the

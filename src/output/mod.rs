@@ -41,7 +41,8 @@ pub use image::write_damage_png;
 pub use probes::{ProbeRegions, ProbeValues, ProbeWriter};
 pub use progress::Progress;
 pub use summary::{
-    peak_rss_bytes, CrackTipSummary, PhaseSeconds, RunStatus, StaticSolveInfo, Summary,
+    peak_rss_bytes, CrackTipSummary, OutputSeconds, PhaseSeconds, RunStatus, StaticSolveInfo,
+    Summary,
 };
 pub use vtk::VtkSeries;
 

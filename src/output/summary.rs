@@ -64,6 +64,35 @@ impl PhaseSeconds {
     }
 }
 
+/// The summary key `output_seconds`: the output phase by kind of output, on the run's own
+/// thread (their sum is `phase_seconds.output`), and the snapshot writer thread's time beside
+/// it. Units: s.
+#[derive(Serialize, Deserialize, Default, Clone, Copy, Debug, PartialEq)]
+#[serde(default)]
+pub struct OutputSeconds {
+    /// Gathering each snapshot's fields (and from a device, copying them) and handing them
+    /// to the writer thread, and at the end waiting for it to finish.
+    pub snapshots: f64,
+    /// Probe rows.
+    pub probes: f64,
+    /// Crack-tip samples: the damage field, the tip finder and tracker, `crack_tips.csv`.
+    pub crack_tips: f64,
+    /// Restart checkpoints.
+    pub checkpoints: f64,
+    /// `damage.png` of the final state.
+    pub picture: f64,
+    /// The snapshot writer thread's own time encoding and writing `.vtu` files, overlapped
+    /// with the time loop (except what `snapshots` waits for at the end).
+    pub snapshot_writer: f64,
+}
+
+impl OutputSeconds {
+    /// The seconds on the run's own thread: `phase_seconds.output`.
+    pub fn on_run_thread(&self) -> f64 {
+        self.snapshots + self.probes + self.crack_tips + self.checkpoints + self.picture
+    }
+}
+
 /// How a run ended, the summary key `status`.
 #[derive(Serialize, Deserialize, Default, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -115,6 +144,10 @@ pub struct Summary {
     pub wall_seconds: f64,
     /// Seconds per phase.
     pub phase_seconds: PhaseSeconds,
+    /// Where `phase_seconds.output` went, and the snapshot writer's own seconds (runs with
+    /// outputs; left out otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_seconds: Option<OutputSeconds>,
     /// Seconds of each setup phase before the first step (parse, body, neighbours, bond
     /// data, regions, time step, assembly, kernel compilation, upload) and from process
     /// start to the first step; phases that did not run are left out.

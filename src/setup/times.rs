@@ -41,6 +41,20 @@ pub struct SetupTimes {
     /// the host (and for `gpu-matrix` assembled) and copied to the device.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub upload: Option<f64>,
+    /// Opening the run's outputs: the output folder, the probe file, the snapshot writer,
+    /// the crack-tip tracker and the nodes it leaves out.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub outputs: Option<f64>,
+    /// Step 0: the initial force evaluation and the step-0 outputs (snapshot handed to its
+    /// writer, probe row, crack tips).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub step_zero: Option<f64>,
+    /// Opening the GPU and making its kernel program, on a thread of its own while the host
+    /// builds the body, families and bond data (`peridot run` on a GPU backend): overlapped,
+    /// so not part of [`total`](Self::total); `kernel_compilation` then counts only what
+    /// the backend still waited for.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub device_open: Option<f64>,
     /// Seconds from process start (where the caller gave it, `RunOptions::process_start`)
     /// to the first step of the time loop, the step-0 outputs included.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -48,7 +62,8 @@ pub struct SetupTimes {
 }
 
 impl SetupTimes {
-    /// Sum of the phases present (`to_first_step` is a point in time, not a phase).
+    /// Sum of the phases present (`to_first_step` is a point in time, not a phase, and
+    /// `device_open` overlaps the others).
     pub fn total(&self) -> f64 {
         [
             self.parse,
@@ -60,6 +75,8 @@ impl SetupTimes {
             self.assembly,
             self.kernel_compilation,
             self.upload,
+            self.outputs,
+            self.step_zero,
         ]
         .into_iter()
         .flatten()

@@ -19,10 +19,12 @@ use crate::gpu::Gpu;
 use crate::model::SolverKind;
 use crate::output::checkpoint::{AdrPlace, Checkpoint};
 use crate::output::{
-    peak_rss_bytes, OutputFolder, ProbeRegions, ProbeWriter, Progress, RunStatus, Summary,
+    peak_rss_bytes, OutputFolder, OutputSeconds, ProbeRegions, ProbeWriter, Progress, RunStatus,
+    Summary,
 };
 use crate::setup::{since, timed, Problem};
 use crate::{Error, Precision, Real, Result};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -206,8 +208,10 @@ fn simulate_in<T: Real>(
     let backend = backend::create::<T>(opts.backend, problem.clone(), subdomains.as_ref())?;
     let assembly = since(t_setup);
     let compilation = compiled() - compiled_before;
-    let mut runner = Runner::new(problem, backend, dt, opts, resume)?;
+    let (runner, outputs_seconds) = timed(|| Runner::new(problem, backend, dt, opts, resume));
+    let mut runner = runner?;
     runner.summary.warnings = warnings;
+    runner.summary.setup.outputs = Some(outputs_seconds);
     runner.summary.phase_seconds.assembly = Some(assembly);
     let setup = &mut runner.summary.setup;
     setup.add_compilation(compilation);
@@ -247,7 +251,8 @@ struct Runner<T: Real> {
     probe_regions: ProbeRegions,
     progress: Progress,
     times: StepTimes,
-    output_seconds: f64,
+    /// The output phase by kind of output (`summary.json` `output_seconds`).
+    out_times: OutputSeconds,
     summary: Summary,
     summary_start: Instant,
     /// The last steps a probe row and a snapshot were written at.
@@ -307,7 +312,7 @@ impl<T: Real> Runner<T> {
             probe_regions,
             progress,
             times: StepTimes::default(),
-            output_seconds: 0.0,
+            out_times: OutputSeconds::default(),
             summary_start: Instant::now(),
             probe_step: None,
             snapshot_step: None,
@@ -331,8 +336,10 @@ impl<T: Real> Runner<T> {
         let steps = s.steps;
         // A resumed run goes on from the checkpoint's state, whose outputs are written.
         if self.resumed.is_none() {
+            let t0 = Instant::now();
             integrator.start(&mut self.state, &self.loads, self.backend.as_forces())?;
             self.observe(true)?;
+            self.summary.setup.step_zero = Some(since(t0));
         }
         self.mark_first_step();
         // Advance to the next step where the host looks at the state (a stability check,
@@ -487,14 +494,12 @@ impl<T: Real> Runner<T> {
         }
         let step = self.state.step;
         self.progress.set(step as u64);
-        let t0 = Instant::now();
         if self.probe_step != Some(step) {
             self.write_probes()?;
         }
         if self.snapshot_step != Some(step) {
             self.write_snapshot()?;
         }
-        self.output_seconds += t0.elapsed().as_secs_f64();
         Ok(Stop::Interrupted)
     }
 
@@ -546,7 +551,7 @@ impl<T: Real> Runner<T> {
         };
         let saved = self.saver.as_mut().map_or(Ok(()), |s| s.save(&ckpt));
         self.state = ckpt.state;
-        self.output_seconds += t0.elapsed().as_secs_f64();
+        self.out_times.checkpoints += since(t0);
         saved
     }
 
@@ -638,10 +643,11 @@ impl<T: Real> Runner<T> {
         if !vtk_due && !probe_due && !tips_due {
             return Ok(());
         }
-        let t0 = Instant::now();
         if let (Some(tips), true) = (self.tips.as_mut(), tips_due) {
+            let t0 = Instant::now();
             let forces = self.backend.as_forces();
             tips.sample(&self.problem, step, self.state.time, forces)?;
+            self.out_times.crack_tips += since(t0);
         }
         if probe_due {
             self.write_probes()?;
@@ -649,7 +655,6 @@ impl<T: Real> Runner<T> {
         if vtk_due {
             self.write_snapshot()?;
         }
-        self.output_seconds += t0.elapsed().as_secs_f64();
         Ok(())
     }
 
@@ -657,11 +662,13 @@ impl<T: Real> Runner<T> {
         let Some(writer) = self.probes.as_mut() else {
             return Ok(());
         };
+        let t0 = Instant::now();
         let values = self
             .backend
             .probe_values(&self.state, &self.probe_regions)?;
         writer.write_row(self.state.step, self.state.time, &values)?;
         self.probe_step = Some(self.state.step);
+        self.out_times.probes += since(t0);
         Ok(())
     }
 
@@ -675,8 +682,9 @@ impl<T: Real> Runner<T> {
         if self.vtk.is_none() {
             return Ok(());
         }
+        let t0 = Instant::now();
         let (damage, dilatation) = self.fields()?;
-        let f64s = |x: &[T]| x.iter().map(|x| x.f64()).collect();
+        let f64s = |x: &[T]| x.par_iter().map(|x| x.f64()).collect();
         let snapshot = OwnedSnapshot {
             step: self.state.step,
             time: self.state.time,
@@ -689,6 +697,7 @@ impl<T: Real> Runner<T> {
             vtk.send(snapshot)?;
         }
         self.snapshot_step = Some(self.state.step);
+        self.out_times.snapshots += since(t0);
         Ok(())
     }
 
@@ -705,11 +714,16 @@ impl<T: Real> Runner<T> {
         if let (Some(dir), false) = (&self.opts.out_dir, phi.is_empty()) {
             outputs::write_picture(&self.problem, dir, &phi)?;
         }
+        self.out_times.picture += since(t0);
         // Every snapshot on disk before the summary says the run ended.
+        let t0 = Instant::now();
         let written = match self.vtk.as_mut() {
-            Some(vtk) => vtk.finish(),
+            Some(vtk) => vtk
+                .finish()
+                .map(|busy| self.out_times.snapshot_writer = busy),
             None => Ok(()),
         };
+        self.out_times.snapshots += since(t0);
         let outcome = match (written, outcome) {
             (Err(e), Ok(_)) => Err(e),
             (_, outcome) => outcome,
@@ -754,7 +768,8 @@ impl<T: Real> Runner<T> {
             )),
             Err(e) => Some(e.to_string()),
         };
-        s.phase_seconds.output = Some(self.output_seconds + t0.elapsed().as_secs_f64());
+        s.phase_seconds.output = Some(self.out_times.on_run_thread());
+        s.output_seconds = self.opts.out_dir.is_some().then_some(self.out_times);
         s.wall_seconds = self.summary_start.elapsed().as_secs_f64();
         s.peak_rss_bytes = peak_rss_bytes();
         s.process_seconds = self.opts.process_start.map(since);

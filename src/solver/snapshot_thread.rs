@@ -42,7 +42,8 @@ pub(crate) struct SnapshotThread {
     /// The series' `.pvd`, which errors of the thread itself name.
     pvd: PathBuf,
     sender: Option<SyncSender<Message>>,
-    handle: Option<JoinHandle<Result<()>>>,
+    /// The thread; it returns the seconds it spent writing.
+    handle: Option<JoinHandle<Result<f64>>>,
 }
 
 impl SnapshotThread {
@@ -53,6 +54,7 @@ impl SnapshotThread {
         let handle = std::thread::Builder::new()
             .name("peridot-snapshots".into())
             .spawn(move || {
+                let mut busy = 0.0;
                 for message in receiver {
                     let s = match message {
                         Message::Write(s) => s,
@@ -69,9 +71,11 @@ impl SnapshotThread {
                         damage: &s.damage,
                         dilatation: s.dilatation.as_deref(),
                     };
+                    let t0 = std::time::Instant::now();
                     outputs::write_snapshot(&mut series, &problem, &snapshot)?;
+                    busy += t0.elapsed().as_secs_f64();
                 }
-                Ok(())
+                Ok(busy)
             })
             .map_err(|e| Error::io(&pvd, e))?;
         Ok(SnapshotThread {
@@ -116,14 +120,15 @@ impl SnapshotThread {
         }
     }
 
-    /// Wait until every queued snapshot is written; returns the first write error.
-    pub(crate) fn finish(&mut self) -> Result<()> {
+    /// Wait until every queued snapshot is written; returns the first write error, else
+    /// the seconds the thread spent writing (0 once finished).
+    pub(crate) fn finish(&mut self) -> Result<f64> {
         self.sender = None;
         match self.handle.take() {
             Some(handle) => handle
                 .join()
                 .unwrap_or_else(|_| Err(self.failure("the snapshot writer panicked"))),
-            None => Ok(()),
+            None => Ok(0.0),
         }
     }
 

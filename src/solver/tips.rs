@@ -5,9 +5,11 @@
 
 use crate::dynamics::Forces;
 use crate::model::BoundaryKind;
+use crate::neighbors::FamilyFinder;
 use crate::output::checkpoint::TipsPlace;
 use crate::output::tips::{
-    exclusion_mask, find_cracks, threshold_for, Columns, DamageField, TipCsv, TipTracker,
+    exclusion_mask, exclusion_mask_by, find_cracks, threshold_for, Columns, Crack, DamageField,
+    TipCsv, TipTracker,
 };
 use crate::output::CrackTipSummary;
 use crate::setup::Problem;
@@ -26,6 +28,11 @@ pub(crate) struct TipOutput {
     csv: TipCsv,
     /// The step of the latest sample.
     sampled: Option<usize>,
+    /// The broken-bond count and the cracks of the latest sample, where the damage field is
+    /// a function of the bond status ([`damage_follows_status`]): a sample at the same count
+    /// has the same field, so the same cracks, and reads no damage.
+    latest: Option<(usize, Vec<Crack>)>,
+    reuse: bool,
 }
 
 impl TipOutput {
@@ -56,7 +63,7 @@ impl TipOutput {
         let loaded = loaded(problem);
         let excluded = match &columns {
             Some(c) => exclusion_mask(&c.positions, 2, body.delta, &c.any(&loaded)),
-            None => exclusion_mask(&body.positions, body.dim(), body.delta, &loaded),
+            None => exclusion_mask_by(&FamilyFinder::for_body(body, body.delta), &loaded),
         };
         // No tip outruns the dilatational wave: 2 sqrt(E / rho) bounds it for any Poisson
         // ratio up to 0.4 in 3D and any in 2D.
@@ -78,6 +85,8 @@ impl TipOutput {
             tracker,
             csv,
             sampled,
+            latest: None,
+            reuse: damage_follows_status(problem),
         }))
     }
 
@@ -104,6 +113,19 @@ impl TipOutput {
         time: f64,
         forces: &mut dyn Forces<T>,
     ) -> Result<()> {
+        let broken = forces.broken_bonds();
+        let cracks = match &self.latest {
+            Some((count, cracks)) if self.reuse && *count == broken => cracks.clone(),
+            _ => self.find(problem, forces)?,
+        };
+        let rows = self.tracker.update(time, &cracks);
+        self.latest = Some((broken, cracks));
+        self.sampled = Some(step);
+        self.csv.write(&rows)
+    }
+
+    /// The cracks of the damage field of `forces`.
+    fn find<T: Real>(&self, problem: &Problem, forces: &mut dyn Forces<T>) -> Result<Vec<Crack>> {
         let body = &problem.body;
         let mut phi = vec![T::zero(); body.len()];
         forces.damage(&mut phi)?;
@@ -127,9 +149,7 @@ impl TipOutput {
                 *tip = c.to_body(*tip);
             }
         }
-        let rows = self.tracker.update(time, &cracks);
-        self.sampled = Some(step);
-        self.csv.write(&rows)
+        Ok(cracks)
     }
 
     /// The summary's `crack_tips` block.
@@ -149,11 +169,18 @@ impl TipOutput {
     }
 }
 
+/// Whether the damage of `problem`'s nodes is a function of the bond status alone (brittle
+/// bonds: the beta-weighted fraction of broken bonds), so an unchanged broken-bond count
+/// means an unchanged damage field.
+fn damage_follows_status(_problem: &Problem) -> bool {
+    true
+}
+
 /// Per node, whether the tip finder ignores its damage (`docs/crack-tips.md`, rule 1): within
 /// one horizon of the body's boundary, of a loaded region or of a layer added outside the body.
 pub fn excluded_nodes(problem: &Problem) -> Vec<bool> {
     let body = &problem.body;
-    exclusion_mask(&body.positions, body.dim(), body.delta, &loaded(problem))
+    exclusion_mask_by(&FamilyFinder::for_body(body, body.delta), &loaded(problem))
 }
 
 /// Per node, whether it belongs to a region a boundary condition acts on during the run

@@ -213,7 +213,10 @@ fn a_budget_run_stays_within_its_budget_and_reports_its_traffic() {
 
 /// The explicit step fused into the scatter of the streamed forces (`advance_explicit`) ends
 /// bitwise where `Explicit::step` with the in-core `gpu-loop` force calls ends, over calls
-/// of uneven length, with every kind of condition and bonds breaking.
+/// of uneven length, with every kind of condition and bonds breaking. (In core on the
+/// neighbour list: the subdomains read positions per bond as it does; the bar is a full box
+/// lattice, whose in-core slot table rounds each bond vector once and agrees to round-off,
+/// `lattice_slot_table_agrees_with_the_neighbour_list`.)
 #[test]
 fn fused_explicit_steps_on_the_gpu_equal_the_host_loop_bitwise() {
     if !have_gpu() {
@@ -221,7 +224,7 @@ fn fused_explicit_steps_on_the_gpu_equal_the_host_loop_bitwise() {
     }
     let problem = common::conditions_bar();
     let shared = Arc::new(problem.clone());
-    let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+    let mut core = GpuLoop::<f64>::with_neighbour_list(shared.clone()).unwrap();
     let core = common::explicit_run(&problem, &mut core);
     assert!(core.1 > 0, "the run breaks bonds");
     for count in [3, 7] {

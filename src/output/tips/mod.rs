@@ -19,7 +19,7 @@ pub use csv::TipCsv;
 pub use finder::{find_cracks, Crack, DamageField};
 pub use tracker::{TipRow, TipStats, TipTracker, Track, TrackerMemory};
 
-use crate::neighbors::CellList;
+use crate::neighbors::{CellList, FamilyFinder};
 use rayon::prelude::*;
 
 /// The damage threshold of seed 000 at its horizon of 3.015 dx.
@@ -72,15 +72,20 @@ pub fn exclusion_mask(
     delta: f64,
     loaded: &[bool],
 ) -> Vec<bool> {
-    assert_eq!(loaded.len(), positions.len(), "mask per node");
     if positions.is_empty() {
         return Vec::new();
     }
-    let list = CellList::new(positions, dim, delta);
-    let sizes: Vec<(usize, bool)> = (0..positions.len())
+    let list = FamilyFinder::Cells(CellList::new(positions, dim, delta));
+    exclusion_mask_by(&list, loaded)
+}
+
+/// [`exclusion_mask`] with the families of radius `delta` found by `finder` (a lattice's
+/// stencil finds them without a search).
+pub fn exclusion_mask_by(finder: &FamilyFinder, loaded: &[bool]) -> Vec<bool> {
+    let sizes: Vec<(usize, bool)> = (0..loaded.len())
         .into_par_iter()
         .map_init(Vec::new, |family, i| {
-            list.family_into(i, family);
+            finder.family_into(i, family);
             let near_load = loaded[i] || family.iter().any(|&j| loaded[j as usize]);
             (family.len(), near_load)
         })

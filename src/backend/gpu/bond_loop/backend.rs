@@ -64,6 +64,9 @@ impl<T: Real> GpuLoop<T> {
             self.lengths.num_bytes(),
             self.neighbors.num_bytes(),
             self.stencil.as_ref().map_or(0, |s| s.num_bytes()),
+            self.slot_geometry
+                .as_ref()
+                .map_or(0, |(t, _)| t.num_bytes()),
             self.nodes.num_bytes(),
             self.nodes_f32.num_bytes(),
             self.horizon_volume.num_bytes(),

@@ -59,6 +59,8 @@ impl<T: Real> GpuLoop<T> {
             energy: self.energy.as_ref().map_or(0, |e| addr(g, e)),
             broken: self.broken.addr(g),
             stencil: self.stencil.as_ref().map_or(0, |s| addr(g, s)),
+            slot_geometry: self.slot_geometry.as_ref().map_or(0, |(t, _)| addr(g, t)),
+            lattice_weight: self.slot_geometry.as_ref().map_or(0.0, |&(_, w)| w),
             ..law_params(
                 &self.problem,
                 self.problem.body.len(),
@@ -86,6 +88,7 @@ impl<T: Real> GpuLoop<T> {
                     let plain =
                         params.partial_volume == 0 && params.law.pmb.surface_correction == 0;
                     let k = match (plain, params.stencil != 0) {
+                        _ if params.slot_geometry != 0 => &self.k.pmb_force_lattice_table,
                         (true, true) => &self.k.pmb_force_plain_lattice,
                         (true, false) => &self.k.pmb_force_plain,
                         // (the general loop tests `stencil` itself)

@@ -70,6 +70,10 @@ pub struct GpuLoop<T: Real> {
     /// (`Stencil::device_offsets`); `neighbors` is then a placeholder.
     lattice: Option<Stencil>,
     stencil: Option<CudaSlice<i32>>,
+    /// On such a lattice of one node volume with the plain PMB law, each slot's bond
+    /// geometry (`Stencil::slot_geometry`) and the weight `c V` of every bond (N/m^3): the
+    /// force loop then reads no neighbour position (`pmb_force_lattice_table`).
+    slot_geometry: Option<(CudaSlice<T>, f64)>,
     // LPS per node.
     theta: CudaSlice<T>,
     alpha: CudaSlice<T>,

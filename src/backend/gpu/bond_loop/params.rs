@@ -20,6 +20,8 @@ pub(crate) struct Kernels {
     pub pmb_force_plain: CudaFunction,
     /// The same on a full box lattice, neighbours from the stencil (`lattice.rs`).
     pub pmb_force_plain_lattice: CudaFunction,
+    /// The same with every slot's bond geometry from a table (`Stencil::slot_geometry`).
+    pub pmb_force_lattice_table: CudaFunction,
     pub lps_dilatation: CudaFunction,
     pub lps_force: CudaFunction,
     /// The same for `lps-nonlinear` (extension `|y| - x`, forces along `y`).
@@ -37,6 +39,7 @@ impl Kernels {
             pmb_force: f("pmb_force")?,
             pmb_force_plain: f("pmb_force_plain")?,
             pmb_force_plain_lattice: f("pmb_force_plain_lattice")?,
+            pmb_force_lattice_table: f("pmb_force_lattice_table")?,
             lps_dilatation: f("lps_dilatation")?,
             lps_force: f("lps_force")?,
             lps_dilatation_nonlinear: f("lps_dilatation_nonlinear")?,

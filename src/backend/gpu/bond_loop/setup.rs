@@ -20,10 +20,12 @@ use crate::gpu::device::driver_error;
 use crate::gpu::layout::{status_words, SlicedLayout, SLICE};
 use crate::gpu::Gpu;
 use crate::material::Law;
-use crate::model::Model;
+use crate::model::{Model, PartialVolume};
 use crate::setup::memory::ModelCounts;
 use crate::setup::Problem;
 use crate::{Error, Real, Result};
+use cudarc::driver::CudaSlice;
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Device bytes of the GPU loop backend per node and per bond slot, for precision bytes `p`
@@ -109,10 +111,13 @@ impl<T: Real> GpuLoop<T> {
     pub fn device_bytes_for(problem: &Problem, lattice: Option<&Stencil>) -> usize {
         let n = problem.body.len();
         let (layout, bond_bytes) = match lattice {
-            // status bits of K slots a node and the stencil (32 K offsets), no index
+            // status bits of K slots a node, the stencil (32 K offsets) and where the plain
+            // PMB loop takes it the slot table (8 K reals), no index
             Some(st) => {
                 let layout = st.layout(n);
-                let bytes = 4 * status_words(layout.padded_len()) + 4 * SLICE * st.slots();
+                let bytes = 4 * status_words(layout.padded_len())
+                    + 4 * SLICE * st.slots()
+                    + slot_table_bytes::<T>(problem, st.slots());
                 (layout, bytes)
             }
             None => {
@@ -159,7 +164,11 @@ impl<T: Real> GpuLoop<T> {
         let family = counts.family.ceil().min((1u64 << 20) as f64) as usize;
         let padded = slices * SLICE * family;
         let bond_bytes = match listless {
-            true => 4 * status_words(padded) + 4 * SLICE * family,
+            true => {
+                4 * status_words(padded)
+                    + 4 * SLICE * family
+                    + 8 * family * std::mem::size_of::<T>()
+            }
             false => bond_slot_bytes(padded),
         };
         let kept = records_kept_for(counts.partial_volume, std::mem::size_of::<T>());
@@ -208,6 +217,10 @@ impl<T: Real> GpuLoop<T> {
             horizon_volume: upload(&gpu, &p.bonds.horizon_volume)?,
             no_fail: upload(&gpu, &no_fail)?,
             mu,
+            slot_geometry: match &lattice {
+                Some(st) => slot_table(&gpu, p, st)?,
+                None => None,
+            },
             lattice,
             stencil,
             theta: zeros(if lps { n } else { 1 }).map_err(driver_error)?,
@@ -235,4 +248,40 @@ impl<T: Real> GpuLoop<T> {
         backend.gpu.synchronize()?;
         Ok(backend)
     }
+}
+
+/// Bytes of the slot table of `slots` stencil slots where [`slot_table`] makes one.
+fn slot_table_bytes<T: Real>(problem: &Problem, slots: usize) -> usize {
+    match takes_slot_table(problem) {
+        true => 8 * slots * std::mem::size_of::<T>(),
+        false => 0,
+    }
+}
+
+/// Whether the plain PMB loop on a lattice takes a slot table: PMB without partial volumes
+/// or the surface correction, every node of one volume, and not turned off by
+/// `PERIDOT_KERNEL_DEFINES` holding `PD_TABLE=0` (positions read per bond, for timing).
+fn takes_slot_table(problem: &Problem) -> bool {
+    let volumes = &problem.body.volumes;
+    matches!(problem.material.law, Law::Pmb { .. })
+        && problem.model.discretization.partial_volume == PartialVolume::None
+        && !problem.material.surface_correction
+        && volumes.par_iter().all(|&v| v == volumes[0])
+        && !crate::gpu::kernels::variant_off("PD_TABLE")
+}
+
+/// The slot table of `stencil` on the device and the weight `c V` of every bond, where the
+/// plain PMB loop takes one ([`takes_slot_table`]) and the offsets are exact in it.
+fn slot_table<T: Real>(
+    gpu: &Gpu,
+    problem: &Problem,
+    stencil: &Stencil,
+) -> Result<Option<(CudaSlice<T>, f64)>> {
+    let (Law::Pmb { c, .. }, true) = (problem.material.law, takes_slot_table(problem)) else {
+        return Ok(None);
+    };
+    let Some(table) = stencil.slot_geometry::<T>(problem.body.dx) else {
+        return Ok(None);
+    };
+    Ok(Some((upload(gpu, &table)?, c * problem.body.volumes[0])))
 }
