@@ -576,6 +576,8 @@ def write_doc(args, rows, runs):
         "- Published values: the seed texts (`../shared/seeds/`) and "
         "`../shared/docs/benchmarks.md`; where a paper shows only a figure the pattern is "
         "said in words. Tolerances are this project's acceptance bands, stated per row.",
+        "- Why the 20 m/s pre-cracked plate branches at the published dx: the study in dx, "
+        "delta / dx and the fracture energy, `docs/plate-study.md`.",
         "- Verdicts: `match` (within the tolerance), `mismatch` (outside it: the row says "
         "what was measured), `not reproduced at this scale` (the reduced model cannot show the "
         "quantity; the model header says why), `see picture` (a described pattern).",
