@@ -19,7 +19,8 @@
 #        notch tips in 18 us: its angle needs the published dx of 1 mm or finer.
 # Environment: PERIDOT_BIN (a built binary; else `cargo build --release`), OUT (run folders;
 # default out/validation-published/<scale>), DOC (default docs/validation-published.md on the GPU, -cpu.md on the CPU),
-# HARDWARE (text for the page; default from /proc/cpuinfo and nvidia-smi).
+# HARDWARE (text for the page; default from /proc/cpuinfo and nvidia-smi), RUN_TIMEOUT
+# (seconds a run may take before it is stopped; default none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -100,8 +101,8 @@ for name in ${ONLY:-$order}; do
     echo "== $name (${sets[$name]:-defaults}) -> $dir"
     t0=$(date +%s)
     # shellcheck disable=SC2086 # the overrides are separate words
-    if ! "$bin" run "models/$name.toml" --backend "$backend" --quiet --out "$dir" \
-        ${sets[$name]} > "$out/$name.log" 2>&1; then
+    if ! ${RUN_TIMEOUT:+timeout "$RUN_TIMEOUT"} "$bin" run "models/$name.toml" --backend "$backend" \
+        --quiet --out "$dir" ${sets[$name]} > "$out/$name.log" 2>&1; then
         echo "   failed (see $out/$name.log)"
     fi
     echo "   $(( $(date +%s) - t0 )) s"
