@@ -60,7 +60,7 @@ impl TipOutput {
         };
         // No tip outruns the dilatational wave: 2 sqrt(E / rho) bounds it for any Poisson
         // ratio up to 0.4 in 3D and any in 2D.
-        let max_speed = 2.0 * (m.material.youngs_modulus / m.material.density).sqrt();
+        let max_speed = 2.0 * (problem.material.youngs_modulus / problem.material.density).sqrt();
         let burst_speed = problem.material.dilatational_wave_speed();
         let path = dir.join("crack_tips.csv");
         let memory = resume.map(|p| p.tracker.clone()).unwrap_or_default();
