@@ -191,6 +191,7 @@ fn simulate_in<T: Real>(
         Some(from) => {
             let ckpt = restart::load_latest::<T>(&problem, from)?;
             restart::adopt_bond_status(&mut problem, &ckpt.bond_status)?;
+            problem.restored = ckpt.history.convert::<f64>();
             Some((ckpt, from))
         }
         None => None,
@@ -532,6 +533,7 @@ impl<T: Real> Runner<T> {
         };
         let probes_csv = saver.probe_text(self.probes.as_ref())?;
         let bond_status = self.backend.bond_status()?;
+        let history = self.backend.failure_history()?;
         let snapshots = self.vtk.as_mut().map(SnapshotThread::entries).transpose()?;
         let tips = self.tips.as_ref().map(TipOutput::place).transpose()?;
         // The state goes into the checkpoint and back, not copied.
@@ -539,6 +541,7 @@ impl<T: Real> Runner<T> {
             header: restart::header_of::<T>(&self.problem),
             state: std::mem::replace(&mut self.state, State::at_rest(0)),
             bond_status,
+            history,
             adr,
             probes_csv,
             snapshots: snapshots.unwrap_or_default(),
