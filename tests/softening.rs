@@ -468,3 +468,69 @@ fn the_micromodulus_given_directly_is_the_modulus_given() {
         assert!(forces[0] == forces[1], "{dim}: forces differ");
     }
 }
+
+/// The two local damages: with equal volumes and no partial volumes (`beta = 1`) the
+/// `beta V`-weighted `damage` equals the bond-count `damage_bond_count`, to 1e-15 (the same
+/// fraction summed two ways); a softening bond counts by its damage `d` in both, a broken
+/// one as 1; both are 0 on an intact body. A run writes both into its `.vtu`.
+#[test]
+fn the_two_damage_fractions_agree_where_they_should() {
+    let text = "[material]\nmodel = \"pmb\"\nyoungs_modulus = 30e9\ndensity = 2400\n\
+                damage_law = \"bilinear\"\ncritical_stretch = 1e-3\nfinal_stretch = 3e-3\n\
+                [discretization]\ndimension = \"plane-stress\"\nthickness = 1e-3\ndx = 1e-3\n\
+                horizon_factor = 3.015\n[geometry]\n\
+                box = [{ min = [0, 0], max = [0.012, 0.008] }]\n[solver]\nkind = \"explicit\"\n\
+                steps = 1\n";
+    let p = Arc::new(common::problem(text, &[]));
+    let mut b = CpuLoop::<f64>::new(p.clone());
+    let n = p.body.len();
+    let count = |b: &CpuLoop<f64>| {
+        let damage = b.bond_damage().unwrap();
+        peridot::dynamics::forces::bond_count_damage(
+            &p.families.offsets,
+            &b.bond_status().unwrap(),
+            damage.as_deref(),
+        )
+    };
+    let mut phi = vec![0.0; n];
+    b.damage(&mut phi).unwrap();
+    assert!(phi.iter().all(|&v| v == 0.0) && count(&b).iter().all(|&v| v == 0.0));
+    let u: Vec<f64> = common::random_vector(n * p.dim(), 11)
+        .iter()
+        .map(|x| 2.5e-3 * 1e-3 * x)
+        .collect();
+    let mut f = vec![0.0; u.len()];
+    let broken = b.break_bonds_and_force(&u, &mut f).unwrap();
+    let d = b.bond_damage().unwrap().unwrap();
+    let partial = d.iter().filter(|&&v| v > 0.0 && v < 1.0).count();
+    assert!(broken > 0 && partial > 0, "{broken} broken, {partial} softening");
+    b.damage(&mut phi).unwrap();
+    let by_count = count(&b);
+    // a plain count: a node's mean of d (1 for broken)
+    for i in 0..n {
+        let r = p.families.range(i);
+        let plain = r.clone().map(|k| d[k]).sum::<f64>() / r.len() as f64;
+        assert!((by_count[i] - plain).abs() <= 1e-15, "node {i}");
+        assert!((phi[i] - by_count[i]).abs() <= 1e-15, "node {i}: {} {}", phi[i], by_count[i]);
+    }
+    // through a run: both arrays in the snapshot
+    let dir = tempfile::tempdir().unwrap();
+    let opts = peridot::solver::RunOptions {
+        cancel: None,
+        process_start: None,
+        subdomains: None,
+        backend: BackendKind::CpuLoop,
+        precision: peridot::Precision::F64,
+        out_dir: Some(dir.path().to_path_buf()),
+        quiet: true,
+    };
+    let run = peridot::solver::simulate::<f64>((*p).clone(), &opts).unwrap();
+    assert_eq!(run.backend.name(), "cpu-loop");
+    let vtu = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "vtu"))
+        .expect("a snapshot");
+    let head = String::from_utf8_lossy(&std::fs::read(vtu).unwrap()[..2000]).to_string();
+    assert!(head.contains("Name=\"damage\"") && head.contains("Name=\"damage_bond_count\""));
+}

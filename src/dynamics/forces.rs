@@ -78,6 +78,30 @@ pub fn evaluate<T: Real>(
     }
 }
 
+/// The bond-count damage of each node (`docs/materials.md`): `1 - (sum of what its bonds
+/// keep) / (its bonds)`, a bond keeping 0 when broken, `1 - d` with a softening law's damage
+/// `d`, else 1 (0 for a node without bonds). `offsets` the families' CSR offsets, `status`
+/// 1 intact / 0 broken per bond.
+pub fn bond_count_damage<T: Real>(offsets: &[usize], status: &[u8], damage: Option<&[T]>) -> Vec<f64> {
+    (0..offsets.len() - 1)
+        .map(|i| {
+            let bonds = offsets[i]..offsets[i + 1];
+            if bonds.is_empty() {
+                return 0.0;
+            }
+            let n = bonds.len() as f64;
+            let kept: f64 = bonds
+                .map(|b| match (status[b], damage) {
+                    (0, _) => 0.0,
+                    (_, Some(d)) => 1.0 - d[b].f64(),
+                    (_, None) => 1.0,
+                })
+                .sum();
+            1.0 - kept / n
+        })
+        .collect()
+}
+
 /// A force evaluation as a trait object, so provided methods of traits built on [`Forces`]
 /// can hand `self` to code that takes `&mut dyn Forces` (implemented for every sized one).
 pub trait AsForces<T: Real> {

@@ -668,25 +668,25 @@ impl<T: Real> Runner<T> {
         Ok(())
     }
 
-    /// Damage and dilatation of the current state, in f64.
-    fn fields(&mut self) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
-        let n = self.problem.body.len();
-        outputs::fields(self.backend.as_forces(), &self.state.u, n)
+    /// Damage (both fractions) and dilatation of the current state, in f64.
+    fn fields(&mut self) -> Result<outputs::FieldValues> {
+        outputs::fields(self.backend.as_forces(), &self.state.u, &self.problem)
     }
 
     fn write_snapshot(&mut self) -> Result<()> {
         if self.vtk.is_none() {
             return Ok(());
         }
-        let (damage, dilatation) = self.fields()?;
+        let fields = self.fields()?;
         let f64s = |x: &[T]| x.iter().map(|x| x.f64()).collect();
         let snapshot = OwnedSnapshot {
             step: self.state.step,
             time: self.state.time,
             displacement: f64s(&self.state.u),
             velocity: f64s(&self.state.v),
-            damage,
-            dilatation,
+            damage: fields.damage,
+            damage_bond_count: fields.damage_bond_count,
+            dilatation: fields.dilatation,
         };
         if let Some(vtk) = self.vtk.as_mut() {
             vtk.send(snapshot)?;
@@ -701,7 +701,7 @@ impl<T: Real> Runner<T> {
         self.progress.finish();
         let t0 = Instant::now();
         let (phi, outcome) = match (self.fields(), outcome) {
-            (Ok((phi, _)), outcome) => (phi, outcome),
+            (Ok(fields), outcome) => (fields.damage, outcome),
             (Err(e), Ok(_)) => (Vec::new(), Err(e)),
             (Err(_), outcome) => (Vec::new(), outcome),
         };
