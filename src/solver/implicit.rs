@@ -257,7 +257,7 @@ fn write_outputs(
             let values = outputs::probe_regions(problem).on_host(u, &force);
             probes.write_row(1, 0.0, &values)?;
         }
-        outputs::write_picture(problem, dir, &phi)?;
+        outputs::write_picture(problem, dir, phi)?;
     }
     summary.phase_seconds.output = Some(t0.elapsed().as_secs_f64());
     Ok(())

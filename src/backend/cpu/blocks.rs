@@ -54,30 +54,25 @@ where
 }
 
 /// Like [`par_node_blocks`], with two per-bond arrays: `f(nodes, a_of_bonds, b_of_bonds)`.
-pub fn par_node_blocks_pair<D, E, F>(offsets: &[usize], a: &mut [D], b: &mut [E], f: F) -> usize
-where
-    D: Send,
-    E: Send,
-    F: Fn(Range<usize>, &mut [D], &mut [E]) -> usize + Sync,
-{
+pub fn par_node_blocks_pair<D: Send, E: Send>(
+    offsets: &[usize],
+    a: &mut [D],
+    b: &mut [E],
+    f: impl Fn(Range<usize>, &mut [D], &mut [E]) -> usize + Sync,
+) -> usize {
     assert_eq!(a.len(), b.len(), "per-bond array lengths");
     par_blocks_of_two(offsets, a, b, |s, e| offsets[e] - offsets[s], f)
 }
 
 /// The blocks of [`par_node_blocks`] over `first` (per bond) and `second`, whose part for
 /// nodes `start..end` is `second_len(start, end)` long.
-fn par_blocks_of_two<D, E, F>(
+fn par_blocks_of_two<D: Send, E: Send>(
     offsets: &[usize],
     first: &mut [D],
     second: &mut [E],
     second_len: impl Fn(usize, usize) -> usize,
-    f: F,
-) -> usize
-where
-    D: Send,
-    E: Send,
-    F: Fn(Range<usize>, &mut [D], &mut [E]) -> usize + Sync,
-{
+    f: impl Fn(Range<usize>, &mut [D], &mut [E]) -> usize + Sync,
+) -> usize {
     let n = offsets.len().saturating_sub(1);
     let mut pieces = Vec::with_capacity(n / BLOCK + 1);
     let (mut bonds, mut nodes) = (first, second);

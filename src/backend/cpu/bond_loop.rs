@@ -219,6 +219,27 @@ impl<T: Real> CpuLoop<T> {
         broken
     }
 
+    /// The step's `failure` (breaking, softening) and its force at `u` in the order
+    /// `material.break_timing` says. Returns the bonds `failure` broke.
+    fn in_order(
+        &mut self,
+        u: &[T],
+        force: &mut [T],
+        failure: fn(&mut Self, &[T]) -> usize,
+    ) -> Result<usize> {
+        Ok(match self.problem.material.break_timing {
+            BreakTiming::BeforeForce => {
+                let broken = failure(self, u);
+                self.internal_force(u, force)?;
+                broken
+            }
+            BreakTiming::AfterForce => {
+                self.internal_force(u, force)?;
+                failure(self, u)
+            }
+        })
+    }
+
     /// Break every `INTACT` bond `i -> j` whose criterion stretch at `u` exceeds
     /// `threshold(i, j)`. Returns the bonds broken.
     fn breaking_pass(&mut self, u: &[T], threshold: impl Fn(usize, usize) -> T + Sync) -> usize {
@@ -373,30 +394,10 @@ impl<T: Real> Forces<T> for CpuLoop<T> {
 
     fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
         if self.problem.material.softening.is_some() {
-            return Ok(match self.problem.material.break_timing {
-                BreakTiming::BeforeForce => {
-                    let broken = self.soften(u);
-                    self.internal_force(u, force)?;
-                    broken
-                }
-                BreakTiming::AfterForce => {
-                    self.internal_force(u, force)?;
-                    self.soften(u)
-                }
-            });
+            return self.in_order(u, force, Self::soften);
         }
         if self.problem.material.history_breaking() {
-            return Ok(match self.problem.material.break_timing {
-                BreakTiming::BeforeForce => {
-                    let broken = self.history_breaks(u);
-                    self.internal_force(u, force)?;
-                    broken
-                }
-                BreakTiming::AfterForce => {
-                    self.internal_force(u, force)?;
-                    self.history_breaks(u)
-                }
-            });
+            return self.in_order(u, force, Self::history_breaks);
         }
         let s0 = self.s0();
         Ok(match self.problem.material.law {
