@@ -223,6 +223,7 @@ mod tests {
         }
         let w = law.work_to(1.0);
         assert!((w - law.work()).abs() < 1e-14 * w, "{w} {}", law.work());
-        assert_eq!(law.dissipated(1.0), law.work());
+        // a broken bond has dissipated its whole work to failure
+        assert!((law.dissipated(1.0) - w).abs() < 1e-14 * w);
     }
 }
