@@ -14,7 +14,7 @@ pub use times::{since, timed, SetupTimes};
 use crate::geometry::{bond_crosses_precrack, region_nodes, Body};
 use crate::material::bonds::{BondSource, SearchedBonds, StoredBonds};
 use crate::material::stiffness_bound::{row_bounds, stable_time_step};
-use crate::material::{family_radius, BondData, MaterialConstants};
+use crate::material::{family_radius, BondData, FailureHistory, MaterialConstants};
 use crate::model::{BoundaryKind, Model};
 use crate::neighbors::{Families, FamilyFinder};
 use crate::{Precision, Result};
@@ -75,6 +75,9 @@ pub struct Problem {
     pub bonds_stored: bool,
     /// Bonds cut by pre-cracks at setup.
     pub precracked: usize,
+    /// The failure history a backend starts from besides `initial_mu` (a restart's, in
+    /// f64, exact for either precision); empty for a fresh run.
+    pub restored: FailureHistory<f64>,
     /// Seconds of the setup phases that built this problem (`body` where it was built from
     /// the model, `neighbors`, `bonds`, `regions`, `kernel_compilation` where the device
     /// search compiled the kernels); a caller adds what it timed before (`parse`).
@@ -287,6 +290,7 @@ impl Problem {
             neighbor_search,
             bonds_stored: false,
             precracked: 0,
+            restored: FailureHistory::default(),
             setup: SetupTimes::default(),
         };
         problem.mark_no_fail();

@@ -175,6 +175,7 @@ fn vtu_2d_round_trips_every_value_bitwise() {
     let positions: Vec<[f64; 3]> = (0..n).map(|i| [i as f64 * 1e-3, -0.5e-3, 0.0]).collect();
     let (volumes, displacement, velocity) = (odd(n, 1), odd(2 * n, 2), odd(2 * n, 3));
     let (damage, dilatation) = (odd(n, 4), odd(n, 5));
+    let by_count = odd(n, 6);
     let fields = NodeFields {
         dim: 2,
         positions: &positions,
@@ -182,6 +183,7 @@ fn vtu_2d_round_trips_every_value_bitwise() {
         displacement: &displacement,
         velocity: &velocity,
         damage: &damage,
+        damage_bond_count: Some(&by_count),
         dilatation: Some(&dilatation),
     };
     let mut series = VtkSeries::new(dir.path(), "plate").unwrap();
@@ -194,7 +196,7 @@ fn vtu_2d_round_trips_every_value_bitwise() {
         .contains(&format!("NumberOfPoints=\"{n}\" NumberOfCells=\"{n}\"")));
     assert_eq!(vtu.time, 1.25e-6);
     let a = &vtu.arrays;
-    assert_eq!(a.len(), 9, "arrays: {:?}", a.keys());
+    assert_eq!(a.len(), 10, "arrays: {:?}", a.keys());
     let flat: Vec<f64> = positions.iter().flatten().copied().collect();
     assert_bitwise("Points", &a["Points"].f64s(), &flat);
     assert_bitwise(
@@ -204,6 +206,11 @@ fn vtu_2d_round_trips_every_value_bitwise() {
     );
     assert_bitwise("velocity", &a["velocity"].f64s(), &padded(&velocity, 2));
     assert_bitwise("damage", &a["damage"].f64s(), &damage);
+    assert_bitwise(
+        "damage_bond_count",
+        &a["damage_bond_count"].f64s(),
+        &by_count,
+    );
     assert_bitwise("volume", &a["volume"].f64s(), &volumes);
     assert_bitwise("dilatation", &a["dilatation"].f64s(), &dilatation);
     for name in ["Points", "displacement", "velocity"] {
@@ -230,6 +237,7 @@ fn vtu_3d_without_dilatation() {
         displacement: &displacement,
         velocity: &velocity,
         damage: &damage,
+        damage_bond_count: None,
         dilatation: None,
     };
     let mut series = VtkSeries::new(&dir.path().join("new/sub"), "block").unwrap();
@@ -258,6 +266,7 @@ fn vtu_rejects_mismatched_lengths() {
         displacement: &short,
         velocity: &[0.0; 6],
         damage: &[0.0; 3],
+        damage_bond_count: None,
         dilatation: None,
     };
     let mut series = VtkSeries::new(dir.path(), "bad").unwrap();
@@ -294,6 +303,7 @@ fn pvd_lists_every_snapshot() {
         displacement: &zeros,
         velocity: &zeros,
         damage: &[0.0, 0.5],
+        damage_bond_count: None,
         dilatation: None,
     };
     let mut series = VtkSeries::new(dir.path(), "run").unwrap();
@@ -705,6 +715,7 @@ fn vtu_one_million_nodes_timing() {
         displacement: &vector,
         velocity: &vector,
         damage: &scalar,
+        damage_bond_count: None,
         dilatation: Some(&scalar),
     };
     let mut series = VtkSeries::new(dir.path(), "big").unwrap();

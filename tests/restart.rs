@@ -73,24 +73,36 @@ fn assert_same_end(a: &Outcome<f64>, a_dir: &Path, b: &Outcome<f64>, b_dir: &Pat
 /// Explicit, bonds breaking: 60 steps at once equal 20 steps checkpointed, then resumed with
 /// `solver.steps` extended to 60 (into the same folder, and into another).
 fn explicit_resumes_bitwise(backend: BackendKind) {
+    explicit_resumes_bitwise_with(backend, &[]);
+}
+
+/// [`explicit_resumes_bitwise`] with `extra` overrides of the model.
+fn explicit_resumes_bitwise_with(backend: BackendKind, extra: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let (full, part, other) = (
         tmp.path().join("full"),
         tmp.path().join("part"),
         tmp.path().join("other"),
     );
-    let long: Vec<&str> = [BREAKING, &["solver.steps=60"]].concat();
+    let long: Vec<&str> = [BREAKING, extra, &["solver.steps=60"]].concat();
     let a = run(TINY, &long, backend, &full, None).unwrap();
     assert!(
         a.summary.broken_bonds > a.problem.precracked_bonds(),
         "bonds break"
     );
-    let short: Vec<&str> = [BREAKING, &["output.checkpoint_every=20", "solver.steps=20"]].concat();
+    let short: Vec<&str> = [
+        BREAKING,
+        extra,
+        &["output.checkpoint_every=20", "solver.steps=20"],
+    ]
+    .concat();
     run(TINY, &short, backend, &part, None).unwrap();
     assert!(checkpoint::path_of(&part, 20).is_file());
     let b = run(TINY, &long, backend, &other, Some(&part)).unwrap();
     assert_eq!(b.summary.restarted_from_step, Some(20));
     assert_same_end(&a, &full, &b, &other);
+    let history = |o: &Outcome<f64>| o.backend.failure_history().unwrap();
+    assert!(history(&a) == history(&b), "failure history differs");
     let c = run(TINY, &long, backend, &part, Some(&part)).unwrap();
     assert_same_end(&a, &full, &c, &part);
     let written = Summary::read(&part.join("summary.json")).unwrap();
@@ -131,6 +143,25 @@ fn crack_tips_go_on_across_a_restart() {
 #[test]
 fn explicit_restart_is_bitwise_on_cpu_loop() {
     explicit_resumes_bitwise(BackendKind::CpuLoop);
+}
+
+/// The failure history goes across a restart: each node's critical stretch with
+/// `critical_stretch_alpha` (without it in the checkpoint, the restarted run took it from the
+/// stretches at the checkpoint, one step late, and differed), and a softening law's damage
+/// per bond (bilinear, softening between stretches 0.01 and 0.03).
+#[test]
+fn explicit_restart_with_failure_history_is_bitwise() {
+    explicit_resumes_bitwise_with(
+        BackendKind::CpuLoop,
+        &["material.critical_stretch_alpha=0.25"],
+    );
+    explicit_resumes_bitwise_with(
+        BackendKind::CpuLoop,
+        &[
+            "material.damage_law=\"bilinear\"",
+            "material.final_stretch=0.03",
+        ],
+    );
 }
 
 #[test]

@@ -118,6 +118,8 @@ pub fn estimate(counts: &ModelCounts, shape: &RunShape) -> Estimate {
     let (host, held, device) = match shape.kind {
         BackendKind::Auto | BackendKind::CpuLoop => {
             let (ln, lb) = cpu_loop_bytes(d, p, corrected);
+            // (a softening law's damage per bond, `backend/cpu/softening.rs`)
+            let lb = lb + usize::from(counts.bond_damage) * p;
             (n * ln as f64 + bonds * lb as f64, bonds, None)
         }
         BackendKind::CpuMatrix => {

@@ -1,6 +1,9 @@
 //! Which backend runs which material: the bond laws and failure options each scheme
 //! implements, checked before a backend is built, so that a model a backend cannot run is an
-//! error naming the backends that run it, never a silently different physics.
+//! error naming the backends that run it, never a silently different physics: the matrix
+//! form refuses `lps-nonlinear`; every backend but `cpu-loop` in core refuses the failure
+//! options that need each node's history (`critical_stretch_alpha`, `break_timing =
+//! "after-force"`) and the softening damage laws (`damage_law = "bilinear"`, `"trilinear"`).
 
 use crate::material::Law;
 use crate::setup::Problem;
@@ -39,6 +42,16 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
             "material.model = \"lps-nonlinear\" runs on cpu-loop and gpu-loop (in core or in \
              subdomains): the matrix form assembles the linearized law only (model = \"lps\")",
         );
+    }
+    if scheme != Scheme::CpuLoop && m.softening.is_some() {
+        let law = problem.model.material.damage_law.unwrap_or_default();
+        return refuse(&format!(
+            "material.damage_law = \"{}\" runs on cpu-loop in core only (it keeps a damage \
+             value per bond, which the matrix form, the GPU kernels, their list-free lattice \
+             form and the subdomain loops do not); use --backend cpu-loop, or damage_law = \
+             \"brittle\" for this backend",
+            law.name()
+        ));
     }
     if scheme != Scheme::CpuLoop && m.history_breaking() {
         return refuse(&format!(

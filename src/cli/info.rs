@@ -74,8 +74,29 @@ pub fn info(args: &ModelArgs, flags: InfoFlags) -> anyhow::Result<()> {
         Ok((dt, stable, _)) => println!("time step    {dt:.4e} s (stable {stable:.4e} s)"),
         Err(e) => println!("time step    error: {e}"),
     }
-    if let Some(s0) = problem.material.critical_stretch {
+    let m = &problem.material;
+    if let peridot::material::Law::Pmb { c, .. } = m.law {
+        let implied = match problem.model.material.micromodulus {
+            Some(_) => " (implied by the micromodulus)",
+            None => "",
+        };
+        println!("micromodulus {c:.6e} N/m^6");
+        println!("E            {:.6e} Pa{implied}", m.youngs_modulus);
+    }
+    if let Some(s0) = m.critical_stretch {
         println!("crit. stretch {s0:.4e}");
+    }
+    if let Some(law) = m.softening {
+        println!(
+            "damage law   {}: s0 {:.4e}, kink {:.4e} at {} of the peak force, final {:.4e}; \
+             work to failure c x {:.4e} per bond of length x",
+            problem.model.material.damage_law.unwrap_or_default().name(),
+            law.s0,
+            law.kink_stretch,
+            law.kink_ratio,
+            law.final_stretch,
+            law.work()
+        );
     }
     println!("memory (estimates of what each backend holds):");
     let gpu_memory = gpu_memory_bytes();

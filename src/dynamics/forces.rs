@@ -6,6 +6,7 @@
 //! Units: displacement m, force density N/m^3 (`rho a = L + b`), energy J. Vectors are flat,
 //! node-major: component `k` of node `i` is at `d * i + k`.
 
+use crate::material::FailureHistory;
 use crate::{Real, Result};
 
 /// The physics of one execution: internal forces, bond breaking, damage, dilatation and
@@ -44,6 +45,21 @@ pub trait Forces<T: Real>: Send + AsForces<T> {
 
     /// Bond status per directed bond in CSR order: 1 intact, 0 broken.
     fn bond_status(&self) -> Result<Vec<u8>>;
+
+    /// Damage per directed bond in CSR order, in [0, 1], of a softening damage law
+    /// (`docs/materials.md`); `None` where each bond is intact or broken, as
+    /// [`bond_status`](Forces::bond_status) says (the default: only `cpu-loop` runs the
+    /// softening laws).
+    fn bond_damage(&self) -> Result<Option<Vec<T>>> {
+        Ok(None)
+    }
+
+    /// What bond failure remembers besides the bond status, for a restart checkpoint: a
+    /// softening law's damage per bond, each node's critical stretch with
+    /// `critical_stretch_alpha` (default: nothing, for backends that run neither).
+    fn failure_history(&self) -> Result<FailureHistory<T>> {
+        Ok(FailureHistory::default())
+    }
 }
 
 /// The force evaluation of a time step: with `damage`, bonds past the critical stretch break
@@ -60,6 +76,34 @@ pub fn evaluate<T: Real>(
         forces.internal_force(u, force)?;
         Ok(0)
     }
+}
+
+/// The bond-count damage of each node (`docs/materials.md`): `1 - (sum of what its bonds
+/// keep) / (its bonds)`, a bond keeping 0 when broken, `1 - d` with a softening law's damage
+/// `d`, else 1 (0 for a node without bonds). `offsets` the families' CSR offsets, `status`
+/// 1 intact / 0 broken per bond.
+pub fn bond_count_damage<T: Real>(
+    offsets: &[usize],
+    status: &[u8],
+    damage: Option<&[T]>,
+) -> Vec<f64> {
+    (0..offsets.len() - 1)
+        .map(|i| {
+            let bonds = offsets[i]..offsets[i + 1];
+            if bonds.is_empty() {
+                return 0.0;
+            }
+            let n = bonds.len() as f64;
+            let kept: f64 = bonds
+                .map(|b| match (status[b], damage) {
+                    (0, _) => 0.0,
+                    (_, Some(d)) => 1.0 - d[b].f64(),
+                    (_, None) => 1.0,
+                })
+                .sum();
+            1.0 - kept / n
+        })
+        .collect()
 }
 
 /// A force evaluation as a trait object, so provided methods of traits built on [`Forces`]

@@ -1,6 +1,9 @@
 //! Material constants derived from the model's `[material]` and `[discretization]` tables.
 
-use crate::model::{BreakTiming, Dimension, Influence, MaterialModel, Model, PartialVolume};
+use super::laws::Softening;
+use crate::model::{
+    BreakTiming, DamageLaw, Dimension, Influence, Material, MaterialModel, Model, PartialVolume,
+};
 use std::f64::consts::PI;
 
 /// The bond law of a material, with the constants its kernels need.
@@ -40,6 +43,9 @@ pub struct MaterialConstants {
     pub critical_stretch_alpha: f64,
     /// When a step's bonds break relative to its force evaluation.
     pub break_timing: BreakTiming,
+    /// The softening damage law (`bilinear`, `trilinear`), or `None` for the brittle law (a
+    /// bond breaks at the critical stretch). Its `s0` is `critical_stretch`.
+    pub softening: Option<Softening>,
 }
 
 impl MaterialConstants {
@@ -57,10 +63,16 @@ impl MaterialConstants {
     pub fn new(model: &Model, delta: f64, thickness: f64) -> Self {
         let m = &model.material;
         let dimension = model.discretization.dimension;
-        let e = m.youngs_modulus;
+        // (a micromodulus given directly implies the modulus: `pmb_youngs_modulus`)
+        let e = match (m.youngs_modulus, m.micromodulus) {
+            (Some(e), _) => e,
+            (None, Some(c)) => pmb_youngs_modulus(dimension, c, delta, thickness),
+            (None, None) => f64::NAN,
+        };
         let law = match m.model {
             MaterialModel::Pmb | MaterialModel::PmbLinear => Law::Pmb {
-                c: pmb_micromodulus(dimension, e, delta, thickness),
+                c: m.micromodulus
+                    .unwrap_or_else(|| pmb_micromodulus(dimension, e, delta, thickness)),
                 linearized: m.model == MaterialModel::PmbLinear,
             },
             MaterialModel::Lps | MaterialModel::LpsNonlinear => {
@@ -88,11 +100,18 @@ impl MaterialConstants {
             surface_correction: m.surface_correction,
             critical_stretch_alpha: m.critical_stretch_alpha.unwrap_or(0.0),
             break_timing: m.break_timing.unwrap_or_default(),
+            softening: None,
         };
-        constants.critical_stretch = m.critical_stretch.or_else(|| {
-            m.fracture_energy
-                .map(|g0| constants.critical_stretch_from(g0))
-        });
+        // (the brittle law's stretch from the fracture energy; a softening law spends the
+        // same work, `s_b^2 / 2` per unit c and length, along its envelope)
+        let brittle = m
+            .fracture_energy
+            .map(|g0| constants.critical_stretch_from(g0));
+        constants.softening = softening_of(m, brittle.map(|s| s * s));
+        constants.critical_stretch = match constants.softening {
+            Some(law) => Some(law.s0),
+            None => m.critical_stretch.or(brittle),
+        };
         constants
     }
 
@@ -163,6 +182,41 @@ impl MaterialConstants {
         match self.law {
             Law::Pmb { linearized, .. } | Law::Lps { linearized, .. } => linearized,
         }
+    }
+}
+
+/// The softening law of `[material]` (`None`: brittle), its missing stretch from the work to
+/// failure `b / 2` (`b` the brittle law's squared critical stretch from the fracture energy)
+/// where one is not given (`docs/materials.md`).
+fn softening_of(m: &Material, b: Option<f64>) -> Option<Softening> {
+    let (s0, sc) = (m.critical_stretch, m.final_stretch);
+    match m.damage_law.unwrap_or_default() {
+        DamageLaw::Brittle => None,
+        DamageLaw::Bilinear => Some(match b {
+            Some(b) => Softening::bilinear_from_work(b, s0, sc),
+            None => Softening::bilinear(s0.unwrap_or(f64::NAN), sc.unwrap_or(f64::NAN)),
+        }),
+        DamageLaw::Trilinear => {
+            let (s0, sk) = (s0.unwrap_or(f64::NAN), m.kink_stretch.unwrap_or(f64::NAN));
+            let beta = m.kink_force_ratio.unwrap_or(DEFAULT_KINK_FORCE_RATIO);
+            Some(match b {
+                Some(b) => Softening::trilinear_from_work(b, s0, sk, beta),
+                None => Softening::trilinear(s0, sk, beta, sc.unwrap_or(f64::NAN)),
+            })
+        }
+    }
+}
+
+/// The trilinear law's force at the kink over the peak force when the model does not say
+/// (Yang et al.; seed 004).
+pub const DEFAULT_KINK_FORCE_RATIO: f64 = 0.25;
+
+/// The Young's modulus a PMB micromodulus `c` implies: the inverse of [`pmb_micromodulus`].
+pub fn pmb_youngs_modulus(dimension: Dimension, c: f64, delta: f64, thickness: f64) -> f64 {
+    match dimension {
+        Dimension::ThreeD => c * PI * delta.powi(4) / 12.0,
+        Dimension::PlaneStress => c * PI * thickness * delta.powi(3) / 9.0,
+        Dimension::PlaneStrain => c * 5.0 * PI * thickness * delta.powi(3) / 48.0,
     }
 }
 

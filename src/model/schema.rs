@@ -70,6 +70,32 @@ pub enum BreakTiming {
     AfterForce,
 }
 
+/// The bond's force-stretch law past the onset of damage (`docs/materials.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum DamageLaw {
+    /// The force drops to zero at the critical stretch: the bond breaks (PMB's law).
+    #[default]
+    Brittle,
+    /// Linear elastic to the critical stretch `s0`, then linear softening to zero force at
+    /// the final stretch `s1` (Gerstle et al.; Zaccariotto et al.).
+    Bilinear,
+    /// Linear elastic to `s0`, linear softening to `kink_force_ratio` of the peak force at
+    /// `kink_stretch`, then linear to zero at `final_stretch` (Yang et al.; PeriPy).
+    Trilinear,
+}
+
+impl DamageLaw {
+    /// The name a model file gives the law.
+    pub fn name(self) -> &'static str {
+        match self {
+            DamageLaw::Brittle => "brittle",
+            DamageLaw::Bilinear => "bilinear",
+            DamageLaw::Trilinear => "trilinear",
+        }
+    }
+}
+
 /// Influence function `omega(x)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -86,8 +112,14 @@ pub enum Influence {
 #[serde(deny_unknown_fields)]
 pub struct Material {
     pub model: MaterialModel,
-    /// Young's modulus `E`, Pa.
-    pub youngs_modulus: f64,
+    /// Young's modulus `E`, Pa (exclusive with `micromodulus`; one of the two is required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub youngs_modulus: Option<f64>,
+    /// The PMB bond constant `c`, N/m^6 (in 2D the constant of the engine's volumes
+    /// `V = h A`, thickness included: `c = 9 E / (pi h delta^3)` in plane stress), given
+    /// directly instead of `youngs_modulus` (`pmb` and `pmb-linear` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub micromodulus: Option<f64>,
     /// Poisson ratio. Required for LPS; for PMB it is fixed by the dimension and may be
     /// given only with that value.
     #[serde(default)]
@@ -109,6 +141,21 @@ pub struct Material {
     /// When bonds break relative to the force evaluation of a step (default `before-force`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub break_timing: Option<BreakTiming>,
+    /// The bond's damage law (default `brittle`; `bilinear` and `trilinear` soften, PMB
+    /// only, `docs/materials.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damage_law: Option<DamageLaw>,
+    /// The stretch at which a softening bond carries no force and breaks (`bilinear`,
+    /// `trilinear`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_stretch: Option<f64>,
+    /// `trilinear`: the stretch of the kink between the two softening slopes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kink_stretch: Option<f64>,
+    /// `trilinear`: the bond force at the kink as a fraction of the peak force (default
+    /// 0.25, as Yang et al. and PeriPy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kink_force_ratio: Option<f64>,
     /// Influence function (LPS only; PMB uses the constant micromodulus).
     #[serde(default)]
     pub influence: Influence,

@@ -10,7 +10,7 @@
 mod shapes;
 
 use super::{
-    Boundary, BoundaryKind, BreakTiming, Dimension, Discretization, Influence, Material,
+    Boundary, BoundaryKind, BreakTiming, DamageLaw, Dimension, Discretization, Influence, Material,
     MaterialModel, Model, Output, Ramp, Region, Shape, Solver, SolverKind,
 };
 use crate::{Error, Result};
@@ -71,10 +71,13 @@ fn file_name(name: &str) -> Result<()> {
 
 /// `[material]`: moduli, Poisson ratio by model and dimension, fracture parameters.
 fn material(m: &Material, dim: Dimension) -> Result<()> {
-    positive("material.youngs_modulus", m.youngs_modulus, " Pa")?;
+    modulus(m)?;
     positive("material.density", m.density, " kg/m^3")?;
     poisson_ratio(m, dim)?;
-    fracture(m)?;
+    match m.damage_law.unwrap_or_default() {
+        DamageLaw::Brittle => fracture(m)?,
+        law => softening(m, law)?,
+    }
     failure_options(m)?;
     match m.model {
         model if model.is_state_based() && m.surface_correction => Err(Error::model(
@@ -180,8 +183,154 @@ fn failure_options(m: &Material) -> Result<()> {
     Ok(())
 }
 
+/// `material.youngs_modulus` or `material.micromodulus` (PMB only): exactly one, > 0.
+fn modulus(m: &Material) -> Result<()> {
+    match (m.youngs_modulus, m.micromodulus) {
+        (Some(_), Some(_)) => Err(Error::model(
+            "material.micromodulus",
+            "give material.youngs_modulus or material.micromodulus, not both (the \
+             micromodulus implies the modulus: `peridot info` shows it)",
+        )),
+        (None, None) => Err(Error::model(
+            "material.youngs_modulus",
+            "required: Young's modulus in Pa (or, for model = \"pmb\" or \"pmb-linear\", \
+             material.micromodulus, the bond constant c in N/m^6)",
+        )),
+        (Some(e), None) => positive("material.youngs_modulus", e, " Pa"),
+        (None, Some(c)) => {
+            positive("material.micromodulus", c, " N/m^6")?;
+            if m.model.is_state_based() {
+                return Err(Error::model(
+                    "material.micromodulus",
+                    format!(
+                        "only for model = \"pmb\" or \"pmb-linear\" (got model = \"{}\"); \
+                         give material.youngs_modulus",
+                        model_name(m.model)
+                    ),
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A softening `material.damage_law` (`bilinear`, `trilinear`; PMB only): its stretches
+/// given or following from `fracture_energy` (`docs/materials.md`), each in range. Their
+/// order, which may depend on the fracture energy, is checked with the constants
+/// (`setup::check`).
+fn softening(m: &Material, law: DamageLaw) -> Result<()> {
+    const FIELD: &str = "material.damage_law";
+    let name = law.name();
+    if m.model.is_state_based() {
+        return Err(Error::model(
+            FIELD,
+            format!(
+                "\"{name}\" is a bond-based law: only for model = \"pmb\" or \"pmb-linear\" \
+                 (got model = \"{}\"); the state-based models break bonds at the critical \
+                 stretch (damage_law = \"brittle\")",
+                model_name(m.model)
+            ),
+        ));
+    }
+    let stretch = |field: &str, v: Option<f64>| match v {
+        Some(v) if !(v > 0.0 && v < 1.0) => Err(Error::model(
+            field,
+            format!("must be a finite number in (0, 1) (got {})", num(v)),
+        )),
+        _ => Ok(()),
+    };
+    stretch("material.critical_stretch", m.critical_stretch)?;
+    stretch("material.final_stretch", m.final_stretch)?;
+    stretch("material.kink_stretch", m.kink_stretch)?;
+    if let Some(g0) = m.fracture_energy {
+        positive("material.fracture_energy", g0, " J/m^2")?;
+    }
+    let given = [m.critical_stretch, m.final_stretch, m.fracture_energy]
+        .iter()
+        .filter(|v| v.is_some())
+        .count();
+    match law {
+        DamageLaw::Bilinear => {
+            for (field, v) in [
+                ("material.kink_stretch", m.kink_stretch),
+                ("material.kink_force_ratio", m.kink_force_ratio),
+            ] {
+                if v.is_some() {
+                    return Err(Error::model(
+                        field,
+                        "only for damage_law = \"trilinear\" (the bilinear law has no kink)",
+                    ));
+                }
+            }
+            if given != 2 {
+                return Err(Error::model(
+                    FIELD,
+                    format!(
+                        "\"bilinear\" needs two of material.critical_stretch (s0), \
+                         material.final_stretch (s1) and material.fracture_energy (the work \
+                         to failure, s0 s1 = the brittle s0^2 of that energy) (got {given})"
+                    ),
+                ));
+            }
+        }
+        _ => {
+            if m.critical_stretch.is_none() || m.kink_stretch.is_none() {
+                return Err(Error::model(
+                    FIELD,
+                    "\"trilinear\" needs material.critical_stretch (s0) and \
+                     material.kink_stretch (the kink), and one of material.final_stretch \
+                     and material.fracture_energy",
+                ));
+            }
+            if given != 2 {
+                return Err(Error::model(
+                    "material.final_stretch",
+                    "\"trilinear\": give final_stretch or fracture_energy (which gives it), \
+                     one of the two",
+                ));
+            }
+            if let Some(beta) = m.kink_force_ratio {
+                if !(beta > 0.0 && beta <= 1.0) {
+                    return Err(Error::model(
+                        "material.kink_force_ratio",
+                        format!(
+                            "must be a number in (0, 1]: the force at the kink over the \
+                             peak force (got {})",
+                            num(beta)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    if m.critical_stretch_alpha.is_some_and(|a| a != 0.0) {
+        return Err(Error::model(
+            "material.critical_stretch_alpha",
+            format!(
+                "only with damage_law = \"brittle\" (got damage_law = \"{name}\"): a \
+                 softening bond's damage follows its own stretch"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// `material.fracture_energy` / `material.critical_stretch`: at most one, each in range.
 fn fracture(m: &Material) -> Result<()> {
+    for field in ["final_stretch", "kink_stretch", "kink_force_ratio"] {
+        let given = match field {
+            "final_stretch" => m.final_stretch,
+            "kink_stretch" => m.kink_stretch,
+            _ => m.kink_force_ratio,
+        };
+        if given.is_some() {
+            return Err(Error::model(
+                format!("material.{field}"),
+                "only with a softening law: damage_law = \"bilinear\" or \"trilinear\" (the \
+                 default \"brittle\" law breaks a bond at the critical stretch)",
+            ));
+        }
+    }
     match (m.fracture_energy, m.critical_stretch) {
         (Some(_), Some(_)) => Err(Error::model(
             "material.critical_stretch",

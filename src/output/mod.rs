@@ -65,8 +65,12 @@ pub struct NodeFields<'a> {
     pub displacement: &'a [f64],
     /// Velocity in m/s, `dim` components per node.
     pub velocity: &'a [f64],
-    /// Damage, the fraction of broken bonds of each node (0..1).
+    /// Damage, the `beta V`-weighted fraction of each node's bonds lost (0..1;
+    /// `docs/materials.md`).
     pub damage: &'a [f64],
+    /// The fraction of each node's bonds lost, each bond counting the same (0..1), where the
+    /// writer has it (`damage_bond_count` in the `.vtu`).
+    pub damage_bond_count: Option<&'a [f64]>,
     /// Dilatation (LPS only), dimensionless.
     pub dilatation: Option<&'a [f64]>,
 }
@@ -90,6 +94,11 @@ impl NodeFields<'_> {
             ("displacement", self.displacement.len(), vector),
             ("velocity", self.velocity.len(), vector),
             ("damage", self.damage.len(), n),
+            (
+                "damage_bond_count",
+                self.damage_bond_count.map_or(n, <[f64]>::len),
+                n,
+            ),
             ("dilatation", self.dilatation.map_or(n, <[f64]>::len), n),
         ];
         for (name, len, expected) in arrays {

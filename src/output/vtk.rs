@@ -4,8 +4,9 @@
 //! Each node is a `VTK_VERTEX` cell. Points are the reference positions (Float64, 3
 //! components, metres), so in ParaView apply "Warp By Vector" with `displacement` to see the
 //! deformed body. Point data: `displacement` (m) and `velocity` (m/s), always 3 components
-//! (z = 0 in 2D, so the warp filter works), `damage` (0..1), `volume` (m^3) and, for LPS,
-//! `dilatation`. The snapshot time (s) is stored as the field `TimeValue`.
+//! (z = 0 in 2D, so the warp filter works), `damage` (0..1, the `beta V`-weighted fraction
+//! of each node's bonds lost), `damage_bond_count` (0..1, each bond counting the same; where
+//! the run gives it), `volume` (m^3) and, for LPS, `dilatation` (`docs/materials.md`). The snapshot time (s) is stored as the field `TimeValue`.
 //!
 //! Encoding: raw appended binary (`<AppendedData encoding="raw">`), little-endian, with
 //! `header_type="UInt64"`: after the `_` marker, each array is a UInt64 byte count followed
@@ -162,6 +163,7 @@ enum Array {
     Displacement,
     Velocity,
     Damage,
+    DamageBondCount,
     Volume,
     Dilatation,
     Points,
@@ -174,7 +176,11 @@ impl Array {
     /// The arrays of `fields`, in file order.
     fn layout(fields: &NodeFields) -> Vec<Array> {
         use Array::*;
-        let mut arrays = vec![Displacement, Velocity, Damage, Volume];
+        let mut arrays = vec![Displacement, Velocity, Damage];
+        if fields.damage_bond_count.is_some() {
+            arrays.push(DamageBondCount);
+        }
+        arrays.push(Volume);
         if fields.dilatation.is_some() {
             arrays.push(Dilatation);
         }
@@ -187,6 +193,7 @@ impl Array {
             Array::Displacement => "displacement",
             Array::Velocity => "velocity",
             Array::Damage => "damage",
+            Array::DamageBondCount => "damage_bond_count",
             Array::Volume => "volume",
             Array::Dilatation => "dilatation",
             Array::Points => "Points",
@@ -233,6 +240,7 @@ impl Array {
             Array::Displacement => write_padded_vectors(w, fields.displacement, fields.dim),
             Array::Velocity => write_padded_vectors(w, fields.velocity, fields.dim),
             Array::Damage => write_f64s(w, fields.damage),
+            Array::DamageBondCount => write_f64s(w, fields.damage_bond_count.unwrap_or_default()),
             Array::Volume => write_f64s(w, fields.volumes),
             Array::Dilatation => write_f64s(w, fields.dilatation.unwrap_or_default()),
             Array::Points => write_f64s(w, fields.positions.as_flattened()),

@@ -124,7 +124,12 @@ fn normal_in(value: f64, precision: Precision) -> bool {
 pub fn check_material(model: &Model, body: &Body, precision: Precision) -> Result<()> {
     let m = &model.material;
     let constants = MaterialConstants::new(model, body.delta, body.thickness);
-    let (e, rho) = (m.youngs_modulus, m.density);
+    // (a micromodulus given directly: its implied modulus, the field named that of `c`)
+    let (e, rho) = (constants.youngs_modulus, m.density);
+    let modulus_field = match m.micromodulus {
+        Some(_) => "material.micromodulus",
+        None => "material.youngs_modulus",
+    };
     let (name, eps, tiny, huge) = match precision {
         Precision::F32 => (
             "f32",
@@ -177,7 +182,7 @@ pub fn check_material(model: &Model, body: &Body, precision: Precision) -> Resul
     };
     for (what, value) in constants_of_law {
         if !normal_in(value, precision) {
-            return Err(degenerate("material.youngs_modulus", what, value));
+            return Err(degenerate(modulus_field, what, value));
         }
     }
     if let Some(s0) = constants.critical_stretch {
@@ -194,6 +199,27 @@ pub fn check_material(model: &Model, body: &Body, precision: Precision) -> Resul
                     num(s0),
                     num(e),
                     num(body.delta)
+                ),
+            ));
+        }
+    }
+    if let Some(law) = constants.softening {
+        if let Some(wrong) = law.disorder() {
+            let from = match m.fracture_energy {
+                Some(g0) => format!(
+                    " (with fracture_energy = {} J/m^2, youngs_modulus = {} Pa and horizon {} m)",
+                    num(g0),
+                    num(e),
+                    num(body.delta)
+                ),
+                None => String::new(),
+            };
+            return Err(Error::model(
+                "material.damage_law",
+                format!(
+                    "{}: {wrong}{from}; softening needs 0 < critical_stretch < kink_stretch < \
+                     final_stretch",
+                    m.damage_law.unwrap_or_default().name()
                 ),
             ));
         }
@@ -218,7 +244,7 @@ pub fn check_material(model: &Model, body: &Body, precision: Precision) -> Resul
         (at_smallest.as_str(), smallest),
     ] {
         if !normal_in(value, precision) {
-            return Err(degenerate("material.youngs_modulus", what, value));
+            return Err(degenerate(modulus_field, what, value));
         }
     }
     for (what, value) in [

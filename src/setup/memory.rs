@@ -50,6 +50,9 @@ pub struct ModelCounts {
     /// The bond law (only its kind matters to a byte count).
     pub law: Law,
     pub surface_correction: bool,
+    /// Whether the damage law keeps a damage per bond (`bilinear`, `trilinear`: one more
+    /// scalar per bond on `cpu-loop`).
+    pub bond_damage: bool,
     pub partial_volume: PartialVolume,
     /// Cell slabs (one family radius wide) along the body's longest axis: where subdomains
     /// are cut, and how many nodes a subdomain's halo holds (a slab on each side).
@@ -85,13 +88,15 @@ impl ModelCounts {
             None => longest,
         };
         let thickness = disc.thickness.unwrap_or(1.0);
+        let material = MaterialConstants::new(model, delta, thickness);
         ModelCounts {
             nodes,
             family: full_family(dim, disc.partial_volume, delta, disc.dx),
             dim,
             scalar_bytes: scalar_bytes(precision),
-            law: MaterialConstants::new(model, delta, thickness).law,
+            law: material.law,
             surface_correction: model.material.surface_correction,
+            bond_damage: material.softening.is_some(),
             partial_volume: disc.partial_volume,
             slabs: ((extent / radius).floor() + 1.0).max(1.0),
             dx: disc.dx,

@@ -221,9 +221,9 @@ fn write_outputs(
     info: &mut StaticSolveInfo,
 ) -> Result<()> {
     let t0 = Instant::now();
-    let n = problem.body.len();
     let mut backend = CpuLoop::<f64>::new(problem.clone());
-    let (phi, theta) = outputs::fields(&mut backend, u, n)?;
+    let fields = outputs::fields(&mut backend, u, problem)?;
+    let (phi, theta) = (&fields.damage, &fields.dilatation);
     let mut force = vec![0.0; u.len()];
     backend.internal_force(u, &mut force)?;
     summary.broken_bonds = backend.broken_bonds();
@@ -247,7 +247,8 @@ fn write_outputs(
                 time: 0.0,
                 displacement: u,
                 velocity: &vec![0.0; u.len()],
-                damage: &phi,
+                damage: phi,
+                damage_bond_count: Some(&fields.damage_bond_count),
                 dilatation: theta.as_deref(),
             };
             outputs::write_snapshot(&mut vtk, problem, &snapshot)?;
@@ -256,7 +257,7 @@ fn write_outputs(
             let values = outputs::probe_regions(problem).on_host(u, &force);
             probes.write_row(1, 0.0, &values)?;
         }
-        outputs::write_picture(problem, dir, &phi)?;
+        outputs::write_picture(problem, dir, phi)?;
     }
     summary.phase_seconds.output = Some(t0.elapsed().as_secs_f64());
     Ok(())

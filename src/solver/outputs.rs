@@ -3,6 +3,7 @@
 //! the damage picture and the summary's fixed keys. Units are SI; forces in probes are
 //! newtons (force density times volume).
 
+use crate::dynamics::forces::bond_count_damage;
 use crate::dynamics::Forces;
 use crate::output::{
     write_damage_png, NodeFields, PhaseSeconds, ProbeRegions, ProbeWriter, Summary, VtkSeries,
@@ -31,18 +32,38 @@ pub(crate) fn open_outputs(
     Ok((vtk, probes))
 }
 
-/// Damage and (LPS) dilatation of displacement `u` under `forces`' bond status, in `f64`.
+/// The per-node fields a backend computes, in `f64`.
+pub(crate) struct FieldValues {
+    /// The local damage, the `beta V`-weighted fraction of each node's bonds lost.
+    pub damage: Vec<f64>,
+    /// The fraction of each node's bonds lost, each bond counting the same
+    /// ([`bond_count_damage`]).
+    pub damage_bond_count: Vec<f64>,
+    /// The dilatation (LPS).
+    pub dilatation: Option<Vec<f64>>,
+}
+
+/// Damage (both fractions) and (LPS) dilatation of displacement `u` under `forces`' bond
+/// status, in `f64`.
 pub(crate) fn fields<T: Real>(
     forces: &mut dyn Forces<T>,
     u: &[T],
-    nodes: usize,
-) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
+    problem: &Problem,
+) -> Result<FieldValues> {
+    let nodes = problem.body.len();
     let mut phi = vec![T::zero(); nodes];
     forces.damage(&mut phi)?;
     let mut theta = vec![T::zero(); nodes];
     let has = forces.dilatation(u, &mut theta)?;
+    let status = forces.bond_status()?;
+    let bond_damage = forces.bond_damage()?;
+    let offsets = &problem.families.offsets;
     let f64s = |v: Vec<T>| v.into_iter().map(|x| x.f64()).collect::<Vec<f64>>();
-    Ok((f64s(phi), has.then(|| f64s(theta))))
+    Ok(FieldValues {
+        damage: f64s(phi),
+        damage_bond_count: bond_count_damage(offsets, &status, bond_damage.as_deref()),
+        dilatation: has.then(|| f64s(theta)),
+    })
 }
 
 /// Per-node fields of one snapshot, `f64`, SI.
@@ -52,6 +73,7 @@ pub(crate) struct Snapshot<'a> {
     pub displacement: &'a [f64],
     pub velocity: &'a [f64],
     pub damage: &'a [f64],
+    pub damage_bond_count: Option<&'a [f64]>,
     pub dilatation: Option<&'a [f64]>,
 }
 
@@ -65,6 +87,7 @@ pub(crate) fn write_snapshot(vtk: &mut VtkSeries, problem: &Problem, s: &Snapsho
         displacement: s.displacement,
         velocity: s.velocity,
         damage: s.damage,
+        damage_bond_count: s.damage_bond_count,
         dilatation: s.dilatation,
     };
     vtk.write(s.step, s.time, &fields)?;

@@ -5,7 +5,10 @@
 //! A restart builds its backend from the problem with the checkpoint's bond status as the
 //! initial one ([`adopt_bond_status`]): every backend, on the CPU or a device, in core or in
 //! subdomains, starts from `Problem::initial_mu` as it starts from pre-cracks, so a restored
-//! status reaches each of them the way the initial one does. The state vectors go in through
+//! status reaches each of them the way the initial one does. The failure history beyond the
+//! status (a softening law's damage per bond, each node's critical stretch with
+//! `critical_stretch_alpha`; `material::FailureHistory`) goes the same way, through
+//! `Problem::restored`, which the backends that run those options (`cpu-loop`) start from. The state vectors go in through
 //! the driver's `State` (a device backend uploads them on its first call), the ADR history
 //! through `Adr` (a device backend makes its buffers from it).
 

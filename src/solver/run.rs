@@ -193,6 +193,7 @@ fn simulate_in<T: Real>(
         Some(from) => {
             let ckpt = restart::load_latest::<T>(&problem, from)?;
             restart::adopt_bond_status(&mut problem, &ckpt.bond_status)?;
+            problem.restored = ckpt.history.convert::<f64>();
             Some((ckpt, from))
         }
         None => None,
@@ -537,6 +538,7 @@ impl<T: Real> Runner<T> {
         };
         let probes_csv = saver.probe_text(self.probes.as_ref())?;
         let bond_status = self.backend.bond_status()?;
+        let history = self.backend.failure_history()?;
         let snapshots = self.vtk.as_mut().map(SnapshotThread::entries).transpose()?;
         let tips = self.tips.as_ref().map(TipOutput::place).transpose()?;
         // The state goes into the checkpoint and back, not copied.
@@ -544,6 +546,7 @@ impl<T: Real> Runner<T> {
             header: restart::header_of::<T>(&self.problem),
             state: std::mem::replace(&mut self.state, State::at_rest(0)),
             bond_status,
+            history,
             adr,
             probes_csv,
             snapshots: snapshots.unwrap_or_default(),
@@ -672,10 +675,9 @@ impl<T: Real> Runner<T> {
         Ok(())
     }
 
-    /// Damage and dilatation of the current state, in f64.
-    fn fields(&mut self) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
-        let n = self.problem.body.len();
-        outputs::fields(self.backend.as_forces(), &self.state.u, n)
+    /// Damage (both fractions) and dilatation of the current state, in f64.
+    fn fields(&mut self) -> Result<outputs::FieldValues> {
+        outputs::fields(self.backend.as_forces(), &self.state.u, &self.problem)
     }
 
     fn write_snapshot(&mut self) -> Result<()> {
@@ -683,15 +685,16 @@ impl<T: Real> Runner<T> {
             return Ok(());
         }
         let t0 = Instant::now();
-        let (damage, dilatation) = self.fields()?;
+        let fields = self.fields()?;
         let f64s = |x: &[T]| x.par_iter().map(|x| x.f64()).collect();
         let snapshot = OwnedSnapshot {
             step: self.state.step,
             time: self.state.time,
             displacement: f64s(&self.state.u),
             velocity: f64s(&self.state.v),
-            damage,
-            dilatation,
+            damage: fields.damage,
+            damage_bond_count: fields.damage_bond_count,
+            dilatation: fields.dilatation,
         };
         if let Some(vtk) = self.vtk.as_mut() {
             vtk.send(snapshot)?;
@@ -707,7 +710,7 @@ impl<T: Real> Runner<T> {
         self.progress.finish();
         let t0 = Instant::now();
         let (phi, outcome) = match (self.fields(), outcome) {
-            (Ok((phi, _)), outcome) => (phi, outcome),
+            (Ok(fields), outcome) => (fields.damage, outcome),
             (Err(e), Ok(_)) => (Vec::new(), Err(e)),
             (Err(_), outcome) => (Vec::new(), outcome),
         };

@@ -23,6 +23,7 @@ pub(crate) struct OwnedSnapshot {
     pub displacement: Vec<f64>,
     pub velocity: Vec<f64>,
     pub damage: Vec<f64>,
+    pub damage_bond_count: Vec<f64>,
     pub dilatation: Option<Vec<f64>>,
 }
 
@@ -69,6 +70,7 @@ impl SnapshotThread {
                         displacement: &s.displacement,
                         velocity: &s.velocity,
                         damage: &s.damage,
+                        damage_bond_count: Some(&s.damage_bond_count),
                         dilatation: s.dilatation.as_deref(),
                     };
                     let t0 = std::time::Instant::now();

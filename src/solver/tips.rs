@@ -67,7 +67,7 @@ impl TipOutput {
         };
         // No tip outruns the dilatational wave: 2 sqrt(E / rho) bounds it for any Poisson
         // ratio up to 0.4 in 3D and any in 2D.
-        let max_speed = 2.0 * (m.material.youngs_modulus / m.material.density).sqrt();
+        let max_speed = 2.0 * (problem.material.youngs_modulus / problem.material.density).sqrt();
         let burst_speed = problem.material.dilatational_wave_speed();
         let path = dir.join("crack_tips.csv");
         let memory = resume.map(|p| p.tracker.clone()).unwrap_or_default();
@@ -171,9 +171,10 @@ impl TipOutput {
 
 /// Whether the damage of `problem`'s nodes is a function of the bond status alone (brittle
 /// bonds: the beta-weighted fraction of broken bonds), so an unchanged broken-bond count
-/// means an unchanged damage field.
-fn damage_follows_status(_problem: &Problem) -> bool {
-    true
+/// means an unchanged damage field. Not under a softening law, whose bonds gain damage
+/// before they break.
+fn damage_follows_status(problem: &Problem) -> bool {
+    problem.material.softening.is_none()
 }
 
 /// Per node, whether the tip finder ignores its damage (`docs/crack-tips.md`, rule 1): within

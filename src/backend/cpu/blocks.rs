@@ -50,13 +50,37 @@ where
 {
     let n = offsets.len().saturating_sub(1);
     assert_eq!(node_data.len(), n * per_node, "per-node array length");
+    par_blocks_of_two(offsets, bond_data, node_data, |s, e| (e - s) * per_node, f)
+}
+
+/// Like [`par_node_blocks`], with two per-bond arrays: `f(nodes, a_of_bonds, b_of_bonds)`.
+pub fn par_node_blocks_pair<D: Send, E: Send>(
+    offsets: &[usize],
+    a: &mut [D],
+    b: &mut [E],
+    f: impl Fn(Range<usize>, &mut [D], &mut [E]) -> usize + Sync,
+) -> usize {
+    assert_eq!(a.len(), b.len(), "per-bond array lengths");
+    par_blocks_of_two(offsets, a, b, |s, e| offsets[e] - offsets[s], f)
+}
+
+/// The blocks of [`par_node_blocks`] over `first` (per bond) and `second`, whose part for
+/// nodes `start..end` is `second_len(start, end)` long.
+fn par_blocks_of_two<D: Send, E: Send>(
+    offsets: &[usize],
+    first: &mut [D],
+    second: &mut [E],
+    second_len: impl Fn(usize, usize) -> usize,
+    f: impl Fn(Range<usize>, &mut [D], &mut [E]) -> usize + Sync,
+) -> usize {
+    let n = offsets.len().saturating_sub(1);
     let mut pieces = Vec::with_capacity(n / BLOCK + 1);
-    let (mut bonds, mut nodes) = (bond_data, node_data);
+    let (mut bonds, mut nodes) = (first, second);
     let mut start = 0;
     while start < n {
         let end = (start + BLOCK).min(n);
         let (bond_head, bond_tail) = bonds.split_at_mut(offsets[end] - offsets[start]);
-        let (node_head, node_tail) = nodes.split_at_mut((end - start) * per_node);
+        let (node_head, node_tail) = nodes.split_at_mut(second_len(start, end));
         pieces.push((start..end, bond_head, node_head));
         (bonds, nodes) = (bond_tail, node_tail);
         start = end;

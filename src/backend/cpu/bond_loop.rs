@@ -8,19 +8,21 @@
 //! step. The PMB force loop, with the bond-break check fused in, is `pmb_kernel.rs`. The
 //! failure options that need each node's history (`critical_stretch_alpha`,
 //! `break_timing = "after-force"`, `docs/materials.md`) run here only, as a breaking pass of
-//! their own before or after the force.
+//! their own before or after the force; so do the softening damage laws (`softening.rs`: a
+//! damage value per bond beside the status byte).
 
 use super::blocks::{par_node_blocks, par_node_blocks_with};
 use super::pmb_kernel::{
     forces_and_breaks, node_records, stage_displacement, NodeRecord, PmbBonds, Simd, BROKEN,
     INTACT, KEPT,
 };
+use super::softening::SofteningBonds;
 use crate::backend::coefficients::{bond_weight, lps_coefficients};
 use crate::backend::{Backend, Footprint};
 use crate::dynamics::Forces;
 use crate::material::bonds::bond_length;
 use crate::material::laws::{extension, lps, pmb, stretch, Vec3};
-use crate::material::Law;
+use crate::material::{FailureHistory, Law};
 use crate::model::BreakTiming;
 use crate::setup::Problem;
 use crate::{Real, Result};
@@ -49,6 +51,8 @@ pub struct CpuLoop<T: Real> {
     /// Each node's critical stretch `s00 - alpha s_min` from the previous breaking
     /// evaluation (`MaterialConstants::history_breaking` only; empty before the first).
     node_s0: Vec<T>,
+    /// Damage per bond in [0, 1] of a softening damage law (empty for the brittle law).
+    damage: Vec<T>,
 }
 
 impl<T: Real> CpuLoop<T> {
@@ -81,9 +85,55 @@ impl<T: Real> CpuLoop<T> {
             pcoef: to_t(coef.pcoef),
             d_over_m: to_t(coef.d_over_m),
             theta: vec![T::zero(); p.body.len()],
-            node_s0: Vec::new(),
+            // (a restart's history, exact in either precision; else a fresh one)
+            node_s0: p.restored.convert::<T>().node_s0,
+            damage: match (m.softening, p.restored.bond_damage.is_empty()) {
+                (None, _) => Vec::new(),
+                (Some(_), true) => vec![T::zero(); fam.bonds()],
+                (Some(_), false) => p.restored.convert::<T>().bond_damage,
+            },
             problem,
         }
+    }
+
+    /// The softening loops' view of the bonds (`material.damage_law` softening only).
+    fn softening(&self) -> Option<SofteningBonds<'_, T>> {
+        let p = &self.problem;
+        p.material.softening.map(|law| SofteningBonds {
+            offsets: &p.families.offsets,
+            neighbors: &p.families.neighbors,
+            positions: &p.body.positions,
+            length: &self.length,
+            weight: &self.weight,
+            dim: self.dim,
+            linearized: p.material.linearized(),
+            law,
+        })
+    }
+
+    /// Softening: update each bond's damage at `u`; returns the bonds that reached `d = 1`.
+    fn soften(&mut self, u: &[T]) -> usize {
+        let (mut status, mut damage) = (
+            std::mem::take(&mut self.status),
+            std::mem::take(&mut self.damage),
+        );
+        let broken = self
+            .softening()
+            .map_or(0, |b| b.soften(u, &mut status, &mut damage));
+        (self.status, self.damage) = (status, damage);
+        broken
+    }
+
+    /// The energy the softening bonds have dissipated (`Softening::dissipated`: the work
+    /// along the law's envelope to each bond's largest stretch, less what unloading gives
+    /// back), J; 0 for the brittle law, whose broken bonds are not counted.
+    pub fn dissipated_energy(&self, u: &[T]) -> f64 {
+        let Some(bonds) = self.softening() else {
+            return 0.0;
+        };
+        let per_node = bonds.energy_densities(u, &self.status, &self.damage);
+        let volumes = &self.problem.body.volumes;
+        per_node.iter().zip(volumes).map(|(e, v)| e.1 * v).sum()
     }
 
     /// Critical stretch in `T`, `+inf` where bonds never break.
@@ -167,6 +217,27 @@ impl<T: Real> CpuLoop<T> {
         let broken = self.breaking_pass(u, |i, j| if s0[j] < s0[i] { s0[j] } else { s0[i] });
         self.node_s0 = next;
         broken
+    }
+
+    /// The step's `failure` (breaking, softening) and its force at `u` in the order
+    /// `material.break_timing` says. Returns the bonds `failure` broke.
+    fn in_order(
+        &mut self,
+        u: &[T],
+        force: &mut [T],
+        failure: fn(&mut Self, &[T]) -> usize,
+    ) -> Result<usize> {
+        Ok(match self.problem.material.break_timing {
+            BreakTiming::BeforeForce => {
+                let broken = failure(self, u);
+                self.internal_force(u, force)?;
+                broken
+            }
+            BreakTiming::AfterForce => {
+                self.internal_force(u, force)?;
+                failure(self, u)
+            }
+        })
     }
 
     /// Break every `INTACT` bond `i -> j` whose criterion stretch at `u` exceeds
@@ -294,6 +365,10 @@ impl<T: Real> CpuLoop<T> {
 
 impl<T: Real> Forces<T> for CpuLoop<T> {
     fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        if let Some(bonds) = self.softening() {
+            bonds.forces(u, &self.status, &self.damage, force);
+            return Ok(());
+        }
         match self.problem.material.law {
             Law::Pmb { .. } => {
                 self.pmb_pass(u, force, T::infinity());
@@ -307,6 +382,9 @@ impl<T: Real> Forces<T> for CpuLoop<T> {
     }
 
     fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        if self.problem.material.softening.is_some() {
+            return Ok(self.soften(u));
+        }
         if self.problem.material.critical_stretch.is_none() {
             return Ok(0);
         }
@@ -315,18 +393,11 @@ impl<T: Real> Forces<T> for CpuLoop<T> {
     }
 
     fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        if self.problem.material.softening.is_some() {
+            return self.in_order(u, force, Self::soften);
+        }
         if self.problem.material.history_breaking() {
-            return Ok(match self.problem.material.break_timing {
-                BreakTiming::BeforeForce => {
-                    let broken = self.history_breaks(u);
-                    self.internal_force(u, force)?;
-                    broken
-                }
-                BreakTiming::AfterForce => {
-                    self.internal_force(u, force)?;
-                    self.history_breaks(u)
-                }
-            });
+            return self.in_order(u, force, Self::history_breaks);
         }
         let s0 = self.s0();
         Ok(match self.problem.material.law {
@@ -342,13 +413,18 @@ impl<T: Real> Forces<T> for CpuLoop<T> {
     fn damage(&self, phi: &mut [T]) -> Result<()> {
         let p = &self.problem;
         let fam = &p.families;
+        let softening = !self.damage.is_empty();
         phi.par_iter_mut().enumerate().for_each(|(i, out)| {
             let (mut intact, mut total) = (0.0, 0.0);
             for b in fam.range(i) {
                 let bv = p.bonds.beta[b] * p.body.volumes[fam.neighbors[b] as usize];
                 total += bv;
                 if self.status[b] != BROKEN {
-                    intact += bv;
+                    // (a softening bond counts by what it keeps, `1 - d`)
+                    intact += match softening {
+                        true => bv * (1.0 - self.damage[b].f64()),
+                        false => bv,
+                    };
                 }
             }
             *out = T::of(if total > 0.0 {
@@ -370,6 +446,11 @@ impl<T: Real> Forces<T> for CpuLoop<T> {
     }
 
     fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        if let Some(bonds) = self.softening() {
+            let per_node = bonds.energy_densities(u, &self.status, &self.damage);
+            let volumes = &self.problem.body.volumes;
+            return Ok(per_node.iter().zip(volumes).map(|(e, v)| e.0 * v).sum());
+        }
         let law = self.problem.material.law;
         if let Law::Lps { .. } = law {
             self.dilatation_pass(u, T::infinity());
@@ -390,16 +471,27 @@ impl<T: Real> Forces<T> for CpuLoop<T> {
     fn bond_status(&self) -> Result<Vec<u8>> {
         Ok(self.status.iter().map(|&s| u8::from(s != BROKEN)).collect())
     }
+
+    fn bond_damage(&self) -> Result<Option<Vec<T>>> {
+        Ok((!self.damage.is_empty()).then(|| self.damage.clone()))
+    }
+
+    fn failure_history(&self) -> Result<FailureHistory<T>> {
+        Ok(FailureHistory {
+            bond_damage: self.damage.clone(),
+            node_s0: self.node_s0.clone(),
+        })
+    }
 }
 
 impl<T: Real> CpuLoop<T> {
     pub fn memory_bytes(&self) -> usize {
         let t = std::mem::size_of::<T>();
         let (n, nb) = (self.problem.body.len(), self.status.len());
-        // status, length and weight per bond; four LPS coefficients per node; PMB padded
-        // positions (4 f64) and displacement (4 T) per node
+        // status, length and weight per bond (and a softening law's damage); four LPS
+        // coefficients per node; PMB padded positions (4 f64) and displacement (4 T) per node
         let padded = self.records.len() * std::mem::size_of::<NodeRecord<T>>();
-        nb * (1 + 2 * t) + 4 * n * t + padded
+        nb * (1 + 2 * t) + self.damage.len() * t + 4 * n * t + padded
     }
 
     pub fn bytes_per_step(&self) -> usize {

@@ -104,6 +104,7 @@ pub(super) fn problem_of(
         neighbor_search: problem.neighbor_search,
         bonds_stored: true,
         precracked,
+        restored: Default::default(),
         setup: Default::default(),
     }
 }

@@ -9,9 +9,11 @@
 
 pub mod lps;
 pub mod pmb;
+pub mod softening;
 
 pub use lps::LpsParams;
 pub use pmb::PmbParams;
+pub use softening::Softening;
 
 use super::{Law, MaterialConstants};
 use crate::Real;

@@ -16,6 +16,7 @@
 //! | step, then time (s; ADR: the load parameter) | u64, f64 |
 //! | `u`, `v`, `a`, `f`, `b` (`dim x nodes` each) | u64 count + values |
 //! | bond status (1 intact, 0 broken, CSR order) | u64 count + bytes |
+//! | failure history (version 3): present (u8), then the damage per bond of a softening law (CSR order, `bonds` values); present (u8), then each node's critical stretch with `critical_stretch_alpha` (`nodes` values) | |
 //! | ADR: present (u8); started (u8), residual (f64), load step, iteration in it (u64), `F^{n-1}` | |
 //! | `probes.csv` so far (present u8, then its bytes) | |
 //! | VTK snapshots so far: count, then step (u64), time (f64), file name per entry | |
@@ -32,14 +33,21 @@ mod tips;
 pub use tips::TipsPlace;
 
 use crate::dynamics::{AdrHistory, State};
+use crate::material::FailureHistory;
 use crate::{Error, Precision, Real, Result};
 use codec::{checksum, Decoded, Decoder, Encoder};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-/// The version of the checkpoint layout; a file of another version is refused.
-pub const FORMAT_VERSION: u32 = 2;
+/// The version of the checkpoint layout this peridot writes. Version 3 added the failure
+/// history (a softening law's damage per bond, each node's critical stretch with `alpha`);
+/// version 2 files, without it, are read too (a restarted `alpha` run then takes each node's
+/// critical stretch from the stretches at the checkpoint, one step late). A file of another
+/// version is refused.
+pub const FORMAT_VERSION: u32 = 3;
+/// The versions this peridot reads.
+const READABLE: [u32; 2] = [2, 3];
 const MAGIC: &[u8; 8] = b"PDCKPT\r\n";
 /// Checkpoints kept when the model does not say (`output.checkpoint_keep`).
 pub const DEFAULT_KEEP: usize = 2;
@@ -79,6 +87,8 @@ pub struct Checkpoint<T: Real> {
     pub header: Header,
     pub state: State<T>,
     pub bond_status: Vec<u8>,
+    /// What failure remembers besides the status (empty from a version 2 file).
+    pub history: FailureHistory<T>,
     pub adr: Option<AdrPlace<T>>,
     /// The probe file as it was at the checkpoint (`None`: the run writes none).
     pub probes_csv: Option<Vec<u8>>,
@@ -111,11 +121,13 @@ impl Header {
                 d.push(format!("{what} {got} (this run: {want})"));
             }
         };
-        differ(
-            "format version",
-            self.format.to_string(),
-            expected.format.to_string(),
-        );
+        if !READABLE.contains(&self.format) {
+            differ(
+                "format version",
+                self.format.to_string(),
+                expected.format.to_string(),
+            );
+        }
         differ(
             "peridot version",
             self.crate_version.clone(),
@@ -227,6 +239,18 @@ fn encode<T: Real, W: std::io::Write>(
         e.reals(v)?;
     }
     e.blob(&c.bond_status)?;
+    // (a version 2 layout has no history: written only by the test that reads one back)
+    let history = if h.format >= 3 {
+        [&c.history.bond_damage, &c.history.node_s0].to_vec()
+    } else {
+        Vec::new()
+    };
+    for values in history {
+        e.u8(u8::from(!values.is_empty()))?;
+        if !values.is_empty() {
+            e.reals(values)?;
+        }
+    }
     e.u8(u8::from(c.adr.is_some()))?;
     if let Some(a) = &c.adr {
         e.u8(u8::from(a.history.started))?;
@@ -281,9 +305,9 @@ fn checked_bytes(path: &Path) -> Result<Vec<u8>> {
 fn decode_header(d: &mut Decoder) -> Decoded<Header> {
     d.take(MAGIC.len())?;
     let format = d.u32()?;
-    if format != FORMAT_VERSION {
+    if !READABLE.contains(&format) {
         return Err(format!(
-            "format version {format}; this peridot reads version {FORMAT_VERSION}"
+            "format version {format}; this peridot reads versions {READABLE:?}"
         ));
     }
     let crate_version = d.string()?;
@@ -322,6 +346,15 @@ fn decode_body<T: Real>(d: &mut Decoder, header: Header) -> Decoded<Checkpoint<T
             header.bonds
         ));
     }
+    let mut history = FailureHistory::default();
+    if header.format >= 3 {
+        if d.u8()? != 0 {
+            history.bond_damage = d.reals(header.bonds, "bond damage")?;
+        }
+        if d.u8()? != 0 {
+            history.node_s0 = d.reals(header.nodes, "critical stretch per node")?;
+        }
+    }
     let adr = match d.u8()? {
         0 => None,
         _ => {
@@ -355,6 +388,7 @@ fn decode_body<T: Real>(d: &mut Decoder, header: Header) -> Decoded<Checkpoint<T
         header,
         state,
         bond_status,
+        history,
         adr,
         probes_csv: has_probes.then_some(csv),
         snapshots,
@@ -398,4 +432,48 @@ fn malformed(path: &Path, message: String) -> Error {
             format!("checkpoint {message}"),
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checkpoint(format: u32, history: FailureHistory<f64>) -> Checkpoint<f64> {
+        let mut header = Header::of_run::<f64>(2, false, 3, 4, 0xfeed);
+        header.format = format;
+        Checkpoint {
+            header,
+            state: State::at_rest(6),
+            bond_status: vec![1, 0, 1, 1],
+            history,
+            adr: None,
+            probes_csv: None,
+            snapshots: Vec::new(),
+            tips: None,
+        }
+    }
+
+    /// A version 3 file gives its failure history back bit for bit; a version 2 file (no
+    /// history) is still read, with an empty history.
+    #[test]
+    fn the_failure_history_is_stored_and_version_2_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let expected = Header::of_run::<f64>(2, false, 3, 4, 0xfeed);
+        let history = FailureHistory {
+            bond_damage: vec![0.0, 1.0, 0.25, 1.0 / 3.0],
+            node_s0: vec![0.01, f64::INFINITY, -0.5],
+        };
+        let mut c = checkpoint(3, history.clone());
+        c.state.step = 7;
+        write(dir.path(), &c, 2).unwrap();
+        let back = read::<f64>(&path_of(dir.path(), 7), &expected).unwrap();
+        assert_eq!(back.history, history);
+        assert_eq!(back.bond_status, c.bond_status);
+        let mut old = checkpoint(2, history);
+        old.state.step = 8;
+        write(dir.path(), &old, 2).unwrap();
+        let back = read::<f64>(&path_of(dir.path(), 8), &expected).unwrap();
+        assert!(back.history.is_empty() && back.header.format == 2);
+        assert_eq!(back.bond_status, old.bond_status);
+    }
 }
