@@ -183,6 +183,23 @@ pub struct Geometry {
     /// model file.
     #[serde(default)]
     pub points_csv: Option<String>,
+    /// A mesh file, `.msh` (Gmsh 4.1) or `.vtu`, relative to the model file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<String>,
+    /// Where a mesh's nodes go: one per cell (`centroids`, default) or per vertex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh_nodes: Option<MeshNodes>,
+}
+
+/// Nodes of a mesh body (`geometry.mesh_nodes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MeshNodes {
+    /// One node per cell at its centroid, with the cell's volume.
+    #[default]
+    Centroids,
+    /// One node per vertex, with an equal share of each adjacent cell's volume.
+    Vertices,
 }
 
 /// An axis-aligned box `[min, max]` (2 or 3 components each).
@@ -250,6 +267,10 @@ pub enum Shape {
     },
     /// Every node.
     All {},
+    /// The nodes of a named group of the body's file: a mesh's physical group (by name, or
+    /// by number where unnamed), a `.vtu`'s cell-data value, or a point cloud's region
+    /// column. Regions only.
+    Group { group: String },
 }
 
 /// `[[precrack]]`: bonds crossing it start broken. 2D: segment `start -> end`.

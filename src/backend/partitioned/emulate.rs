@@ -88,6 +88,8 @@ pub(super) fn problem_of(
             layers: Vec::new(),
             core_min: body.core_min,
             core_max: body.core_max,
+            groups: Vec::new(),
+            material_ids: body.material_ids.as_ref().map(|m| gather(m, nodes, 1)),
         },
         families,
         material: problem.material,
