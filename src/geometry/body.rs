@@ -3,7 +3,6 @@
 //! it too, plus the nodes of loading layers outside the boxes (`layers.rs`). Positions in
 //! metres, volumes in m^3 (2D: `dx^2 h`).
 
-use super::file_nodes::FileNodes;
 pub use super::file_nodes::NodeGroup;
 use super::lattice;
 use super::layers::{layer_mask, slabs, LayerNodes};
@@ -45,6 +44,11 @@ pub struct Body {
     /// a cloud's `material` column). Stored and reported; every node has the one material of
     /// `[material]`.
     pub material_ids: Option<Vec<i64>>,
+    /// Initial displacement per node, m, where the file gives one (a cloud's `ux, uy, uz`
+    /// columns; z = 0 in 2D). `[[initial]]` tables act after it.
+    pub initial_displacement: Option<Vec<[f64; 3]>>,
+    /// Initial velocity per node, m/s (a cloud's `vx, vy, vz` columns).
+    pub initial_velocity: Option<Vec<[f64; 3]>>,
 }
 
 impl Body {
@@ -91,6 +95,7 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
     let mut layers = Vec::new();
     let mut groups = Vec::new();
     let mut material_ids = None;
+    let (mut initial_displacement, mut initial_velocity) = (None, None);
     let file = match (&geometry.points_csv, &geometry.mesh) {
         (Some(f), None) => Some(("geometry.points_csv", f)),
         (None, Some(f)) => Some(("geometry.mesh", f)),
@@ -132,13 +137,7 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
             let nodes = if field == "geometry.mesh" {
                 super::mesh::mesh_nodes(model, &path, dx, thickness)?
             } else {
-                let (positions, volumes) = read_points(&path, dim)?;
-                FileNodes {
-                    positions,
-                    volumes,
-                    groups: Vec::new(),
-                    material_ids: None,
-                }
+                read_points(&path, dim)?
             };
             removals_reach(&removals, &[bounds(&nodes.positions)], dim)?;
             let empty = removals
@@ -155,6 +154,8 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
             let nodes = nodes.retain(&keep);
             groups = nodes.groups;
             material_ids = nodes.material_ids;
+            initial_displacement = nodes.displacement;
+            initial_velocity = nodes.velocity;
             (nodes.positions, nodes.volumes)
         }
         (false, Some((field, _))) => {
@@ -231,6 +232,8 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
         core_max,
         groups,
         material_ids,
+        initial_displacement,
+        initial_velocity,
     })
 }
 

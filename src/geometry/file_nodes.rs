@@ -1,5 +1,5 @@
 //! Nodes read from a file (a point cloud or a mesh) before the removed shapes are applied:
-//! positions (m), volumes (m^3), named node groups and material ids.
+//! positions (m), volumes (m^3), named node groups, material ids and initial fields.
 
 /// A named node set of the body's file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,11 +22,16 @@ fn pick<X>(v: Vec<X>, keep: &[bool]) -> Vec<X> {
 }
 
 /// Nodes read from a file, before removals.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct FileNodes {
     pub positions: Vec<[f64; 3]>,
     pub volumes: Vec<f64>,
     pub groups: Vec<NodeGroup>,
     pub material_ids: Option<Vec<i64>>,
+    /// Initial displacement per node, m (a cloud's `ux, uy, uz` columns).
+    pub displacement: Option<Vec<[f64; 3]>>,
+    /// Initial velocity per node, m/s (a cloud's `vx, vy, vz` columns).
+    pub velocity: Option<Vec<[f64; 3]>>,
 }
 
 impl FileNodes {
@@ -47,6 +52,8 @@ impl FileNodes {
             positions: pick(self.positions, keep),
             volumes: pick(self.volumes, keep),
             material_ids: self.material_ids.map(|m| pick(m, keep)),
+            displacement: self.displacement.map(|m| pick(m, keep)),
+            velocity: self.velocity.map(|m| pick(m, keep)),
             groups: self
                 .groups
                 .into_iter()

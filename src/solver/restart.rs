@@ -37,6 +37,10 @@ pub fn fingerprint(problem: &Problem) -> u64 {
         for m in body.material_ids.iter().flatten() {
             h.write(&m.to_le_bytes());
         }
+        let fields = [&body.initial_displacement, &body.initial_velocity];
+        for x in fields.into_iter().flatten().flatten().flatten() {
+            h.write(&x.to_bits().to_le_bytes());
+        }
     }
     h.finish()
 }

@@ -90,6 +90,8 @@ pub(super) fn problem_of(
             core_max: body.core_max,
             groups: Vec::new(),
             material_ids: body.material_ids.as_ref().map(|m| gather(m, nodes, 1)),
+            initial_displacement: None,
+            initial_velocity: None,
         },
         families,
         material: problem.material,

@@ -260,6 +260,7 @@ pub(crate) fn mesh_nodes(
             })
             .collect(),
         material_ids: body.materials,
+        ..Default::default()
     })
 }
 
