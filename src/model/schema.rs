@@ -19,6 +19,9 @@ pub struct Model {
     pub region: Vec<Region>,
     #[serde(default)]
     pub boundary: Vec<Boundary>,
+    /// Initial fields at t = 0, applied in order after a point cloud's columns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub initial: Vec<Initial>,
     pub solver: Solver,
     #[serde(default)]
     pub output: Output,
@@ -353,6 +356,23 @@ pub struct Boundary {
     /// ... or in steps (explicit or ADR iterations).
     #[serde(default)]
     pub ramp_steps: Option<usize>,
+}
+
+/// `[[initial]]`: a uniform initial velocity and / or displacement of a region's nodes (or
+/// every node) at t = 0, set over what came before it (a cloud's columns, earlier tables).
+/// An initial displacement deforms the body: its bonds start stretched and pull at step 0.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Initial {
+    /// The region; absent: every node.
+    #[serde(default)]
+    pub region: Option<String>,
+    /// Velocity, m/s, `d` components.
+    #[serde(default)]
+    pub velocity: Option<Vec<f64>>,
+    /// Displacement, m, `d` components.
+    #[serde(default)]
+    pub displacement: Option<Vec<f64>>,
 }
 
 /// Time integration scheme.
