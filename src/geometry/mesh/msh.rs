@@ -351,8 +351,8 @@ fn read_nodes(c: &mut Cursor, mesh: &mut Mesh, index: &mut HashMap<u64, u32>) ->
     let total = c.count("the number of nodes", 32)?;
     c.size("the least node tag")?;
     c.size("the greatest node tag")?;
-    mesh.vertices.reserve(total);
-    mesh.vertex_ids.reserve(total);
+    mesh.vertices.reserve(total.min(1 << 20));
+    mesh.vertex_ids.reserve(total.min(1 << 20));
     for _ in 0..blocks {
         let dim = c.int("a node block's entity dimension")?;
         c.int("a node block's entity tag")?;
@@ -444,7 +444,7 @@ fn read_elements(
     let total = c.count("the number of elements", 16)?;
     c.size("the least element tag")?;
     c.size("the greatest element tag")?;
-    mesh.elements.reserve(total);
+    mesh.elements.reserve(total.min(1 << 20));
     // group index of each (dim, physical tag)
     let mut group_of: HashMap<(usize, i64), u32> = HashMap::new();
     for _ in 0..blocks {

@@ -91,7 +91,7 @@ impl<'a> Vtu<'a> {
         let format = attr(array.tag, "format").unwrap_or("ascii");
         let bytes: Vec<u8> = match format {
             "ascii" => {
-                let mut out = Vec::with_capacity(count);
+                let mut out = Vec::with_capacity(count.min(array.text.len()));
                 for t in array.text.split_ascii_whitespace() {
                     let v: f64 = t.parse().map_err(|_| {
                         self.err(format!(
@@ -302,6 +302,13 @@ pub(crate) fn parse_vtu(data: &[u8], origin: &str) -> Result<Mesh> {
             .ok_or_else(|| v.err(format!("<Piece> has no {key}")))
     };
     let (points, cells) = (number("NumberOfPoints")?, number("NumberOfCells")?);
+    if points > data.len() || cells > data.len() {
+        return Err(v.err(format!(
+            "<Piece> announces {points} points and {cells} cells, more than the file's {} \
+             bytes can hold",
+            data.len()
+        )));
+    }
     let mut mesh = Mesh {
         origin: origin.to_string(),
         element_word: "cell",
