@@ -15,6 +15,8 @@ mod cache;
 mod common;
 #[path = "gpu/guard.rs"]
 mod guard;
+#[path = "gpu/initial.rs"]
+mod initial;
 #[path = "gpu/lean.rs"]
 mod lean;
 #[path = "gpu/lps_nonlinear.rs"]

@@ -43,11 +43,11 @@ pub fn scaled_problem(
                 message: "node counts must be at least 1".into(),
             });
         }
-        if base.geometry.points_csv.is_some() {
+        if base.geometry.points_csv.is_some() || base.geometry.mesh.is_some() {
             return Err(Error::Usage {
                 option: "--sizes".into(),
                 message: format!(
-                    "{} reads its nodes from a CSV file, whose count does not follow dx; \
+                    "{} reads its nodes from a file, whose count does not follow dx; \
                      leave --sizes out",
                     path.display()
                 ),

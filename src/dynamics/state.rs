@@ -1,6 +1,8 @@
 //! The time-stepping state: nodal displacement, velocity, acceleration, internal and external
-//! force densities, flat and node-major (`d * i + k`). SI units.
+//! force densities, flat and node-major (`d * i + k`), and the initial fields a run starts
+//! from (`[[initial]]` tables, a point cloud's columns). SI units.
 
+use crate::setup::Problem;
 use crate::Real;
 
 /// State of the body at time `time`.
@@ -36,6 +38,19 @@ impl<T: Real> State<T> {
         }
     }
 
+    /// The state of `problem` at t = 0 ([`initial_fields`]): at rest and undeformed but for
+    /// its initial fields. Boundary conditions act after it (`Explicit::start`).
+    pub fn initial(problem: &Problem) -> Self {
+        let mut state = State::at_rest(problem.body.len() * problem.dim());
+        let (u, v) = initial_fields(problem);
+        for (to, from) in [(&mut state.u, u), (&mut state.v, v)] {
+            if let Some(from) = from {
+                to.iter_mut().zip(from).for_each(|(t, f)| *t = T::of(f));
+            }
+        }
+        state
+    }
+
     /// Largest absolute displacement, or `None` if any entry is not finite.
     pub fn max_abs_displacement(&self) -> Option<f64> {
         let mut m = 0.0f64;
@@ -60,4 +75,32 @@ impl<T: Real> State<T> {
             })
             .sum()
     }
+}
+
+/// The initial displacement (m) and velocity (m/s) of `problem`, flat (`d * i + k`), where it
+/// has any: a point cloud's `ux, uy, uz` / `vx, vy, vz` columns, then each `[[initial]]`
+/// table in order, setting its fields on its region (every node without one).
+pub fn initial_fields(problem: &Problem) -> (Option<Vec<f64>>, Option<Vec<f64>>) {
+    let (d, n) = (problem.dim(), problem.body.len());
+    let from_columns = |c: &Option<Vec<[f64; 3]>>| {
+        c.as_ref()
+            .map(|c| c.iter().flat_map(|x| x[..d].to_vec()).collect::<Vec<f64>>())
+    };
+    let mut u = from_columns(&problem.body.initial_displacement);
+    let mut v = from_columns(&problem.body.initial_velocity);
+    let all: Vec<usize> = (0..n).collect();
+    for init in &problem.model.initial {
+        let nodes = match &init.region {
+            Some(r) => problem.region(r),
+            None => &all[..],
+        };
+        for (field, value) in [(&mut u, &init.displacement), (&mut v, &init.velocity)] {
+            let Some(value) = value else { continue };
+            let field = field.get_or_insert_with(|| vec![0.0; n * d]);
+            for &i in nodes {
+                field[d * i..d * i + d].copy_from_slice(&value[..d]);
+            }
+        }
+    }
+    (u, v)
 }

@@ -3,6 +3,7 @@
 //! it too, plus the nodes of loading layers outside the boxes (`layers.rs`). Positions in
 //! metres, volumes in m^3 (2D: `dx^2 h`).
 
+pub use super::file_nodes::NodeGroup;
 use super::lattice;
 use super::layers::{layer_mask, slabs, LayerNodes};
 use super::points::read_points;
@@ -36,6 +37,18 @@ pub struct Body {
     /// tractions on them measure from. The whole bounding box without layers.
     pub core_min: [f64; 3],
     pub core_max: [f64; 3],
+    /// The named node groups of a mesh or a point cloud's region columns (`shape = "group"`
+    /// regions select them); empty for a lattice.
+    pub groups: Vec<NodeGroup>,
+    /// Material id per node, where the file gives one (a mesh's physical group or cell data,
+    /// a cloud's `material` column). Stored and reported; every node has the one material of
+    /// `[material]`.
+    pub material_ids: Option<Vec<i64>>,
+    /// Initial displacement per node, m, where the file gives one (a cloud's `ux, uy, uz`
+    /// columns; z = 0 in 2D). `[[initial]]` tables act after it.
+    pub initial_displacement: Option<Vec<[f64; 3]>>,
+    /// Initial velocity per node, m/s (a cloud's `vx, vy, vz` columns).
+    pub initial_velocity: Option<Vec<[f64; 3]>>,
 }
 
 impl Body {
@@ -80,7 +93,21 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
         .collect::<Result<Vec<_>>>()?;
     let slabs = slabs(model, dx, delta)?;
     let mut layers = Vec::new();
-    let (positions, volumes) = match (geometry.boxes.is_empty(), &geometry.points_csv) {
+    let mut groups = Vec::new();
+    let mut material_ids = None;
+    let (mut initial_displacement, mut initial_velocity) = (None, None);
+    let file = match (&geometry.points_csv, &geometry.mesh) {
+        (Some(f), None) => Some(("geometry.points_csv", f)),
+        (None, Some(f)) => Some(("geometry.mesh", f)),
+        (None, None) => None,
+        (Some(_), Some(_)) => {
+            return Err(Error::model(
+                "geometry.mesh",
+                "both points_csv and mesh are given; give exactly one of them",
+            ))
+        }
+    };
+    let (positions, volumes) = match (geometry.boxes.is_empty(), file) {
         (false, None) => {
             let extents: Vec<([f64; 3], [f64; 3])> = geometry
                 .boxes
@@ -105,31 +132,43 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
             let volumes = vec![volume; positions.len()];
             (positions, volumes)
         }
-        (true, Some(file)) => {
-            let (positions, volumes) = read_points(&model_dir.join(file), dim)?;
-            removals_reach(&removals, &[bounds(&positions)], dim)?;
+        (true, Some((field, file))) => {
+            let path = model_dir.join(file);
+            let nodes = if field == "geometry.mesh" {
+                super::mesh::mesh_nodes(model, &path, dx, thickness)?
+            } else {
+                read_points(&path, dim)?
+            };
+            removals_reach(&removals, &[bounds(&nodes.positions)], dim)?;
             let empty = removals
                 .iter()
-                .position(|r| !positions.iter().any(|p| r.contains(p)));
+                .position(|r| !nodes.positions.iter().any(|p| r.contains(p)));
             if let Some(k) = empty {
                 return Err(lattice::removes_nothing(k, &removals[k], dx, dim));
             }
-            positions
-                .into_iter()
-                .zip(volumes)
-                .filter(|(p, _)| !removals.iter().any(|r| r.contains(p)))
-                .unzip()
+            let keep: Vec<bool> = nodes
+                .positions
+                .iter()
+                .map(|p| !removals.iter().any(|r| r.contains(p)))
+                .collect();
+            let nodes = nodes.retain(&keep);
+            groups = nodes.groups;
+            material_ids = nodes.material_ids;
+            initial_displacement = nodes.displacement;
+            initial_velocity = nodes.velocity;
+            (nodes.positions, nodes.volumes)
         }
-        (false, Some(_)) => {
+        (false, Some((field, _))) => {
             return Err(Error::model(
-                "geometry",
-                "both box and points_csv are given; give exactly one of them",
+                field,
+                "both box and a node file are given; give exactly one of them",
             ))
         }
         (true, None) => {
             return Err(Error::model(
                 "geometry",
-                "no geometry; give [[geometry.box]] entries or geometry.points_csv",
+                "no geometry; give [[geometry.box]] entries, geometry.points_csv or \
+                 geometry.mesh",
             ))
         }
     };
@@ -137,7 +176,7 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
         return Err(Error::model(
             "geometry",
             if geometry.boxes.is_empty() {
-                "the body has no nodes: geometry.remove covers every point of the cloud".to_string()
+                "the body has no nodes: geometry.remove covers every node of the file".to_string()
             } else {
                 format!(
                     "the body has no nodes: no lattice point (dx = {} m) lies in the boxes \
@@ -149,8 +188,8 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
     }
     if positions.len() == 1 {
         return Err(Error::model(
-            if geometry.boxes.is_empty() {
-                "geometry.points_csv"
+            if let Some((field, _)) = file {
+                field
             } else {
                 "discretization.dx"
             },
@@ -191,6 +230,10 @@ pub fn build_body(model: &Model, model_dir: &Path) -> Result<Body> {
         layers,
         core_min,
         core_max,
+        groups,
+        material_ids,
+        initial_displacement,
+        initial_velocity,
     })
 }
 

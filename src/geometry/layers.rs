@@ -68,8 +68,8 @@ pub(crate) fn slabs(model: &Model, dx: f64, delta: f64) -> Result<Vec<Slab>> {
             return Err(Error::model(
                 format!("{field}.shape"),
                 "shape = \"layer\" extends the lattice of [[geometry.box]] entries; a point \
-                 cloud (geometry.points_csv) has none: put the layer's points in the CSV file \
-                 and select them with a box region",
+                 cloud (geometry.points_csv) or a mesh (geometry.mesh) has none: put the \
+                 layer's nodes in the file and select them with a box or group region",
             ));
         }
         let b = match (of_box, boxes.len()) {

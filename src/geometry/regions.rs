@@ -20,6 +20,9 @@ pub fn region_nodes(body: &Body, shape: &Shape, field: &str) -> Result<Vec<usize
             None => Err(Error::model(field, "the body has no layer of this region")),
         };
     }
+    if let Shape::Group { group } = shape {
+        return group_nodes(body, group, field);
+    }
     let ctx = ShapeContext {
         dim,
         dx: body.dx,
@@ -51,4 +54,45 @@ pub fn region_nodes(body: &Body, shape: &Shape, field: &str) -> Result<Vec<usize
         ));
     }
     Ok(nodes)
+}
+
+/// The nodes of the body's group `group` (by name, else by number).
+fn group_nodes(body: &Body, group: &str, field: &str) -> Result<Vec<usize>> {
+    let number: Option<i64> = group.trim().parse().ok();
+    let found = body.groups.iter().find(|g| g.name == group).or_else(|| {
+        body.groups
+            .iter()
+            .find(|g| number.is_some() && g.number == number)
+    });
+    let Some(g) = found else {
+        let names: Vec<String> = body
+            .groups
+            .iter()
+            .map(|g| match g.number {
+                Some(n) if n.to_string() != g.name => format!("\"{}\" ({n})", g.name),
+                _ => format!("\"{}\"", g.name),
+            })
+            .collect();
+        return Err(Error::model(
+            format!("{field}.group"),
+            if names.is_empty() {
+                format!(
+                    "no group \"{group}\": the body has no named groups (they come from a \
+                     mesh's physical groups or cell data, or a point cloud's region columns)"
+                )
+            } else {
+                format!(
+                    "no group \"{group}\"; the body's groups: {}",
+                    names.join(", ")
+                )
+            },
+        ));
+    };
+    if g.nodes.is_empty() {
+        return Err(Error::model(
+            format!("{field}.group"),
+            format!("the group \"{group}\" holds no node of the body"),
+        ));
+    }
+    Ok(g.nodes.clone())
 }

@@ -110,17 +110,23 @@ impl Predicate {
                 "shape layer selects the nodes the body adds for it, not a place in the body",
             )),
             Shape::All {} => Ok(Predicate::All),
+            Shape::Group { .. } => Err(Error::model(
+                field,
+                "shape group selects the nodes of a named group of the body's file, not a place",
+            )),
         }
     }
 
     /// Predicate of a `geometry.remove` shape: edges and `all` are refused there.
     pub fn removal(shape: &Shape, ctx: &ShapeContext, field: &str) -> Result<Predicate> {
         match shape {
-            Shape::Edge { .. } | Shape::Layer { .. } | Shape::All {} => Err(Error::model(
+            Shape::Edge { .. } | Shape::Layer { .. } | Shape::All {} | Shape::Group { .. } => {
+                Err(Error::model(
                 field,
-                "shape edge, layer or all cannot remove material; allowed: box, circle, \
+                "shape edge, layer, all or group cannot remove material; allowed: box, circle, \
                  cylinder, notch",
-            )),
+            ))
+            }
             _ => Predicate::new(shape, ctx, field),
         }
     }

@@ -19,6 +19,9 @@ pub struct Model {
     pub region: Vec<Region>,
     #[serde(default)]
     pub boundary: Vec<Boundary>,
+    /// Initial fields at t = 0, applied in order after a point cloud's columns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub initial: Vec<Initial>,
     pub solver: Solver,
     #[serde(default)]
     pub output: Output,
@@ -230,6 +233,23 @@ pub struct Geometry {
     /// model file.
     #[serde(default)]
     pub points_csv: Option<String>,
+    /// A mesh file, `.msh` (Gmsh 4.1) or `.vtu`, relative to the model file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<String>,
+    /// Where a mesh's nodes go: one per cell (`centroids`, default) or per vertex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh_nodes: Option<MeshNodes>,
+}
+
+/// Nodes of a mesh body (`geometry.mesh_nodes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MeshNodes {
+    /// One node per cell at its centroid, with the cell's volume.
+    #[default]
+    Centroids,
+    /// One node per vertex, with an equal share of each adjacent cell's volume.
+    Vertices,
 }
 
 /// An axis-aligned box `[min, max]` (2 or 3 components each).
@@ -297,6 +317,10 @@ pub enum Shape {
     },
     /// Every node.
     All {},
+    /// The nodes of a named group of the body's file: a mesh's physical group (by name, or
+    /// by number where unnamed), a `.vtu`'s cell-data value, or a point cloud's region
+    /// column. Regions only.
+    Group { group: String },
 }
 
 /// `[[precrack]]`: bonds crossing it start broken. 2D: segment `start -> end`.
@@ -379,6 +403,23 @@ pub struct Boundary {
     /// ... or in steps (explicit or ADR iterations).
     #[serde(default)]
     pub ramp_steps: Option<usize>,
+}
+
+/// `[[initial]]`: a uniform initial velocity and / or displacement of a region's nodes (or
+/// every node) at t = 0, set over what came before it (a cloud's columns, earlier tables).
+/// An initial displacement deforms the body: its bonds start stretched and pull at step 0.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Initial {
+    /// The region; absent: every node.
+    #[serde(default)]
+    pub region: Option<String>,
+    /// Velocity, m/s, `d` components.
+    #[serde(default)]
+    pub velocity: Option<Vec<f64>>,
+    /// Displacement, m, `d` components.
+    #[serde(default)]
+    pub displacement: Option<Vec<f64>>,
 }
 
 /// Time integration scheme.

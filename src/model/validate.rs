@@ -7,6 +7,7 @@
 //! Not checked here, because they need the discretized body: regions that select no node, and a
 //! `solver.dt` above the stable time step.
 
+mod initial;
 mod shapes;
 
 use super::{
@@ -39,6 +40,9 @@ pub fn validate(model: &Model) -> Result<()> {
     let names: Vec<&str> = model.region.iter().map(|r| r.name.as_str()).collect();
     for (i, b) in model.boundary.iter().enumerate() {
         boundary(i, b, dim, &model.region)?;
+    }
+    for (i, init) in model.initial.iter().enumerate() {
+        initial::initial(i, init, dim, &names, model.solver.kind)?;
     }
     solver(&model.solver)?;
     output(&model.output, &names)

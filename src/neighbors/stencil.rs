@@ -8,7 +8,8 @@
 //!
 //! The stencil is taken only where it gives the cell list's families exactly: the positions
 //! are the box lattice in fill order (to `1e-6 dx`), and no lattice step lies so near the
-//! family radius that the rounding of a node's coordinates could decide it
+//! family radius that the rounding of a node's coordinates, or its distance from its lattice
+//! point, could decide it
 //! ([`Stencil::of_lattice`]). The same families, in the same order, so every sum over a
 //! family is bit for bit that of the cell list ([`FamilyFinder`]).
 //!
@@ -55,11 +56,19 @@ impl Stencil {
                 i / (dims[0] * dims[1]),
             ]
         };
-        let on_lattice = body.positions.par_iter().enumerate().all(|(i, x)| {
-            let c = coords(i);
-            (0..dim).all(|a| (x[a] - (body.bbox_min[a] + c[a] as f64 * dx)).abs() <= 1e-6 * dx)
-        });
-        if !on_lattice || near_the_radius(body, radius) {
+        // the largest distance of a node from its lattice point, in dx
+        let off = body
+            .positions
+            .par_iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let c = coords(i);
+                (0..dim)
+                    .map(|a| (x[a] - (body.bbox_min[a] + c[a] as f64 * dx)).abs() / dx)
+                    .fold(0.0, f64::max)
+            })
+            .reduce(|| 0.0, f64::max);
+        if !(off <= 1e-6) || near_the_radius(body, radius, off) {
             return None;
         }
         // the lattice steps within the family radius, by the families' predicate on the
@@ -148,17 +157,20 @@ impl Stencil {
     }
 }
 
-/// Whether some lattice step's squared length lies within the rounding of the body's
-/// coordinates of the family's squared radius, so the cell list, which measures positions,
-/// could decide that bond otherwise than the stencil, which measures steps. The rounding of a
-/// squared distance between nodes is about `4 eps |X| / |xi|` relative; the window is
-/// sixteen times that, and at least `1e-12`.
-fn near_the_radius(body: &Body, radius: f64) -> bool {
+/// Whether some lattice step's squared length lies so near the family's squared radius that
+/// the cell list, which measures positions, could decide that bond otherwise than the
+/// stencil, which measures steps: within the rounding of the body's coordinates (about
+/// `4 eps |X| / |xi|` relative to a squared distance; sixteen times that) or within what the
+/// nodes' distance from their lattice points (`off`, in dx) changes it (at most
+/// `4 sqrt(3) off dx / r`; eight times `off dx / r`), and at least `1e-12`.
+fn near_the_radius(body: &Body, radius: f64, off: f64) -> bool {
     let (dim, dx) = (body.dim(), body.dx);
     let far = (0..3)
         .map(|a| body.bbox_min[a].abs().max(body.bbox_max[a].abs()))
         .fold(0.0, f64::max);
-    let window = (64.0 * f64::EPSILON * far / dx).max(1e-12);
+    let window = (64.0 * f64::EPSILON * far / dx)
+        .max(8.0 * off * dx / radius)
+        .max(1e-12);
     let r2 = family_radius_squared(radius) / (dx * dx);
     let reach = (radius / dx).ceil() as i64 + 1;
     let z = if dim == 3 { reach } else { 0 };
@@ -276,6 +288,10 @@ mod tests {
             layers: Vec::new(),
             core_min: bbox_min,
             core_max: bbox_max,
+            groups: Vec::new(),
+            material_ids: None,
+            initial_displacement: None,
+            initial_velocity: None,
         }
     }
 
@@ -311,12 +327,17 @@ mod tests {
     }
 
     /// A radius a hair (1e-13 relative) away from a lattice distance is left to the cell
-    /// list; a body that is not a full lattice has no stencil.
+    /// list, and so is a tie (3 dx) where a node stands 1e-7 dx off its lattice point; a
+    /// body that is not a full lattice has no stencil.
     #[test]
     fn the_stencil_steps_aside_where_it_could_differ() {
         let body = lattice([12, 12, 1], 1e-3, [0.0; 3], Dimension::PlaneStress);
         let tie = 3.0 * body.dx * (1.0 + 1e-10f64).sqrt().recip() * (1.0 + 1e-13);
         assert!(Stencil::of_lattice(&body, tie).is_none());
+        let mut nudged = body.clone();
+        nudged.positions[17][0] += 1e-7 * body.dx;
+        assert!(Stencil::of_lattice(&nudged, 3.0 * body.dx).is_none());
+        assert!(Stencil::of_lattice(&nudged, 3.015 * body.dx).is_some());
         let mut holed = body.clone();
         holed.positions.swap_remove(40);
         holed.volumes.swap_remove(40);

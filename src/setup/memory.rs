@@ -83,9 +83,10 @@ impl ModelCounts {
             .flat_map(|b| (0..dim.min(b.min.len()).min(b.max.len())).map(|a| b.max[a] - b.min[a]))
             .fold(0.0f64, f64::max);
         // a point cloud: as long as a cube of its nodes
-        let extent = match model.geometry.points_csv {
-            Some(_) => nodes.powf(1.0 / dim as f64) * disc.dx,
-            None => longest,
+        let from_file = model.geometry.points_csv.is_some() || model.geometry.mesh.is_some();
+        let extent = match from_file {
+            true => nodes.powf(1.0 / dim as f64) * disc.dx,
+            false => longest,
         };
         let thickness = disc.thickness.unwrap_or(1.0);
         let material = MaterialConstants::new(model, delta, thickness);
@@ -207,10 +208,13 @@ pub fn full_family(dim: usize, kind: PartialVolume, delta: f64, dx: f64) -> f64 
     (count - 1) as f64
 }
 
-/// The nodes of `model`'s body: the lattice bound of its boxes, or the rows of its point
-/// cloud (`model_dir` resolves the file; unreadable: none, the body's own error follows).
+/// The nodes of `model`'s body: the lattice bound of its boxes, the rows of its point
+/// cloud, the cells or vertices of its mesh (`model_dir` resolves the file; unreadable: none, the body's own error follows).
 pub fn node_estimate(model: &Model, model_dir: &Path) -> f64 {
     let disc = &model.discretization;
+    if let Some(file) = &model.geometry.mesh {
+        return crate::geometry::mesh_node_count(model, &model_dir.join(file)).unwrap_or(0.0);
+    }
     match &model.geometry.points_csv {
         Some(file) => line_count(&model_dir.join(file)).unwrap_or(0.0),
         None => {

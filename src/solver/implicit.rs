@@ -133,6 +133,18 @@ fn solve_and_write(
     summary: &mut Summary,
     start: Instant,
 ) -> Result<StaticOutcome> {
+    let (u0, v0) = crate::dynamics::state::initial_fields(&problem);
+    if u0.is_some() || v0.is_some() {
+        return Err(Error::model(
+            if problem.model.initial.is_empty() {
+                "geometry.points_csv"
+            } else {
+                "initial"
+            },
+            "solve-static solves for equilibrium from the undeformed body at rest: initial \
+             fields ([[initial]] tables, a cloud's ux..vz columns) are for `peridot run`",
+        ));
+    }
     let System {
         prescribed,
         mut load,

@@ -20,13 +20,28 @@ use crate::{Error, Real, Result};
 use std::path::{Path, PathBuf};
 
 /// The fingerprint a checkpoint of `problem` carries: the model's physics and
-/// discretization (`model/fingerprint.rs`) and the node positions (which a point cloud's
-/// file, not the model, holds), bit for bit.
+/// discretization (`model/fingerprint.rs`) and the node positions (which a point cloud's or
+/// a mesh's file, not the model, holds), bit for bit; for a body read from a file also its
+/// volumes, material ids and per-node initial fields.
 pub fn fingerprint(problem: &Problem) -> u64 {
     let mut h = Fnv64::default();
     h.write(&physics_hash(&problem.model).to_le_bytes());
-    for p in &problem.body.positions {
+    let body = &problem.body;
+    for p in &body.positions {
         for x in p {
+            h.write(&x.to_bits().to_le_bytes());
+        }
+    }
+    let g = &problem.model.geometry;
+    if g.points_csv.is_some() || g.mesh.is_some() {
+        for v in &body.volumes {
+            h.write(&v.to_bits().to_le_bytes());
+        }
+        for m in body.material_ids.iter().flatten() {
+            h.write(&m.to_le_bytes());
+        }
+        let fields = [&body.initial_displacement, &body.initial_velocity];
+        for x in fields.into_iter().flatten().flatten().flatten() {
             h.write(&x.to_bits().to_le_bytes());
         }
     }

@@ -287,7 +287,7 @@ impl<T: Real> Runner<T> {
         let tips = TipOutput::open(&problem, dir, tips_place)?;
         let (state, resume_adr) = match resume {
             Some((ckpt, _)) => (ckpt.state, ckpt.adr),
-            None => (State::at_rest(problem.body.len() * problem.dim()), None),
+            None => (State::initial(&problem), None),
         };
         let saver = dir.map(|d| Saver::new(&problem, d, resumed.unwrap_or(0)));
         let mut summary = initial_summary(&problem, backend.name(), T::NAME, dt);

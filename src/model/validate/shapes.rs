@@ -10,10 +10,38 @@ const PARALLEL_TOLERANCE: f64 = 1e-9;
 
 /// `[geometry]`: exactly one body description; boxes and removal shapes in range.
 pub(super) fn geometry(g: &Geometry, dim: Dimension) -> Result<()> {
+    if let (Some(_), Some(_)) = (&g.points_csv, &g.mesh) {
+        return Err(Error::model(
+            "geometry.mesh",
+            "give either geometry.points_csv or geometry.mesh, not both",
+        ));
+    }
+    if g.mesh_nodes.is_some() && g.mesh.is_none() {
+        return Err(Error::model(
+            "geometry.mesh_nodes",
+            "is for a mesh body; give geometry.mesh too, or remove mesh_nodes",
+        ));
+    }
+    if let Some(path) = &g.mesh {
+        let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+        if !g.boxes.is_empty() {
+            return Err(Error::model(
+                "geometry.mesh",
+                "give either [[geometry.box]] or mesh, not both",
+            ));
+        }
+        if path.trim().is_empty() || !(ext == "msh" || ext == "vtu") {
+            return Err(Error::model(
+                "geometry.mesh",
+                format!("\"{path}\": must name a .msh (Gmsh 4.1) or .vtu file"),
+            ));
+        }
+        return regions_of_geometry(g, dim);
+    }
     match (g.boxes.is_empty(), &g.points_csv) {
         (true, None) => Err(Error::model(
             "geometry.box",
-            "give the body: at least one [[geometry.box]] or geometry.points_csv",
+            "give the body: at least one [[geometry.box]], geometry.points_csv or geometry.mesh",
         )),
         (false, Some(_)) => Err(Error::model(
             "geometry.points_csv",
@@ -25,6 +53,11 @@ pub(super) fn geometry(g: &Geometry, dim: Dimension) -> Result<()> {
         )),
         _ => Ok(()),
     }?;
+    regions_of_geometry(g, dim)
+}
+
+/// The boxes and removed shapes of `[geometry]`.
+fn regions_of_geometry(g: &Geometry, dim: Dimension) -> Result<()> {
     for (i, b) in g.boxes.iter().enumerate() {
         box_shape(&format!("geometry.box.{i}"), &b.min, &b.max, dim)?;
     }
@@ -34,6 +67,7 @@ pub(super) fn geometry(g: &Geometry, dim: Dimension) -> Result<()> {
             Shape::Edge { .. } => "edge",
             Shape::Layer { .. } => "layer",
             Shape::All {} => "all",
+            Shape::Group { .. } => "group",
             _ => {
                 shape(&f, s, dim)?;
                 continue;
@@ -220,6 +254,11 @@ fn shape(f: &str, s: &Shape, dim: Dimension) -> Result<()> {
             ..
         } => edge(f, side, [*depth, *depth_dx, *depth_delta], dim),
         Shape::All {} => Ok(()),
+        Shape::Group { group } if group.trim().is_empty() => Err(Error::model(
+            format!("{f}.group"),
+            "must name a group of the body's mesh or point cloud",
+        )),
+        Shape::Group { .. } => Ok(()),
     }
 }
 
