@@ -55,6 +55,7 @@ for line in sys.stdin:
     strip "$dest/peridot" "$dest/gpu_tests" "$dest/agreement_tests" "$dest/kernels_compile" \
         "$dest/gpu_spmv"
     cp models/*.toml "$dest/models/"
+    cp -r models/meshes "$dest/models/"
     cp scripts/gpu_validate.sh "$dest/"
     mkdir -p "$common/info"
     grep -qx '/.gpu*/' "$common/info/exclude" 2>/dev/null || echo '/.gpu*/' >>"$common/info/exclude"

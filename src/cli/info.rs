@@ -67,6 +67,26 @@ pub fn info(args: &ModelArgs, flags: InfoFlags) -> anyhow::Result<()> {
             each.join(", ")
         );
     }
+    let body = &problem.body;
+    if !body.groups.is_empty() {
+        let each: Vec<String> = body
+            .groups
+            .iter()
+            .map(|g| format!("\"{}\" {}", g.name, g.nodes.len()))
+            .collect();
+        println!("groups       {} (nodes: {})", each.len(), each.join(", "));
+    }
+    if let Some(ids) = &body.material_ids {
+        let mut distinct = ids.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let shown: Vec<String> = distinct.iter().take(8).map(|m| m.to_string()).collect();
+        println!(
+            "material ids {}{} (stored; every node has [material])",
+            shown.join(", "),
+            if distinct.len() > 8 { ", ..." } else { "" }
+        );
+    }
     println!("bonds        {nb} (directed)");
     println!("family size  min {fmin}, mean {fmean:.2}, max {fmax}");
     println!("pre-cracked  {} bonds", problem.precracked_bonds());

@@ -109,8 +109,17 @@ pub(crate) fn write_picture(problem: &Problem, dir: &Path, phi: &[f64]) -> Resul
         return Ok(());
     }
     let b = &problem.body;
-    write_damage_png(&dir.join("damage.png"), &b.positions, b.dim(), b.dx, phi)
+    // a mesh's nodes are not on a lattice: pixels of one spacing would leave holes between
+    // them, so a pixel there spans MESH_PIXEL spacings
+    let pixel = match problem.model.geometry.mesh {
+        Some(_) => MESH_PIXEL * b.dx,
+        None => b.dx,
+    };
+    write_damage_png(&dir.join("damage.png"), &b.positions, b.dim(), pixel, phi)
 }
+
+/// The damage picture's pixel on a mesh body, in multiples of `dx`.
+const MESH_PIXEL: f64 = 1.5;
 
 /// The summary's keys known before a run: model, size, backend, precision, discretization.
 pub(crate) fn initial_summary(
