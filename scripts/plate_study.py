@@ -29,7 +29,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from validate_published import read_summary, tip_rows  # noqa: E402
+from validate_published import read_summary, tip_rows, travelled  # noqa: E402
 
 E, S_SEED, DX_SEED, DT_SEED, T_END = 192e9, 0.04472, 0.1e-3, 1.3367e-8, 16.7e-6
 DELTA_DEFAULT = 3.015 * 0.25e-3
@@ -84,16 +84,7 @@ def describe(folder):
         return None
     tips = tip_rows(folder)
     delta, dx = s["delta"], s["dx"]
-    path, last, running, started = {}, {}, [], None
-    for r in tips:
-        i = r["tip_id"]
-        if i in last:
-            path[i] = path.get(i, 0.0) + math.hypot(r["x"] - last[i][0], r["y"] - last[i][1])
-        last[i] = (r["x"], r["y"])
-        if path.get(i, 0.0) >= delta and r["speed"] is not None:
-            started = r["time"] if started is None else started
-            if 12e-6 <= r["time"] <= 16e-6:
-                running.append(r["speed"])
+    started, _, running = travelled(tips, delta)
     ct = s.get("crack_tips", {})
     s0 = next((r[4] for r in runs() if r[1] == os.path.basename(folder)), None)
     return {

@@ -54,6 +54,26 @@ def tip_rows(run):
     return rows
 
 
+def travelled(tips, delta, window=(12e-6, 16e-6)):
+    """Of the tips that have moved at least `delta` along their path (speeds fitted over a
+    horizon of travel, docs/crack-tips.md): the first such sample's time, the first time one
+    ran at 1000 m/s or more, and their speeds within `window` (s)."""
+    path, last, running, started, fast = {}, {}, [], None, None
+    for r in tips:
+        i = r["tip_id"]
+        if i in last:
+            path[i] = path.get(i, 0.0) + math.hypot(r["x"] - last[i][0], r["y"] - last[i][1])
+        last[i] = (r["x"], r["y"])
+        if path.get(i, 0.0) >= delta and r["speed"] is not None:
+            if started is None:
+                started = r["time"]
+            if fast is None and r["speed"] >= 1000.0:
+                fast = r["time"]
+            if window[0] <= r["time"] <= window[1]:
+                running.append(r["speed"])
+    return started, fast, running
+
+
 TYPES = {"Float64": ("d", 8), "Float32": ("f", 4), "Int64": ("q", 8), "UInt8": ("B", 1)}
 
 
@@ -191,21 +211,7 @@ def precracked(run, problem, scale):
                    ("straight: no branching, tips within %.2f mm of y = 0" % (off_line * 1e3))
                    if straight else "branches at %.2f us" % (ct["first_branching_time"] * 1e6),
                    "no branching", "match" if straight else "mismatch"))
-    # speeds fitted over at least one horizon of travel (docs/crack-tips.md), per tip
-    delta = 3.015 * dx
-    path, last, running, started, fast = {}, {}, [], None, None
-    for r in tips:
-        i = r["tip_id"]
-        if i in last:
-            path[i] = path.get(i, 0.0) + math.hypot(r["x"] - last[i][0], r["y"] - last[i][1])
-        last[i] = (r["x"], r["y"])
-        if path.get(i, 0.0) >= delta and r["speed"] is not None:
-            if started is None:
-                started = r["time"]
-            if fast is None and r["speed"] >= 1000.0:
-                fast = r["time"]
-            if 12e-6 <= r["time"] <= 16e-6:
-                running.append(r["speed"])
+    started, fast, running = travelled(tips, 3.015 * dx)
     if running:
         mean = sum(running) / len(running)
         ok = abs(mean / 1750.0 - 1.0) <= 0.15
