@@ -62,9 +62,11 @@ __device__ __forceinline__ void pmb_node_plain_lattice(const BondParams& p, u32 
 // a bond reads its status bit, one table entry that every lane of the warp shares, and the
 // neighbour's displacement; no position, no bond length computed. The weight is c V.
 // The neighbour offset travels in the entry's first pad. PD_TABLE_UNROLL (a define the host
-// can add, src/gpu/kernels.rs): the bonds unrolled per loop trip.
+// can add, src/gpu/kernels.rs): the bonds unrolled per loop trip (default 1 in f32, 2 in f64).
+// (measured on the H100, docs/results.md: one bond a trip is fastest in f32, 2.75e9 against
+// 2.24e9 node-steps/s at four; f64 is the same at 1, 2, 4 and 8)
 #ifndef PD_TABLE_UNROLL
-#define PD_TABLE_UNROLL 4
+#define PD_TABLE_UNROLL (sizeof(real) == 4 ? 1 : 2)
 #endif
 template <int D, bool LINEARIZED>
 __device__ __forceinline__ void pmb_node_table_law(const BondParams& p, u32 i) {

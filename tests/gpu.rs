@@ -697,6 +697,38 @@ fn adr_on_the_device_agrees_with_the_cpu() {
     }
 }
 
+/// `gpu-loop` counts each node's intact bonds on its status bits for the bond-count damage
+/// of a snapshot, without sending the bond status over: the same numbers, bit for bit, as
+/// the count over the downloaded status, on the list and on a lattice's stencil.
+#[test]
+fn bond_count_damage_from_the_status_bits() {
+    if !have_gpu() {
+        return;
+    }
+    for p in [
+        common::conditions_bar(),
+        common::partition_bar("pmb", "3d", 1),
+    ] {
+        let p = Arc::new(p);
+        let u = displacement::<f64>(&p, 4e-3);
+        for mut gpu in [
+            GpuLoop::<f64>::new(p.clone()).unwrap(),
+            GpuLoop::<f64>::with_neighbour_list(p.clone()).unwrap(),
+        ] {
+            let mut f = vec![0.0; u.len()];
+            let broken = gpu.break_bonds_and_force(&u, &mut f).unwrap();
+            assert!(broken > 0, "the evaluation must break bonds");
+            let offsets = &p.families.offsets;
+            let counted = gpu.bond_count_damage(offsets).unwrap();
+            let status = gpu.bond_status().unwrap();
+            let expected =
+                peridot::dynamics::forces::bond_count_damage::<f64>(offsets, &status, None);
+            common::assert_bitwise(&counted, &expected, "bond-count damage");
+            assert!(counted.iter().any(|&d| d > 0.0), "some node is damaged");
+        }
+    }
+}
+
 /// On a full box lattice of one node volume, the plain PMB loop reads each bond's vector,
 /// length and inverse length from a table of the stencil's slots (`pmb_force_lattice_table`),
 /// computed in f64 from the lattice step and rounded once, where the list form subtracts the

@@ -8,6 +8,7 @@
 
 use crate::material::FailureHistory;
 use crate::{Real, Result};
+use rayon::prelude::*;
 
 /// The physics of one execution: internal forces, bond breaking, damage, dilatation and
 /// energy at a displacement field. A fault of the execution (a device call that fails) is an
@@ -46,6 +47,15 @@ pub trait Forces<T: Real>: Send + AsForces<T> {
     /// Bond status per directed bond in CSR order: 1 intact, 0 broken.
     fn bond_status(&self) -> Result<Vec<u8>>;
 
+    /// The bond-count damage of each node ([`bond_count_damage`]), `offsets` the families'
+    /// CSR offsets. The default reads the bond status (and a softening law's damage) bond by
+    /// bond; a device backend counts on its own status bits instead of sending them over.
+    fn bond_count_damage(&self, offsets: &[usize]) -> Result<Vec<f64>> {
+        let status = self.bond_status()?;
+        let damage = self.bond_damage()?;
+        Ok(bond_count_damage(offsets, &status, damage.as_deref()))
+    }
+
     /// Damage per directed bond in CSR order, in [0, 1], of a softening damage law
     /// (`docs/materials.md`); `None` where each bond is intact or broken, as
     /// [`bond_status`](Forces::bond_status) says (the default: only `cpu-loop` runs the
@@ -78,6 +88,15 @@ pub fn evaluate<T: Real>(
     }
 }
 
+/// The bond-count damage of a node of `family` bonds of which `intact` hold, for status
+/// bits alone (no softening damage): `1 - intact / family`, 0 for a node without bonds.
+pub fn count_damage(intact: u32, family: usize) -> f64 {
+    match family {
+        0 => 0.0,
+        n => 1.0 - intact as f64 / n as f64,
+    }
+}
+
 /// The bond-count damage of each node (`docs/materials.md`): `1 - (sum of what its bonds
 /// keep) / (its bonds)`, a bond keeping 0 when broken, `1 - d` with a softening law's damage
 /// `d`, else 1 (0 for a node without bonds). `offsets` the families' CSR offsets, `status`
@@ -88,6 +107,7 @@ pub fn bond_count_damage<T: Real>(
     damage: Option<&[T]>,
 ) -> Vec<f64> {
     (0..offsets.len() - 1)
+        .into_par_iter()
         .map(|i| {
             let bonds = offsets[i]..offsets[i + 1];
             if bonds.is_empty() {

@@ -71,6 +71,24 @@ impl SlicedLayout {
         self.slice_start[i / SLICE] as usize + SLICE * k + i % SLICE
     }
 
+    /// Intact bonds of each node from the device's status bits (`words`: bit `s % 32` of
+    /// word `s / 32` for slot `s`): the set bits among the node's slots (a lattice slot
+    /// outside the box, like padding, is never set).
+    pub fn intact_per_node(&self, words: &[u32]) -> Vec<u32> {
+        (0..self.lengths.len())
+            .into_par_iter()
+            .map(|i| {
+                let first = self.slice_start[i / SLICE] as usize / SLICE;
+                let bit = 1u32 << (i % SLICE);
+                let slots = self.lengths[i] as usize;
+                words[first..first + slots]
+                    .iter()
+                    .filter(|&&w| w & bit != 0)
+                    .count() as u32
+            })
+            .collect()
+    }
+
     /// `csr` (one value per bond, CSR order) in device order; padding slots hold `fill`.
     pub fn to_device<V: Copy + Send + Sync>(&self, csr: &[V], fill: V) -> Vec<V> {
         let mut out = vec![fill; self.padded_len()];

@@ -3,13 +3,13 @@
 //! the damage picture and the summary's fixed keys. Units are SI; forces in probes are
 //! newtons (force density times volume).
 
-use crate::dynamics::forces::bond_count_damage;
 use crate::dynamics::Forces;
 use crate::output::{
     write_damage_png, NodeFields, PhaseSeconds, ProbeRegions, ProbeWriter, Summary, VtkSeries,
 };
 use crate::setup::Problem;
 use crate::{Real, Result};
+use rayon::prelude::*;
 use std::path::Path;
 
 /// The VTK series and probe writer a model asks for, in `dir` (none without a folder).
@@ -55,13 +55,10 @@ pub(crate) fn fields<T: Real>(
     forces.damage(&mut phi)?;
     let mut theta = vec![T::zero(); nodes];
     let has = forces.dilatation(u, &mut theta)?;
-    let status = forces.bond_status()?;
-    let bond_damage = forces.bond_damage()?;
-    let offsets = &problem.families.offsets;
-    let f64s = |v: Vec<T>| v.into_iter().map(|x| x.f64()).collect::<Vec<f64>>();
+    let f64s = |v: Vec<T>| v.into_par_iter().map(|x| x.f64()).collect::<Vec<f64>>();
     Ok(FieldValues {
         damage: f64s(phi),
-        damage_bond_count: bond_count_damage(offsets, &status, bond_damage.as_deref()),
+        damage_bond_count: forces.bond_count_damage(&problem.families.offsets)?,
         dilatation: has.then(|| f64s(theta)),
     })
 }

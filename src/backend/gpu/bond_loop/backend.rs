@@ -10,11 +10,13 @@ use crate::backend::gpu::buffers::download;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::gpu::{adr, device_fault, rename};
 use crate::backend::{Backend, Footprint};
+use crate::dynamics::forces::count_damage;
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::gpu::layout::{status_words, unpack_status};
 use crate::material::Law;
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::{Real, Result};
+use rayon::prelude::*;
 
 impl<T: Real> Forces<T> for GpuLoop<T> {
     fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
@@ -43,6 +45,18 @@ impl<T: Real> Forces<T> for GpuLoop<T> {
 
     fn broken_bonds(&self) -> usize {
         self.precracked + self.broken.seen() as usize
+    }
+
+    fn bond_count_damage(&self, offsets: &[usize]) -> Result<Vec<f64>> {
+        let mut words = vec![0u32; status_words(self.layout.padded_len())];
+        download(&self.gpu, &self.mu, &mut words)
+            .map_err(device_fault(NAME, "bond status download"))?;
+        let intact = self.layout.intact_per_node(&words);
+        Ok(intact
+            .par_iter()
+            .enumerate()
+            .map(|(i, &kept)| count_damage(kept, offsets[i + 1] - offsets[i]))
+            .collect())
     }
 
     fn bond_status(&self) -> Result<Vec<u8>> {
