@@ -82,11 +82,15 @@ pub fn find_cracks(field: &DamageField) -> Vec<Crack> {
     let link = LINK_SPACINGS * field.dx;
     let list = CellList::new(&points, field.dim, link);
     let graph = Graph::new(&list, &points, crack.len());
-    let mut walk = Walk::new(crack.len());
+    // (components in parallel, each thread with its own walk; collected in order)
     graph
         .components()
-        .into_iter()
-        .filter_map(|c| graph.crack(&c, field.delta, &mut walk))
+        .into_par_iter()
+        .map_init(
+            || Walk::new(crack.len()),
+            |walk, c| graph.crack(&c, field.delta, walk),
+        )
+        .flatten()
         .collect()
 }
 
@@ -100,20 +104,15 @@ struct Graph<'a> {
 
 impl<'a> Graph<'a> {
     fn new(list: &CellList, points: &'a [[f64; 3]], n: usize) -> Graph<'a> {
-        let mut links = Vec::with_capacity(n);
-        let mut touches = Vec::with_capacity(n);
-        let mut family = Vec::new();
-        for k in 0..n {
-            list.family_into(k, &mut family);
-            touches.push(family.iter().any(|&j| j as usize >= n));
-            links.push(
-                family
-                    .iter()
-                    .copied()
-                    .filter(|&j| (j as usize) < n)
-                    .collect(),
-            );
-        }
+        let (links, touches): (Vec<Vec<u32>>, Vec<bool>) = (0..n)
+            .into_par_iter()
+            .map_init(Vec::new, |family, k| {
+                list.family_into(k, family);
+                let touches = family.iter().any(|&j| j as usize >= n);
+                let links = family.iter().copied().filter(|&j| (j as usize) < n);
+                (links.collect(), touches)
+            })
+            .unzip();
         Graph {
             points,
             links,
