@@ -16,6 +16,7 @@ use crate::material::bonds::{BondSource, SearchedBonds, StoredBonds};
 use crate::material::stiffness_bound::{row_bounds, stable_time_step};
 use crate::material::{family_radius, BondData, FailureHistory, MaterialConstants};
 use crate::model::{BoundaryKind, Model};
+use crate::neighbors::cell_list::offsets_of;
 use crate::neighbors::{Families, FamilyFinder};
 use crate::{Precision, Result};
 use rayon::prelude::*;
@@ -200,13 +201,8 @@ impl Problem {
             .into_par_iter()
             .map(|i| list.count(i))
             .collect();
-        let mut offsets = Vec::with_capacity(counts.len() + 1);
-        offsets.push(0usize);
-        for c in counts {
-            offsets.push(offsets[offsets.len() - 1] + c);
-        }
         let families = Families {
-            offsets,
+            offsets: offsets_of(&counts),
             neighbors: Vec::new(),
         };
         let search = (since(t0), NeighborSearch::Cpu);

@@ -19,7 +19,7 @@ use super::{within_radius, Families};
 use rayon::prelude::*;
 
 /// Nodes per parallel work item of the fill pass.
-pub(crate) const FILL_BLOCK: usize = 2048;
+const FILL_BLOCK: usize = 2048;
 
 /// Families of radius `radius` by a cell-linked list.
 pub fn cell_list_families(positions: &[[f64; 3]], dim: usize, radius: f64) -> Families {
@@ -91,24 +91,10 @@ impl<'a> CellList<'a> {
     /// nodes), in two passes: count per node (parallel), exclusive scan, fill (parallel, each
     /// node writes only its own slice), each family sorted.
     pub fn families_of(&self, count: usize, query: impl Fn(usize) -> usize + Sync) -> Families {
-        let counts: Vec<usize> = (0..count)
-            .into_par_iter()
-            .map(|k| self.count(query(k)))
-            .collect();
-        let mut offsets = Vec::with_capacity(count + 1);
-        offsets.push(0usize);
-        for c in &counts {
-            offsets.push(offsets[offsets.len() - 1] + c);
-        }
-        drop(counts);
-
-        let mut neighbors = vec![0u32; offsets[count]];
-        let blocks = split_blocks(&offsets, &mut neighbors);
-        blocks.into_par_iter().for_each(|(first, chunk)| {
-            let last = (first + FILL_BLOCK).min(count);
-            let base = offsets[first];
-            for k in first..last {
-                let slot = &mut chunk[offsets[k] - base..offsets[k + 1] - base];
+        csr_families(
+            count,
+            |k| self.count(query(k)),
+            |k, slot| {
                 let mut at = 0;
                 self.bins
                     .for_each_neighbor(&self.grid, self.positions, query(k), self.r2, |j| {
@@ -117,10 +103,41 @@ impl<'a> CellList<'a> {
                     });
                 debug_assert_eq!(at, slot.len());
                 slot.sort_unstable();
-            }
-        });
-        Families { offsets, neighbors }
+            },
+        )
     }
+}
+
+/// CSR offsets from the family sizes `counts`: an exclusive scan with the total last.
+pub fn offsets_of(counts: &[usize]) -> Vec<usize> {
+    let mut offsets = Vec::with_capacity(counts.len() + 1);
+    offsets.push(0usize);
+    for c in counts {
+        offsets.push(offsets[offsets.len() - 1] + c);
+    }
+    offsets
+}
+
+/// Exact-size CSR families of nodes `0..count` in two passes: `size(k)` per node (parallel),
+/// the offsets, then `fill(k, slot)` writing node `k`'s family into its own slice (parallel
+/// blocks of [`FILL_BLOCK`] nodes).
+pub(crate) fn csr_families(
+    count: usize,
+    size: impl Fn(usize) -> usize + Sync,
+    fill: impl Fn(usize, &mut [u32]) + Sync,
+) -> Families {
+    let counts: Vec<usize> = (0..count).into_par_iter().map(&size).collect();
+    let offsets = offsets_of(&counts);
+    drop(counts);
+    let mut neighbors = vec![0u32; offsets[count]];
+    let blocks = split_blocks(&offsets, &mut neighbors);
+    blocks.into_par_iter().for_each(|(first, chunk)| {
+        let base = offsets[first];
+        for k in first..(first + FILL_BLOCK).min(count) {
+            fill(k, &mut chunk[offsets[k] - base..offsets[k + 1] - base]);
+        }
+    });
+    Families { offsets, neighbors }
 }
 
 /// Split `neighbors` into the disjoint slices of consecutive blocks of `FILL_BLOCK` nodes,

@@ -15,7 +15,7 @@
 //!
 //! Units: m (positions, `dx`, radius).
 
-use super::cell_list::{split_blocks, FILL_BLOCK};
+use super::cell_list::csr_families;
 use super::{family_radius_squared, within_radius, CellList, Families};
 use crate::geometry::Body;
 use rayon::prelude::*;
@@ -225,25 +225,17 @@ impl<'a> FamilyFinder<'a> {
             FamilyFinder::Lattice(s) => s,
             FamilyFinder::Cells(c) => return c.families_of(n, |k| k),
         };
-        let mut offsets = Vec::with_capacity(n + 1);
-        offsets.push(0usize);
-        let counts: Vec<usize> = (0..n).into_par_iter().map(|i| stencil.count(i)).collect();
-        for c in counts {
-            offsets.push(offsets[offsets.len() - 1] + c);
-        }
-        let mut neighbors = vec![0u32; offsets[n]];
-        split_blocks(&offsets, &mut neighbors)
-            .into_par_iter()
-            .for_each(|(first, chunk)| {
+        csr_families(
+            n,
+            |i| stencil.count(i),
+            |i, slot| {
                 let mut at = 0;
-                for i in first..(first + FILL_BLOCK).min(n) {
-                    stencil.for_each_neighbor(i, |j| {
-                        chunk[at] = j as u32;
-                        at += 1;
-                    });
-                }
-            });
-        Families { offsets, neighbors }
+                stencil.for_each_neighbor(i, |j| {
+                    slot[at] = j as u32;
+                    at += 1;
+                });
+            },
+        )
     }
 
     /// The stencil, where the body is a lattice it serves.
