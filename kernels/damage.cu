@@ -50,6 +50,31 @@ __device__ __forceinline__ void damage_node(const BondParams& p, u32 i) {
 
 PD_BOND_ENTRY_UNCAPPED(damage, damage_node)
 
+// The nodes whose damage (`damage`'s output) is at or above `threshold`, compared in double
+// as the host compares, compacted into `out`: what a crack-tip sample reads instead of the
+// whole field (src/backend/gpu/bond_loop/crack_nodes.rs). One thread per node and one atomic
+// add per warp, so the order is the atomics'; the host sorts.
+struct OverParams {
+    const real* phi;
+    u32* out;                   // capacity n
+    unsigned long long* count;  // zeroed by the host
+    u64 n;
+    double threshold;
+};
+
+PD_KERNEL(damage_over)(const OverParams p) {
+    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const bool hit = i < p.n && (double)p.phi[i] >= p.threshold;
+    const unsigned mask = __ballot_sync(0xffffffffu, hit);
+    if (mask == 0) return;
+    const int lane = threadIdx.x & 31;
+    const int leader = __ffs(mask) - 1;
+    unsigned long long base = 0;
+    if (lane == leader) base = atomicAdd(p.count, (unsigned long long)__popc(mask));
+    base = __shfl_sync(0xffffffffu, base, leader);
+    if (hit) p.out[base + __popc(mask & ((1u << lane) - 1u))] = (u32)i;
+}
+
 // Strain energy of each node, J: the energy density (PMB sum w s^2 x / 4; LPS
 // K_d theta^2 / 2 + alpha / 2 sum w (e - theta x / d)^2) times V_i, in double from
 // precision-T bond quantities. LPS needs theta up to date. The host sums the nodes.

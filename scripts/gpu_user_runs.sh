@@ -12,7 +12,7 @@
 #       the loop and over the process wall, the summary's time to the first step, and host
 #       peak memory; the new binary starts with an empty kernel cache. The table and one JSON line
 #       per run (runs.jsonl: process wall, output bytes, summary) go to $OUT (or ./gpu-out).
-#       RUNS selects runs by label (default: all).
+#       RUNS selects runs by label (default: all); BENCH=0 leaves out the benchmarks.
 set -euo pipefail
 
 prepare() {
@@ -97,7 +97,9 @@ run() {
             timed "$G/peridot" new "$label" "$backend" "$precision" "$model" "$sets"
         done
     done
-    # The benchmark of the same steps, for the target "process wall <= setup + 1.15 x bench".
+    # The benchmark of the same steps, for the target "process wall <= setup + 1.15 x bench"
+    # (BENCH=0 leaves it out).
+    if [ "${BENCH:-1}" = 0 ]; then cat "$OUTDIR/table.txt"; return; fi
     timeout 200 "$G/peridot" bench "$G/models/pmb_block_3d.toml" --backends gpu-loop \
         --precisions f64,f32 --sizes 4019679 --steps 500 --out "$OUTDIR/bench-block3d" 2>&1 | tail -6
     timeout 200 "$G/peridot" bench "$G/models/precracked_plate_2d.toml" --backends gpu-loop \

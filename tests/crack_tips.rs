@@ -10,7 +10,9 @@
 
 mod common;
 
-use peridot::output::tips::{exclusion_mask, find_cracks, threshold_for, Crack, DamageField};
+use peridot::output::tips::{
+    exclusion_mask, find_cracks, find_cracks_among, threshold_for, Crack, DamageField,
+};
 
 const M: f64 = 3.015;
 
@@ -59,7 +61,7 @@ fn cracks_of(nx: usize, ny: usize, cracks: &[([f64; 2], [f64; 2])]) -> Vec<Crack
     let points = lattice(nx, ny);
     let phi = damage(&points, cracks);
     let excluded = exclusion_mask(&points, 2, M, &vec![false; points.len()]);
-    find_cracks(&DamageField {
+    let field = DamageField {
         positions: &points,
         dim: 2,
         dx: 1.0,
@@ -67,7 +69,22 @@ fn cracks_of(nx: usize, ny: usize, cracks: &[([f64; 2], [f64; 2])]) -> Vec<Crack
         damage: &phi,
         excluded: &excluded,
         threshold: threshold_for(2, M),
-    })
+    };
+    let whole = find_cracks(&field);
+    // the nodes at or above the threshold alone, as a GPU backend sends them back
+    // (`Forces::nodes_at_or_above`), give the same cracks
+    let over: Vec<usize> = (0..points.len())
+        .filter(|&i| phi[i] >= field.threshold)
+        .collect();
+    let among = find_cracks_among(
+        &DamageField {
+            damage: &[],
+            ..field
+        },
+        &over,
+    );
+    assert_eq!(whole, among, "the cracks from the listed nodes");
+    whole
 }
 
 fn near(p: [f64; 3], q: [f64; 2], tol: f64) -> bool {

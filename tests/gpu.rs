@@ -13,6 +13,8 @@
 #[path = "gpu/cache.rs"]
 mod cache;
 mod common;
+#[path = "gpu/crack_nodes.rs"]
+mod crack_nodes;
 #[path = "gpu/guard.rs"]
 mod guard;
 #[path = "gpu/initial.rs"]
@@ -27,6 +29,8 @@ mod neighbors;
 mod probes;
 #[path = "gpu/restart.rs"]
 mod restart;
+#[path = "gpu/session.rs"]
+mod session;
 #[path = "gpu/stream.rs"]
 mod stream;
 

@@ -109,6 +109,15 @@ pub trait Backend<T: Real>: Forces<T> {
         Ok(())
     }
 
+    /// The caller changed `state`'s vectors between calls of [`Backend::advance_explicit`]
+    /// (a library user writing the displacement or velocity, forces and accelerations
+    /// computed again): the next call starts from `state`, not from what the backend kept of
+    /// the last one (a device's copy, a fused loop's carried half step). The default keeps
+    /// nothing between calls.
+    fn state_changed(&mut self, _state: &State<T>) -> Result<()> {
+        Ok(())
+    }
+
     /// Largest absolute displacement of `state` for the stability check, `None` if any entry
     /// is not finite. The default reads `state.u`; a backend whose `advance_explicit` keeps
     /// the state on a device answers from there.

@@ -71,6 +71,20 @@ impl Explicit {
         Ok(())
     }
 
+    /// After the caller changed the state between steps (a library user writing the
+    /// displacement or velocity): impose the conditions at the state's time, then the
+    /// forces and accelerations of the new displacement (bonds past their critical stretch
+    /// break as in a step). Returns the bonds broken.
+    pub fn refresh<T: Real>(
+        &self,
+        state: &mut State<T>,
+        loads: &Loads,
+        forces: &mut dyn Forces<T>,
+    ) -> Result<usize> {
+        loads.impose(state.time, &mut state.u, &mut state.v);
+        self.accelerate(state, loads, forces, None, None)
+    }
+
     /// Advance one step; returns the new broken bonds.
     ///
     /// The half-step kicks are fused with the neighbouring passes over the state (the first

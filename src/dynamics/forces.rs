@@ -47,6 +47,14 @@ pub trait Forces<T: Real>: Send + AsForces<T> {
     /// Bond status per directed bond in CSR order: 1 intact, 0 broken.
     fn bond_status(&self) -> Result<Vec<u8>>;
 
+    /// The nodes whose damage ([`Forces::damage`], compared in f64) is at or above
+    /// `threshold`, ascending: what a crack-tip sample needs. `None` (the default) where the
+    /// backend has no cheaper way than the whole field, which the caller then reads; a GPU
+    /// backend thresholds on the device and sends back only these nodes.
+    fn nodes_at_or_above(&mut self, _threshold: f64) -> Result<Option<Vec<usize>>> {
+        Ok(None)
+    }
+
     /// The bond-count damage of each node ([`bond_count_damage`]), `offsets` the families'
     /// CSR offsets. The default reads the bond status (and a softening law's damage) bond by
     /// bond; a device backend counts on its own status bits instead of sending them over.

@@ -42,7 +42,7 @@ pub use probes::{ProbeRegions, ProbeValues, ProbeWriter};
 pub use progress::Progress;
 pub use summary::{
     peak_rss_bytes, CrackTipSummary, OutputSeconds, PhaseSeconds, RunStatus, StaticSolveInfo,
-    Summary,
+    Summary, TipSeconds,
 };
 pub use vtk::VtkSeries;
 

@@ -108,6 +108,9 @@ pub enum RunStatus {
     /// The stability check stopped it at `stopped_at_step` (NaN or blow-up); `stopped_early`
     /// has the message.
     Unstable,
+    /// A run stepped from a library has steps to go (only in the summary such a session
+    /// gives before its end; never in `summary.json`).
+    Running,
 }
 
 impl RunStatus {
@@ -118,6 +121,7 @@ impl RunStatus {
             RunStatus::Interrupted => "interrupted",
             RunStatus::Failed => "failed",
             RunStatus::Unstable => "unstable",
+            RunStatus::Running => "running",
         }
     }
 }
@@ -191,7 +195,8 @@ pub struct Summary {
     /// Whether a relaxation or static solve met its tolerance.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub converged: Option<bool>,
-    /// How the run ended: `completed`, `interrupted`, `failed` or `unstable`.
+    /// How the run ended: `completed`, `interrupted`, `failed` or `unstable` (a session stepped
+    /// from a library says `running` before its last step; never in `summary.json`).
     pub status: RunStatus,
     /// The step an interrupted or unstable run stopped at.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -243,6 +248,24 @@ pub struct CrackTipSummary {
     /// point per lattice column (`"x"`, `"y"` or `"z"`; absent: found node by node).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thin_axis: Option<String>,
+    /// Where the samples' time went, s (the run's `output_seconds.crack_tips` in all).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<TipSeconds>,
+}
+
+/// The time of a run's crack-tip samples by part, s.
+#[derive(Serialize, Deserialize, Default, Clone, Copy, Debug, PartialEq)]
+#[serde(default)]
+pub struct TipSeconds {
+    /// The damage field from the backend, in f64 (on a GPU backend: its kernel and copy).
+    pub damage: f64,
+    /// The finder: crack nodes, their links, skeletons and tips.
+    pub finder: f64,
+    /// The tracker (ids, speeds, branching) and `crack_tips.csv`.
+    pub tracker: f64,
+    /// Samples whose cracks were those of the sample before (no bond broke in between), which
+    /// read no damage field.
+    pub reused: usize,
 }
 
 /// Details of a static solve, under the summary key `static_solve`.

@@ -82,6 +82,20 @@ pub fn export_matrices(
     })
 }
 
+/// The matrices `what` of `problem` at bond status `bond_status` (per directed bond), in
+/// memory, in `what`'s order: the matrices [`export_matrices`] writes, for a library caller
+/// (`K` with both triangles).
+pub fn matrices(
+    problem: &Problem,
+    bond_status: &[u8],
+    what: &[Exported],
+) -> Result<Vec<(Exported, Mat<f64>)>> {
+    check_exportable(problem, what)?;
+    let ops = Operators::<f64>::assemble(problem, Storage::Full)?;
+    let one = |&item: &Exported| matrix_of(item, &ops, bond_status).map(|(m, ..)| (item, m));
+    what.iter().map(one).collect()
+}
+
 /// The files of [`export_matrices`] from the assembled `ops`, into the existing `dir`.
 fn write_export(
     problem: &Problem,

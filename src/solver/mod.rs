@@ -3,7 +3,8 @@
 //! solve (`implicit.rs`, `linear.rs`, `rigid.rs`); the matrix export (`export.rs`); and the
 //! output steps `run` and `solve-static` share (`outputs.rs`); the thread that writes a run's
 //! snapshots while it goes on (`snapshot_thread.rs`); the flag that cancels a run
-//! (`cancel.rs`); checkpoints and restarts (`restart.rs`).
+//! (`cancel.rs`); checkpoints and restarts (`restart.rs`); the time step (`time_step.rs`);
+//! a run stepped by a library caller (`session.rs`, the Python package's `Simulation`).
 
 pub mod cancel;
 pub mod export;
@@ -13,9 +14,12 @@ mod outputs;
 pub mod restart;
 pub mod rigid;
 pub mod run;
+pub mod session;
 mod snapshot_thread;
+mod time_step;
 mod tips;
 
 pub use cancel::Cancel;
 pub use run::{run, simulate, Outcome, RunOptions};
+pub use session::Session;
 pub use tips::excluded_nodes;

@@ -11,6 +11,7 @@ use super::export::{export_matrices, Exported};
 use super::outputs::{self, initial_summary};
 use super::restart::{self, Saver};
 use super::snapshot_thread::{OwnedSnapshot, SnapshotThread};
+pub use super::time_step::{choose_dt, DEFAULT_SAFETY};
 use super::tips::TipOutput;
 use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::{self, Backend, BackendKind};
@@ -50,47 +51,11 @@ pub struct RunOptions {
     pub process_start: Option<Instant>,
 }
 
-/// Default factor on the stable time step.
-pub const DEFAULT_SAFETY: f64 = 0.8;
 /// Steps between stability checks; also the longest chunk the driver hands a backend, so a
 /// cancel is seen within this many steps.
 const STABILITY_EVERY: usize = 10;
 /// Default ADR tolerance on the relative residual.
 pub const DEFAULT_TOLERANCE: f64 = 1e-8;
-
-/// Time step of a problem: `(dt, stable_dt, warnings)`. An explicit `solver.dt` above the
-/// stable step is an error unless `solver.force_dt`.
-pub fn choose_dt(problem: &Problem) -> Result<(f64, f64, Vec<String>)> {
-    let s = &problem.model.solver;
-    if s.kind == SolverKind::Adr {
-        return Ok((1.0, 1.0, Vec::new()));
-    }
-    let stable = problem.stable_time_step();
-    let safety = s.safety_factor.unwrap_or(DEFAULT_SAFETY);
-    match s.dt {
-        None => Ok((stable * safety, stable, Vec::new())),
-        Some(dt) if dt <= stable => Ok((dt, stable, Vec::new())),
-        Some(dt) if s.force_dt => {
-            // The key that lets this run go on is solver.force_dt, already set: the warning
-            // names it and does not suggest setting it again.
-            let warning = format!(
-                "solver.force_dt: solver.dt = {dt:.4e} s is above the stable time step \
-                 {stable:.4e} s and is used anyway; the run may become unstable (remove \
-                 solver.dt to use {:.4e} s, safety factor {safety})",
-                stable * safety
-            );
-            Ok((dt, stable, vec![warning]))
-        }
-        Some(dt) => Err(Error::model(
-            "solver.dt",
-            format!(
-                "{dt:.4e} s is above the stable time step {stable:.4e} s; lower it, remove it \
-                 to use {:.4e} s (safety factor {safety}), or set solver.force_dt = true",
-                stable * safety
-            ),
-        )),
-    }
-}
 
 /// Run `problem` and write its outputs; returns the summary (also in `summary.json`).
 pub fn run(problem: Problem, opts: &RunOptions) -> Result<Summary> {
@@ -177,50 +142,11 @@ pub fn simulate_from<T: Real>(
 
 /// [`simulate_from`] once the output folder exists.
 fn simulate_in<T: Real>(
-    mut problem: Problem,
+    problem: Problem,
     opts: &RunOptions,
     restart: Option<&Path>,
 ) -> Result<Outcome<T>> {
-    let (chosen, seconds) = timed(|| choose_dt(&problem));
-    let (dt, _stable, warnings) = chosen?;
-    problem.setup.time_step = Some(seconds);
-    for w in &warnings {
-        eprintln!("warning: {w}");
-    }
-    let compiled = || Gpu::opened().map_or(0.0, |g| g.compile_seconds());
-    let compiled_before = compiled();
-    let resume = match restart {
-        Some(from) => {
-            let ckpt = restart::load_latest::<T>(&problem, from)?;
-            restart::adopt_bond_status(&mut problem, &ckpt.bond_status)?;
-            problem.restored = ckpt.history.convert::<f64>();
-            Some((ckpt, from))
-        }
-        None => None,
-    };
-    let t_setup = Instant::now();
-    let problem = Arc::new(problem);
-    let subdomains = SubdomainRequest::resolve(
-        opts.subdomains.clone(),
-        &problem,
-        opts.backend,
-        T::PRECISION,
-    );
-    let backend = backend::create::<T>(opts.backend, problem.clone(), subdomains.as_ref())?;
-    let assembly = since(t_setup);
-    let compilation = compiled() - compiled_before;
-    let (runner, outputs_seconds) = timed(|| Runner::new(problem, backend, dt, opts, resume));
-    let mut runner = runner?;
-    runner.summary.warnings = warnings;
-    runner.summary.setup.outputs = Some(outputs_seconds);
-    runner.summary.phase_seconds.assembly = Some(assembly);
-    let setup = &mut runner.summary.setup;
-    setup.add_compilation(compilation);
-    // (a GPU backend's creation is its kernels and its upload; a CPU backend's, assembly)
-    match runner.backend.name().starts_with("gpu") {
-        true => setup.upload = Some((assembly - compilation).max(0.0)),
-        false => setup.assembly = Some(assembly),
-    }
+    let mut runner = Runner::start(problem, opts, restart)?;
     let outcome = match runner.problem.model.solver.kind {
         SolverKind::Explicit => runner.run_explicit(),
         SolverKind::Adr => runner.run_adr(),
@@ -228,21 +154,75 @@ fn simulate_in<T: Real>(
     runner.finish(outcome)
 }
 
+impl<T: Real> Runner<T> {
+    /// The time step, the backend and the outputs of a run of `problem` (resumed from the
+    /// latest checkpoint in `restart`), with the setup's times in the summary.
+    pub(super) fn start(
+        mut problem: Problem,
+        opts: &RunOptions,
+        restart: Option<&Path>,
+    ) -> Result<Self> {
+        let (chosen, seconds) = timed(|| choose_dt(&problem));
+        let (dt, _stable, warnings) = chosen?;
+        problem.setup.time_step = Some(seconds);
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+        let compiled = || Gpu::opened().map_or(0.0, |g| g.compile_seconds());
+        let compiled_before = compiled();
+        let resume = match restart {
+            Some(from) => {
+                let ckpt = restart::load_latest::<T>(&problem, from)?;
+                restart::adopt_bond_status(&mut problem, &ckpt.bond_status)?;
+                problem.restored = ckpt.history.convert::<f64>();
+                Some((ckpt, from))
+            }
+            None => None,
+        };
+        let t_setup = Instant::now();
+        let problem = Arc::new(problem);
+        let subdomains = SubdomainRequest::resolve(
+            opts.subdomains.clone(),
+            &problem,
+            opts.backend,
+            T::PRECISION,
+        );
+        let backend = backend::create::<T>(opts.backend, problem.clone(), subdomains.as_ref())?;
+        let assembly = since(t_setup);
+        let compilation = compiled() - compiled_before;
+        let (runner, outputs_seconds) = timed(|| Runner::new(problem, backend, dt, opts, resume));
+        let mut runner = runner?;
+        runner.summary.warnings = warnings;
+        runner.summary.setup.outputs = Some(outputs_seconds);
+        runner.summary.phase_seconds.assembly = Some(assembly);
+        let setup = &mut runner.summary.setup;
+        setup.add_compilation(compilation);
+        // (a GPU backend's creation is its kernels and its upload; a CPU backend's, assembly)
+        match runner.backend.name().starts_with("gpu") {
+            true => setup.upload = Some((assembly - compilation).max(0.0)),
+            false => setup.assembly = Some(assembly),
+        }
+        Ok(runner)
+    }
+}
+
 /// How the time loop of a run ended, when no error stopped it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
+pub(super) enum Stop {
     /// It ran all its steps (or an ADR run converged).
     Completed,
+    /// A session (`session.rs`) has steps to go.
+    Running,
     /// The cancel flag stopped it at the current step.
     Interrupted,
 }
 
 /// Everything a run carries between steps.
-struct Runner<T: Real> {
-    problem: Arc<Problem>,
-    backend: Box<dyn Backend<T>>,
-    loads: Loads,
-    state: State<T>,
+pub(super) struct Runner<T: Real> {
+    pub(super) problem: Arc<Problem>,
+    pub(super) backend: Box<dyn Backend<T>>,
+    pub(super) loads: Loads,
+    pub(super) state: State<T>,
     dt: f64,
     opts: RunOptions,
     /// The snapshots' writer (a thread of its own).
@@ -326,23 +306,42 @@ impl<T: Real> Runner<T> {
         })
     }
 
-    fn run_explicit(&mut self) -> Result<Stop> {
+    /// The explicit leapfrog of the model's solver.
+    pub(super) fn integrator(&self) -> Explicit {
         let s = &self.problem.model.solver;
-        let integrator = Explicit {
+        Explicit {
             dt: self.dt,
             density: self.problem.material.density,
             damping: s.damping.unwrap_or(0.0),
             damage: s.damage,
-        };
-        let steps = s.steps;
-        // A resumed run goes on from the checkpoint's state, whose outputs are written.
+        }
+    }
+
+    fn run_explicit(&mut self) -> Result<Stop> {
+        self.start_explicit()?;
+        self.advance_to(self.problem.model.solver.steps)
+    }
+
+    /// The state at t = 0 with its forces, and its outputs (a resumed run goes on from the
+    /// checkpoint's state, whose outputs are written).
+    pub(super) fn start_explicit(&mut self) -> Result<()> {
         if self.resumed.is_none() {
             let t0 = Instant::now();
+            let integrator = self.integrator();
             integrator.start(&mut self.state, &self.loads, self.backend.as_forces())?;
             self.observe(true)?;
             self.summary.setup.step_zero = Some(since(t0));
         }
         self.mark_first_step();
+        Ok(())
+    }
+
+    /// Advance the explicit run to step `target` (at most the model's `solver.steps`),
+    /// writing the outputs due on the way.
+    pub(super) fn advance_to(&mut self, target: usize) -> Result<Stop> {
+        let integrator = self.integrator();
+        let steps = self.problem.model.solver.steps;
+        let target = target.min(steps);
         // Advance to the next step where the host looks at the state (a stability check,
         // an output, the end), so a backend may run the steps in between on its own; only a
         // snapshot and the end need the whole state back (a probe row is reduced where the
@@ -350,7 +349,7 @@ impl<T: Real> Runner<T> {
         // it is set, a run whose host state is current stops there; otherwise one more step
         // brings the whole state back first.
         let mut synced = true;
-        while self.state.step < steps {
+        while self.state.step < target {
             let cancelled = self.cancelled();
             if cancelled && synced {
                 return self.interrupt();
@@ -360,10 +359,10 @@ impl<T: Real> Runner<T> {
             let (stop, full_sync) = if cancelled {
                 (step + 1, true)
             } else {
-                let stop = (step + 1..=steps)
-                    .find(|&s| s % STABILITY_EVERY == 0 || s == steps || writes(s))
-                    .unwrap_or(steps);
-                (stop, stop == steps || self.whole_state_due(stop, false))
+                let stop = (step + 1..=target)
+                    .find(|&s| s % STABILITY_EVERY == 0 || s == target || writes(s))
+                    .unwrap_or(target);
+                (stop, stop == target || self.whole_state_due(stop, false))
             };
             synced = full_sync;
             self.backend.advance_explicit(ExplicitCall {
@@ -481,7 +480,7 @@ impl<T: Real> Runner<T> {
     }
 
     /// Whether the run's cancel flag is set.
-    fn cancelled(&self) -> bool {
+    pub(super) fn cancelled(&self) -> bool {
         self.opts.cancel.as_ref().is_some_and(Cancel::is_cancelled)
     }
 
@@ -704,33 +703,18 @@ impl<T: Real> Runner<T> {
         Ok(())
     }
 
-    /// Write the picture and the summary, whatever the outcome; return the outcome (or,
-    /// after a run that went well, the fault that kept the damage from being read).
-    fn finish(mut self, outcome: Result<Stop>) -> Result<Outcome<T>> {
-        self.progress.finish();
-        let t0 = Instant::now();
-        let (phi, outcome) = match (self.fields(), outcome) {
-            (Ok(fields), outcome) => (fields.damage, outcome),
-            (Err(e), Ok(_)) => (Vec::new(), Err(e)),
-            (Err(_), outcome) => (Vec::new(), outcome),
-        };
-        if let (Some(dir), false) = (&self.opts.out_dir, phi.is_empty()) {
-            outputs::write_picture(&self.problem, dir, &phi)?;
-        }
-        self.out_times.picture += since(t0);
-        // Every snapshot on disk before the summary says the run ended.
-        let t0 = Instant::now();
-        let written = match self.vtk.as_mut() {
-            Some(vtk) => vtk
-                .finish()
-                .map(|busy| self.out_times.snapshot_writer = busy),
-            None => Ok(()),
-        };
-        self.out_times.snapshots += since(t0);
-        let outcome = match (written, outcome) {
-            (Err(e), Ok(_)) => Err(e),
-            (_, outcome) => outcome,
-        };
+    /// The summary of the run so far, as if it ended here with `stop` (nothing written).
+    pub(super) fn tally(&mut self, stop: Stop) -> Result<Summary> {
+        let mut phi = vec![T::zero(); self.problem.body.len()];
+        self.backend.as_forces().damage(&mut phi)?;
+        let phi: Vec<f64> = phi.into_par_iter().map(|x| x.f64()).collect();
+        self.fill_summary(&phi, &Ok(stop));
+        Ok(self.summary.clone())
+    }
+
+    /// Fill the summary's counts and times from the run so far and its `outcome`; `phi` is
+    /// the final damage (empty where it could not be read).
+    fn fill_summary(&mut self, phi: &[f64], outcome: &Result<Stop>) {
         let loop_seconds = self.times.forces + self.times.update + self.times.transfers;
         let footprint = self.backend.footprint();
         let on_gpu = self.backend.name().starts_with("gpu");
@@ -757,14 +741,15 @@ impl<T: Real> Runner<T> {
         } else {
             0.0
         };
-        (s.status, s.stopped_at_step) = match &outcome {
+        (s.status, s.stopped_at_step) = match outcome {
             Ok(Stop::Completed) => (RunStatus::Completed, None),
+            Ok(Stop::Running) => (RunStatus::Running, None),
             Ok(Stop::Interrupted) => (RunStatus::Interrupted, Some(self.state.step)),
             Err(Error::Unstable { step, .. }) => (RunStatus::Unstable, Some(*step)),
             Err(_) => (RunStatus::Failed, None),
         };
-        s.stopped_early = match &outcome {
-            Ok(Stop::Completed) => None,
+        s.stopped_early = match outcome {
+            Ok(Stop::Completed | Stop::Running) => None,
             Ok(Stop::Interrupted) => Some(format!(
                 "interrupted at step {} (t = {:.4e} s)",
                 self.state.step, self.state.time
@@ -776,6 +761,36 @@ impl<T: Real> Runner<T> {
         s.wall_seconds = self.summary_start.elapsed().as_secs_f64();
         s.peak_rss_bytes = peak_rss_bytes();
         s.process_seconds = self.opts.process_start.map(since);
+    }
+
+    /// Write the picture and the summary, whatever the outcome; return the outcome (or,
+    /// after a run that went well, the fault that kept the damage from being read).
+    pub(super) fn finish(mut self, outcome: Result<Stop>) -> Result<Outcome<T>> {
+        self.progress.finish();
+        let t0 = Instant::now();
+        let (phi, outcome) = match (self.fields(), outcome) {
+            (Ok(fields), outcome) => (fields.damage, outcome),
+            (Err(e), Ok(_)) => (Vec::new(), Err(e)),
+            (Err(_), outcome) => (Vec::new(), outcome),
+        };
+        if let (Some(dir), false) = (&self.opts.out_dir, phi.is_empty()) {
+            outputs::write_picture(&self.problem, dir, &phi)?;
+        }
+        self.out_times.picture += since(t0);
+        // Every snapshot on disk before the summary says the run ended.
+        let t0 = Instant::now();
+        let written = match self.vtk.as_mut() {
+            Some(vtk) => vtk
+                .finish()
+                .map(|busy| self.out_times.snapshot_writer = busy),
+            None => Ok(()),
+        };
+        self.out_times.snapshots += since(t0);
+        let outcome = match (written, outcome) {
+            (Err(e), Ok(_)) => Err(e),
+            (_, outcome) => outcome,
+        };
+        self.fill_summary(&phi, &outcome);
         if let Some(dir) = &self.opts.out_dir {
             self.summary.write(&dir.join("summary.json"))?;
         }

@@ -249,7 +249,8 @@ pub fn partition_bar_lean(law: &str, dim: &str, steps: usize) -> Problem {
     Problem::build_lean(model, Path::new(".")).expect("test model discretizes")
 }
 
-fn partition_bar_text(law: &str, dim: &str, steps: usize) -> String {
+/// The model text of [`partition_bar`].
+pub fn partition_bar_text(law: &str, dim: &str, steps: usize) -> String {
     let nu = if law.starts_with("lps") {
         Some(0.22)
     } else {

@@ -491,6 +491,14 @@ pub(super) fn advance_explicit<T: Real, B: DeviceForces<T>>(
     on_loop(backend, name, |b| advance(b, call))
 }
 
+/// [`crate::backend::Backend::state_changed`] of a device backend: the device's copy of the
+/// state is no longer current, so the next call uploads the host's.
+pub(super) fn state_changed<T: Real, B: DeviceForces<T>>(backend: &mut B) {
+    if let Some(dl) = backend.loop_if_made() {
+        dl.resident_step = None;
+    }
+}
+
 /// [`crate::backend::Backend::max_abs_displacement`] of a device backend named `name`: from
 /// its time loop where it has one, else from the host.
 pub(super) fn max_abs_displacement<T: Real, B: DeviceForces<T>>(

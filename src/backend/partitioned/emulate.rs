@@ -21,7 +21,7 @@
 use super::exchange::{gather, scatter, scatter_bonds};
 use super::fused::{self, scatter_forces, Carry, FusedForces, Update};
 use crate::backend::{Backend, CpuLoop, Footprint};
-use crate::dynamics::{ExplicitCall, Forces};
+use crate::dynamics::{ExplicitCall, Forces, State};
 use crate::geometry::Body;
 use crate::material::{BondData, Law};
 use crate::neighbors::Families;
@@ -272,6 +272,11 @@ impl<T: Real> PartitionedCpu<T> {
 impl<T: Real> Backend<T> for PartitionedCpu<T> {
     fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
         fused::advance_explicit(self, call)
+    }
+
+    fn state_changed(&mut self, _state: &State<T>) -> Result<()> {
+        fused::state_changed(self);
+        Ok(())
     }
 
     fn footprint(&self) -> Footprint {

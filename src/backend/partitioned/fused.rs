@@ -40,6 +40,12 @@ pub struct Carry<T> {
     pub ready: Option<(usize, u64)>,
 }
 
+/// `Backend::state_changed` of a partitioned backend: the carried half step was made from
+/// the old state, so the next call starts without it.
+pub fn state_changed<T: Real, B: FusedForces<T>>(backend: &mut B) {
+    backend.carry().ready = None;
+}
+
 /// `Backend::advance_explicit` of a partitioned backend: [`advance`], or the plain host
 /// loop for a damped run (its step needs every dof's half-step velocity first).
 pub fn advance_explicit<T: Real, B: FusedForces<T>>(

@@ -61,22 +61,25 @@ pub struct Crack {
 /// The cracks of `field`, ordered by their lowest node index.
 pub fn find_cracks(field: &DamageField) -> Vec<Crack> {
     assert_eq!(field.damage.len(), field.positions.len(), "damage per node");
-    assert_eq!(field.excluded.len(), field.positions.len(), "mask per node");
-    let over = |i: &usize| field.damage[*i] >= field.threshold;
-    let n = field.positions.len();
-    let crack: Vec<usize> = (0..n)
+    let over: Vec<usize> = (0..field.positions.len())
         .into_par_iter()
-        .filter(|i| over(i) && !field.excluded[*i])
+        .filter(|&i| field.damage[i] >= field.threshold)
         .collect();
+    find_cracks_among(field, &over)
+}
+
+/// [`find_cracks`] from `over`, the nodes whose damage is at or above the threshold
+/// (ascending), as a backend that thresholds on its device gives them; `field.damage` is
+/// not read. The same cracks as from the whole field.
+pub fn find_cracks_among(field: &DamageField, over: &[usize]) -> Vec<Crack> {
+    assert_eq!(field.excluded.len(), field.positions.len(), "mask per node");
+    let (crack, outside): (Vec<usize>, Vec<usize>) =
+        over.par_iter().partition(|&&i| !field.excluded[i]);
     if crack.is_empty() {
         return Vec::new();
     }
     // The crack nodes first, then the damaged excluded ones (which only mark where a crack
     // runs into the exclusion zone).
-    let outside: Vec<usize> = (0..n)
-        .into_par_iter()
-        .filter(|i| over(i) && field.excluded[*i])
-        .collect();
     let nodes: Vec<usize> = crack.iter().copied().chain(outside).collect();
     let points: Vec<[f64; 3]> = nodes.iter().map(|&i| field.positions[i]).collect();
     let link = LINK_SPACINGS * field.dx;

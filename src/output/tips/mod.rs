@@ -16,7 +16,7 @@ pub mod tracker;
 
 pub use columns::Columns;
 pub use csv::TipCsv;
-pub use finder::{find_cracks, Crack, DamageField};
+pub use finder::{find_cracks, find_cracks_among, Crack, DamageField};
 pub use tracker::{TipRow, TipStats, TipTracker, Track, TrackerMemory};
 
 use crate::neighbors::{CellList, FamilyFinder};

@@ -33,6 +33,11 @@ impl<T: Real> Forces<T> for GpuLoop<T> {
         self.try_damage(phi).map_err(device_fault(NAME, "damage"))
     }
 
+    fn nodes_at_or_above(&mut self, threshold: f64) -> Result<Option<Vec<usize>>> {
+        self.try_nodes_over(threshold)
+            .map_err(device_fault(NAME, "crack nodes"))
+    }
+
     fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
         let fault = device_fault(NAME, "dilatation");
         self.try_dilatation(u, theta).map_err(fault)
@@ -166,6 +171,11 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
 
     fn sync_adr(&mut self, adr: &mut Adr<T>) -> Result<()> {
         adr::sync_adr(self, NAME, adr)
+    }
+
+    fn state_changed(&mut self, _state: &State<T>) -> Result<()> {
+        time_loop::state_changed(self);
+        Ok(())
     }
 
     fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {

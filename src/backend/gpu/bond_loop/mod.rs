@@ -21,6 +21,7 @@
 
 mod backend;
 mod bond_arrays;
+mod crack_nodes;
 mod fused;
 mod launch;
 mod params;
@@ -88,6 +89,8 @@ pub struct GpuLoop<T: Real> {
     f_out: Option<CudaSlice<T>>,
     phi: CudaSlice<T>,
     energy: Option<CudaSlice<f64>>,
+    /// The compaction of a crack-tip sample's nodes (`crack_nodes.rs`; made by its first call).
+    over: Option<crack_nodes::OverBuffers>,
     /// Bonds broken on the device since setup (a running counter).
     broken: BrokenCounter,
     /// Bonds broken by pre-cracks.

@@ -29,6 +29,8 @@ pub(crate) struct Kernels {
     pub lps_force_nonlinear: CudaFunction,
     pub break_bonds: CudaFunction,
     pub damage: CudaFunction,
+    /// The nodes at or above a damage threshold, compacted (`crack_nodes.rs`).
+    pub damage_over: CudaFunction,
     pub strain_energy: CudaFunction,
 }
 
@@ -46,6 +48,7 @@ impl Kernels {
             lps_force_nonlinear: f("lps_force_nonlinear")?,
             break_bonds: f("break_bonds")?,
             damage: f("damage")?,
+            damage_over: f("damage_over")?,
             strain_energy: f("strain_energy")?,
         })
     }

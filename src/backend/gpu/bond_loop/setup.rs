@@ -235,6 +235,7 @@ impl<T: Real> GpuLoop<T> {
             f_out: None,
             phi: zeros(n).map_err(driver_error)?,
             energy: None,
+            over: None,
             broken: BrokenCounter::new(&gpu)?,
             layout,
             precracked: p.precracked_bonds(),

@@ -102,6 +102,11 @@ impl<T: Real> Backend<T> for GpuMatrix<T> {
         adr::sync_adr(self, NAME, adr)
     }
 
+    fn state_changed(&mut self, _state: &State<T>) -> Result<()> {
+        time_loop::state_changed(self);
+        Ok(())
+    }
+
     fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
         time_loop::max_abs_displacement(self, NAME, state)
     }

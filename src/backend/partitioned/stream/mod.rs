@@ -39,7 +39,7 @@ use super::parts::Part;
 use crate::backend::coefficients::lps_coefficients;
 use crate::backend::gpu::device_fault;
 use crate::backend::{Backend, Footprint};
-use crate::dynamics::{ExplicitCall, Forces};
+use crate::dynamics::{ExplicitCall, Forces, State};
 use crate::gpu::Gpu;
 use crate::material::Law;
 use crate::partition::Cuts;
@@ -244,5 +244,10 @@ impl<T: Real> Backend<T> for GpuStreamed<T> {
     fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
         // (the state is always on the host)
         fused::advance_explicit(self, call)
+    }
+
+    fn state_changed(&mut self, _state: &State<T>) -> Result<()> {
+        fused::state_changed(self);
+        Ok(())
     }
 }
