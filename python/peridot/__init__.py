@@ -34,6 +34,7 @@ __all__ = [
     "operators",
     "run",
     "solve_static",
+    "static_system",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -241,6 +242,28 @@ def operators(model: Model) -> Dict[str, Any]:
     for name, indptr, indices, data, shape in _native.operators(model._native):
         out[name] = sp.csr_matrix((data, indices, indptr), shape=shape)
     return out
+
+
+def static_system(model: Model) -> Dict[str, np.ndarray]:
+    """The static system `K u = f` as `peridot solve-static` sets it up (the files
+    `export-matrix` writes beside K.mtx): "f" the load (N, dof order of K), "prescribed_dofs"
+    and "prescribed_values" (m), "rigid_modes" the free rigid-body modes as orthonormal
+    columns (dofs x k), "supports" the dofs solve-static holds at zero to remove them.
+
+        s = peridot.static_system(model); K = peridot.operators(model)["K"]
+        held = np.r_[s["prescribed_dofs"], s["supports"]]; u = np.zeros(s["f"].size)
+        u[s["prescribed_dofs"]] = s["prescribed_values"]; free = np.setdiff1d(np.arange(u.size), held)
+        u[free] = spsolve(K[free][:, free], s["f"][free] - K[free][:, held] @ u[held])
+
+    gives solve-static's displacement up to a rigid motion along "rigid_modes"."""
+    f, dofs, values, modes, k, supports = _native.static_system(model._native)
+    return {
+        "f": f,
+        "prescribed_dofs": dofs.astype(np.int64),
+        "prescribed_values": values,
+        "rigid_modes": modes.reshape(k, f.size).T,
+        "supports": supports.astype(np.int64),
+    }
 
 
 def solve_static(model: Model, out: Optional[PathLike] = None) -> np.ndarray:

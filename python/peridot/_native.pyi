@@ -70,6 +70,16 @@ def operators(
     ]
 ]: ...
 def solve_static(model: Model, out: Optional[str] = None) -> npt.NDArray[np.float64]: ...
+def static_system(
+    model: Model,
+) -> Tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    int,
+    npt.NDArray[np.uint64],
+]: ...
 def run(
     model: Model,
     out: Optional[str] = None,

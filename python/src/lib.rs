@@ -17,6 +17,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<simulation::Simulation>()?;
     m.add_function(wrap_pyfunction!(operators::operators, m)?)?;
     m.add_function(wrap_pyfunction!(operators::solve_static, m)?)?;
+    m.add_function(wrap_pyfunction!(operators::static_system, m)?)?;
     m.add_function(wrap_pyfunction!(operators::run, m)?)?;
     m.add_function(wrap_pyfunction!(operators::gpu_available, m)?)?;
     errors::register(m)?;

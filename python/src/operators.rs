@@ -77,6 +77,42 @@ pub fn solve_static<'py>(
     Ok(PyArray1::from_vec(py, u.py_err()?))
 }
 
+/// The static system `K u = f` of `model` as `solve-static` sets it up, at its initial bond
+/// status: `(f, prescribed dofs, their values, rigid modes (k columns of dofs values,
+/// concatenated), k, supports)`; N, m.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn static_system<'py>(
+    py: Python<'py>,
+    model: &Model,
+) -> PyResult<(
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    usize,
+    Bound<'py, PyArray1<u64>>,
+)> {
+    let (m, dir) = (model.model.clone(), model.dir.clone());
+    let system = py.detach(move || -> peridot::Result<_> {
+        let problem = Problem::build(m, &dir)?;
+        implicit::static_system(&problem, &problem.initial_mu)
+    });
+    let s = system.py_err()?;
+    let dofs: Vec<u64> = s.prescribed.iter().map(|&(d, _)| d as u64).collect();
+    let values: Vec<f64> = s.prescribed.iter().map(|&(_, v)| v).collect();
+    let k = s.rigid_modes.len();
+    let supports: Vec<u64> = s.supports.iter().map(|&d| d as u64).collect();
+    Ok((
+        PyArray1::from_vec(py, s.load),
+        PyArray1::from_vec(py, dofs),
+        PyArray1::from_vec(py, values),
+        PyArray1::from_vec(py, s.rigid_modes.concat()),
+        k,
+        PyArray1::from_vec(py, supports),
+    ))
+}
+
 /// Run `model` to its end as `peridot run` does, writing its outputs into `out` (none
 /// without); returns `summary.json` as JSON text. The run goes on a thread of its own while
 /// this one waits with the GIL released and checks the signals every 20 ms: Ctrl-C sets the

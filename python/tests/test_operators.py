@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
+from scipy.sparse.linalg import spsolve
 
 import peridot
 from conftest import MODELS, cli, read_vtu, sets
@@ -83,3 +84,51 @@ def test_gpu_backend_without_gpu_is_a_runtime_error():
     model = peridot.Model.from_file(os.path.join(MODELS, "kalthoff_winkler_2d.toml"))
     with pytest.raises(RuntimeError, match="gpu-loop"):
         peridot.Simulation(model, backend="gpu-loop")
+
+
+def solve_three_lines(k, s):
+    """The sidecar's solve: prescribed values and supports held, K u = f on the rest."""
+    held = np.r_[s["prescribed_dofs"], s["supports"]]
+    u = np.zeros(s["f"].size)
+    u[s["prescribed_dofs"]] = s["prescribed_values"]
+    free = np.setdiff1d(np.arange(u.size), held)
+    u[free] = spsolve(k[free][:, free].tocsc(), s["f"][free] - k[free][:, held] @ u[held])
+    return u
+
+
+@pytest.mark.parametrize("path, over", [
+    # tractions only: a free body, 3 rigid modes removed by supports
+    (TENSION, {"discretization.dx": 20e-3}),
+    # a prescribed motion of the impact edge (y only): prescribed dofs and a rigid mode
+    (os.path.join(MODELS, "kalthoff_winkler_2d.toml"), {"discretization.dx": 0.2e-3}),
+])
+def test_static_system_solved_in_scipy_gives_solve_static(path, over):
+    # the same system solved by SciPy: solve-static's displacement up to a rigid motion
+    # (removed by projecting the difference off the orthonormal modes), to the direct
+    # solvers' round-off relative to the displacement (1e-9: condition of K times 1e-16)
+    model = peridot.Model.from_file(path, overrides=over)
+    s = peridot.static_system(model)
+    k = peridot.operators(model)["K"].tocsr()
+    u = solve_three_lines(k, s)
+    u_engine = peridot.solve_static(model).reshape(-1)
+    r = s["rigid_modes"]
+    diff = u - u_engine
+    diff -= r @ (r.T @ diff)
+    assert np.abs(diff).max() <= 1e-9 * np.abs(u_engine).max()
+    assert np.abs(u_engine).max() > 0
+
+
+def test_static_system_files_equal_the_api(peridot_bin, tmp_path):
+    over = {"discretization.dx": 20e-3}
+    model = peridot.Model.from_file(TENSION, overrides=over)
+    s = peridot.static_system(model)
+    out = os.path.join(tmp_path, "export")
+    cli(peridot_bin, "export-matrix", TENSION, "--what", "K", "--out", out, *sets(over))
+    f = scipy.io.mmread(os.path.join(out, "f.mtx")).ravel()
+    assert np.array_equal(f, s["f"])
+    modes = scipy.io.mmread(os.path.join(out, "rigid_modes.mtx"))
+    assert np.array_equal(modes, s["rigid_modes"])
+    assert s["rigid_modes"].shape[1] == 3
+    import json
+    with open(os.path.join(out, "export.json")) as fh:
+        assert json.load(fh)["static_system"]["supports"] == list(s["supports"])

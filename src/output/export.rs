@@ -44,8 +44,33 @@ pub struct ExportSidecar {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bonds_file: Option<String>,
     pub boundary_file: String,
+    /// The static system `K u = f` beside `K` (`f.mtx`, `prescribed.csv`,
+    /// `rigid_modes.mtx`); absent where `K` is not exported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub static_system: Option<SystemFiles>,
     /// How to load the files (SciPy, MATLAB).
     pub notes: Vec<String>,
+}
+
+/// The files of the static system `K u = f` (`solver::implicit::StaticSystem`).
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct SystemFiles {
+    /// The load vector `f`, N, a Matrix Market array (dofs x 1); absent where the loads are
+    /// out of equilibrium on a body free to move (`refused` says why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_file: Option<String>,
+    /// `dof,value` of every prescribed dof, m.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prescribed_file: Option<String>,
+    /// The free rigid-body modes, a Matrix Market array (dofs x modes, orthonormal
+    /// columns); absent where conditions hold every mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rigid_modes_file: Option<String>,
+    /// The dofs `solve-static` holds at zero to remove the modes (0-based).
+    pub supports: Vec<usize>,
+    /// Why there is no system (loads out of equilibrium).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 /// Material constants as the engine uses them, SI.

@@ -118,6 +118,33 @@ pub fn write_matrix_market(
     Ok(count)
 }
 
+/// Write the dense `rows x cols` matrix `values` (column-major) as a Matrix Market array
+/// file (`real general`), each value with 17 significant digits, after `comments`.
+pub fn write_matrix_market_array(
+    path: &Path,
+    (rows, cols): (usize, usize),
+    values: &[f64],
+    comments: &[String],
+) -> crate::Result<()> {
+    if values.len() != rows * cols {
+        let message = format!("{} values for a {rows} x {cols} array", values.len());
+        return Err(invalid_input(path, message));
+    }
+    write_atomically(path, |w| {
+        writeln!(w, "%%MatrixMarket matrix array real general")?;
+        for c in comments {
+            for line in c.lines() {
+                writeln!(w, "% {line}")?;
+            }
+        }
+        writeln!(w, "{rows} {cols}")?;
+        for v in values {
+            writeln!(w, "{}", format_f64(*v))?;
+        }
+        Ok(())
+    })
+}
+
 /// A Matrix Market file read back: its shape, symmetry and entries as stored (0-based; a
 /// symmetric file's entries are its lower triangle).
 #[derive(Debug, Clone, PartialEq)]

@@ -8,6 +8,7 @@
 //! of the given bond status: the pre-cracks for `export-matrix`, the final damage for a run.
 //! [`write_sparsity`] draws the same matrices' sparsity patterns as a PNG (`--format png`).
 
+use super::system_files::{write_static_system, SOLVE_NOTE};
 use crate::material::Law;
 use crate::model::{Boundary, BoundaryKind, Influence};
 use crate::operators::stiffness::stiffness;
@@ -151,7 +152,14 @@ fn write_export(
     });
     let bonds_file = bonds_file.transpose()?;
     write_json(&dir.join("boundary.json"), &boundary_sets(problem))?;
-    let sidecar = sidecar(problem, bond_status, matrices, bonds_file);
+    let mut sidecar = sidecar(problem, bond_status, matrices, bonds_file);
+    if what.contains(&Exported::K) {
+        let files = write_static_system(problem, bond_status, dir)?;
+        if files.load_file.is_some() {
+            sidecar.notes.push(SOLVE_NOTE.into());
+        }
+        sidecar.static_system = Some(files);
+    }
     write_json(&dir.join("export.json"), &sidecar)?;
     Ok(sidecar)
 }
@@ -396,5 +404,6 @@ fn sidecar(
         nodes_file: "nodes.csv".into(),
         bonds_file,
         boundary_file: "boundary.json".into(),
+        static_system: None,
     }
 }

@@ -64,6 +64,85 @@ pub struct StaticOutcome {
     pub summary: Summary,
 }
 
+/// The free rigid modes of `problem` at bond status `mu` under the `prescribed` dofs, and
+/// `load` relieved along them (`RigidModes::relieve`); returns the modes and the imbalance
+/// before the relief, relative to `|load|`. Loads out of equilibrium are refused.
+fn relieved(
+    problem: &Problem,
+    mu: &[u8],
+    prescribed: &[(usize, f64)],
+    load: &mut [f64],
+    weight: &[f64],
+) -> Result<(RigidModes, f64)> {
+    let d = problem.dim();
+    let mut held = vec![false; problem.body.len() * d];
+    prescribed.iter().for_each(|&(dof, _)| held[dof] = true);
+    let rigid = RigidModes::find(&problem.body.positions, d, &problem.families, mu, &held);
+    let load_norm = load.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let imbalance = if load_norm > 0.0 {
+        rigid.imbalance(load) / load_norm
+    } else {
+        0.0
+    };
+    if imbalance > MAX_IMBALANCE {
+        return Err(unbalanced(&rigid, imbalance));
+    }
+    rigid.relieve(load, weight);
+    Ok((rigid, imbalance))
+}
+
+/// The static system `K u = f` of a model as `solve-static` sets it up, for a caller's own
+/// solver (`export-matrix`, the Python package). With the prescribed values and the
+/// supports held at zero, `K u = f` on the other dofs has one solution, which differs from
+/// `solve-static`'s by a rigid motion along `rigid_modes`.
+#[derive(Debug, Clone)]
+pub struct StaticSystem {
+    /// The load `f`, N, in the dof order of `K` (dof = d * node + component): body forces and
+    /// tractions at their full value, times the volumes, relieved of its round-off
+    /// imbalance along the free rigid modes.
+    pub load: Vec<f64>,
+    /// The prescribed dofs and their values, m, ascending by dof.
+    pub prescribed: Vec<(usize, f64)>,
+    /// The free rigid-body modes (`K r = 0`, held by no condition), full-length columns,
+    /// orthonormal.
+    pub rigid_modes: Vec<Vec<f64>>,
+    /// The dofs `solve-static` holds at zero to remove them (as many as modes), ascending.
+    pub supports: Vec<usize>,
+}
+
+/// The static system of `problem` at bond status `mu` (per directed bond; the pre-cracks'
+/// for `export-matrix`). Loads out of equilibrium on a body free to move are refused.
+pub fn static_system(problem: &Problem, mu: &[u8]) -> Result<StaticSystem> {
+    let System {
+        mut prescribed,
+        mut load,
+        weight,
+        ..
+    } = system(problem);
+    let (rigid, _) = relieved(problem, mu, &prescribed, &mut load, &weight)?;
+    prescribed.sort_unstable_by_key(|&(dof, _)| dof);
+    let ndof = load.len();
+    let rigid_modes = rigid
+        .pieces
+        .iter()
+        .flat_map(|piece| {
+            piece.modes.iter().map(|mode| {
+                let mut full = vec![0.0; ndof];
+                for (&dof, &m) in piece.dofs.iter().zip(mode) {
+                    full[dof] = m;
+                }
+                full
+            })
+        })
+        .collect();
+    Ok(StaticSystem {
+        load,
+        prescribed,
+        rigid_modes,
+        supports: rigid.supports(),
+    })
+}
+
 /// The static system of a problem before solving: prescribed values and loads.
 struct System {
     prescribed: Vec<(usize, f64)>,
@@ -155,26 +234,9 @@ fn solve_and_write(
     let k = assemble_stiffness(&problem, &problem.initial_mu)?;
     summary.phase_seconds.assembly = Some(t0.elapsed().as_secs_f64());
     let t1 = Instant::now();
-    let (d, ndof) = (problem.dim(), k.nrows());
-    let mut held = vec![false; ndof];
-    prescribed.iter().for_each(|&(dof, _)| held[dof] = true);
-    let rigid = RigidModes::find(
-        &problem.body.positions,
-        d,
-        &problem.families,
-        &problem.initial_mu,
-        &held,
-    );
-    let load_norm = load.iter().map(|x| x * x).sum::<f64>().sqrt();
-    let imbalance = if load_norm > 0.0 {
-        rigid.imbalance(&load) / load_norm
-    } else {
-        0.0
-    };
-    if imbalance > MAX_IMBALANCE {
-        return Err(unbalanced(&rigid, imbalance));
-    }
-    rigid.relieve(&mut load, &weight);
+    let d = problem.dim();
+    let mu = &problem.initial_mu;
+    let (rigid, imbalance) = relieved(&problem, mu, &prescribed, &mut load, &weight)?;
     let supports = rigid.supports();
     let solution = solve(&k, &load, &prescribed, &supports)?;
     let mut u = solution.u;

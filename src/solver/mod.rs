@@ -16,6 +16,7 @@ pub mod rigid;
 pub mod run;
 pub mod session;
 mod snapshot_thread;
+mod system_files;
 mod time_step;
 mod tips;
 
