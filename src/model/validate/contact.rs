@@ -58,6 +58,8 @@ pub(super) fn impactor(i: usize, imp: &Impactor, dim: Dimension, kind: SolverKin
                 format!("is missing; shape = \"{shape}\" in {} needs {needs:?}", dim_name(dim)),
             ));
         }
+    }
+    for (key, present) in given {
         if present && !allowed.contains(&key) {
             return Err(Error::model(
                 format!("{f}.{key}"),
