@@ -13,6 +13,8 @@
 #[path = "gpu/cache.rs"]
 mod cache;
 mod common;
+#[path = "gpu/contact.rs"]
+mod contact;
 #[path = "gpu/guard.rs"]
 mod guard;
 #[path = "gpu/initial.rs"]
