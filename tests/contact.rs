@@ -66,7 +66,9 @@ fn run(problem: &Problem, steps: usize, mut each: impl FnMut(&State<f64>)) -> St
         damping: 0.0,
         damage: p.model.solver.damage,
     };
-    integrator.start(&mut state, &loads, backend.as_mut()).unwrap();
+    integrator
+        .start(&mut state, &loads, backend.as_mut())
+        .unwrap();
     let mut times = StepTimes::default();
     for _ in 0..steps {
         integrator
@@ -151,14 +153,23 @@ fn a_slow_elastic_bounce_keeps_its_energy() {
     eprintln!("in contact {steps_in_contact} steps");
     let c = state.contact.as_ref().unwrap();
     let imp = &c.impactors[0];
-    assert!(imp.velocity[2] > 0.0, "the sphere bounced (vz {})", imp.velocity[2]);
+    assert!(
+        imp.velocity[2] > 0.0,
+        "the sphere bounced (vz {})",
+        imp.velocity[2]
+    );
     let (rho, vol) = (p.material.density, &p.body.volumes);
     let ke_imp = 0.5 * mass * imp.velocity.iter().map(|v| v * v).sum::<f64>();
-    let e = state.kinetic_energy(rho, vol, 3) + ke_imp + b.strain_energy(&state.u).unwrap()
+    let e = state.kinetic_energy(rho, vol, 3)
+        + ke_imp
+        + b.strain_energy(&state.u).unwrap()
         + c.energy(&state.u);
     let rel = (e - e0).abs() / e0;
     eprintln!("energy after the bounce: {rel:e} of the initial");
-    assert!(rel < 5e-3, "energy after the bounce {e:e} J vs {e0:e} J: {rel:e}");
+    assert!(
+        rel < 5e-3,
+        "energy after the bounce {e:e} J vs {e0:e} J: {rel:e}"
+    );
 }
 
 /// Two blocks colliding head-on at `speed`: at every step each node of the left block stays
@@ -185,7 +196,10 @@ fn closest_approach(speed: f64) -> f64 {
             }
         }
     });
-    assert!(!crossed, "{speed} m/s: a node of the left block passed the right one");
+    assert!(
+        !crossed,
+        "{speed} m/s: a node of the left block passed the right one"
+    );
     closest / dx
 }
 
@@ -295,7 +309,12 @@ fn results_do_not_depend_on_the_search_cadence_or_threads() {
     let b = end("1.0", 2);
     let c = end("1.0", 1);
     let searches = |s: &State<f64>| s.contact.as_ref().unwrap().pairs.as_ref().unwrap().searches;
-    assert!(searches(&a) > 5 * searches(&b), "{} vs {} searches", searches(&a), searches(&b));
+    assert!(
+        searches(&a) > 5 * searches(&b),
+        "{} vs {} searches",
+        searches(&a),
+        searches(&b)
+    );
     common::assert_bitwise(&a.u, &b.u, "u, skin 0.02 vs 1");
     common::assert_bitwise(&a.v, &b.v, "v, skin 0.02 vs 1");
     common::assert_bitwise(&b.u, &c.u, "u, 2 vs 1 threads");
@@ -309,7 +328,9 @@ fn parse_error(extra: &str, sets: &[&str]) -> String {
         common::material("pmb", None)
     );
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    peridot::model::parse(&text, "t.toml", &sets).unwrap_err().to_string()
+    peridot::model::parse(&text, "t.toml", &sets)
+        .unwrap_err()
+        .to_string()
 }
 
 #[test]
@@ -317,13 +338,43 @@ fn bad_contact_input_is_refused_naming_the_field() {
     let sphere = "[[impactor]]\nshape = \"sphere\"\ncenter = [0, 0, 0.01]\nradius = 0.003\n\
                   mass = 0.01\nvelocity = [0, 0, -1]\n";
     for (extra, sets, field, words) in [
-        ("[contact]\ndistance_factor = 0", &[][..], "contact.distance_factor", "(0, 2]"),
-        ("[contact]\nstiffness_factor = -1", &[], "contact.stiffness_factor", "expected"),
-        (sphere, &["impactor.0.mass=-1"][..], "impactor.0.mass", "> 0"),
+        (
+            "[contact]\ndistance_factor = 0",
+            &[][..],
+            "contact.distance_factor",
+            "(0, 2]",
+        ),
+        (
+            "[contact]\nstiffness_factor = -1",
+            &[],
+            "contact.stiffness_factor",
+            "expected",
+        ),
+        (
+            sphere,
+            &["impactor.0.mass=-1"][..],
+            "impactor.0.mass",
+            "> 0",
+        ),
         (sphere, &["impactor.0.radius=0"], "impactor.0.radius", "> 0"),
-        (sphere, &["impactor.0.velocity=[0, 1]"], "impactor.0.velocity", "needs 3"),
-        (sphere, &["impactor.0.shape=\"punch\""], "impactor.0.min", "missing"),
-        (sphere, &["impactor.0.motion=\"prescribed\""], "impactor.0.mass", "prescribed"),
+        (
+            sphere,
+            &["impactor.0.velocity=[0, 1]"],
+            "impactor.0.velocity",
+            "needs 3",
+        ),
+        (
+            sphere,
+            &["impactor.0.shape=\"punch\""],
+            "impactor.0.min",
+            "missing",
+        ),
+        (
+            sphere,
+            &["impactor.0.motion=\"prescribed\""],
+            "impactor.0.mass",
+            "prescribed",
+        ),
         (sphere, &["solver.kind=\"adr\""], "impactor.0", "explicit"),
     ] {
         let e = parse_error(extra, sets);
@@ -334,18 +385,24 @@ fn bad_contact_input_is_refused_naming_the_field() {
          velocity = [0, 0, -1]\n",
         &[],
     );
-    assert!(e.contains("impactor.0.mass") && e.contains("missing"), "{e}");
+    assert!(
+        e.contains("impactor.0.mass") && e.contains("missing"),
+        "{e}"
+    );
 }
 
 #[test]
 fn other_backends_refuse_contact_naming_those_that_run_it() {
     let p = Arc::new(sphere_on_plate(1.0, 1e-3, 1));
-    for kind in [BackendKind::CpuMatrix] {
+    for kind in [BackendKind::CpuMatrix, BackendKind::GpuMatrix] {
         let e = match backend::create::<f64>(kind, p.clone(), None) {
             Ok(_) => panic!("{kind:?} accepted an impactor"),
             Err(e) => e.to_string(),
         };
-        assert!(e.contains("cpu-loop") && e.contains("gpu-loop") && e.contains("impactor"), "{e}");
+        assert!(
+            e.contains("cpu-loop") && e.contains("gpu-loop") && e.contains("impactor"),
+            "{e}"
+        );
     }
     let request = peridot::backend::partitioned::SubdomainRequest {
         count: Some(2),

@@ -510,7 +510,9 @@ pub struct Impactor {
 impl Impactor {
     /// The name of entry `k`'s columns in `probes.csv`: `name`, else `impactor<k + 1>`.
     pub fn probe_name(&self, k: usize) -> String {
-        self.name.clone().unwrap_or_else(|| format!("impactor{}", k + 1))
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("impactor{}", k + 1))
     }
 }
 

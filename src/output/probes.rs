@@ -187,7 +187,11 @@ impl ProbeWriter {
         if impactors.len() != self.impactors {
             return Err(invalid_input(
                 &self.path,
-                format!("{} impactor values for {} impactors", impactors.len(), self.impactors),
+                format!(
+                    "{} impactor values for {} impactors",
+                    impactors.len(),
+                    self.impactors
+                ),
             ));
         }
         if values.len() != self.regions {

@@ -26,7 +26,12 @@ pub(crate) fn open_outputs(
     let probes = match dir {
         Some(dir) if !out.probes.is_empty() || !impactors.is_empty() => {
             let path = dir.join("probes.csv");
-            Some(ProbeWriter::with_impactors(&path, &out.probes, &impactors, problem.dim())?)
+            Some(ProbeWriter::with_impactors(
+                &path,
+                &out.probes,
+                &impactors,
+                problem.dim(),
+            )?)
         }
         _ => None,
     };

@@ -50,11 +50,19 @@ fn gpu_loop_runs_contact_as_cpu_loop() {
     };
     let reference = run(BackendKind::CpuLoop);
     let out = run(BackendKind::GpuLoop);
-    let imp = |o: &peridot::solver::Outcome<f64>| o.state.contact.as_ref().unwrap().impactors[0].clone();
+    let imp =
+        |o: &peridot::solver::Outcome<f64>| o.state.contact.as_ref().unwrap().impactors[0].clone();
     let (a, b) = (imp(&reference), imp(&out));
-    assert!(a.velocity[1] > -30.0, "the disc was slowed ({})", a.velocity[1]);
+    assert!(
+        a.velocity[1] > -30.0,
+        "the disc was slowed ({})",
+        a.velocity[1]
+    );
     let du = common::rel_f64(&out.state.u, &reference.state.u);
     let dv = common::rel_f64(&out.state.v, &reference.state.v);
     let dimp = common::rel_f64(&b.velocity, &a.velocity);
-    assert!(du < 1e-11 && dv < 1e-11 && dimp < 1e-11, "u {du:e}, v {dv:e}, disc {dimp:e}");
+    assert!(
+        du < 1e-11 && dv < 1e-11 && dimp < 1e-11,
+        "u {du:e}, v {dv:e}, disc {dimp:e}"
+    );
 }

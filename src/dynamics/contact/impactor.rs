@@ -53,7 +53,10 @@ impl RigidImpactor {
         let radius = imp.radius.unwrap_or(0.0);
         let (form, position) = match (imp.shape, dim) {
             (ImpactorShape::Punch, _) => {
-                let (lo, hi) = (vec3(imp.min.as_deref().unwrap_or(&[])), vec3(imp.max.as_deref().unwrap_or(&[])));
+                let (lo, hi) = (
+                    vec3(imp.min.as_deref().unwrap_or(&[])),
+                    vec3(imp.max.as_deref().unwrap_or(&[])),
+                );
                 let size = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
                 (Form::Punch { size }, lo)
             }
@@ -67,7 +70,10 @@ impl RigidImpactor {
                 };
                 (form, vec3(imp.center.as_deref().unwrap_or(&[])))
             }
-            _ => (Form::Ball { radius }, vec3(imp.center.as_deref().unwrap_or(&[]))),
+            _ => (
+                Form::Ball { radius },
+                vec3(imp.center.as_deref().unwrap_or(&[])),
+            ),
         };
         RigidImpactor {
             name: imp.probe_name(k),

@@ -76,13 +76,19 @@ impl Contact {
         let m = &problem.material;
         let c = pmb_micromodulus(m.dimension, m.youngs_modulus, delta, body.thickness);
         let factor = |f: Option<f64>, default: f64| f.unwrap_or(default);
-        let c_sr = c * factor(table.and_then(|t| t.stiffness_factor), DEFAULT_STIFFNESS_FACTOR);
-        let distance =
-            dx * factor(table.and_then(|t| t.distance_factor), DEFAULT_DISTANCE_FACTOR);
+        let c_sr = c * factor(
+            table.and_then(|t| t.stiffness_factor),
+            DEFAULT_STIFFNESS_FACTOR,
+        );
+        let distance = dx
+            * factor(
+                table.and_then(|t| t.distance_factor),
+                DEFAULT_DISTANCE_FACTOR,
+            );
         let skin = dx * factor(table.and_then(|t| t.skin_factor), DEFAULT_SKIN_FACTOR);
         let bonded = family_radius(model.discretization.partial_volume, delta, dx);
-        let pairs = pairs_on
-            .then(|| PairList::new(distance + skin, skin, family_radius_squared(bonded)));
+        let pairs =
+            pairs_on.then(|| PairList::new(distance + skin, skin, family_radius_squared(bonded)));
         Some(Contact {
             dim,
             x: body.positions.clone(),
@@ -143,36 +149,33 @@ impl Contact {
         }
         let (c_sr, delta, vol) = (self.c_sr, self.delta, &self.volumes);
         let (pairs, distance, impactors) = (&self.pairs, self.distance, &self.impactors);
-        self.force
-            .par_chunks_mut(d)
-            .enumerate()
-            .for_each(|(i, f)| {
-                f.iter_mut().for_each(|x| *x = 0.0);
-                if let (Some(list), Some(dc)) = (pairs, distance) {
-                    for &j in list.partners(i) {
-                        let j = j as usize;
-                        let mut diff = [0.0; 3];
+        self.force.par_chunks_mut(d).enumerate().for_each(|(i, f)| {
+            f.iter_mut().for_each(|x| *x = 0.0);
+            if let (Some(list), Some(dc)) = (pairs, distance) {
+                for &j in list.partners(i) {
+                    let j = j as usize;
+                    let mut diff = [0.0; 3];
+                    for k in 0..d {
+                        diff[k] = y[i][k] - y[j][k];
+                    }
+                    let r = diff[..d].iter().map(|x| x * x).sum::<f64>().sqrt();
+                    if r < dc && r > 0.0 {
+                        let s = c_sr * (dc - r) / delta * vol[j] / r;
                         for k in 0..d {
-                            diff[k] = y[i][k] - y[j][k];
-                        }
-                        let r = diff[..d].iter().map(|x| x * x).sum::<f64>().sqrt();
-                        if r < dc && r > 0.0 {
-                            let s = c_sr * (dc - r) / delta * vol[j] / r;
-                            for k in 0..d {
-                                f[k] += s * diff[k];
-                            }
+                            f[k] += s * diff[k];
                         }
                     }
                 }
-                for imp in impactors {
-                    if let Some((p, n)) = imp.penetration(&y[i]) {
-                        let s = c_sr * p / delta * vol[i];
-                        for k in 0..d {
-                            f[k] += s * n[k];
-                        }
+            }
+            for imp in impactors {
+                if let Some((p, n)) = imp.penetration(&y[i]) {
+                    let s = c_sr * p / delta * vol[i];
+                    for k in 0..d {
+                        f[k] += s * n[k];
                     }
                 }
-            });
+            }
+        });
         for imp in self.impactors.iter_mut() {
             let mut total = [0.0; 3];
             for (i, yi) in y.iter().enumerate() {
@@ -220,8 +223,8 @@ impl Contact {
         let mut p = [0.0; 3];
         for imp in &self.impactors {
             if let Some(m) = imp.mass {
-                for k in 0..3 {
-                    p[k] += m * imp.velocity[k];
+                for (p, v) in p.iter_mut().zip(imp.velocity) {
+                    *p += m * v;
                 }
             }
         }

@@ -18,7 +18,12 @@ pub(super) fn contact(c: &Contact, kind: SolverKind) -> Result<()> {
         if !(v > range.0 && v <= range.1) {
             return Err(Error::model(
                 format!("contact.{name}"),
-                format!("is {}; expected in ({}, {}]", num(v), num(range.0), num(range.1)),
+                format!(
+                    "is {}; expected in ({}, {}]",
+                    num(v),
+                    num(range.0),
+                    num(range.1)
+                ),
             ));
         }
     }
@@ -55,7 +60,10 @@ pub(super) fn impactor(i: usize, imp: &Impactor, dim: Dimension, kind: SolverKin
         if needs.contains(&key) && !present {
             return Err(Error::model(
                 format!("{f}.{key}"),
-                format!("is missing; shape = \"{shape}\" in {} needs {needs:?}", dim_name(dim)),
+                format!(
+                    "is missing; shape = \"{shape}\" in {} needs {needs:?}",
+                    dim_name(dim)
+                ),
             ));
         }
     }
@@ -63,7 +71,10 @@ pub(super) fn impactor(i: usize, imp: &Impactor, dim: Dimension, kind: SolverKin
         if present && !allowed.contains(&key) {
             return Err(Error::model(
                 format!("{f}.{key}"),
-                format!("is not a key of shape = \"{shape}\" in {} (keys: {allowed:?})", dim_name(dim)),
+                format!(
+                    "is not a key of shape = \"{shape}\" in {} (keys: {allowed:?})",
+                    dim_name(dim)
+                ),
             ));
         }
     }
@@ -86,14 +97,22 @@ pub(super) fn impactor(i: usize, imp: &Impactor, dim: Dimension, kind: SolverKin
     }
     if let Some(a) = &imp.axis {
         if a.iter().map(|x| x * x).sum::<f64>() == 0.0 {
-            return Err(Error::model(format!("{f}.axis"), "is zero; give a direction"));
+            return Err(Error::model(
+                format!("{f}.axis"),
+                "is zero; give a direction",
+            ));
         }
     }
     if let (Some(lo), Some(hi)) = (&imp.min, &imp.max) {
         if let Some(k) = (0..d).find(|&k| lo[k] >= hi[k]) {
             return Err(Error::model(
                 format!("{f}.max"),
-                format!("component {} is {}, not above min's {}", k + 1, num(hi[k]), num(lo[k])),
+                format!(
+                    "component {} is {}, not above min's {}",
+                    k + 1,
+                    num(hi[k]),
+                    num(lo[k])
+                ),
             ));
         }
     }
@@ -117,7 +136,12 @@ fn vector(field: &str, v: &[f64], dim: Dimension) -> Result<()> {
     if v.len() != dim.d() {
         return Err(Error::model(
             field,
-            format!("{} components; dimension = \"{}\" needs {}", v.len(), dim_name(dim), dim.d()),
+            format!(
+                "{} components; dimension = \"{}\" needs {}",
+                v.len(),
+                dim_name(dim),
+                dim.d()
+            ),
         ));
     }
     if let Some(k) = v.iter().position(|x| !x.is_finite()) {
