@@ -414,3 +414,47 @@ fn other_backends_refuse_contact_naming_those_that_run_it() {
     };
     assert!(e.contains("in core") && e.contains("subdomains"), "{e}");
 }
+
+/// A run with an impactor writes `probes.csv` (without `output.probes`) with the impactor's
+/// position, velocity and force columns; its last row is the run's final impactor state to
+/// the digits written (shortest round-trip form: exactly).
+#[test]
+fn the_impactor_is_probed() {
+    let problem = sphere_on_plate(5.0, 1e-3, 600);
+    let dir = tempfile::tempdir().unwrap();
+    let opts = peridot::solver::RunOptions {
+        cancel: None,
+        process_start: None,
+        subdomains: None,
+        backend: BackendKind::CpuLoop,
+        precision: peridot::Precision::F64,
+        out_dir: Some(dir.path().to_path_buf()),
+        quiet: true,
+    };
+    let out = peridot::solver::simulate::<f64>(problem, &opts).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("probes.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let names = ["impactor1_z", "impactor1_vz", "impactor1_fz"];
+    let cols: Vec<usize> = (names.iter())
+        .map(|n| header.iter().position(|h| h == n).expect(n))
+        .collect();
+    assert_eq!(
+        header.len(),
+        2 + 9,
+        "step, time and 3 x 3 impactor columns: {header:?}"
+    );
+    let last: Vec<f64> = (lines.last().unwrap().split(','))
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let imp = &out.state.contact.as_ref().unwrap().impactors[0];
+    assert_eq!(
+        [last[cols[0]], last[cols[1]], last[cols[2]]],
+        [imp.position[2], imp.velocity[2], imp.force[2]]
+    );
+    assert!(
+        imp.velocity[2] > -5.0,
+        "the sphere was slowed ({})",
+        imp.velocity[2]
+    );
+}
