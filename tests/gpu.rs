@@ -13,6 +13,8 @@
 #[path = "gpu/cache.rs"]
 mod cache;
 mod common;
+#[path = "gpu/contact.rs"]
+mod contact;
 #[path = "gpu/crack_nodes.rs"]
 mod crack_nodes;
 #[path = "gpu/guard.rs"]

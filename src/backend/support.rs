@@ -4,6 +4,8 @@
 //! form refuses `lps-nonlinear`; every backend but `cpu-loop` in core refuses the failure
 //! options that need each node's history (`critical_stretch_alpha`, `break_timing =
 //! "after-force"`) and the softening damage laws (`damage_law = "bilinear"`, `"trilinear"`).
+//! Contact and impactors (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in
+//! core ([`check_contact`]).
 
 use crate::material::Law;
 use crate::setup::Problem;
@@ -67,4 +69,32 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
         ));
     }
     Ok(())
+}
+
+/// Whether `backend` (its CLI name; `in_core`: not in subdomains) runs `problem`'s contact
+/// and impactors: `cpu-loop` and `gpu-loop` in core do (`docs/contact.md`); an error naming
+/// them otherwise.
+pub fn check_contact(problem: &Problem, backend: &str, in_core: bool) -> Result<()> {
+    let model = &problem.model;
+    let contact = model.contact.as_ref().is_some_and(|c| c.enabled);
+    if !contact && model.impactor.is_empty() {
+        return Ok(());
+    }
+    if in_core && matches!(backend, "cpu-loop" | "gpu-loop") {
+        return Ok(());
+    }
+    let what = match (contact, model.impactor.len()) {
+        (true, 0) => "[contact]".to_string(),
+        (false, n) => format!("{n} [[impactor]] table(s)"),
+        (true, n) => format!("[contact] and {n} [[impactor]] table(s)"),
+    };
+    let place = if in_core { "" } else { " in subdomains" };
+    Err(Error::Backend {
+        backend: backend.into(),
+        message: format!(
+            "the model's {what} run on cpu-loop and gpu-loop in core only, not on \
+             {backend}{place}; use --backend cpu-loop or --backend gpu-loop without \
+             subdomains, or remove the contact tables"
+        ),
+    })
 }

@@ -130,6 +130,9 @@ impl Explicit {
                 }
                 *u += dt * *v;
             });
+        if let Some(c) = state.contact.as_mut() {
+            c.kick_drift(self.dt);
+        }
         state.time = t1;
         state.step += 1;
         t1
@@ -146,6 +149,9 @@ impl Explicit {
         kick: Option<T>,
     ) -> Result<usize> {
         let broken = evaluate(forces, self.damage, &state.u, &mut state.f)?;
+        if let Some(c) = state.contact.as_mut() {
+            c.evaluate(&state.u);
+        }
         // Without body forces `b` stays as the first call left it: zero.
         if state.step == 0 || loads.has_body_force() {
             loads.body_force(state.time, &mut state.b);
@@ -153,6 +159,7 @@ impl Explicit {
         let (rho, eta) = (T::of(1.0 / self.density), T::of(self.damping));
         let damped = self.damping > 0.0;
         let (f, b) = (&state.f, &state.b);
+        let touch = state.contact.as_ref().map(|c| c.force.as_slice());
         state
             .a
             .par_iter_mut()
@@ -163,11 +170,17 @@ impl Explicit {
                     (true, Some(vh)) => eta * vh[k],
                     _ => T::zero(),
                 };
-                *a = (f[k] + b[k] - drag) * rho;
+                *a = match touch {
+                    Some(c) => (f[k] + b[k] + T::of(c[k]) - drag) * rho,
+                    None => (f[k] + b[k] - drag) * rho,
+                };
                 if let Some(h) = kick {
                     *v += h * *a;
                 }
             });
+        if let (Some(c), Some(_)) = (state.contact.as_mut(), kick) {
+            c.kick(0.5 * self.dt);
+        }
         Ok(broken)
     }
 }

@@ -2,6 +2,7 @@
 //! force densities, flat and node-major (`d * i + k`), and the initial fields a run starts
 //! from (`[[initial]]` tables, a point cloud's columns). SI units.
 
+use super::contact::Contact;
 use crate::setup::Problem;
 use crate::Real;
 
@@ -22,6 +23,9 @@ pub struct State<T: Real> {
     pub time: f64,
     /// Steps or iterations done.
     pub step: usize,
+    /// Contact and impactors (`contact/`), where the model has them: the impactors' motion
+    /// is state, the pair list a cache.
+    pub contact: Option<Box<Contact>>,
 }
 
 impl<T: Real> State<T> {
@@ -35,6 +39,7 @@ impl<T: Real> State<T> {
             b: vec![T::zero(); dofs],
             time: 0.0,
             step: 0,
+            contact: None,
         }
     }
 
@@ -42,6 +47,7 @@ impl<T: Real> State<T> {
     /// its initial fields. Boundary conditions act after it (`Explicit::start`).
     pub fn initial(problem: &Problem) -> Self {
         let mut state = State::at_rest(problem.body.len() * problem.dim());
+        state.contact = Contact::of(problem).map(Box::new);
         let (u, v) = initial_fields(problem);
         for (to, from) in [(&mut state.u, u), (&mut state.v, v)] {
             if let Some(from) = from {

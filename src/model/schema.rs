@@ -22,6 +22,12 @@ pub struct Model {
     /// Initial fields at t = 0, applied in order after a point cloud's columns.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub initial: Vec<Initial>,
+    /// Short-range contact between nodes that are not bonded (`docs/contact.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact: Option<Contact>,
+    /// Rigid impactors (`docs/contact.md`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub impactor: Vec<Impactor>,
     pub solver: Solver,
     #[serde(default)]
     pub output: Output,
@@ -420,6 +426,94 @@ pub struct Initial {
     /// Displacement, m, `d` components.
     #[serde(default)]
     pub displacement: Option<Vec<f64>>,
+}
+
+/// `[contact]`: the short-range repulsive force between nodes that are not bonded, and the
+/// stiffness of the impactors' penalty (`docs/contact.md`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contact {
+    /// Whether nodes repel each other (default true); impactors act either way.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Contact distance `d_c` in multiples of `dx` (default 0.9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance_factor: Option<f64>,
+    /// Short-range constant `c_sr` in multiples of the PMB bond constant `c` (default 15).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stiffness_factor: Option<f64>,
+    /// Skin of the contact pair list in multiples of `dx` (default 0.5): the list holds the
+    /// pairs closer than `d_c + skin` and is searched again once a node has moved more than
+    /// half the skin since the last search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skin_factor: Option<f64>,
+}
+
+/// The shape of a rigid impactor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImpactorShape {
+    /// A ball (3D) or a disc (2D) of `radius` around `center`.
+    Sphere,
+    /// A cylinder of `radius` around `axis` through `center`, `half_length` along the axis
+    /// (3D; unbounded if absent); in 2D a disc, as `sphere`.
+    Cylinder,
+    /// A flat punch: the axis-aligned box `[min, max]`.
+    Punch,
+}
+
+/// How a rigid impactor moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImpactorMotion {
+    /// Its own mass, its initial velocity, the contact force: the same leapfrog as the body.
+    #[default]
+    Free,
+    /// Constant velocity, whatever the contact force.
+    Prescribed,
+}
+
+/// `[[impactor]]`: a rigid body that pushes the body's nodes out of it (`docs/contact.md`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Impactor {
+    /// The name of its columns in `probes.csv` (default `impactor<k>`, `k` from 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub shape: ImpactorShape,
+    /// Centre, m (`sphere`, `cylinder`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub center: Option<Vec<f64>>,
+    /// Radius, m (`sphere`, `cylinder`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub radius: Option<f64>,
+    /// Axis direction (`cylinder` in 3D).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axis: Option<Vec<f64>>,
+    /// Half length along the axis, m (`cylinder` in 3D; unbounded if absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_length: Option<f64>,
+    /// Box corners, m (`punch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<Vec<f64>>,
+    /// Mass, kg (`free`; in 2D the mass of the thickness `h`, as the nodes' volumes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mass: Option<f64>,
+    /// Initial velocity (`free`) or the constant velocity (`prescribed`), m/s.
+    pub velocity: Vec<f64>,
+    #[serde(default)]
+    pub motion: ImpactorMotion,
+}
+
+impl Impactor {
+    /// The name of entry `k`'s columns in `probes.csv`: `name`, else `impactor<k + 1>`.
+    pub fn probe_name(&self, k: usize) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("impactor{}", k + 1))
+    }
 }
 
 /// Time integration scheme.

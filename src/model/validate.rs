@@ -7,6 +7,7 @@
 //! Not checked here, because they need the discretized body: regions that select no node, and a
 //! `solver.dt` above the stable time step.
 
+mod contact;
 mod initial;
 mod shapes;
 
@@ -43,6 +44,12 @@ pub fn validate(model: &Model) -> Result<()> {
     }
     for (i, init) in model.initial.iter().enumerate() {
         initial::initial(i, init, dim, &names, model.solver.kind)?;
+    }
+    if let Some(c) = &model.contact {
+        contact::contact(c, model.solver.kind)?;
+    }
+    for (i, imp) in model.impactor.iter().enumerate() {
+        contact::impactor(i, imp, dim, model.solver.kind)?;
     }
     solver(&model.solver)?;
     output(&model.output, &names)

@@ -38,7 +38,7 @@ pub mod vtk;
 
 pub use folder::OutputFolder;
 pub use image::write_damage_png;
-pub use probes::{ProbeRegions, ProbeValues, ProbeWriter};
+pub use probes::{ImpactorValues, ProbeRegions, ProbeValues, ProbeWriter};
 pub use progress::Progress;
 pub use summary::{
     peak_rss_bytes, CrackTipSummary, OutputSeconds, PhaseSeconds, RunStatus, StaticSolveInfo,

@@ -1,8 +1,10 @@
 //! Probe CSV: per output step, the mean displacement (m) and the total force (N) of each
-//! named region, one row per step.
+//! named region, then the position (m), velocity (m/s) and contact force (N) of each rigid
+//! impactor, one row per step.
 //!
 //! Header: `step,time,<name>_ux,<name>_uy[,<name>_uz],<name>_fx,<name>_fy[,<name>_fz]` for
-//! each region in order (components up to `dim`). Numbers are written in the shortest form
+//! each region in order (components up to `dim`), then
+//! `<imp>_x,<imp>_y[,<imp>_z],<imp>_vx,..,<imp>_fx,..` for each impactor. Numbers are written in the shortest form
 //! that parses back to the same `f64` (`1.25e-3`, `0`), readable by pandas, numpy and
 //! spreadsheets. Every row is flushed, so the file is complete up to the last step if the
 //! run stops.
@@ -20,6 +22,17 @@ pub struct ProbeValues {
     /// Mean displacement of the region's nodes in metres.
     pub mean_displacement: [f64; 3],
     /// Total force on the region in newtons.
+    pub force: [f64; 3],
+}
+
+/// The values of one rigid impactor at one step (`docs/contact.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ImpactorValues {
+    /// Reference point (a sphere's or cylinder's centre, a punch's `min` corner), m.
+    pub position: [f64; 3],
+    /// Velocity, m/s.
+    pub velocity: [f64; 3],
+    /// Contact force the body exerts on it, N.
     pub force: [f64; 3],
 }
 
@@ -76,6 +89,7 @@ pub struct ProbeWriter {
     regions: usize,
     dim: usize,
     line: String,
+    impactors: usize,
 }
 
 const AXES: [&str; 3] = ["x", "y", "z"];
@@ -86,6 +100,17 @@ impl ProbeWriter {
     /// name. `dim` is 1, 2 or 3. Names containing a comma, quote or line break are quoted as
     /// RFC 4180 asks.
     pub fn create(path: &Path, names: &[String], dim: usize) -> crate::Result<Self> {
+        Self::with_impactors(path, names, &[], dim)
+    }
+
+    /// [`ProbeWriter::create`] with the columns of the impactors named `impactors` after the
+    /// regions': `<imp>_x.., <imp>_vx.., <imp>_fx..`.
+    pub fn with_impactors(
+        path: &Path,
+        names: &[String],
+        impactors: &[String],
+        dim: usize,
+    ) -> crate::Result<Self> {
         if !(1..=3).contains(&dim) {
             return Err(invalid_input(
                 path,
@@ -101,8 +126,18 @@ impl ProbeWriter {
                 }
             }
         }
+        for name in impactors {
+            for quantity in ["", "v", "f"] {
+                for axis in &AXES[..dim] {
+                    header.push(',');
+                    header.push_str(&csv_field(&format!("{name}_{quantity}{axis}")));
+                }
+            }
+        }
         header.push('\n');
-        Self::starting_with(path, header.as_bytes(), names.len(), dim)
+        let mut writer = Self::starting_with(path, header.as_bytes(), names.len(), dim)?;
+        writer.impactors = impactors.len();
+        Ok(writer)
     }
 
     /// Continue a probe file whose content up to a restart step is `text` (header and rows,
@@ -125,6 +160,7 @@ impl ProbeWriter {
             regions,
             dim,
             line: String::new(),
+            impactors: 0,
         })
     }
 
@@ -136,6 +172,28 @@ impl ProbeWriter {
         time: f64,
         values: &[ProbeValues],
     ) -> crate::Result<()> {
+        self.write_row_with(step, time, values, &[])
+    }
+
+    /// [`ProbeWriter::write_row`] with the values of the impactors given to
+    /// [`ProbeWriter::with_impactors`], in the same order.
+    pub fn write_row_with(
+        &mut self,
+        step: usize,
+        time: f64,
+        values: &[ProbeValues],
+        impactors: &[ImpactorValues],
+    ) -> crate::Result<()> {
+        if impactors.len() != self.impactors {
+            return Err(invalid_input(
+                &self.path,
+                format!(
+                    "{} impactor values for {} impactors",
+                    impactors.len(),
+                    self.impactors
+                ),
+            ));
+        }
         if values.len() != self.regions {
             return Err(invalid_input(
                 &self.path,
@@ -148,6 +206,14 @@ impl ProbeWriter {
         self.line.push_str(&format_f64(time));
         for value in values {
             for vector in [&value.mean_displacement, &value.force] {
+                for component in &vector[..self.dim] {
+                    self.line.push(',');
+                    self.line.push_str(&format_f64(*component));
+                }
+            }
+        }
+        for imp in impactors {
+            for vector in [&imp.position, &imp.velocity, &imp.force] {
                 for component in &vector[..self.dim] {
                     self.line.push(',');
                     self.line.push_str(&format_f64(*component));

@@ -22,14 +22,43 @@ pub(crate) fn open_outputs(
         Some(dir) if out.vtk => Some(VtkSeries::new(dir, &problem.name)?),
         _ => None,
     };
+    let impactors = impactor_names(problem);
     let probes = match dir {
-        Some(dir) if !out.probes.is_empty() => {
+        Some(dir) if !out.probes.is_empty() || !impactors.is_empty() => {
             let path = dir.join("probes.csv");
-            Some(ProbeWriter::create(&path, &out.probes, problem.dim())?)
+            Some(ProbeWriter::with_impactors(
+                &path,
+                &out.probes,
+                &impactors,
+                problem.dim(),
+            )?)
         }
         _ => None,
     };
     Ok((vtk, probes))
+}
+
+/// The names of the model's impactors' probe columns, in order.
+fn impactor_names(problem: &Problem) -> Vec<String> {
+    (problem.model.impactor.iter().enumerate())
+        .map(|(k, imp)| imp.probe_name(k))
+        .collect()
+}
+
+/// The probe values of the impactors of `state` (none without contact).
+pub(crate) fn impactor_values<T: crate::Real>(
+    state: &crate::dynamics::State<T>,
+) -> Vec<crate::output::ImpactorValues> {
+    let Some(c) = state.contact.as_ref() else {
+        return Vec::new();
+    };
+    (c.impactors.iter())
+        .map(|imp| crate::output::ImpactorValues {
+            position: imp.position,
+            velocity: imp.velocity,
+            force: imp.force,
+        })
+        .collect()
 }
 
 /// The per-node fields a backend computes, in `f64`.

@@ -65,6 +65,15 @@ pub fn header_of<T: Real>(problem: &Problem) -> Header {
 /// one (checksum, truncation) is passed over with a warning for the one before it; one of
 /// another model, precision or version is refused with what differs.
 pub fn load_latest<T: Real>(problem: &Problem, dir: &Path) -> Result<Checkpoint<T>> {
+    if !problem.model.impactor.is_empty() {
+        return Err(Error::Usage {
+            option: "--restart".into(),
+            message: "a model with [[impactor]] tables does not restart: a checkpoint does \
+                      not carry the impactors' position and velocity (docs/contact.md); run \
+                      it again from the start"
+                .into(),
+        });
+    }
     let found = checkpoint::list(dir)?;
     if found.is_empty() {
         return Err(Error::Usage {

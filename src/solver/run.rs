@@ -668,7 +668,8 @@ impl<T: Real> Runner<T> {
         let values = self
             .backend
             .probe_values(&self.state, &self.probe_regions)?;
-        writer.write_row(self.state.step, self.state.time, &values)?;
+        let impactors = outputs::impactor_values(&self.state);
+        writer.write_row_with(self.state.step, self.state.time, &values, &impactors)?;
         self.probe_step = Some(self.state.step);
         self.out_times.probes += since(t0);
         Ok(())

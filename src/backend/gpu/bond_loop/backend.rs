@@ -158,6 +158,11 @@ impl<T: Real> Backend<T> for GpuLoop<T> {
     }
 
     fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        // Contact and impactors (`docs/contact.md`) run in the host loop: the bond forces
+        // on the device each step, the contact forces on the host.
+        if call.state.contact.is_some() {
+            return call.on_host(self);
+        }
         advance_fused(self, call).map_err(|e| rename(e, NAME))
     }
 

@@ -1,0 +1,233 @@
+//! Contact (`docs/contact.md`): the short-range repulsive force between nodes that are not
+//! bonded, and rigid impactors (`impactor.rs`).
+//!
+//! Two nodes `i`, `j` that are not bonded (their reference distance is beyond the family
+//! radius, so they were never in each other's family) and closer than the contact distance
+//! `d_c` in the current configuration repel each other with the force density on `i`
+//!
+//! `f_ij = c_sr (d_c - r) / delta V_j (y_i - y_j) / r`, `r = |y_i - y_j|`,
+//!
+//! Silling's short-range force (EMU; LAMMPS `pair peri/*`), `c_sr = stiffness_factor c` with
+//! `c` the PMB bond constant of the material's `E` (`15 c` by default, as EMU and LAMMPS) and
+//! `d_c = distance_factor dx` (0.9 dx by default). `V_i f_ij = -V_j f_ji`, so momentum is
+//! kept. Units: m, N/m^3.
+//!
+//! The pairs come from a list of the pairs closer than `d_c + skin` (`pairs.rs`), searched by
+//! a cell list over the current positions and searched again once some node has moved more
+//! than `skin / 2` since the last search (then no pair can have closed by more than the skin,
+//! so none closer than `d_c` is missing). Each node sums its pairs in ascending partner
+//! order and only those closer than `d_c`, so the result does not depend on when the list
+//! was searched, nor on the thread count: bitwise the same (the Determinism invariant of
+//! `docs/architecture.md`). Every sum is in `f64` whatever the run's precision.
+
+mod impactor;
+mod pairs;
+
+pub use impactor::RigidImpactor;
+pub use pairs::PairList;
+
+use crate::material::constants::pmb_micromodulus;
+use crate::material::family_radius;
+use crate::neighbors::family_radius_squared;
+use crate::setup::Problem;
+use crate::Real;
+use rayon::prelude::*;
+
+/// Default contact distance in multiples of `dx`.
+pub const DEFAULT_DISTANCE_FACTOR: f64 = 0.9;
+/// Default short-range constant in multiples of the PMB bond constant.
+pub const DEFAULT_STIFFNESS_FACTOR: f64 = 15.0;
+/// Default skin of the pair list in multiples of `dx`.
+pub const DEFAULT_SKIN_FACTOR: f64 = 0.5;
+
+/// The contact of a run: the node pair law, the impactors, the pair list and the last
+/// contact force density.
+#[derive(Debug, Clone)]
+pub struct Contact {
+    dim: usize,
+    /// Reference positions, m, and volumes, m^3.
+    x: Vec<[f64; 3]>,
+    volumes: Vec<f64>,
+    delta: f64,
+    /// Short-range constant `c_sr`, N/m^6.
+    c_sr: f64,
+    /// Node pair contact: `Some(d_c)`, m.
+    distance: Option<f64>,
+    /// The pair list (`None` without node pair contact).
+    pub pairs: Option<PairList>,
+    /// The rigid impactors.
+    pub impactors: Vec<RigidImpactor>,
+    /// Contact force density of every node, N/m^3, node-major.
+    pub force: Vec<f64>,
+}
+
+impl Contact {
+    /// The contact of `problem`, `None` where its model has neither `[contact]` (enabled)
+    /// nor an impactor.
+    pub fn of(problem: &Problem) -> Option<Contact> {
+        let model = &problem.model;
+        let table = model.contact.as_ref();
+        let pairs_on = table.is_some_and(|c| c.enabled);
+        if !pairs_on && model.impactor.is_empty() {
+            return None;
+        }
+        let body = &problem.body;
+        let (dim, dx, delta) = (body.dim(), body.dx, body.delta);
+        let m = &problem.material;
+        let c = pmb_micromodulus(m.dimension, m.youngs_modulus, delta, body.thickness);
+        let factor = |f: Option<f64>, default: f64| f.unwrap_or(default);
+        let c_sr = c * factor(
+            table.and_then(|t| t.stiffness_factor),
+            DEFAULT_STIFFNESS_FACTOR,
+        );
+        let distance = dx
+            * factor(
+                table.and_then(|t| t.distance_factor),
+                DEFAULT_DISTANCE_FACTOR,
+            );
+        let skin = dx * factor(table.and_then(|t| t.skin_factor), DEFAULT_SKIN_FACTOR);
+        let bonded = family_radius(model.discretization.partial_volume, delta, dx);
+        let pairs =
+            pairs_on.then(|| PairList::new(distance + skin, skin, family_radius_squared(bonded)));
+        Some(Contact {
+            dim,
+            x: body.positions.clone(),
+            volumes: body.volumes.clone(),
+            delta,
+            c_sr,
+            distance: pairs_on.then_some(distance),
+            pairs,
+            impactors: (model.impactor.iter().enumerate())
+                .map(|(k, imp)| RigidImpactor::new(k, imp, dim))
+                .collect(),
+            force: vec![0.0; body.len() * dim],
+        })
+    }
+
+    /// The short-range constant `c_sr`, N/m^6.
+    pub fn stiffness(&self) -> f64 {
+        self.c_sr
+    }
+
+    /// The contact distance `d_c`, m (`None` without node pair contact).
+    pub fn distance(&self) -> Option<f64> {
+        self.distance
+    }
+
+    /// The impactors' half kick and drift of a step of `dt` s.
+    pub fn kick_drift(&mut self, dt: f64) {
+        self.impactors.iter_mut().for_each(|i| i.kick_drift(dt));
+    }
+
+    /// The impactors' second half kick, `h = dt / 2`.
+    pub fn kick(&mut self, h: f64) {
+        self.impactors.iter_mut().for_each(|i| i.kick(h));
+    }
+
+    /// The current positions `x + u`, m.
+    fn current<T: Real>(&self, u: &[T]) -> Vec<[f64; 3]> {
+        let d = self.dim;
+        (self.x.par_iter().enumerate())
+            .map(|(i, x)| {
+                let mut y = *x;
+                for k in 0..d {
+                    y[k] += u[d * i + k].f64();
+                }
+                y
+            })
+            .collect()
+    }
+
+    /// The contact force density at displacement `u` into `self.force` (N/m^3), and each
+    /// impactor's contact force (N, summed over nodes in index order); the pair list is
+    /// searched again first where the rule asks.
+    pub fn evaluate<T: Real>(&mut self, u: &[T]) {
+        let d = self.dim;
+        let y = self.current(u);
+        if let Some(list) = self.pairs.as_mut() {
+            list.update(&y, &self.x, u, d);
+        }
+        let (c_sr, delta, vol) = (self.c_sr, self.delta, &self.volumes);
+        let (pairs, distance, impactors) = (&self.pairs, self.distance, &self.impactors);
+        self.force.par_chunks_mut(d).enumerate().for_each(|(i, f)| {
+            f.iter_mut().for_each(|x| *x = 0.0);
+            if let (Some(list), Some(dc)) = (pairs, distance) {
+                for &j in list.partners(i) {
+                    let j = j as usize;
+                    let mut diff = [0.0; 3];
+                    for k in 0..d {
+                        diff[k] = y[i][k] - y[j][k];
+                    }
+                    let r = diff[..d].iter().map(|x| x * x).sum::<f64>().sqrt();
+                    if r < dc && r > 0.0 {
+                        let s = c_sr * (dc - r) / delta * vol[j] / r;
+                        for k in 0..d {
+                            f[k] += s * diff[k];
+                        }
+                    }
+                }
+            }
+            for imp in impactors {
+                if let Some((p, n)) = imp.penetration(&y[i]) {
+                    let s = c_sr * p / delta * vol[i];
+                    for k in 0..d {
+                        f[k] += s * n[k];
+                    }
+                }
+            }
+        });
+        for imp in self.impactors.iter_mut() {
+            let mut total = [0.0; 3];
+            for (i, yi) in y.iter().enumerate() {
+                if let Some((p, n)) = imp.penetration(yi) {
+                    let s = c_sr * p / delta * vol[i] * vol[i];
+                    for k in 0..d {
+                        total[k] -= s * n[k];
+                    }
+                }
+            }
+            imp.force = total;
+        }
+    }
+
+    /// The contact energy at displacement `u`, J: `c_sr (d_c - r)^2 / (2 delta) V_i V_j`
+    /// per pair closer than `d_c` (each pair once) and `c_sr p^2 / (2 delta) V_i^2` per node
+    /// inside an impactor (the potentials of the forces above). Searches no list: brute
+    /// force over the pairs, for tests of small bodies.
+    pub fn energy<T: Real>(&self, u: &[T]) -> f64 {
+        let (d, y) = (self.dim, self.current(u));
+        let k = self.c_sr / (2.0 * self.delta);
+        let mut e = 0.0;
+        if let (Some(dc), Some(list)) = (self.distance, &self.pairs) {
+            for i in 0..y.len() {
+                for j in i + 1..y.len() {
+                    let r2: f64 = (0..d).map(|c| (y[i][c] - y[j][c]).powi(2)).sum();
+                    if r2.sqrt() < dc && !list.bonded(&self.x[i], &self.x[j], d) {
+                        e += k * (dc - r2.sqrt()).powi(2) * self.volumes[i] * self.volumes[j];
+                    }
+                }
+            }
+        }
+        for imp in &self.impactors {
+            for (i, yi) in y.iter().enumerate() {
+                if let Some((p, _)) = imp.penetration(yi) {
+                    e += k * p * p * self.volumes[i] * self.volumes[i];
+                }
+            }
+        }
+        e
+    }
+
+    /// Total momentum of the impactors, kg m/s (free ones only).
+    pub fn impactor_momentum(&self) -> [f64; 3] {
+        let mut p = [0.0; 3];
+        for imp in &self.impactors {
+            if let Some(m) = imp.mass {
+                for (p, v) in p.iter_mut().zip(imp.velocity) {
+                    *p += m * v;
+                }
+            }
+        }
+        p
+    }
+}

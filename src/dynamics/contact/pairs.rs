@@ -1,0 +1,101 @@
+//! The contact pair list: for each node, the nodes it is not bonded to that were closer than
+//! `d_c + skin` at the last search, ascending (CSR). Searched by the cell list of
+//! `crate::neighbors` over the current positions; searched again when a node has moved more
+//! than `skin / 2` since (each pair's distance then changed by less than the skin). Units: m.
+
+use crate::neighbors::{cell_list_families, within_radius, Families};
+use crate::Real;
+use rayon::prelude::*;
+
+/// The pair list and its rule.
+#[derive(Debug, Clone)]
+pub struct PairList {
+    /// Search radius `d_c + skin`, m.
+    radius: f64,
+    /// Skin, m.
+    skin: f64,
+    /// Squared family radius of the body, m^2: pairs within it in the reference
+    /// configuration are bonded and get no contact force.
+    bonded_r2: f64,
+    /// The list (empty before the first search).
+    list: Families,
+    /// Displacement at the last search, m, node-major.
+    at_search: Vec<f64>,
+    /// Searches so far.
+    pub searches: usize,
+}
+
+impl PairList {
+    /// A list of search radius `radius` (m), `skin` (m), excluding pairs whose reference
+    /// squared distance is within `bonded_r2` (m^2).
+    pub fn new(radius: f64, skin: f64, bonded_r2: f64) -> Self {
+        PairList {
+            radius,
+            skin,
+            bonded_r2,
+            list: Families::default(),
+            at_search: Vec::new(),
+            searches: 0,
+        }
+    }
+
+    /// Whether nodes at reference positions `a`, `b` are bonded (the family predicate).
+    pub fn bonded(&self, a: &[f64; 3], b: &[f64; 3], dim: usize) -> bool {
+        within_radius(a, b, dim, self.bonded_r2)
+    }
+
+    /// The partners of node `i`, ascending.
+    pub fn partners(&self, i: usize) -> &[u32] {
+        self.list.family(i)
+    }
+
+    /// Search again if no search was made yet or some node moved more than `skin / 2`
+    /// since the last one; `y` current and `x` reference positions, `u` the displacement.
+    pub fn update<T: Real>(&mut self, y: &[[f64; 3]], x: &[[f64; 3]], u: &[T], dim: usize) {
+        if !self.at_search.is_empty() && self.max_travel(u, dim) <= 0.5 * self.skin {
+            return;
+        }
+        self.list = self.search(y, x, dim);
+        self.at_search = u.iter().map(|v| v.f64()).collect();
+        self.searches += 1;
+    }
+
+    /// The largest distance a node has moved since the last search, m.
+    fn max_travel<T: Real>(&self, u: &[T], dim: usize) -> f64 {
+        (u.par_chunks(dim).zip(self.at_search.par_chunks(dim)))
+            .map(|(now, then)| {
+                (0..dim)
+                    .map(|k| (now[k].f64() - then[k]).powi(2))
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .reduce(|| 0.0, f64::max)
+    }
+
+    /// The pairs closer than the search radius at `y` that are not bonded.
+    pub fn search(&self, y: &[[f64; 3]], x: &[[f64; 3]], dim: usize) -> Families {
+        let near = cell_list_families(y, dim, self.radius);
+        let kept: Vec<Vec<u32>> = (0..near.nodes())
+            .into_par_iter()
+            .map(|i| {
+                (near.family(i).iter().copied())
+                    .filter(|&j| !self.bonded(&x[i], &x[j as usize], dim))
+                    .collect()
+            })
+            .collect();
+        let mut offsets = Vec::with_capacity(kept.len() + 1);
+        offsets.push(0);
+        for k in &kept {
+            offsets.push(offsets.last().copied().unwrap_or(0) + k.len());
+        }
+        Families {
+            offsets,
+            neighbors: kept.concat(),
+        }
+    }
+
+    /// The list of the last search.
+    pub fn list(&self) -> &Families {
+        &self.list
+    }
+}
