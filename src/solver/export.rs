@@ -8,6 +8,7 @@
 //! of the given bond status: the pre-cracks for `export-matrix`, the final damage for a run.
 //! [`write_sparsity`] draws the same matrices' sparsity patterns as a PNG (`--format png`).
 
+use super::run::{simulate_from, Outcome, RunOptions};
 use super::system_files::{write_static_system, SOLVE_NOTE};
 use crate::material::Law;
 use crate::model::{Boundary, BoundaryKind, Influence};
@@ -19,11 +20,15 @@ use crate::output::export::{
 };
 use crate::output::matrix_market::{write_matrix_market, Csr, Symmetry};
 use crate::output::sparsity::{write_sparsity_png, Pattern};
-use crate::output::OutputFolder;
+use crate::output::{OutputFolder, RunStatus, Summary};
+use crate::setup::since;
 use crate::setup::Problem;
 use crate::{Error, Result};
+use crate::{Precision, Real};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
 
 /// A matrix `export-matrix` can write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -406,4 +411,39 @@ fn sidecar(
         boundary_file: "boundary.json".into(),
         static_system: None,
     }
+}
+
+/// Run `problem` like [`super::run::run`], then write the global stiffness `K` of the final bond status
+/// (with the export side files, `solver/export.rs`) into the output folder, and rewrite
+/// `summary.json` with the export's time added to the output phase. An interrupted run
+/// exports nothing. With `restart`, the run resumes as [`super::run::run_restarted`] does.
+pub fn run_and_export_stiffness(
+    problem: Problem,
+    opts: &RunOptions,
+    restart: Option<&Path>,
+) -> Result<Summary> {
+    let (problem_out, status, mut summary) = match opts.precision {
+        Precision::F32 => final_status(simulate_from::<f32>(problem, opts, restart)?)?,
+        Precision::F64 => final_status(simulate_from::<f64>(problem, opts, restart)?)?,
+    };
+    let Some(dir) = &opts.out_dir else {
+        return Ok(summary);
+    };
+    if summary.status == RunStatus::Interrupted {
+        return Ok(summary);
+    }
+    let t0 = Instant::now();
+    export_matrices(&problem_out, &status, &[Exported::K], dir)?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let output = summary.phase_seconds.output.unwrap_or(0.0);
+    summary.phase_seconds.output = Some(output + seconds);
+    summary.wall_seconds += seconds;
+    summary.process_seconds = opts.process_start.map(since);
+    summary.write(&dir.join("summary.json"))?;
+    Ok(summary)
+}
+
+/// The problem, final bond status and summary of a finished run.
+fn final_status<T: Real>(o: Outcome<T>) -> Result<(Arc<Problem>, Vec<u8>, Summary)> {
+    Ok((o.problem, o.backend.bond_status()?, o.summary))
 }

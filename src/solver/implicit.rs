@@ -24,7 +24,7 @@
 use super::linear::{residuals, solve};
 use super::outputs::{self, initial_summary, Snapshot};
 use super::rigid::RigidModes;
-use super::run::choose_dt;
+use super::time_step::choose_dt;
 use crate::backend::CpuLoop;
 use crate::dynamics::{Forces, Loads};
 use crate::operators::stiffness::assemble_stiffness;

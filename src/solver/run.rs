@@ -7,7 +7,6 @@
 //! (`restart.rs`). `summary.json`'s `status` says which way a run ended.
 
 use super::cancel::Cancel;
-use super::export::{export_matrices, Exported};
 use super::outputs::{self, initial_summary};
 use super::restart::{self, Saver};
 use super::snapshot_thread::{OwnedSnapshot, SnapshotThread};
@@ -75,41 +74,6 @@ pub fn run_restarted(problem: Problem, opts: &RunOptions, from: &Path) -> Result
         Precision::F32 => simulate_from::<f32>(problem, opts, Some(from)).map(|o| o.summary),
         Precision::F64 => simulate_from::<f64>(problem, opts, Some(from)).map(|o| o.summary),
     }
-}
-
-/// Run `problem` like [`run`], then write the global stiffness `K` of the final bond status
-/// (with the export side files, `solver/export.rs`) into the output folder, and rewrite
-/// `summary.json` with the export's time added to the output phase. An interrupted run
-/// exports nothing. With `restart`, the run resumes as [`run_restarted`] does.
-pub fn run_and_export_stiffness(
-    problem: Problem,
-    opts: &RunOptions,
-    restart: Option<&Path>,
-) -> Result<Summary> {
-    let (problem_out, status, mut summary) = match opts.precision {
-        Precision::F32 => final_status(simulate_from::<f32>(problem, opts, restart)?)?,
-        Precision::F64 => final_status(simulate_from::<f64>(problem, opts, restart)?)?,
-    };
-    let Some(dir) = &opts.out_dir else {
-        return Ok(summary);
-    };
-    if summary.status == RunStatus::Interrupted {
-        return Ok(summary);
-    }
-    let t0 = Instant::now();
-    export_matrices(&problem_out, &status, &[Exported::K], dir)?;
-    let seconds = t0.elapsed().as_secs_f64();
-    let output = summary.phase_seconds.output.unwrap_or(0.0);
-    summary.phase_seconds.output = Some(output + seconds);
-    summary.wall_seconds += seconds;
-    summary.process_seconds = opts.process_start.map(since);
-    summary.write(&dir.join("summary.json"))?;
-    Ok(summary)
-}
-
-/// The problem, final bond status and summary of a finished run.
-fn final_status<T: Real>(o: Outcome<T>) -> Result<(Arc<Problem>, Vec<u8>, Summary)> {
-    Ok((o.problem, o.backend.bond_status()?, o.summary))
 }
 
 /// The end of a run: final state, the backend (bond status, damage), the summary and the
