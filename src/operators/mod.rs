@@ -41,6 +41,7 @@
 //! products), `footprint.rs` (memory of full and half storage without assembling, from a problem or from counts estimated from a model).
 
 mod bond_vectors;
+pub mod convert;
 mod footprint;
 mod pattern;
 pub mod spmv;
