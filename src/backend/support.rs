@@ -37,6 +37,13 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
             ..
         }
     );
+    if problem.materials.is_some() && backend.starts_with("gpu") {
+        return refuse(
+            "several materials ([[material]]) run on cpu-loop and cpu-matrix (in core or in \
+             subdomains): the GPU kernels read one material's constants; use --backend \
+             cpu-loop or cpu-matrix",
+        );
+    }
     if scheme == Scheme::Matrix && nonlinear_lps {
         return refuse(
             "material.model = \"lps-nonlinear\" runs on cpu-loop and gpu-loop (in core or in \

@@ -31,6 +31,7 @@ pub fn validate(model: &Model) -> Result<()> {
         file_name(name)?;
     }
     material(&model.material, dim)?;
+    super::several::validate(model, |m| material(m, dim))?;
     discretization(&model.discretization)?;
     geometry(&model.geometry, dim)?;
     for (i, p) in model.precrack.iter().enumerate() {
