@@ -235,6 +235,29 @@ fn a_bar_of_two_halves_is_two_springs_in_series() {
     );
 }
 
+/// The restart fingerprint hashes every material and interface: changing the second
+/// material's modulus or the interface rule changes it (a checkpoint of the other physics is
+/// refused); the canonical model parses back to the same fingerprint.
+#[test]
+fn the_fingerprint_covers_the_materials() {
+    use peridot::model::fingerprint::{physics_hash, physics_text};
+    let base = common::two_materials("pmb", "plane-stress", false, "", "");
+    let parse = |t: &str| peridot::model::parse(t, "test.toml", &[]).unwrap();
+    let h = physics_hash(&parse(&base));
+    let stiffer = base.replace("youngs_modulus = 500e9", "youngs_modulus = 600e9");
+    let harmonic_rule =
+        format!("{base}[[interface]]\nmaterials = [\"soft\", \"stiff\"]\nrule = \"harmonic\"\n");
+    assert_ne!(h, physics_hash(&parse(&stiffer)));
+    assert_ne!(h, physics_hash(&parse(&harmonic_rule)));
+    let canonical = toml::to_string(&parse(&base)).unwrap();
+    assert_eq!(
+        h,
+        physics_hash(&parse(&canonical)),
+        "{}",
+        physics_text(&parse(&base))
+    );
+}
+
 /// Bad input names the field and the value: an unknown region, a region of two materials,
 /// nodes two materials claim, a node without a material, an id no node carries, a density
 /// that differs, an interface naming an unknown material; the GPU backends refuse several
