@@ -362,6 +362,15 @@ impl Problem {
             .unwrap_or(&[])
     }
 
+    /// Whether any bond can break: a critical stretch of the material, or of some pair of
+    /// several.
+    pub fn breaks(&self) -> bool {
+        match &self.materials {
+            Some(map) => map.breaks(),
+            None => self.material.critical_stretch.is_some(),
+        }
+    }
+
     /// The bond law of node `i`'s material (its own `K_d` and `G` among several).
     #[inline]
     pub fn law_of(&self, i: usize) -> crate::material::Law {

@@ -368,8 +368,9 @@ fn simulate_with_cpu_matrix() {
 /// interface through the body) on every law, dimension and pre-crack case, with the default
 /// rule (the softer) and with an explicit interface: the matrix form (full and half storage)
 /// gives the loop's forces, dilatation, damage and energy to 1e-12 in f64 and breaks the
-/// same bonds in a damaging run (the bond's critical stretch read from the pair table by both).
-/// The GPU backends refuse several materials by name (`tests/materials.rs`).
+/// same bonds in a damaging run (the bond's critical stretch read from the pair table by both);
+/// so does `gpu-loop` (its kernels read the pair table; skipped without a GPU). `gpu-matrix`
+/// refuses several materials by name (`tests/materials.rs`).
 mod two_materials {
     use super::*;
 
@@ -410,5 +411,27 @@ mod two_materials {
     fn damaging_runs_break_the_same_bonds() {
         let (lp, mx) = (kind(BackendKind::CpuLoop), matrix(Storage::Half));
         compare_model_runs(&lp, &mx, damaging);
+    }
+
+    #[test]
+    fn cpu_loop_vs_gpu_loop_f64() {
+        let (lp, gl) = (kind(BackendKind::CpuLoop), kind(BackendKind::GpuLoop));
+        compare_models::<f64>(&lp, &gl, text);
+        compare_models::<f64>(&lp, &gl, explicit);
+    }
+
+    #[test]
+    fn cpu_loop_vs_gpu_loop_f32() {
+        compare_models::<f32>(
+            &kind(BackendKind::CpuLoop),
+            &kind(BackendKind::GpuLoop),
+            text,
+        );
+    }
+
+    #[test]
+    fn gpu_loop_damaging_runs_break_the_same_bonds() {
+        let (lp, gl) = (kind(BackendKind::CpuLoop), kind(BackendKind::GpuLoop));
+        compare_model_runs(&lp, &gl, damaging);
     }
 }

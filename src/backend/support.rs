@@ -3,7 +3,8 @@
 //! error naming the backends that run it, never a silently different physics: the matrix
 //! form refuses `lps-nonlinear`; every backend but `cpu-loop` in core refuses the failure
 //! options that need each node's history (`critical_stretch_alpha`, `break_timing =
-//! "after-force"`) and the softening damage laws (`damage_law = "bilinear"`, `"trilinear"`).
+//! "after-force"`) and the softening damage laws (`damage_law = "bilinear"`, `"trilinear"`);
+//! `gpu-matrix` refuses several materials (`[[material]]`).
 
 use crate::material::Law;
 use crate::setup::Problem;
@@ -37,11 +38,11 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
             ..
         }
     );
-    if problem.materials.is_some() && backend.starts_with("gpu") {
+    if problem.materials.is_some() && backend == "gpu-matrix" {
         return refuse(
-            "several materials ([[material]]) run on cpu-loop and cpu-matrix (in core or in \
-             subdomains): the GPU kernels read one material's constants; use --backend \
-             cpu-loop or cpu-matrix",
+            "several materials ([[material]]) run on cpu-loop, cpu-matrix (in core or in \
+             subdomains) and gpu-loop (in core): the gpu-matrix kernels read one material's \
+             critical stretch; use --backend gpu-loop or cpu-matrix",
         );
     }
     if scheme == Scheme::Matrix && nonlinear_lps {

@@ -108,6 +108,20 @@ impl MaterialMap {
         counts
     }
 
+    /// The pair table as the GPU kernels read it (`kernels/bonds.cuh`, `BondParams`): the
+    /// `n x n` micromoduli, the `n x n` critical stretches, then each material's `K_d` (0 for
+    /// PMB), all f64.
+    pub fn device_table(&self) -> Vec<f64> {
+        let kd = self.constants.iter().map(|m| match m.law {
+            Law::Lps { kd, .. } => kd,
+            Law::Pmb { .. } => 0.0,
+        });
+        let mut table = self.micromodulus.clone();
+        table.extend_from_slice(&self.critical_stretch);
+        table.extend(kd);
+        table
+    }
+
     /// Whether any bond can break.
     pub fn breaks(&self) -> bool {
         self.critical_stretch.iter().any(|s| s.is_finite())
@@ -234,12 +248,12 @@ fn assign<'a>(model: &Model, body: &Body, region: impl Fn(&str) -> &'a [usize]) 
         .materials
         .iter()
         .position(|m| m.id.is_none() && m.regions.is_empty());
-    for i in 0..node.len() {
-        if node[i] != NONE {
+    for (i, m) in node.iter_mut().enumerate() {
+        if *m != NONE {
             continue;
         }
         match rest {
-            Some(k) => node[i] = k as u8,
+            Some(k) => *m = k as u8,
             None => {
                 return Err(Error::model(
                     "material",
