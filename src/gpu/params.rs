@@ -240,6 +240,8 @@ mod tests {
             23 * 8 + 8 * 8 + crate::material::laws::LAW_PARAMS_BYTES + 8 * 4 + 2 * 8 + 6 * 4 + 8
                 // the slot table and the lattice weight
                 + 2 * 8
+                // several materials: the index and pair table addresses, their count, a pad
+                + 2 * 8 + 2 * 4
         );
         assert_eq!(std::mem::size_of::<BondParams>(), BOND_PARAMS_BYTES);
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
