@@ -78,8 +78,16 @@ struct BondParams {
     // Null: positions are read per bond.
     const real* slot_geometry;
     double lattice_weight;
+    // Several materials (docs/materials.md): each node's material index (n bytes), and the
+    // pair table in double: n_materials^2 micromoduli c (N/m^6), then n_materials^2 critical
+    // stretches (+inf: never breaks), then each material's K_d (Pa); a bond i -> j reads the
+    // entry material[i] * n_materials + material[j]. Null: one material (the law's own).
+    const u8* material;
+    const double* pair_table;
+    u32 n_materials;
+    u32 pad_m;
 };
-static_assert(sizeof(BondParams) == 376, "BondParams: see src/gpu/params.rs");
+static_assert(sizeof(BondParams) == 400, "BondParams: see src/gpu/params.rs");
 
 // The bond of stencil slot m on a full box lattice, as every node sees it: xi = the slot's
 // lattice step times dx (m), its length x and 1 / x, rounded once on the host to the
@@ -453,17 +461,33 @@ __device__ __forceinline__ double exact_length(const Record& n, const Record& r)
 
 
 
-// Whether bond i -> j (i not in a no-fail zone) breaks at stretch s: j not in a no-fail zone
-// and s above the critical stretch (theory.md 2; LPS uses s = e / x).
-__device__ __forceinline__ bool breaks(const BondParams& p, u32 j, real s) {
-    return s > PD_CONST(p, critical_stretch) && ld(p.no_fail + j) == 0;
+// Several materials: the pair table's index of bond i -> j.
+__device__ __forceinline__ u32 material_pair(const BondParams& p, u32 i, u32 j) {
+    return (u32)ld(p.material + i) * p.n_materials + (u32)ld(p.material + j);
 }
 
 // The stretch above which node i's bonds break: s0 where they can (`can_break`: bonds are
 // checked and i is not in a no-fail zone), else +inf; then a bond i -> j breaks where
-// s > threshold and j is not in a no-fail zone, one compare per bond in the loop.
+// s > bond_threshold(threshold, i, j) and j is not in a no-fail zone, one compare per bond
+// in the loop. With several materials a node that can break gets 0: each bond then reads
+// its pair's critical stretch (`bond_threshold`).
 __device__ __forceinline__ real break_threshold(const BondParams& p, bool can_break) {
-    return can_break ? PD_CONST(p, critical_stretch) : (real)__int_as_float(0x7f800000);
+    if (!can_break) return (real)__int_as_float(0x7f800000);
+    return p.material != 0 ? (real)0 : PD_CONST(p, critical_stretch);
+}
+
+// The critical stretch of bond i -> j from node i's `break_threshold` t: t itself with one
+// material (or where i's bonds cannot break), else the pair's.
+__device__ __forceinline__ real bond_threshold(const BondParams& p, real t, u32 i, u32 j) {
+    if (p.material == 0 || t != (real)0) return t;
+    const u32 n = p.n_materials;
+    return (real)ld(p.pair_table + n * n + material_pair(p, i, j));
+}
+
+// Whether bond i -> j (i not in a no-fail zone) breaks at stretch s: j not in a no-fail zone
+// and s above the bond's critical stretch (theory.md 2; LPS uses s = e / x).
+__device__ __forceinline__ bool breaks(const BondParams& p, u32 i, u32 j, real s) {
+    return s > bond_threshold(p, break_threshold(p, true), i, j) && ld(p.no_fail + j) == 0;
 }
 
 // Partial-volume factor beta of a bond of length x (theory.md section 1), as the host's
@@ -485,13 +509,14 @@ __device__ __forceinline__ double partial_volume_exact(const BondParams& p, doub
 // PMB c lambda beta V_j (lambda = 2 V_full / (V_h,i + V_h,j) with surface correction, else 1),
 // LPS omega(x) beta V_j. The horizon volumes of i and j are read only with the correction.
 // LAW: PD_LAW_PMB or PD_LAW_LPS where the kernel knows its law at compile time (the other
-// law's code leaves the loop), PD_LAW_ANY to test p.lps; PLAIN (PMB): the kernel has checked
+// law's code leaves the loop), PD_LAW_ANY to test p.lps; MATS: the PMB weight of several
+// materials (p.material set) reads the pair's micromodulus; PLAIN (PMB): the kernel has checked
 // that the model has neither partial volumes nor the surface correction. The weight is the
 // same number either way (beta V_j = 1 x V_j exactly).
 #define PD_LAW_ANY 0
 #define PD_LAW_PMB 1
 #define PD_LAW_LPS 2
-template <int LAW, bool PLAIN = false>
+template <int LAW, bool PLAIN = false, bool MATS = false>
 __device__ __forceinline__ real bond_weight(const BondParams& p, const Bond& b, u32 i, u32 j) {
     // (PLAIN: no partial volumes and no surface correction, beta = lambda = 1)
     if (PLAIN && LAW == PD_LAW_PMB) return pmb_micromodulus(p.law.pmb) * b.vol;
@@ -499,7 +524,10 @@ __device__ __forceinline__ real bond_weight(const BondParams& p, const Bond& b, 
     if (LAW == PD_LAW_LPS || (LAW == PD_LAW_ANY && p.lps != 0)) {
         return lps_omega(p.law.lps, PD_CONST(p, delta), b.x) * bv;
     }
-    const real c = pmb_micromodulus(p.law.pmb);
+    // (MATS, several materials: the pair's micromodulus, f64 on the host, rounded here; the
+    // one-material loops carry no table lookup)
+    const real c = (MATS && p.material != 0) ? (real)ld(p.pair_table + material_pair(p, i, j))
+                                             : pmb_micromodulus(p.law.pmb);
     if (p.law.pmb.surface_correction == 0) return c * bv;
     const double vh = ld(p.horizon_volume + i) + ld(p.horizon_volume + j);
     const real lambda = (real)(2.0 * p.full_volume / vh);

@@ -14,7 +14,7 @@ __device__ __forceinline__ void break_bonds_node(const BondParams& p, u32 i) {
         const u32 j = neighbor_at(p, i, r.begin, b);
         const Bond bd = load_bond<D>(p, node, j);
         const real s = criterion_stretch<D>(p.linearized != 0, bd);
-        if (breaks(p, j, s)) {
+        if (breaks(p, i, j, s)) {
             cut_bond(p, b);
             ++broken;
         }
@@ -92,7 +92,8 @@ __device__ __forceinline__ void strain_energy_node(const BondParams& p, u32 i) {
         const u32 j = neighbor_at(p, i, r.begin, b);
         const Bond bd = load_bond<D>(p, node, j);
         const double x = (double)bd.x;
-        const double wb = (double)bond_weight<PD_LAW_ANY>(p, bd, i, j);
+        const double wb = lps ? (double)bond_weight<PD_LAW_LPS>(p, bd, i, j)
+                              : (double)bond_weight<PD_LAW_PMB, false, true>(p, bd, i, j);
         if (lps) {
             const double e = (double)lps_extension<D>(p.linearized != 0, bd);
             w += lps_bond_energy_density(alpha_i, wb, e, theta_i, x, d);
@@ -101,7 +102,15 @@ __device__ __forceinline__ void strain_energy_node(const BondParams& p, u32 i) {
             w += pmb_energy_density(wb, s, x);
         }
     }
-    if (lps) w += lps_dilatation_energy_density(p.law.lps, theta_i);
+    if (lps) {
+        // (several materials: node i's own K_d, after the pair table's two n x n blocks)
+        LpsParams m = p.law.lps;
+        if (p.material != 0) {
+            const u32 n = p.n_materials;
+            m.kd = ld(p.pair_table + 2 * n * n + (u32)ld(p.material + i));
+        }
+        w += lps_dilatation_energy_density(m, theta_i);
+    }
     p.energy[i] = w * node_volume(p, i);
 }
 

@@ -21,7 +21,7 @@ __device__ __forceinline__ void lps_dilatation_node(const BondParams& p, u32 i) 
         const Bond bd = load_bond<D>(p, node, j);
         real stretch, rlen, dir[3];
         const real e = lps_kinematics<D, LINEARIZED>(bd, &stretch, &rlen, dir);
-        if (stretch > s_break && ld(p.no_fail + j) == 0) {
+        if (stretch > bond_threshold(p, s_break, i, j) && ld(p.no_fail + j) == 0) {
             walk.cut(p, t);
             ++broken;
             continue;

@@ -6,7 +6,7 @@
 // so the result equals a separate breaking pass). With p.update the explicit update of the
 // node's dofs is fused into the store (`store_force`).
 
-template <int D, bool LINEARIZED, bool PLAIN, int NB = PD_NB_ANY>
+template <int D, bool LINEARIZED, bool PLAIN, int NB = PD_NB_ANY, bool MATS = false>
 __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     const Node<D> node = load_node<D>(p, i);
     const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
@@ -16,11 +16,13 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
     auto bond = [&](u32 j, const Bond& bd) -> bool {
         real scale, dir[3];
         const real s = pmb_bond<D, LINEARIZED>(bd, &scale, dir);
-        if (s > s_break && ld(p.no_fail + j) == 0) {
+        // (MATS, several materials: the pair's critical stretch and micromodulus)
+        const real t = MATS ? bond_threshold(p, s_break, i, j) : s_break;
+        if (s > t && ld(p.no_fail + j) == 0) {
             ++broken;
             return true;
         }
-        scale *= bond_weight<PD_LAW_PMB, PLAIN>(p, bd, i, j);
+        scale *= bond_weight<PD_LAW_PMB, PLAIN, MATS>(p, bd, i, j);
         for (int k = 0; k < D; ++k) f[k] += scale * dir[k];
         return false;
     };
@@ -35,10 +37,17 @@ __device__ __forceinline__ void pmb_node_law(const BondParams& p, u32 i) {
 }
 
 // The law as a compile-time choice too (fewer live registers in the bond loop).
-template <int D, bool PLAIN, int NB = PD_NB_ANY>
+template <int D, bool PLAIN, int NB = PD_NB_ANY, bool MATS = false>
 __device__ __forceinline__ void pmb_node(const BondParams& p, u32 i) {
-    if (p.linearized != 0) pmb_node_law<D, true, PLAIN, NB>(p, i);
-    else pmb_node_law<D, false, PLAIN, NB>(p, i);
+    if (p.linearized != 0) pmb_node_law<D, true, PLAIN, NB, MATS>(p, i);
+    else pmb_node_law<D, false, PLAIN, NB, MATS>(p, i);
+}
+
+// Several materials (p.material set, docs/materials.md): the general loop with each bond's
+// micromodulus and critical stretch from the pair table.
+template <int D>
+__device__ __forceinline__ void pmb_node_materials(const BondParams& p, u32 i) {
+    pmb_node<D, false, PD_NB_ANY, true>(p, i);
 }
 
 template <int D>
@@ -120,6 +129,8 @@ __device__ __forceinline__ void pmb_node_table(const BondParams& p, u32 i) {
 // (the weight is c V_j: no per-bond tests). Separate entry points, so that each gets its own
 // register allocation (in one kernel the two loops made each other spill).
 PD_BOND_ENTRY(pmb_force, pmb_node_any)
+// (without the register cap: the table lookups would spill under it; one launch a step)
+PD_BOND_ENTRY_UNCAPPED(pmb_force_materials, pmb_node_materials)
 PD_BOND_ENTRY(pmb_force_plain, pmb_node_plain)
 PD_BOND_ENTRY(pmb_force_plain_lattice, pmb_node_plain_lattice)
 PD_BOND_ENTRY(pmb_force_lattice_table, pmb_node_table)

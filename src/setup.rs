@@ -14,7 +14,7 @@ pub use times::{since, timed, SetupTimes};
 use crate::geometry::{bond_crosses_precrack, region_nodes, Body};
 use crate::material::bonds::{BondSource, SearchedBonds, StoredBonds};
 use crate::material::stiffness_bound::{row_bounds, stable_time_step};
-use crate::material::{family_radius, BondData, FailureHistory, MaterialConstants};
+use crate::material::{family_radius, BondData, FailureHistory, MaterialConstants, MaterialMap};
 use crate::model::{BoundaryKind, Model};
 use crate::neighbors::cell_list::offsets_of;
 use crate::neighbors::{Families, FamilyFinder};
@@ -58,7 +58,10 @@ pub struct Problem {
     pub model: Model,
     pub body: Body,
     pub families: Families,
+    /// The material, or the first of several (the options they share).
     pub material: MaterialConstants,
+    /// Several materials: each node's and each pair's constants (`None`: one material).
+    pub materials: Option<MaterialMap>,
     pub bonds: BondData,
     /// Initial bond status per directed bond: 1 intact, 0 broken by a pre-crack.
     pub initial_mu: Vec<u8>,
@@ -272,6 +275,11 @@ impl Problem {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let of_region = |name: &str| {
+            let found = regions.iter().find(|r| r.name == name);
+            found.map_or(&[][..], |r| r.nodes.as_slice())
+        };
+        let materials = MaterialMap::new(&model, &body, of_region, body.delta, body.thickness)?;
         let mut problem = Problem {
             name: model.name.clone().unwrap_or_else(|| "model".into()),
             initial_mu: Vec::new(),
@@ -280,6 +288,7 @@ impl Problem {
             body,
             families,
             material,
+            materials,
             bonds,
             regions,
             neighbor_seconds,
@@ -319,14 +328,16 @@ impl Problem {
     /// ([`stable_time_step`](crate::material::stiffness_bound::stable_time_step)).
     pub fn stable_time_step(&self) -> f64 {
         let wv = &self.bonds.weighted_volume;
-        self.visit_bonds(|b| stable_time_step(&self.body, b, wv, &self.material))
+        self.visit_bonds(|b| {
+            stable_time_step(&self.body, b, wv, &self.material, self.materials.as_ref())
+        })
     }
 
     /// Gerschgorin row bound of every node
     /// ([`row_bounds`](crate::material::stiffness_bound::row_bounds)).
     pub fn row_bounds(&self) -> Vec<f64> {
         let wv = &self.bonds.weighted_volume;
-        self.visit_bonds(|b| row_bounds(&self.body, b, wv, &self.material))
+        self.visit_bonds(|b| row_bounds(&self.body, b, wv, &self.material, self.materials.as_ref()))
     }
 
     /// Whether bond `i -> j` is intact at setup (crosses no pre-crack). Test only bonds of
@@ -349,6 +360,23 @@ impl Problem {
             .find(|r| r.name == name)
             .map(|r| r.nodes.as_slice())
             .unwrap_or(&[])
+    }
+
+    /// Whether any bond can break: a critical stretch of the material, or of some pair of
+    /// several.
+    pub fn breaks(&self) -> bool {
+        match &self.materials {
+            Some(map) => map.breaks(),
+            None => self.material.critical_stretch.is_some(),
+        }
+    }
+
+    /// The bond law of node `i`'s material (its own `K_d` and `G` among several).
+    #[inline]
+    pub fn law_of(&self, i: usize) -> crate::material::Law {
+        self.materials
+            .as_ref()
+            .map_or(self.material.law, |m| m.of_node(i).law)
     }
 
     /// Spatial dimension.

@@ -87,11 +87,22 @@ impl Worst {
 /// The shared body: `a` and `b` agree on every law, dimension and pre-crack case. Returns the
 /// largest differences seen, or `None` if either execution is unavailable here.
 fn compare<T: Real>(a: &Exec<T>, b: &Exec<T>) -> Option<Worst> {
+    compare_models(a, b, |law, dim, precrack| {
+        common::small_model(law, dim, precrack, "")
+    })
+}
+
+/// [`compare`] on the models `text(law, dim, precrack)` gives.
+fn compare_models<T: Real>(
+    a: &Exec<T>,
+    b: &Exec<T>,
+    text: impl Fn(&str, &str, bool) -> String,
+) -> Option<Worst> {
     let mut worst = Worst::default();
     for law in LAWS {
         for dim in DIMS {
             for precrack in [false, true] {
-                let text = common::small_model(law, dim, precrack, "");
+                let text = text(law, dim, precrack);
                 let p = Arc::new(common::problem(&text, &[]));
                 let case = format!("{} vs {}, {law} {dim} precrack={precrack}", a.name, b.name);
                 let mut ba = (a.make)(p.clone())?;
@@ -194,13 +205,16 @@ fn compare_states<T: Real>(
 
 /// A plate pulled apart at its edges at 5 m/s, with a pre-crack: bonds break within 80 steps.
 fn damaging_model(law: &str, dim: &str) -> String {
-    let extra = "[[region]]\nname = \"top\"\nshape = \"edge\"\nside = \"+y\"\ndepth_dx = 2\n\
+    common::small_model(law, dim, true, DAMAGING)
+}
+
+/// The loads and solver of [`damaging_model`].
+const DAMAGING: &str =
+    "[[region]]\nname = \"top\"\nshape = \"edge\"\nside = \"+y\"\ndepth_dx = 2\n\
                  [[region]]\nname = \"bottom\"\nshape = \"edge\"\nside = \"-y\"\ndepth_dx = 2\n\
                  [[boundary]]\nregion = \"top\"\nkind = \"velocity\"\ny = 5.0\n\
                  [[boundary]]\nregion = \"bottom\"\nkind = \"velocity\"\ny = -5.0\n\
                  [solver]\nkind = \"explicit\"\nsteps = 80\n";
-    common::small_model(law, dim, true, extra)
-}
 
 /// A short explicit run with the solver's own integrator; returns the final bond status and
 /// displacement.
@@ -228,10 +242,19 @@ fn explicit_run<T: Real>(p: Arc<Problem>, backend: &mut dyn Backend<T>) -> (Vec<
 /// round-off differences (1e-16 relative per step) cannot move a stretch across the critical
 /// one; long fracture runs are chaotic and are compared by statistics instead.
 fn compare_runs(a: &Exec<f64>, b: &Exec<f64>) -> Option<f64> {
+    compare_model_runs(a, b, damaging_model)
+}
+
+/// [`compare_runs`] on the models `text(law, dim)` gives.
+fn compare_model_runs(
+    a: &Exec<f64>,
+    b: &Exec<f64>,
+    text: impl Fn(&str, &str) -> String,
+) -> Option<f64> {
     let mut worst = 0.0f64;
     for law in LAWS {
         for dim in DIMS {
-            let p = Arc::new(common::problem(&damaging_model(law, dim), &[]));
+            let p = Arc::new(common::problem(&text(law, dim), &[]));
             let case = format!("{} vs {}, {law} {dim} run", a.name, b.name);
             let mut ba = (a.make)(p.clone())?;
             let mut bb = (b.make)(p.clone())?;
@@ -339,4 +362,76 @@ fn simulate_with_cpu_matrix() {
     assert!(lp.summary.broken_bonds > 0, "the run must break bonds");
     assert_eq!(mx.summary.broken_bonds, lp.summary.broken_bonds);
     assert!(lp.backend.bond_status().unwrap() == mx.backend.bond_status().unwrap());
+}
+
+/// Two materials (`common::two_materials`: E 200 and 500 GPa, s0 0.002 and 0.003, an
+/// interface through the body) on every law, dimension and pre-crack case, with the default
+/// rule (the softer) and with an explicit interface: the matrix form (full and half storage)
+/// gives the loop's forces, dilatation, damage and energy to 1e-12 in f64 and breaks the
+/// same bonds in a damaging run (the bond's critical stretch read from the pair table by both);
+/// so does `gpu-loop` (its kernels read the pair table; skipped without a GPU). `gpu-matrix`
+/// refuses several materials by name (`tests/materials.rs`).
+mod two_materials {
+    use super::*;
+
+    const EXPLICIT: &str = "[[interface]]\nmaterials = [\"soft\", \"stiff\"]\n\
+                            rule = \"explicit\"\ncritical_stretch = 0.0015\n";
+
+    fn text(law: &str, dim: &str, precrack: bool) -> String {
+        common::two_materials(law, dim, precrack, "", "")
+    }
+
+    fn explicit(law: &str, dim: &str, precrack: bool) -> String {
+        // (PMB: the interface's own micromodulus, from E 350 GPa)
+        let stiffness = match law.starts_with("pmb") {
+            true => "youngs_modulus = 350e9\n",
+            false => "",
+        };
+        common::two_materials(law, dim, precrack, &format!("{EXPLICIT}{stiffness}"), "")
+    }
+
+    fn damaging(law: &str, dim: &str) -> String {
+        common::two_materials(law, dim, true, "", DAMAGING)
+    }
+
+    #[test]
+    fn cpu_loop_vs_cpu_matrix_f64() {
+        for storage in [Storage::Full, Storage::Half] {
+            compare_models::<f64>(&kind(BackendKind::CpuLoop), &matrix(storage), text);
+            compare_models::<f64>(&kind(BackendKind::CpuLoop), &matrix(storage), explicit);
+        }
+    }
+
+    #[test]
+    fn cpu_loop_vs_cpu_matrix_f32() {
+        compare_models::<f32>(&kind(BackendKind::CpuLoop), &matrix(Storage::Half), text);
+    }
+
+    #[test]
+    fn damaging_runs_break_the_same_bonds() {
+        let (lp, mx) = (kind(BackendKind::CpuLoop), matrix(Storage::Half));
+        compare_model_runs(&lp, &mx, damaging);
+    }
+
+    #[test]
+    fn cpu_loop_vs_gpu_loop_f64() {
+        let (lp, gl) = (kind(BackendKind::CpuLoop), kind(BackendKind::GpuLoop));
+        compare_models::<f64>(&lp, &gl, text);
+        compare_models::<f64>(&lp, &gl, explicit);
+    }
+
+    #[test]
+    fn cpu_loop_vs_gpu_loop_f32() {
+        compare_models::<f32>(
+            &kind(BackendKind::CpuLoop),
+            &kind(BackendKind::GpuLoop),
+            text,
+        );
+    }
+
+    #[test]
+    fn gpu_loop_damaging_runs_break_the_same_bonds() {
+        let (lp, gl) = (kind(BackendKind::CpuLoop), kind(BackendKind::GpuLoop));
+        compare_model_runs(&lp, &gl, damaging);
+    }
 }

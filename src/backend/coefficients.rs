@@ -7,12 +7,16 @@ use crate::material::stiffness_bound::lps_node_coefficients;
 use crate::material::Law;
 use crate::setup::Problem;
 
-/// The weight of directed bond `b` (to node `j`, of length `x`).
+/// The weight of directed bond `b` (`i -> j`, of length `x`): PMB with the pair's
+/// micromodulus where there are several materials.
 #[inline]
-pub fn bond_weight(p: &Problem, b: usize, j: usize, x: f64) -> f64 {
+pub fn bond_weight(p: &Problem, b: usize, i: usize, j: usize, x: f64) -> f64 {
     let (m, bv) = (&p.material, p.bonds.beta[b] * p.body.volumes[j]);
     match m.law {
-        Law::Pmb { c, .. } => c * p.bonds.correction(b) * bv,
+        Law::Pmb { c, .. } => {
+            let c = p.materials.as_ref().map_or(c, |map| map.c(i, j));
+            c * p.bonds.correction(b) * bv
+        }
         Law::Lps { .. } => m.omega(x) * bv,
     }
 }
@@ -28,7 +32,7 @@ pub struct LpsCoefficients {
 /// `alpha_i`, `p_i` and `d / m_i` of every node.
 pub fn lps_coefficients(p: &Problem) -> LpsCoefficients {
     let m = &p.material;
-    let (alpha, pcoef) = lps_node_coefficients(m, &p.bonds.weighted_volume);
+    let (alpha, pcoef) = lps_node_coefficients(m, p.materials.as_ref(), &p.bonds.weighted_volume);
     let d = m.d() as f64;
     let d_over_m = p
         .bonds

@@ -3,9 +3,9 @@
 //! error naming the backends that run it, never a silently different physics: the matrix
 //! form refuses `lps-nonlinear`; every backend but `cpu-loop` in core refuses the failure
 //! options that need each node's history (`critical_stretch_alpha`, `break_timing =
-//! "after-force"`) and the softening damage laws (`damage_law = "bilinear"`, `"trilinear"`).
-//! Contact and impactors (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in
-//! core ([`check_contact`]).
+//! "after-force"`) and the softening damage laws (`damage_law = "bilinear"`, `"trilinear"`);
+//! `gpu-matrix` refuses several materials (`[[material]]`). Contact and impactors
+//! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core ([`check_contact`]).
 
 use crate::material::Law;
 use crate::setup::Problem;
@@ -39,6 +39,13 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
             ..
         }
     );
+    if problem.materials.is_some() && backend == "gpu-matrix" {
+        return refuse(
+            "several materials ([[material]]) run on cpu-loop, cpu-matrix (in core or in \
+             subdomains) and gpu-loop (in core): the gpu-matrix kernels read one material's \
+             critical stretch; use --backend gpu-loop or cpu-matrix",
+        );
+    }
     if scheme == Scheme::Matrix && nonlinear_lps {
         return refuse(
             "material.model = \"lps-nonlinear\" runs on cpu-loop and gpu-loop (in core or in \

@@ -81,8 +81,12 @@ pub fn info(args: &ModelArgs, flags: InfoFlags) -> anyhow::Result<()> {
         distinct.sort_unstable();
         distinct.dedup();
         let shown: Vec<String> = distinct.iter().take(8).map(|m| m.to_string()).collect();
+        let taken = match problem.materials {
+            Some(_) => "[[material]] tables with an id take their nodes",
+            None => "stored; every node has [material]",
+        };
         println!(
-            "material ids {}{} (stored; every node has [material])",
+            "material ids {}{} ({taken})",
             shown.join(", "),
             if distinct.len() > 8 { ", ..." } else { "" }
         );
@@ -94,29 +98,33 @@ pub fn info(args: &ModelArgs, flags: InfoFlags) -> anyhow::Result<()> {
         Ok((dt, stable, _)) => println!("time step    {dt:.4e} s (stable {stable:.4e} s)"),
         Err(e) => println!("time step    error: {e}"),
     }
-    let m = &problem.material;
-    if let peridot::material::Law::Pmb { c, .. } = m.law {
-        let implied = match problem.model.material.micromodulus {
-            Some(_) => " (implied by the micromodulus)",
-            None => "",
-        };
-        println!("micromodulus {c:.6e} N/m^6");
-        println!("E            {:.6e} Pa{implied}", m.youngs_modulus);
-    }
-    if let Some(s0) = m.critical_stretch {
-        println!("crit. stretch {s0:.4e}");
-    }
-    if let Some(law) = m.softening {
-        println!(
-            "damage law   {}: s0 {:.4e}, kink {:.4e} at {} of the peak force, final {:.4e}; \
-             work to failure c x {:.4e} per bond of length x",
-            problem.model.material.damage_law.unwrap_or_default().name(),
-            law.s0,
-            law.kink_stretch,
-            law.kink_ratio,
-            law.final_stretch,
-            law.work()
-        );
+    if let Some(map) = &problem.materials {
+        several_materials(map);
+    } else {
+        let m = &problem.material;
+        if let peridot::material::Law::Pmb { c, .. } = m.law {
+            let implied = match problem.model.material.micromodulus {
+                Some(_) => " (implied by the micromodulus)",
+                None => "",
+            };
+            println!("micromodulus {c:.6e} N/m^6");
+            println!("E            {:.6e} Pa{implied}", m.youngs_modulus);
+        }
+        if let Some(s0) = m.critical_stretch {
+            println!("crit. stretch {s0:.4e}");
+        }
+        if let Some(law) = m.softening {
+            println!(
+                "damage law   {}: s0 {:.4e}, kink {:.4e} at {} of the peak force, final {:.4e}; \
+                 work to failure c x {:.4e} per bond of length x",
+                problem.model.material.damage_law.unwrap_or_default().name(),
+                law.s0,
+                law.kink_stretch,
+                law.kink_ratio,
+                law.final_stretch,
+                law.work()
+            );
+        }
     }
     println!("memory (estimates of what each backend holds):");
     let gpu_memory = gpu_memory_bytes();
@@ -256,4 +264,34 @@ fn gpu_memory_bytes() -> usize {
         }
     }
     80_000_000_000
+}
+
+/// The lines of several materials: each one's nodes and constants, then each pair's bond
+/// constants (`docs/materials.md`).
+fn several_materials(map: &peridot::material::MaterialMap) {
+    let counts = map.counts();
+    for (k, (name, m)) in map.names.iter().zip(&map.constants).enumerate() {
+        let s0 = m
+            .critical_stretch
+            .map_or("never breaks".into(), |s| format!("s0 {s:.4e}"));
+        println!(
+            "material {k}   \"{name}\": {} nodes, E {:.6e} Pa, nu {}, {s0}",
+            counts[k], m.youngs_modulus, m.poisson_ratio
+        );
+    }
+    let n = map.names.len();
+    for a in 0..n {
+        for b in a + 1..n {
+            let at = a * n + b;
+            let (c, s0) = (map.micromodulus[at], map.critical_stretch[at]);
+            let c = match c > 0.0 {
+                true => format!("c {c:.6e} N/m^6, "),
+                false => String::new(),
+            };
+            println!(
+                "interface    \"{}\" - \"{}\": {c}s0 {s0:.4e}",
+                map.names[a], map.names[b]
+            );
+        }
+    }
 }

@@ -67,7 +67,8 @@ pub const STAGES: &[Stage] = &[
             "pmb_force",
             "pmb_force_plain",
             "pmb_force_plain_lattice",
-            "pmb_force_lattice_table"
+            "pmb_force_lattice_table",
+            "pmb_force_materials"
         ]
     ),
     stage!(

@@ -77,10 +77,18 @@ pub struct BondParams {
     pub slot_geometry: u64,
     /// With `slot_geometry`, the weight `c V` of every bond, N/m^3.
     pub lattice_weight: f64,
+    /// Several materials (`docs/materials.md`): each node's material index (`u8`), or 0 for
+    /// one material.
+    pub material: u64,
+    /// With `material`, the pair table in f64 ([`pair_table`](crate::material::MaterialMap)):
+    /// `n^2` micromoduli, `n^2` critical stretches, `n` values of `K_d`.
+    pub pair_table: u64,
+    pub n_materials: u32,
+    pub pad_m: u32,
 }
 
 /// Bytes of [`BondParams`], asserted equal in `kernels/bonds.cuh`.
-pub const BOND_PARAMS_BYTES: usize = 376;
+pub const BOND_PARAMS_BYTES: usize = 400;
 const _: () = assert!(std::mem::size_of::<BondParams>() == BOND_PARAMS_BYTES);
 
 /// `BondParams::update`: store the force density only.
@@ -232,6 +240,8 @@ mod tests {
             23 * 8 + 8 * 8 + crate::material::laws::LAW_PARAMS_BYTES + 8 * 4 + 2 * 8 + 6 * 4 + 8
                 // the slot table and the lattice weight
                 + 2 * 8
+                // several materials: the index and pair table addresses, their count, a pad
+                + 2 * 8 + 2 * 4
         );
         assert_eq!(std::mem::size_of::<BondParams>(), BOND_PARAMS_BYTES);
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);

@@ -61,8 +61,16 @@ impl MaterialConstants {
 
     /// Constants of a validated model with horizon `delta` and 2D thickness `thickness`.
     pub fn new(model: &Model, delta: f64, thickness: f64) -> Self {
-        let m = &model.material;
-        let dimension = model.discretization.dimension;
+        Self::of(
+            &model.material,
+            model.discretization.dimension,
+            delta,
+            thickness,
+        )
+    }
+
+    /// Constants of the validated material `m` in `dimension` (one of several materials).
+    pub fn of(m: &Material, dimension: Dimension, delta: f64, thickness: f64) -> Self {
         // (a micromodulus given directly implies the modulus: `pmb_youngs_modulus`)
         let e = match (m.youngs_modulus, m.micromodulus) {
             (Some(e), _) => e,

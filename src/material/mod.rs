@@ -11,9 +11,11 @@ pub mod constants;
 pub mod history;
 pub mod lattice_sum;
 pub mod laws;
+pub mod several;
 pub mod stiffness_bound;
 
 pub use bonds::BondData;
 pub use constants::{family_radius, partial_volume, Law, MaterialConstants};
 pub use history::FailureHistory;
 pub use lattice_sum::{lattice_constants, LatticeConstants};
+pub use several::MaterialMap;

@@ -4,6 +4,7 @@
 
 use super::bonds::BondSource;
 use super::constants::{Law, MaterialConstants};
+use super::several::MaterialMap;
 use crate::geometry::Body;
 use rayon::prelude::*;
 
@@ -15,44 +16,72 @@ fn unit(p: &[[f64; 3]], i: usize, j: usize) -> ([f64; 3], f64) {
     ([xi[0] / x, xi[1] / x, xi[2] / x], x)
 }
 
-/// Per-node LPS coefficients: `alpha_i` and `p_i = d K_d / m_i - alpha_i / d`.
+/// Per-node LPS coefficients: `alpha_i` and `p_i = d K_d / m_i - alpha_i / d`, with node
+/// `i`'s own material's `K_d` and `G` where there are several (`several`).
 pub fn lps_node_coefficients(
     m: &MaterialConstants,
+    several: Option<&MaterialMap>,
     weighted_volume: &[f64],
 ) -> (Vec<f64>, Vec<f64>) {
-    let Law::Lps { kd, g, .. } = m.law else {
+    let Law::Lps { .. } = m.law else {
         return (
             vec![0.0; weighted_volume.len()],
             vec![0.0; weighted_volume.len()],
         );
     };
+    let moduli = |i: usize| match several.map_or(m.law, |map| map.of_node(i).law) {
+        Law::Lps { kd, g, .. } => (kd, g),
+        Law::Pmb { .. } => (0.0, 0.0),
+    };
     let d = m.d() as f64;
     let a_factor = if m.d() == 3 { 15.0 } else { 8.0 };
     let alpha: Vec<f64> = weighted_volume
         .iter()
-        .map(|&wv| if wv > 0.0 { a_factor * g / wv } else { 0.0 })
+        .enumerate()
+        .map(|(i, &wv)| {
+            if wv > 0.0 {
+                a_factor * moduli(i).1 / wv
+            } else {
+                0.0
+            }
+        })
         .collect();
     let p = weighted_volume
         .iter()
         .zip(&alpha)
-        .map(|(&wv, &a)| if wv > 0.0 { d * kd / wv - a / d } else { 0.0 })
+        .enumerate()
+        .map(|(i, (&wv, &a))| {
+            if wv > 0.0 {
+                d * moduli(i).0 / wv - a / d
+            } else {
+                0.0
+            }
+        })
         .collect();
     (alpha, p)
 }
 
+/// The PMB micromodulus of bond `i -> j`: the pair's where there are several materials.
+#[inline]
+fn micromodulus(c: f64, several: Option<&MaterialMap>, i: usize, j: usize) -> f64 {
+    several.map_or(c, |map| map.c(i, j))
+}
+
 /// Per node, the largest Gerschgorin row sum `R_i = max_a sum_c |K_(ia),c|` of the linearized
 /// stiffness in force-density units (an upper bound for LPS, whose dilatation couples nodes
-/// up to `2 delta` apart). `weighted_volume`: the LPS `m_i` of every node.
+/// up to `2 delta` apart). `weighted_volume`: the LPS `m_i` of every node; `several`: the
+/// materials where there are several (each bond's own stiffness).
 pub fn row_bounds(
     body: &Body,
     source: &impl BondSource,
     weighted_volume: &[f64],
     m: &MaterialConstants,
+    several: Option<&MaterialMap>,
 ) -> Vec<f64> {
     let p = &body.positions;
     let v = &body.volumes;
     let d = m.d();
-    let (alpha, pc) = lps_node_coefficients(m, weighted_volume);
+    let (alpha, pc) = lps_node_coefficients(m, several, weighted_volume);
     let lps = matches!(m.law, Law::Lps { .. });
     // T_k bounds the l1 norm of the gradient of theta_k with respect to all displacements.
     let t: Vec<f64> = (0..body.len())
@@ -80,7 +109,7 @@ pub fn row_bounds(
                 let (n, x) = unit(p, i, j);
                 let bv = beta * v[j];
                 let (k, dil) = match m.law {
-                    Law::Pmb { c, .. } => (c * lambda * bv / x, 0.0),
+                    Law::Pmb { c, .. } => (micromodulus(c, several, i, j) * lambda * bv / x, 0.0),
                     Law::Lps { .. } => {
                         let w = m.omega(x);
                         let k = (alpha[i] + alpha[j]) * w * bv;
@@ -105,12 +134,14 @@ pub fn row_bounds(
 
 /// Stable explicit time step, s, before the safety factor: for PMB the Silling-Askari bound
 /// `min_i sqrt(2 rho / sum_j c lambda beta V_j / x)`, for LPS Gerschgorin's
-/// `min_i 2 sqrt(rho / R_i)`.
+/// `min_i 2 sqrt(rho / R_i)`; each bond with its own micromodulus, each node with its own
+/// material's constants where there are several (`several`).
 pub fn stable_time_step(
     body: &Body,
     source: &impl BondSource,
     weighted_volume: &[f64],
     m: &MaterialConstants,
+    several: Option<&MaterialMap>,
 ) -> f64 {
     let per_node: Vec<f64> = match m.law {
         Law::Pmb { c, .. } => (0..body.len())
@@ -119,12 +150,12 @@ pub fn stable_time_step(
                 let mut s = 0.0;
                 source.for_each_bond(i, |j, beta, lambda| {
                     let (_, x) = unit(&body.positions, i, j);
-                    s += c * lambda * beta * body.volumes[j] / x;
+                    s += micromodulus(c, several, i, j) * lambda * beta * body.volumes[j] / x;
                 });
                 (2.0 * m.density / s).sqrt()
             })
             .collect(),
-        Law::Lps { .. } => row_bounds(body, source, weighted_volume, m)
+        Law::Lps { .. } => row_bounds(body, source, weighted_volume, m, several)
             .into_iter()
             .map(|r| 2.0 * (m.density / r).sqrt())
             .collect(),

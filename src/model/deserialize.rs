@@ -11,7 +11,8 @@ use serde::de::DeserializeOwned;
 use toml::{Table, Value};
 
 /// Deserialize `tree` into a model; `origin` names the file in messages.
-pub(super) fn model_from_tree(tree: Table, origin: &str) -> Result<Model> {
+pub(super) fn model_from_tree(mut tree: Table, origin: &str) -> Result<Model> {
+    super::several::split_material_array(&mut tree, origin)?;
     let error = match Value::Table(tree.clone()).try_into::<Model>() {
         Ok(model) => return Ok(model),
         Err(e) => e,

@@ -11,6 +11,7 @@ pub mod fingerprint;
 mod located;
 pub mod overrides;
 pub mod schema;
+pub mod several;
 pub mod size;
 pub mod validate;
 

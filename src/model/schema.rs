@@ -10,7 +10,16 @@ pub struct Model {
     /// Name used for the default output folder; defaults to the file stem.
     #[serde(default)]
     pub name: Option<String>,
+    /// The material, or the first of several (`[[material]]`): the options every material
+    /// shares (model, density, influence, failure options) are read from it.
     pub material: Material,
+    /// Several materials (`[[material]]` in a model file, `docs/materials.md`), the first
+    /// of them also `material`; empty for the single `[material]` form.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub materials: Vec<NamedMaterial>,
+    /// Interface rules of bonds between two of `materials` (`[[interface]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interface: Vec<Interface>,
     pub discretization: Discretization,
     pub geometry: Geometry,
     #[serde(default)]
@@ -171,6 +180,67 @@ pub struct Material {
     /// Volume-method surface correction of the micromodulus (PMB only).
     #[serde(default)]
     pub surface_correction: bool,
+}
+
+/// One of several materials (`[[material]]`, `docs/materials.md`): its name, the nodes it
+/// takes, and its constants (the keys of `[material]`). A model file writes the constants
+/// beside `name`, `id` and `regions` in one table; they are split at parsing
+/// (`crate::model::several`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedMaterial {
+    pub name: String,
+    /// The material id of a point cloud's `material` column or a mesh's physical group whose
+    /// nodes take this material.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    /// Names of `[[region]]` tables whose nodes take this material.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regions: Vec<String>,
+    pub material: Material,
+}
+
+/// How a bond between two different materials gets its constants (`[[interface]]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum InterfaceRule {
+    /// The constants of the softer material (the smaller Young's modulus): the default.
+    #[default]
+    Softer,
+    /// Harmonic means of the two materials' micromoduli and critical stretches.
+    Harmonic,
+    /// The interface's own `micromodulus` (or `youngs_modulus`) and `critical_stretch`.
+    Explicit,
+}
+
+impl InterfaceRule {
+    /// The name a model file gives the rule.
+    pub fn name(self) -> &'static str {
+        match self {
+            InterfaceRule::Softer => "softer",
+            InterfaceRule::Harmonic => "harmonic",
+            InterfaceRule::Explicit => "explicit",
+        }
+    }
+}
+
+/// `[[interface]]`: the rule of the bonds between two named materials.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interface {
+    /// The two materials' names.
+    pub materials: Vec<String>,
+    #[serde(default)]
+    pub rule: InterfaceRule,
+    /// `explicit`, PMB: the interface bonds' Young's modulus, Pa (gives `c` as a material's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub youngs_modulus: Option<f64>,
+    /// `explicit`, PMB: the interface bonds' micromodulus `c`, N/m^6.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub micromodulus: Option<f64>,
+    /// `explicit`: the interface bonds' critical stretch (none: they never break).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_stretch: Option<f64>,
 }
 
 /// Spatial setting.

@@ -31,7 +31,10 @@ pub fn validate(model: &Model) -> Result<()> {
     if let Some(name) = &model.name {
         file_name(name)?;
     }
-    material(&model.material, dim)?;
+    if model.materials.is_empty() {
+        material(&model.material, dim)?;
+    }
+    super::several::validate(model, |m| material(m, dim))?;
     discretization(&model.discretization)?;
     geometry(&model.geometry, dim)?;
     for (i, p) in model.precrack.iter().enumerate() {

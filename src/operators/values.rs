@@ -65,7 +65,8 @@ type RowCoefficients = [f64; 5];
 
 pub fn coefficients(problem: &Problem, rows: &BondRows, geom: &BondGeometry) -> Coefficients {
     let (m, bonds, v) = (&problem.material, &problem.bonds, &problem.body.volumes);
-    let (alpha, pcoef) = lps_node_coefficients(m, &bonds.weighted_volume);
+    let (alpha, pcoef) =
+        lps_node_coefficients(m, problem.materials.as_ref(), &bonds.weighted_volume);
     let half = rows.pairs.is_some();
     let per_row: Vec<RowCoefficients> = (0..rows.len())
         .into_par_iter()
@@ -76,6 +77,8 @@ pub fn coefficients(problem: &Problem, rows: &BondRows, geom: &BondGeometry) -> 
             let w = bonds.beta[ij] * v[i] * v[j];
             match m.law {
                 Law::Pmb { c, .. } => {
+                    // (several materials: the pair's micromodulus, the same both ways)
+                    let c = problem.materials.as_ref().map_or(c, |map| map.c(i, j));
                     let a_ij = pmb::matrix_coefficient(c, bonds.correction(ij), x);
                     let a_ji = pmb::matrix_coefficient(c, bonds.correction(ji), x);
                     let a = if half { a_ij + a_ji } else { a_ij };

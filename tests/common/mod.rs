@@ -518,3 +518,30 @@ pub fn rel_f64(a: &[f64], b: &[f64]) -> f64 {
     let den: f64 = b.iter().map(|y| y * y).sum();
     (num / den).sqrt()
 }
+
+/// [`small_model`] with two materials: the first (`soft`, E 200 GPa, s0 0.002) takes the
+/// nodes left of x = 5.5 mm, the second (`stiff`, E 500 GPa, s0 0.003, region `right`) the
+/// rest; `interface`: `[[interface]]` lines (none: the default rule, the softer).
+pub fn two_materials(law: &str, dim: &str, precrack: bool, interface: &str, extra: &str) -> String {
+    let text = small_model(law, dim, precrack, extra);
+    let first = &text[..text
+        .find("[discretization]")
+        .expect("a [discretization] table")];
+    let second = first
+        .replacen(
+            "[material]\n",
+            "[[material]]\nname = \"stiff\"\nregions = [\"right\"]\n",
+            1,
+        )
+        .replace("youngs_modulus = 200e9", "youngs_modulus = 500e9")
+        .replace("critical_stretch = 0.002", "critical_stretch = 0.003");
+    let (min, max) = match dim {
+        "3d" => ("[0.0055, -1, -1]", "[1, 1, 1]"),
+        _ => ("[0.0055, -1]", "[1, 1]"),
+    };
+    format!(
+        "{}{second}{interface}\n[[region]]\nname = \"right\"\nshape = \"box\"\nmin = {min}\n\
+         max = {max}\n",
+        text.replacen("[material]\n", "[[material]]\nname = \"soft\"\n", 1)
+    )
+}

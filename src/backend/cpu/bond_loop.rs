@@ -63,7 +63,7 @@ impl<T: Real> CpuLoop<T> {
         let (pos, no_fail) = (&p.body.positions, &p.no_fail);
         // (each array filled in place at its exact size: `Families::per_bond`)
         let length = fam.per_bond(|i, _, j| T::of(bond_length(pos, i, j)));
-        let weight = fam.per_bond(|i, b, j| T::of(bond_weight(p, b, j, bond_length(pos, i, j))));
+        let weight = fam.per_bond(|i, b, j| T::of(bond_weight(p, b, i, j, bond_length(pos, i, j))));
         let status = fam.per_bond(|i, b, j| match p.initial_mu[b] {
             0 => BROKEN,
             _ if no_fail[i] || no_fail[j] => KEPT,
@@ -217,6 +217,19 @@ impl<T: Real> CpuLoop<T> {
         let broken = self.breaking_pass(u, |i, j| if s0[j] < s0[i] { s0[j] } else { s0[i] });
         self.node_s0 = next;
         broken
+    }
+
+    /// Several materials: break every `INTACT` bond past the critical stretch of its pair of
+    /// materials (`MaterialMap::s0`). Returns the bonds broken.
+    fn pair_breaks(&mut self, u: &[T]) -> usize {
+        let Some(map) = self.problem.materials.clone() else {
+            return 0;
+        };
+        if !map.breaks() {
+            return 0;
+        }
+        let s0: Vec<T> = map.critical_stretch.iter().map(|&s| T::of(s)).collect();
+        self.breaking_pass(u, |i, j| s0[map.pair(i, j)])
     }
 
     /// The step's `failure` (breaking, softening) and its force at `u` in the order
@@ -385,6 +398,9 @@ impl<T: Real> Forces<T> for CpuLoop<T> {
         if self.problem.material.softening.is_some() {
             return Ok(self.soften(u));
         }
+        if self.problem.materials.is_some() {
+            return Ok(self.pair_breaks(u));
+        }
         if self.problem.material.critical_stretch.is_none() {
             return Ok(0);
         }
@@ -398,6 +414,9 @@ impl<T: Real> Forces<T> for CpuLoop<T> {
         }
         if self.problem.material.history_breaking() {
             return self.in_order(u, force, Self::history_breaks);
+        }
+        if self.problem.materials.is_some() {
+            return self.in_order(u, force, Self::pair_breaks);
         }
         let s0 = self.s0();
         Ok(match self.problem.material.law {
@@ -521,6 +540,12 @@ impl<T: Real> CpuLoop<T> {
     /// critical stretch, as [`Backend::break_bonds_and_force`] does. Returns the bonds broken.
     pub fn dilatation_and_breaks(&mut self, u: &[T], breaking: bool, theta: &mut [T]) -> usize {
         let s0 = if breaking { self.s0() } else { T::infinity() };
+        if breaking && self.problem.materials.is_some() {
+            let broken = self.pair_breaks(u);
+            self.dilatation_pass(u, T::infinity());
+            theta.copy_from_slice(&self.theta);
+            return broken;
+        }
         let broken = self.dilatation_pass(u, s0);
         theta.copy_from_slice(&self.theta);
         broken
@@ -564,7 +589,7 @@ impl<T: Real> CpuLoop<T> {
                 }
             };
         }
-        if let Law::Lps { kd, .. } = law {
+        if let (Law::Lps { .. }, Law::Lps { kd, .. }) = (law, self.problem.law_of(i)) {
             w += lps::dilatation_energy_density(kd, self.theta[i].f64());
         }
         w

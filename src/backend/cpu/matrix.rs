@@ -238,7 +238,7 @@ impl<T: Real> CpuMatrix<T> {
 
     /// Break every intact row whose stretch exceeds `s0` (no-fail nodes excepted); returns
     /// the number of rows broken.
-    fn break_kernel<const D: usize>(&mut self, s0: T) -> usize {
+    fn break_kernel<const D: usize>(&mut self, s0: impl Fn(usize, usize) -> T + Sync) -> usize {
         let mut mu = std::mem::take(&mut self.mu);
         let this = &*self;
         let no_fail = &self.problem.no_fail;
@@ -250,7 +250,10 @@ impl<T: Real> CpuMatrix<T> {
                 for (k, m) in out.iter_mut().enumerate() {
                     let r = c * CHUNK + k;
                     let (i, j) = this.rows.ends(r);
-                    if *m == 1 && !no_fail[i] && !no_fail[j] && this.criterion_stretch::<D>(r) > s0
+                    if *m == 1
+                        && !no_fail[i]
+                        && !no_fail[j]
+                        && this.criterion_stretch::<D>(r) > s0(i, j)
                     {
                         *m = 0;
                         count += 1;
@@ -318,13 +321,30 @@ impl<T: Real> Forces<T> for CpuMatrix<T> {
     }
 
     fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
-        let Some(s0) = self.problem.material.critical_stretch else {
+        // (several materials: the critical stretch of each row's pair of materials)
+        let problem = self.problem.clone();
+        if let Some(map) = problem.materials.as_ref().filter(|m| m.breaks()) {
+            let s0: Vec<T> = map.critical_stretch.iter().map(|&s| T::of(s)).collect();
+            self.update_eta(u);
+            let at = |i: usize, j: usize| s0[map.pair(i, j)];
+            let broken = match self.dim {
+                2 => self.break_kernel::<2>(at),
+                _ => self.break_kernel::<3>(at),
+            };
+            return Ok(broken * self.bonds_per_row());
+        }
+        let Some(s0) = problem
+            .material
+            .critical_stretch
+            .filter(|_| problem.materials.is_none())
+        else {
             return Ok(0);
         };
         self.update_eta(u);
+        let s0 = T::of(s0);
         let broken = match self.dim {
-            2 => self.break_kernel::<2>(T::of(s0)),
-            _ => self.break_kernel::<3>(T::of(s0)),
+            2 => self.break_kernel::<2>(|_, _| s0),
+            _ => self.break_kernel::<3>(|_, _| s0),
         };
         Ok(broken * self.bonds_per_row())
     }
@@ -471,10 +491,14 @@ impl<T: Real> CpuMatrix<T> {
             })
             .collect();
         let mut total: f64 = partial.iter().sum();
-        if let Law::Lps { kd, .. } = self.law {
-            let v = &self.problem.body.volumes;
+        if let Law::Lps { .. } = self.law {
+            let (p, v) = (&self.problem, &self.problem.body.volumes);
+            let kd = |i: usize| match p.law_of(i) {
+                Law::Lps { kd, .. } => kd,
+                Law::Pmb { .. } => 0.0,
+            };
             total += nodes
-                .map(|i| 0.5 * kd * v[i] * self.theta[i].f64().powi(2))
+                .map(|i| 0.5 * kd(i) * v[i] * self.theta[i].f64().powi(2))
                 .sum::<f64>();
         }
         total

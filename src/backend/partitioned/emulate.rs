@@ -95,6 +95,13 @@ pub(super) fn problem_of(
         },
         families,
         material: problem.material,
+        materials: problem
+            .materials
+            .as_ref()
+            .map(|m| crate::material::MaterialMap {
+                node: gather(&m.node, nodes, 1),
+                ..m.clone()
+            }),
         bonds: BondData {
             beta: by_bond(&b.beta),
             correction: b.correction.as_ref().map(|c| by_bond(c)),

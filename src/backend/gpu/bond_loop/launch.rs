@@ -61,6 +61,13 @@ impl<T: Real> GpuLoop<T> {
             stencil: self.stencil.as_ref().map_or(0, |s| addr(g, s)),
             slot_geometry: self.slot_geometry.as_ref().map_or(0, |(t, _)| addr(g, t)),
             lattice_weight: self.slot_geometry.as_ref().map_or(0.0, |&(_, w)| w),
+            material: self.materials.as_ref().map_or(0, |(m, _)| addr(g, m)),
+            pair_table: self.materials.as_ref().map_or(0, |(_, t)| addr(g, t)),
+            n_materials: self
+                .problem
+                .materials
+                .as_ref()
+                .map_or(0, |m| m.names.len() as u32),
             ..law_params(
                 &self.problem,
                 self.problem.body.len(),
@@ -88,6 +95,7 @@ impl<T: Real> GpuLoop<T> {
                     let plain =
                         params.partial_volume == 0 && params.law.pmb.surface_correction == 0;
                     let k = match (plain, params.stencil != 0) {
+                        _ if params.material != 0 => &self.k.pmb_force_materials,
                         _ if params.slot_geometry != 0 => &self.k.pmb_force_lattice_table,
                         (true, true) => &self.k.pmb_force_plain_lattice,
                         (true, false) => &self.k.pmb_force_plain,
@@ -147,7 +155,7 @@ impl<T: Real> GpuLoop<T> {
     }
 
     pub(super) fn try_break_bonds(&mut self, u: &[T]) -> Result<usize> {
-        if self.problem.material.critical_stretch.is_none() {
+        if !self.problem.breaks() {
             return Ok(0);
         }
         let u = self.upload_u(u)?;

@@ -75,6 +75,9 @@ pub struct GpuLoop<T: Real> {
     /// geometry (`Stencil::slot_geometry`) and the weight `c V` of every bond (N/m^3): the
     /// force loop then reads no neighbour position (`pmb_force_lattice_table`).
     slot_geometry: Option<(CudaSlice<T>, f64)>,
+    /// Several materials: each node's material index and the pair table
+    /// (`MaterialMap::device_table`), f64.
+    materials: Option<(CudaSlice<u8>, CudaSlice<f64>)>,
     // LPS per node.
     theta: CudaSlice<T>,
     alpha: CudaSlice<T>,

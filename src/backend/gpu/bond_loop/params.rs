@@ -18,6 +18,8 @@ pub(crate) struct Kernels {
     pub pmb_force: CudaFunction,
     /// PMB without partial volumes and surface correction (the weight is `c V_j`).
     pub pmb_force_plain: CudaFunction,
+    /// Several materials: the general PMB loop reading the pair table.
+    pub pmb_force_materials: CudaFunction,
     /// The same on a full box lattice, neighbours from the stencil (`lattice.rs`).
     pub pmb_force_plain_lattice: CudaFunction,
     /// The same with every slot's bond geometry from a table (`Stencil::slot_geometry`).
@@ -40,6 +42,7 @@ impl Kernels {
         Ok(Kernels {
             pmb_force: f("pmb_force")?,
             pmb_force_plain: f("pmb_force_plain")?,
+            pmb_force_materials: f("pmb_force_materials")?,
             pmb_force_plain_lattice: f("pmb_force_plain_lattice")?,
             pmb_force_lattice_table: f("pmb_force_lattice_table")?,
             lps_dilatation: f("lps_dilatation")?,
@@ -102,7 +105,7 @@ pub(crate) fn law_params(
         n: n as u32,
         dim: p.dim() as i32,
         linearized: i32::from(linearized),
-        check_bonds: i32::from(check_bonds && m.critical_stretch.is_some()),
+        check_bonds: i32::from(check_bonds && p.breaks()),
         partial_volume: i32::from(p.model.discretization.partial_volume != PartialVolume::None),
         lps: i32::from(lps),
         pv_full,

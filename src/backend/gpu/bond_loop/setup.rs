@@ -223,6 +223,10 @@ impl<T: Real> GpuLoop<T> {
             },
             lattice,
             stencil,
+            materials: match &p.materials {
+                Some(map) => Some((upload(&gpu, &map.node)?, upload(&gpu, &map.device_table())?)),
+                None => None,
+            },
             theta: zeros(if lps { n } else { 1 }).map_err(driver_error)?,
             alpha: upload(&gpu, &per_node(|c| &c.alpha))?,
             pcoef: upload(&gpu, &per_node(|c| &c.pcoef))?,
@@ -264,7 +268,9 @@ fn slot_table_bytes<T: Real>(problem: &Problem, slots: usize) -> usize {
 /// `PERIDOT_KERNEL_DEFINES` holding `PD_TABLE=0` (positions read per bond, for timing).
 fn takes_slot_table(problem: &Problem) -> bool {
     let volumes = &problem.body.volumes;
+    // (several materials: each bond's weight from its pair, no one weight of every bond)
     matches!(problem.material.law, Law::Pmb { .. })
+        && problem.materials.is_none()
         && problem.model.discretization.partial_volume == PartialVolume::None
         && !problem.material.surface_correction
         && volumes.par_iter().all(|&v| v == volumes[0])
