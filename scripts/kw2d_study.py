@@ -73,26 +73,33 @@ def run(args):
                 f"material.critical_stretch={s0!r}", f"solver.dt={dt!r}",
                 f"solver.steps={steps}", "output.vtk_every=0",
                 "output.tips_every=" + str(max(1, steps // 200))]
-        cmd = [args.peridot, "run", model, "--backend", args.backend, "--out", out, "--quiet"]
-        for s in sets:
-            cmd += ["--set", s]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        print(f"{label}: {'ok' if done.returncode == 0 else done.stderr.strip()[-300:]}",
-              flush=True)
+        run_one(args, model, label, out, sets)
 
 
-def angles(folder, s, delta, reach):
+def run_one(args, model, label, out, sets):
+    """`peridot run` of `model` into `out` with the `--set` arguments `sets`; prints ok or
+    the error's end."""
+    cmd = [args.peridot, "run", model, "--backend", args.backend, "--out", out, "--quiet"]
+    for s in sets:
+        cmd += ["--set", s]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    print(f"{label}: {'ok' if done.returncode == 0 else done.stderr.strip()[-300:]}",
+          flush=True)
+
+
+def angles(folder, s, delta, reach, tips=NOTCH_TIPS, axis=AXIS):
     """The crack angle from the notch axis at each notch tip (None where no crack), from
-    the crack nodes of the last snapshot between 2 horizons and `reach` of the tip, below it."""
+    the crack nodes of the last snapshot between 2 horizons and `reach` of the tip, ahead of
+    it along `axis` (x and y only: a 3D plate's nodes are read through its thickness)."""
     snap = last_snapshot(folder)
     if snap is None:
-        return [None, None]
+        return [None] * len(tips)
     nodes = crack_nodes(snap[1], threshold_of(s))
     out = []
-    for tip in NOTCH_TIPS:
-        below = [p for p in nodes
-                 if (p[0] - tip[0]) * AXIS[0] + (p[1] - tip[1]) * AXIS[1] > -delta]
-        out.append(crack_angle(below, tip, AXIS, 2 * delta, reach)[0])
+    for tip in tips:
+        ahead = [p for p in nodes
+                 if (p[0] - tip[0]) * axis[0] + (p[1] - tip[1]) * axis[1] > -delta]
+        out.append(crack_angle(ahead, tip, axis, 2 * delta, reach)[0])
     return out
 
 

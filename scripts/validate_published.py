@@ -587,6 +587,8 @@ def write_doc(args, rows, runs):
         "- Why Kalthoff-Winkler 2D leaves its notches at a wider angle at the published dx: "
         "the same kind of study, `docs/kw2d-study.md` (at the default's fracture energy the "
         "refined model gives 68.8 deg).",
+        "- Why Kalthoff-Winkler 3D shows no crack from its notches at dx = 1 mm within 18 us: "
+        "`docs/kw3d-study.md` (the cracks start later there; over 36 us they run at 66-68 deg).",
         "- Verdicts: `match` (within the tolerance), `mismatch` (outside it: the row says "
         "what was measured), `not reproduced at this scale` (the reduced model cannot show the "
         "quantity; the model header says why), `see picture` (a described pattern).",
