@@ -143,8 +143,10 @@ def report(args):
         json.dump(rows, f, indent=1)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def study_main(doc, run_study, report_study):
+    """The command line every study script shares: `run --peridot BIN [--backend B] --out
+    DIR [--only GROUPS] [--models DIR]` and `report DIR`."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
     r.add_argument("--peridot", required=True)
@@ -155,8 +157,8 @@ def main():
     p = sub.add_parser("report")
     p.add_argument("dir")
     a = ap.parse_args()
-    run(a) if a.cmd == "run" else report(a)
+    run_study(a) if a.cmd == "run" else report_study(a)
 
 
 if __name__ == "__main__":
-    main()
+    study_main(__doc__, run, report)

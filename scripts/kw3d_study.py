@@ -17,14 +17,13 @@ from the notch axis (crack nodes 2 horizons to 10 mm and to 40 mm from each notc
 through the thickness), the tips and the longest crack.
 """
 
-import argparse
 import json
 import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kw2d_study import angles, run_one  # noqa: E402
+from kw2d_study import angles, run_one, study_main  # noqa: E402
 from validate_published import read_summary, tip_rows  # noqa: E402
 
 E, S_MODEL, DT_1MM, T_SEED = 192e9, 0.01, 1.3367e-8, 18.045e-6
@@ -101,20 +100,5 @@ def report(args):
         json.dump(rows, f, indent=1)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run")
-    r.add_argument("--peridot", required=True)
-    r.add_argument("--backend", default="gpu-loop")
-    r.add_argument("--out", required=True)
-    r.add_argument("--only", default=None, help="groups, e.g. A,D")
-    r.add_argument("--models", default=None, help="folder of the model files")
-    p = sub.add_parser("report")
-    p.add_argument("dir")
-    a = ap.parse_args()
-    run(a) if a.cmd == "run" else report(a)
-
-
 if __name__ == "__main__":
-    main()
+    study_main(__doc__, run, report)

@@ -21,7 +21,6 @@ fitted speed over 12-16 us, the first branching, the tips at the end and how far
 the crack line (|y|).
 """
 
-import argparse
 import json
 import math
 import os
@@ -29,6 +28,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kw2d_study import study_main  # noqa: E402
 from validate_published import read_summary, tip_rows, travelled  # noqa: E402
 
 E, S_SEED, DX_SEED, DT_SEED, T_END = 192e9, 0.04472, 0.1e-3, 1.3367e-8, 16.7e-6
@@ -118,20 +118,5 @@ def report(args):
         json.dump(rows, f, indent=1)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run")
-    r.add_argument("--peridot", required=True)
-    r.add_argument("--backend", default="gpu-loop")
-    r.add_argument("--out", required=True)
-    r.add_argument("--only", default=None, help="groups, e.g. A,D")
-    r.add_argument("--models", default=None, help="folder of the model files")
-    p = sub.add_parser("report")
-    p.add_argument("dir")
-    a = ap.parse_args()
-    run(a) if a.cmd == "run" else report(a)
-
-
 if __name__ == "__main__":
-    main()
+    study_main(__doc__, run, report)
