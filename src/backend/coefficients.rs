@@ -4,15 +4,22 @@
 //! arithmetic as `CpuLoop::new`, so the backends start from identical numbers.
 
 use crate::material::stiffness_bound::lps_node_coefficients;
-use crate::material::Law;
+use crate::material::{Law, MaterialConstants};
 use crate::setup::Problem;
 
 /// The weight of directed bond `b` (to node `j`, of length `x`).
 #[inline]
 pub fn bond_weight(p: &Problem, b: usize, j: usize, x: f64) -> f64 {
-    let (m, bv) = (&p.material, p.bonds.beta[b] * p.body.volumes[j]);
+    let bv = p.bonds.beta[b] * p.body.volumes[j];
+    weight_of(&p.material, bv, p.bonds.correction(b), x)
+}
+
+/// The weight of a bond of length `x` with `bv = beta V_j` and surface correction `lambda`
+/// (what [`bond_weight`] computes from stored bonds; a searched bond gives its own).
+#[inline]
+pub fn weight_of(m: &MaterialConstants, bv: f64, lambda: f64, x: f64) -> f64 {
     match m.law {
-        Law::Pmb { c, .. } => c * p.bonds.correction(b) * bv,
+        Law::Pmb { c, .. } => c * lambda * bv,
         Law::Lps { .. } => m.omega(x) * bv,
     }
 }

@@ -685,16 +685,13 @@ impl<T: Real> Runner<T> {
             return Ok(());
         }
         let t0 = Instant::now();
-        let fields = self.fields()?;
         let f64s = |x: &[T]| x.par_iter().map(|x| x.f64()).collect();
         let snapshot = OwnedSnapshot {
             step: self.state.step,
             time: self.state.time,
             displacement: f64s(&self.state.u),
             velocity: f64s(&self.state.v),
-            damage: fields.damage,
-            damage_bond_count: fields.damage_bond_count,
-            dilatation: fields.dilatation,
+            fields: self.fields()?,
         };
         if let Some(vtk) = self.vtk.as_mut() {
             vtk.send(snapshot)?;
