@@ -64,14 +64,20 @@ fn pulled(law: &str, fields: &str) -> Problem {
     if !fields.is_empty() {
         overrides.push(fields);
     }
-    common::problem(&common::small_model(law, "plane-stress", true, extra), &overrides)
+    common::problem(
+        &common::small_model(law, "plane-stress", true, extra),
+        &overrides,
+    )
 }
 
 /// Largest absolute difference over the largest absolute value of `b`.
 fn rel_max(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
     let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    let diff = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
     diff / scale
 }
 
@@ -151,7 +157,10 @@ fn only_the_chosen_fields_are_written() {
     assert_eq!(names[1..4], ["velocity", "stress_Pa", "broken_bonds"]);
     assert!(text.contains("Name=\"stress_Pa\" NumberOfComponents=\"9\""));
     assert!(text.contains("type=\"Int64\" Name=\"broken_bonds\""));
-    assert!(text.contains("<PointData>"), "no active arrays that are not written");
+    assert!(
+        text.contains("<PointData>"),
+        "no active arrays that are not written"
+    );
 }
 
 /// A field named twice is refused, naming the entry.
@@ -159,11 +168,21 @@ fn only_the_chosen_fields_are_written() {
 fn a_field_named_twice_is_refused() {
     let text = common::small_model("pmb", "plane-stress", false, "");
     let o = vec!["output.fields=[\"stress\", \"damage\", \"stress\"]".to_string()];
-    let err = peridot::model::parse(&text, "t.toml", &o).unwrap_err().to_string();
-    assert!(err.contains("output.fields.2") && err.contains("twice"), "{err}");
+    let err = peridot::model::parse(&text, "t.toml", &o)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("output.fields.2") && err.contains("twice"),
+        "{err}"
+    );
     let o = vec!["output.fields=[\"stresses\"]".to_string()];
-    let err = peridot::model::parse(&text, "t.toml", &o).unwrap_err().to_string();
-    assert!(err.contains("stresses") && err.contains("strain_energy_density"), "{err}");
+    let err = peridot::model::parse(&text, "t.toml", &o)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("stresses") && err.contains("strain_energy_density"),
+        "{err}"
+    );
 }
 
 /// The snapshot's force density, energy density and broken bonds are the backend's at the
@@ -179,13 +198,19 @@ fn agrees_with_the_backend(law: &str) {
     let mut out = run_into(p.clone(), dir.path());
     let snap = last_snapshot(dir.path());
     let broken = out.backend.broken_bonds();
-    assert!(broken > p.precracked_bonds(), "{law}: no bond broke in the run");
+    assert!(
+        broken > p.precracked_bonds(),
+        "{law}: no bond broke in the run"
+    );
     let u = out.state.u.clone();
     let mut force = vec![0.0; u.len()];
     out.backend.internal_force(&u, &mut force).unwrap();
     let d = p.dim();
     let written = common::vtu_array(&snap, "force_density_N_m3");
-    let written: Vec<f64> = written.chunks_exact(3).flat_map(|c| c[..d].to_vec()).collect();
+    let written: Vec<f64> = written
+        .chunks_exact(3)
+        .flat_map(|c| c[..d].to_vec())
+        .collect();
     let e = rel_max(&written, &force);
     println!("{law}: force density vs cpu-loop {e:.2e}, {broken} broken bonds");
     assert!(e < 1e-10, "{law}: force density {e:e}");
@@ -197,8 +222,15 @@ fn agrees_with_the_backend(law: &str) {
     assert!((total - backend).abs() < 1e-12 * backend, "{law}: energy");
 
     let per_node = common::vtu_ints(&snap, "broken_bonds");
-    assert_eq!(per_node.iter().sum::<i64>() as usize, broken, "{law}: broken bonds");
-    assert_eq!(common::vtu_ints(&snap, "material_id"), vec![0; p.body.len()]);
+    assert_eq!(
+        per_node.iter().sum::<i64>() as usize,
+        broken,
+        "{law}: broken bonds"
+    );
+    assert_eq!(
+        common::vtu_ints(&snap, "material_id"),
+        vec![0; p.body.len()]
+    );
 
     let stress = common::vtu_array(&snap, "stress_Pa");
     let (s, m) = (stress_integral(&p, &stress), load_moment(&p, &force));

@@ -113,8 +113,16 @@ impl NodeFields<'_> {
                 n,
             ),
             ("dilatation", self.dilatation.map_or(n, <[f64]>::len), n),
-            ("force_density", self.force_density.map_or(vector, <[f64]>::len), vector),
-            ("strain_energy_density", self.strain_energy_density.map_or(n, <[f64]>::len), n),
+            (
+                "force_density",
+                self.force_density.map_or(vector, <[f64]>::len),
+                vector,
+            ),
+            (
+                "strain_energy_density",
+                self.strain_energy_density.map_or(n, <[f64]>::len),
+                n,
+            ),
             ("stress", self.stress.map_or(9 * n, <[f64]>::len), 9 * n),
             ("material_id", self.material_id.map_or(n, <[i64]>::len), n),
             ("broken_bonds", self.broken_bonds.map_or(n, <[i64]>::len), n),

@@ -368,7 +368,11 @@ fn write_header(w: &mut impl Write, time: f64, fields: &NodeFields) -> std::io::
                 // (the active scalars and vectors, where the file has them)
                 let layout = Array::layout(fields);
                 let has = |a: Array| layout.contains(&a);
-                let scalars = if has(Array::Damage) { " Scalars=\"damage\"" } else { "" };
+                let scalars = if has(Array::Damage) {
+                    " Scalars=\"damage\""
+                } else {
+                    ""
+                };
                 let vectors = match has(Array::Displacement) {
                     true => " Vectors=\"displacement\"",
                     false => "",

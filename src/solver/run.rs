@@ -675,7 +675,7 @@ impl<T: Real> Runner<T> {
         Ok(())
     }
 
-    /// Damage (both fractions) and dilatation of the current state, in f64.
+    /// Damage (both fractions), dilatation and `output.fields`' extras of the state, in f64.
     fn fields(&mut self) -> Result<outputs::FieldValues> {
         outputs::fields(self.backend.as_forces(), &self.state.u, &self.problem)
     }
@@ -693,9 +693,7 @@ impl<T: Real> Runner<T> {
             velocity: f64s(&self.state.v),
             fields: self.fields()?,
         };
-        if let Some(vtk) = self.vtk.as_mut() {
-            vtk.send(snapshot)?;
-        }
+        self.vtk.as_mut().map(|vtk| vtk.send(snapshot)).transpose()?;
         self.snapshot_step = Some(self.state.step);
         self.out_times.snapshots += since(t0);
         Ok(())

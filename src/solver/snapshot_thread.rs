@@ -32,7 +32,7 @@ pub(crate) type Entry = (usize, f64, String);
 /// What the run asks of the writer thread, in order.
 enum Message {
     /// Write this snapshot.
-    Write(OwnedSnapshot),
+    Write(Box<OwnedSnapshot>),
     /// Reply with the series' entries once every earlier snapshot is written.
     Entries(Sender<Vec<Entry>>),
 }
@@ -90,7 +90,7 @@ impl SnapshotThread {
     /// Queue `snapshot`; waits while one is already waiting. A write error of an earlier
     /// snapshot is returned here.
     pub(crate) fn send(&mut self, snapshot: OwnedSnapshot) -> Result<()> {
-        self.post(Message::Write(snapshot))
+        self.post(Message::Write(Box::new(snapshot)))
     }
 
     /// The series' entries once every snapshot queued so far is on disk (what a checkpoint

@@ -548,10 +548,16 @@ pub fn vtu_words(path: &Path, name: &str) -> Vec<[u8; 8]> {
 
 /// Array `name` (Float64) of one of our `.vtu` snapshots.
 pub fn vtu_array(path: &Path, name: &str) -> Vec<f64> {
-    vtu_words(path, name).into_iter().map(f64::from_le_bytes).collect()
+    vtu_words(path, name)
+        .into_iter()
+        .map(f64::from_le_bytes)
+        .collect()
 }
 
 /// Array `name` (Int64) of one of our `.vtu` snapshots.
 pub fn vtu_ints(path: &Path, name: &str) -> Vec<i64> {
-    vtu_words(path, name).into_iter().map(i64::from_le_bytes).collect()
+    vtu_words(path, name)
+        .into_iter()
+        .map(i64::from_le_bytes)
+        .collect()
 }
