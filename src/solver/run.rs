@@ -693,7 +693,10 @@ impl<T: Real> Runner<T> {
             velocity: f64s(&self.state.v),
             fields: self.fields()?,
         };
-        self.vtk.as_mut().map(|vtk| vtk.send(snapshot)).transpose()?;
+        self.vtk
+            .as_mut()
+            .map(|vtk| vtk.send(snapshot))
+            .transpose()?;
         self.snapshot_step = Some(self.state.step);
         self.out_times.snapshots += since(t0);
         Ok(())
