@@ -177,17 +177,8 @@ impl VtkSeries {
 /// appended section: point data, then points, then cells.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Array {
-    Displacement,
-    Velocity,
-    Damage,
-    DamageBondCount,
-    Volume,
-    Dilatation,
-    ForceDensity,
-    StrainEnergyDensity,
-    Stress,
-    MaterialId,
-    BrokenBonds,
+    /// A point-data array, by the `output.fields` entry that chooses it.
+    Point(OutputField),
     Points,
     Connectivity,
     Offsets,
@@ -197,7 +188,7 @@ enum Array {
 impl Array {
     /// The arrays of `fields`, in file order.
     fn layout(fields: &NodeFields) -> Vec<Array> {
-        use Array::*;
+        use OutputField::*;
         let given = [
             (Displacement, true),
             (Velocity, true),
@@ -211,49 +202,33 @@ impl Array {
             (MaterialId, fields.material_id.is_some()),
             (BrokenBonds, fields.broken_bonds.is_some()),
         ];
-        let chosen = |a: Array| match (fields.only, a.field()) {
-            (Some(only), Some(f)) => only.contains(&f),
-            _ => true,
-        };
+        let chosen = |f: &OutputField| fields.only.is_none_or(|only| only.contains(f));
         let mut arrays: Vec<Array> = (given.into_iter())
-            .filter(|&(a, has)| has && chosen(a))
-            .map(|(a, _)| a)
+            .filter(|(f, has)| *has && chosen(f))
+            .map(|(f, _)| Array::Point(f))
             .collect();
-        arrays.extend([Points, Connectivity, Offsets, Types]);
+        arrays.extend([
+            Array::Points,
+            Array::Connectivity,
+            Array::Offsets,
+            Array::Types,
+        ]);
         arrays
-    }
-
-    /// The `output.fields` entry that chooses the array (`None`: the grid's own).
-    fn field(self) -> Option<OutputField> {
-        Some(match self {
-            Array::Displacement => OutputField::Displacement,
-            Array::Velocity => OutputField::Velocity,
-            Array::Damage => OutputField::Damage,
-            Array::DamageBondCount => OutputField::DamageBondCount,
-            Array::Volume => OutputField::Volume,
-            Array::Dilatation => OutputField::Dilatation,
-            Array::ForceDensity => OutputField::ForceDensity,
-            Array::StrainEnergyDensity => OutputField::StrainEnergyDensity,
-            Array::Stress => OutputField::Stress,
-            Array::MaterialId => OutputField::MaterialId,
-            Array::BrokenBonds => OutputField::BrokenBonds,
-            Array::Points | Array::Connectivity | Array::Offsets | Array::Types => return None,
-        })
     }
 
     fn name(self) -> &'static str {
         match self {
-            Array::Displacement => "displacement",
-            Array::Velocity => "velocity",
-            Array::Damage => "damage",
-            Array::DamageBondCount => "damage_bond_count",
-            Array::Volume => "volume",
-            Array::Dilatation => "dilatation",
-            Array::ForceDensity => "force_density_N_m3",
-            Array::StrainEnergyDensity => "strain_energy_density_J_m3",
-            Array::Stress => "stress_Pa",
-            Array::MaterialId => "material_id",
-            Array::BrokenBonds => "broken_bonds",
+            Array::Point(OutputField::Displacement) => "displacement",
+            Array::Point(OutputField::Velocity) => "velocity",
+            Array::Point(OutputField::Damage) => "damage",
+            Array::Point(OutputField::DamageBondCount) => "damage_bond_count",
+            Array::Point(OutputField::Volume) => "volume",
+            Array::Point(OutputField::Dilatation) => "dilatation",
+            Array::Point(OutputField::ForceDensity) => "force_density_N_m3",
+            Array::Point(OutputField::StrainEnergyDensity) => "strain_energy_density_J_m3",
+            Array::Point(OutputField::Stress) => "stress_Pa",
+            Array::Point(OutputField::MaterialId) => "material_id",
+            Array::Point(OutputField::BrokenBonds) => "broken_bonds",
             Array::Points => "Points",
             Array::Connectivity => "connectivity",
             Array::Offsets => "offsets",
@@ -274,7 +249,9 @@ impl Array {
     fn value_type(self) -> (&'static str, u64) {
         match self {
             Array::Connectivity | Array::Offsets => ("Int64", 8),
-            Array::MaterialId | Array::BrokenBonds => ("Int64", 8),
+            Array::Point(OutputField::MaterialId) | Array::Point(OutputField::BrokenBonds) => {
+                ("Int64", 8)
+            }
             Array::Types => ("UInt8", 1),
             _ => ("Float64", 8),
         }
@@ -282,9 +259,11 @@ impl Array {
 
     fn components(self) -> usize {
         match self {
-            Array::Displacement | Array::Velocity | Array::Points => 3,
-            Array::ForceDensity => 3,
-            Array::Stress => 9,
+            Array::Point(OutputField::Displacement)
+            | Array::Point(OutputField::Velocity)
+            | Array::Points => 3,
+            Array::Point(OutputField::ForceDensity) => 3,
+            Array::Point(OutputField::Stress) => 9,
             _ => 1,
         }
     }
@@ -298,23 +277,31 @@ impl Array {
     fn write_values(self, w: &mut impl Write, fields: &NodeFields) -> std::io::Result<()> {
         let n = fields.nodes() as i64;
         match self {
-            Array::Displacement => write_padded_vectors(w, fields.displacement, fields.dim),
-            Array::Velocity => write_padded_vectors(w, fields.velocity, fields.dim),
-            Array::Damage => write_f64s(w, fields.damage),
-            Array::DamageBondCount => write_f64s(w, fields.damage_bond_count.unwrap_or_default()),
-            Array::Volume => write_f64s(w, fields.volumes),
-            Array::Dilatation => write_f64s(w, fields.dilatation.unwrap_or_default()),
-            Array::ForceDensity => {
+            Array::Point(OutputField::Displacement) => {
+                write_padded_vectors(w, fields.displacement, fields.dim)
+            }
+            Array::Point(OutputField::Velocity) => {
+                write_padded_vectors(w, fields.velocity, fields.dim)
+            }
+            Array::Point(OutputField::Damage) => write_f64s(w, fields.damage),
+            Array::Point(OutputField::DamageBondCount) => {
+                write_f64s(w, fields.damage_bond_count.unwrap_or_default())
+            }
+            Array::Point(OutputField::Volume) => write_f64s(w, fields.volumes),
+            Array::Point(OutputField::Dilatation) => {
+                write_f64s(w, fields.dilatation.unwrap_or_default())
+            }
+            Array::Point(OutputField::ForceDensity) => {
                 write_padded_vectors(w, fields.force_density.unwrap_or_default(), fields.dim)
             }
-            Array::StrainEnergyDensity => {
+            Array::Point(OutputField::StrainEnergyDensity) => {
                 write_f64s(w, fields.strain_energy_density.unwrap_or_default())
             }
-            Array::Stress => write_f64s(w, fields.stress.unwrap_or_default()),
-            Array::MaterialId => {
+            Array::Point(OutputField::Stress) => write_f64s(w, fields.stress.unwrap_or_default()),
+            Array::Point(OutputField::MaterialId) => {
                 write_i64s(w, fields.material_id.unwrap_or_default().iter().copied())
             }
-            Array::BrokenBonds => {
+            Array::Point(OutputField::BrokenBonds) => {
                 write_i64s(w, fields.broken_bonds.unwrap_or_default().iter().copied())
             }
             Array::Points => write_f64s(w, fields.positions.as_flattened()),
@@ -368,12 +355,12 @@ fn write_header(w: &mut impl Write, time: f64, fields: &NodeFields) -> std::io::
                 // (the active scalars and vectors, where the file has them)
                 let layout = Array::layout(fields);
                 let has = |a: Array| layout.contains(&a);
-                let scalars = if has(Array::Damage) {
+                let scalars = if has(Array::Point(OutputField::Damage)) {
                     " Scalars=\"damage\""
                 } else {
                     ""
                 };
-                let vectors = match has(Array::Displacement) {
+                let vectors = match has(Array::Point(OutputField::Displacement)) {
                     true => " Vectors=\"displacement\"",
                     false => "",
                 };
