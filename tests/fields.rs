@@ -9,6 +9,7 @@
 //!   antisymmetric), an identity to round-off for any displacement.
 //! - In the static plate in tension it gives the applied traction in the interior and a
 //!   volume integral equal to the load's first moment.
+//! - A point cloud's material column is written as `material_id`.
 
 mod common;
 
@@ -309,4 +310,30 @@ fn plate_tension_stress_is_the_traction() {
         integral[0], moment[0]
     );
     assert!(e < 1e-8, "integral {e:e}");
+}
+
+/// A point cloud's `material` column is written as `material_id`, node for node (Int64,
+/// exact).
+#[test]
+fn material_ids_come_from_the_cloud() {
+    let mut csv = String::from("x,y,volume,material\n");
+    let mut ids = Vec::new();
+    for k in 0..30 {
+        let id = if k % 6 < 3 { 1 } else { 42 };
+        csv.push_str(&format!("{},{},1.0,{id}\n", k % 6, k / 6));
+        ids.push(id);
+    }
+    let text = "[material]\nmodel = \"pmb\"\nyoungs_modulus = 72e9\ndensity = 2440.0\n\
+        [discretization]\ndimension = \"plane-stress\"\nthickness = 1.0\ndx = 1.0\n\
+        horizon_factor = 3.015\n[geometry]\npoints_csv = \"cloud.csv\"\n\
+        [solver]\nkind = \"explicit\"\nsteps = 2\n\
+        [output]\nimage = false\nfields = [\"material_id\", \"damage\"]\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cloud.csv"), csv).unwrap();
+    let model = peridot::model::parse(text, "cloud.toml", &[]).expect("valid model");
+    let problem = Problem::build(model, dir.path()).expect("cloud problem");
+    let out = tempfile::tempdir().unwrap();
+    run_into(problem, out.path());
+    let written = common::vtu_ints(&last_snapshot(out.path()), "material_id");
+    assert_eq!(written, ids);
 }
