@@ -27,7 +27,11 @@ fn converted_operators_hold_the_same_entries() {
         let indices: Vec<usize> = sym.col_idx().iter().map(|&c| c as usize).collect();
         let s = to_sprs(m);
         assert_eq!(s.shape(), (m.nrows(), m.ncols()), "{name}");
-        assert_eq!(s.indptr().raw_storage(), &indptr[..], "{name}: sprs row pointers");
+        assert_eq!(
+            s.indptr().raw_storage(),
+            &indptr[..],
+            "{name}: sprs row pointers"
+        );
         assert_eq!(s.indices(), &indices[..], "{name}: sprs columns");
         assert_eq!(s.data(), m.val(), "{name}: sprs values");
         let n = to_nalgebra(m);

@@ -17,6 +17,8 @@ mod common;
 mod contact;
 #[path = "gpu/crack_nodes.rs"]
 mod crack_nodes;
+#[path = "gpu/fields.rs"]
+mod fields;
 #[path = "gpu/guard.rs"]
 mod guard;
 #[path = "gpu/initial.rs"]

@@ -136,32 +136,6 @@ fn cloud_column_errors_name_row_and_column() {
     }
 }
 
-/// Array `name` (Float64) of one of our `.vtu` snapshots (raw appended, UInt64 headers).
-fn vtu_array(path: &Path, name: &str) -> Vec<f64> {
-    let bytes = std::fs::read(path).unwrap();
-    let text = String::from_utf8_lossy(&bytes);
-    let tag_at = text
-        .find(&format!("Name=\"{name}\""))
-        .expect("array in snapshot");
-    let tag = &text[tag_at..tag_at + text[tag_at..].find('>').unwrap()];
-    let key = "offset=\"";
-    let start = tag.find(key).unwrap() + key.len();
-    let offset: usize = tag[start..start + tag[start..].find('"').unwrap()]
-        .parse()
-        .unwrap();
-    let marker = b"<AppendedData encoding=\"raw\">";
-    let at = bytes
-        .windows(marker.len())
-        .position(|w| w == marker)
-        .unwrap();
-    let data = &bytes[at + bytes[at..].iter().position(|&b| b == b'_').unwrap() + 1..];
-    let len = u64::from_le_bytes(data[offset..offset + 8].try_into().unwrap()) as usize;
-    data[offset + 8..offset + 8 + len]
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
 /// The step-0 snapshot of an output folder (the first `.vtu` in name order).
 fn first_snapshot(dir: &Path) -> PathBuf {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -263,8 +237,8 @@ fn uniform_initial_velocity_on_a_mesh_region() {
         .any(|i| outcome.state.v[3 * i + 2] != 0.0);
     assert!(moved, "no force reached the rest of the body");
     let snap = first_snapshot(out.path());
-    let v = vtu_array(&snap, "velocity");
-    let u = vtu_array(&snap, "displacement");
+    let v = common::vtu_array(&snap, "velocity");
+    let u = common::vtu_array(&snap, "displacement");
     for i in 0..volumes.len() {
         let want = if region.contains(&i) { v0 } else { [0.0; 3] };
         assert_eq!(v[3 * i..3 * i + 3], want, "node {i}");
@@ -336,8 +310,8 @@ fn per_node_fields_from_cloud_columns() {
     run_into(problem, out.path());
     let snap = first_snapshot(out.path());
     let (u, v) = (
-        vtu_array(&snap, "displacement"),
-        vtu_array(&snap, "velocity"),
+        common::vtu_array(&snap, "displacement"),
+        common::vtu_array(&snap, "velocity"),
     );
     for i in 0..36 {
         assert_eq!(u[3 * i..3 * i + 3], expect_u[i], "u of node {i}");

@@ -185,6 +185,7 @@ fn vtu_2d_round_trips_every_value_bitwise() {
         damage: &damage,
         damage_bond_count: Some(&by_count),
         dilatation: Some(&dilatation),
+        ..Default::default()
     };
     let mut series = VtkSeries::new(dir.path(), "plate").unwrap();
     let path = series.write(42, 1.25e-6, &fields).unwrap();
@@ -239,6 +240,7 @@ fn vtu_3d_without_dilatation() {
         damage: &damage,
         damage_bond_count: None,
         dilatation: None,
+        ..Default::default()
     };
     let mut series = VtkSeries::new(&dir.path().join("new/sub"), "block").unwrap();
     let vtu = read_vtu(&series.write(0, 0.0, &fields).unwrap());
@@ -268,6 +270,7 @@ fn vtu_rejects_mismatched_lengths() {
         damage: &[0.0; 3],
         damage_bond_count: None,
         dilatation: None,
+        ..Default::default()
     };
     let mut series = VtkSeries::new(dir.path(), "bad").unwrap();
     let message = series.write(0, 0.0, &fields).unwrap_err().to_string();
@@ -305,6 +308,7 @@ fn pvd_lists_every_snapshot() {
         damage: &[0.0, 0.5],
         damage_bond_count: None,
         dilatation: None,
+        ..Default::default()
     };
     let mut series = VtkSeries::new(dir.path(), "run").unwrap();
     let pvd = series.pvd_path();
@@ -717,6 +721,7 @@ fn vtu_one_million_nodes_timing() {
         damage: &scalar,
         damage_bond_count: None,
         dilatation: Some(&scalar),
+        ..Default::default()
     };
     let mut series = VtkSeries::new(dir.path(), "big").unwrap();
     let start = std::time::Instant::now();

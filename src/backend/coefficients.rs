@@ -11,11 +11,20 @@ use crate::setup::Problem;
 /// micromodulus where there are several materials.
 #[inline]
 pub fn bond_weight(p: &Problem, b: usize, i: usize, j: usize, x: f64) -> f64 {
-    let (m, bv) = (&p.material, p.bonds.beta[b] * p.body.volumes[j]);
+    let bv = p.bonds.beta[b] * p.body.volumes[j];
+    weight_of(p, (i, j), bv, p.bonds.correction(b), x)
+}
+
+/// The weight of bond `i -> j` of length `x` with `bv = beta V_j` and surface correction
+/// `lambda` (what [`bond_weight`] computes from stored bonds; a searched bond gives its own):
+/// PMB with the pair's micromodulus where there are several materials.
+#[inline]
+pub fn weight_of(p: &Problem, (i, j): (usize, usize), bv: f64, lambda: f64, x: f64) -> f64 {
+    let m = &p.material;
     match m.law {
         Law::Pmb { c, .. } => {
             let c = p.materials.as_ref().map_or(c, |map| map.c(i, j));
-            c * p.bonds.correction(b) * bv
+            c * lambda * bv
         }
         Law::Lps { .. } => m.omega(x) * bv,
     }

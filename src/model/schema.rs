@@ -669,6 +669,60 @@ pub struct Output {
     /// How many checkpoints to keep, the newest; older ones are removed. Default 2.
     #[serde(default)]
     pub checkpoint_keep: Option<usize>,
+    /// The per-node arrays each VTK snapshot holds, in any order (the file keeps its own);
+    /// absent: [`OutputField::DEFAULT`], the arrays written before the key existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<Vec<OutputField>>,
+}
+
+/// A per-node array a VTK snapshot can hold (`docs/models.md`, `output::vtk`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputField {
+    /// `displacement`, m.
+    Displacement,
+    /// `velocity`, m/s.
+    Velocity,
+    /// `damage`, the `beta V`-weighted fraction of bonds lost.
+    Damage,
+    /// `damage_bond_count`, each bond counting the same.
+    DamageBondCount,
+    /// `volume`, m^3.
+    Volume,
+    /// `dilatation` (LPS only).
+    Dilatation,
+    /// `force_density_N_m3`: the internal (bond) force density `L_i`.
+    ForceDensity,
+    /// `strain_energy_density_J_m3`.
+    StrainEnergyDensity,
+    /// `stress_Pa`: the bond virial stress tensor, 9 components.
+    Stress,
+    /// `material_id` (0 where the body gives none).
+    MaterialId,
+    /// `broken_bonds`: broken bonds of each node's family.
+    BrokenBonds,
+}
+
+impl OutputField {
+    /// The arrays of a snapshot without `output.fields` (dilatation for LPS only).
+    pub const DEFAULT: [OutputField; 6] = [
+        OutputField::Displacement,
+        OutputField::Velocity,
+        OutputField::Damage,
+        OutputField::DamageBondCount,
+        OutputField::Volume,
+        OutputField::Dilatation,
+    ];
+}
+
+impl Output {
+    /// Whether the snapshots hold `field` (`fields`, else [`OutputField::DEFAULT`]).
+    pub fn writes(&self, field: OutputField) -> bool {
+        match &self.fields {
+            Some(list) => list.contains(&field),
+            None => OutputField::DEFAULT.contains(&field),
+        }
+    }
 }
 
 impl Default for Output {
@@ -683,6 +737,7 @@ impl Default for Output {
             tips_threshold: None,
             checkpoint_every: None,
             checkpoint_keep: None,
+            fields: None,
         }
     }
 }

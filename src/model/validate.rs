@@ -616,7 +616,7 @@ fn solver(s: &Solver) -> Result<()> {
     }
 }
 
-/// `[output]`: probe regions and interval, the crack-tip threshold.
+/// `[output]`: probe regions and interval, the crack-tip threshold, the snapshot fields.
 fn output(o: &Output, names: &[&str]) -> Result<()> {
     for (i, probe) in o.probes.iter().enumerate() {
         region_name(&format!("output.probes.{i}"), probe, names)?;
@@ -626,6 +626,15 @@ fn output(o: &Output, names: &[&str]) -> Result<()> {
             return Err(Error::model(
                 "output.tips_threshold",
                 format!("must be a damage in (0, 1] (got {t}); leave it out for the default rule"),
+            ));
+        }
+    }
+    let fields = o.fields.as_deref().unwrap_or_default();
+    for (k, f) in fields.iter().enumerate() {
+        if fields[..k].contains(f) {
+            return Err(Error::model(
+                format!("output.fields.{k}"),
+                format!("{f:?} is listed twice; name each field once"),
             ));
         }
     }

@@ -16,8 +16,8 @@
 //! | (stderr) | [`progress`] | progress bar or plain progress lines |
 //!
 //! Units are SI throughout: positions and displacements in metres, velocities in m/s,
-//! volumes in m^3, forces in newtons, times in seconds; damage and dilatation are
-//! dimensionless.
+//! volumes in m^3, forces in newtons, force densities in N/m^3, energy densities in J/m^3,
+//! stresses in Pa, times in seconds; damage and dilatation are dimensionless.
 //!
 //! Errors: a failed write is [`Error::Io`] naming the file. Inconsistent inputs (array lengths
 //! that do not match, an empty body for the PNG) are reported the same way, as an
@@ -46,6 +46,7 @@ pub use summary::{
 };
 pub use vtk::VtkSeries;
 
+use crate::model::OutputField;
 use crate::Error;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -53,7 +54,7 @@ use std::path::{Path, PathBuf};
 
 /// Per-node fields of one output step, all in f64, SI units. Vectors are flat with `dim`
 /// components per node (node-major: `u[dim * i + k]`).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct NodeFields<'a> {
     /// Spatial dimension of the vectors below (1, 2 or 3).
     pub dim: usize,
@@ -73,6 +74,18 @@ pub struct NodeFields<'a> {
     pub damage_bond_count: Option<&'a [f64]>,
     /// Dilatation (LPS only), dimensionless.
     pub dilatation: Option<&'a [f64]>,
+    /// Internal (bond) force density `L_i`, N/m^3, `dim` components per node.
+    pub force_density: Option<&'a [f64]>,
+    /// Strain energy density, J/m^3.
+    pub strain_energy_density: Option<&'a [f64]>,
+    /// Bond virial stress, Pa, 9 components per node (row-major `s_xx s_xy s_xz s_yx ...`).
+    pub stress: Option<&'a [f64]>,
+    /// Material id per node.
+    pub material_id: Option<&'a [i64]>,
+    /// Broken bonds per node (of its directed bonds `i -> j`).
+    pub broken_bonds: Option<&'a [i64]>,
+    /// The arrays to write among those given (`output.fields`); `None`: every one given.
+    pub only: Option<&'a [OutputField]>,
 }
 
 impl NodeFields<'_> {
@@ -100,6 +113,19 @@ impl NodeFields<'_> {
                 n,
             ),
             ("dilatation", self.dilatation.map_or(n, <[f64]>::len), n),
+            (
+                "force_density",
+                self.force_density.map_or(vector, <[f64]>::len),
+                vector,
+            ),
+            (
+                "strain_energy_density",
+                self.strain_energy_density.map_or(n, <[f64]>::len),
+                n,
+            ),
+            ("stress", self.stress.map_or(9 * n, <[f64]>::len), 9 * n),
+            ("material_id", self.material_id.map_or(n, <[i64]>::len), n),
+            ("broken_bonds", self.broken_bonds.map_or(n, <[i64]>::len), n),
         ];
         for (name, len, expected) in arrays {
             if len != expected {

@@ -3,10 +3,26 @@
 //!
 //! Each node is a `VTK_VERTEX` cell. Points are the reference positions (Float64, 3
 //! components, metres), so in ParaView apply "Warp By Vector" with `displacement` to see the
-//! deformed body. Point data: `displacement` (m) and `velocity` (m/s), always 3 components
-//! (z = 0 in 2D, so the warp filter works), `damage` (0..1, the `beta V`-weighted fraction
-//! of each node's bonds lost), `damage_bond_count` (0..1, each bond counting the same; where
-//! the run gives it), `volume` (m^3) and, for LPS, `dilatation` (`docs/materials.md`). The snapshot time (s) is stored as the field `TimeValue`.
+//! deformed body. The snapshot time (s) is stored as the field `TimeValue`. Point data, in
+//! this order, each where the snapshot has it and `output.fields` chooses it (absent: the
+//! first six, the arrays the files held before that key existed):
+//!
+//! | array | type, components | unit | contents |
+//! |---|---|---|---|
+//! | `displacement` | Float64, 3 | m | z = 0 in 2D, so the warp filter works |
+//! | `velocity` | Float64, 3 | m/s | |
+//! | `damage` | Float64, 1 | - | the `beta V`-weighted fraction of each node's bonds lost |
+//! | `damage_bond_count` | Float64, 1 | - | each bond counting the same (where the run gives it) |
+//! | `volume` | Float64, 1 | m^3 | |
+//! | `dilatation` | Float64, 1 | - | LPS only (`docs/materials.md`) |
+//! | `force_density_N_m3` | Float64, 3 | N/m^3 | internal (bond) force density `L_i` |
+//! | `strain_energy_density_J_m3` | Float64, 1 | J/m^3 | |
+//! | `stress_Pa` | Float64, 9 | Pa | bond virial stress, row-major, tension positive |
+//! | `material_id` | Int64, 1 | - | 0 where the body gives none |
+//! | `broken_bonds` | Int64, 1 | - | broken directed bonds `i -> j` of each node |
+//!
+//! The arrays added with `output.fields` carry their unit in their name (the six older ones
+//! keep theirs, unit as in the table); `docs/models.md` says how each is computed.
 //!
 //! Encoding: raw appended binary (`<AppendedData encoding="raw">`), little-endian, with
 //! `header_type="UInt64"`: after the `_` marker, each array is a UInt64 byte count followed
@@ -17,6 +33,7 @@
 //! UInt8).
 
 use super::{format_f64, invalid_input, write_atomically, NodeFields};
+use crate::model::OutputField;
 use crate::Error;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -160,12 +177,8 @@ impl VtkSeries {
 /// appended section: point data, then points, then cells.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Array {
-    Displacement,
-    Velocity,
-    Damage,
-    DamageBondCount,
-    Volume,
-    Dilatation,
+    /// A point-data array, by the `output.fields` entry that chooses it.
+    Point(OutputField),
     Points,
     Connectivity,
     Offsets,
@@ -175,27 +188,47 @@ enum Array {
 impl Array {
     /// The arrays of `fields`, in file order.
     fn layout(fields: &NodeFields) -> Vec<Array> {
-        use Array::*;
-        let mut arrays = vec![Displacement, Velocity, Damage];
-        if fields.damage_bond_count.is_some() {
-            arrays.push(DamageBondCount);
-        }
-        arrays.push(Volume);
-        if fields.dilatation.is_some() {
-            arrays.push(Dilatation);
-        }
-        arrays.extend([Points, Connectivity, Offsets, Types]);
+        use OutputField::*;
+        let given = [
+            (Displacement, true),
+            (Velocity, true),
+            (Damage, true),
+            (DamageBondCount, fields.damage_bond_count.is_some()),
+            (Volume, true),
+            (Dilatation, fields.dilatation.is_some()),
+            (ForceDensity, fields.force_density.is_some()),
+            (StrainEnergyDensity, fields.strain_energy_density.is_some()),
+            (Stress, fields.stress.is_some()),
+            (MaterialId, fields.material_id.is_some()),
+            (BrokenBonds, fields.broken_bonds.is_some()),
+        ];
+        let chosen = |f: &OutputField| fields.only.is_none_or(|only| only.contains(f));
+        let mut arrays: Vec<Array> = (given.into_iter())
+            .filter(|(f, has)| *has && chosen(f))
+            .map(|(f, _)| Array::Point(f))
+            .collect();
+        arrays.extend([
+            Array::Points,
+            Array::Connectivity,
+            Array::Offsets,
+            Array::Types,
+        ]);
         arrays
     }
 
     fn name(self) -> &'static str {
         match self {
-            Array::Displacement => "displacement",
-            Array::Velocity => "velocity",
-            Array::Damage => "damage",
-            Array::DamageBondCount => "damage_bond_count",
-            Array::Volume => "volume",
-            Array::Dilatation => "dilatation",
+            Array::Point(OutputField::Displacement) => "displacement",
+            Array::Point(OutputField::Velocity) => "velocity",
+            Array::Point(OutputField::Damage) => "damage",
+            Array::Point(OutputField::DamageBondCount) => "damage_bond_count",
+            Array::Point(OutputField::Volume) => "volume",
+            Array::Point(OutputField::Dilatation) => "dilatation",
+            Array::Point(OutputField::ForceDensity) => "force_density_N_m3",
+            Array::Point(OutputField::StrainEnergyDensity) => "strain_energy_density_J_m3",
+            Array::Point(OutputField::Stress) => "stress_Pa",
+            Array::Point(OutputField::MaterialId) => "material_id",
+            Array::Point(OutputField::BrokenBonds) => "broken_bonds",
             Array::Points => "Points",
             Array::Connectivity => "connectivity",
             Array::Offsets => "offsets",
@@ -216,6 +249,9 @@ impl Array {
     fn value_type(self) -> (&'static str, u64) {
         match self {
             Array::Connectivity | Array::Offsets => ("Int64", 8),
+            Array::Point(OutputField::MaterialId) | Array::Point(OutputField::BrokenBonds) => {
+                ("Int64", 8)
+            }
             Array::Types => ("UInt8", 1),
             _ => ("Float64", 8),
         }
@@ -223,7 +259,11 @@ impl Array {
 
     fn components(self) -> usize {
         match self {
-            Array::Displacement | Array::Velocity | Array::Points => 3,
+            Array::Point(OutputField::Displacement)
+            | Array::Point(OutputField::Velocity)
+            | Array::Points => 3,
+            Array::Point(OutputField::ForceDensity) => 3,
+            Array::Point(OutputField::Stress) => 9,
             _ => 1,
         }
     }
@@ -237,12 +277,33 @@ impl Array {
     fn write_values(self, w: &mut impl Write, fields: &NodeFields) -> std::io::Result<()> {
         let n = fields.nodes() as i64;
         match self {
-            Array::Displacement => write_padded_vectors(w, fields.displacement, fields.dim),
-            Array::Velocity => write_padded_vectors(w, fields.velocity, fields.dim),
-            Array::Damage => write_f64s(w, fields.damage),
-            Array::DamageBondCount => write_f64s(w, fields.damage_bond_count.unwrap_or_default()),
-            Array::Volume => write_f64s(w, fields.volumes),
-            Array::Dilatation => write_f64s(w, fields.dilatation.unwrap_or_default()),
+            Array::Point(OutputField::Displacement) => {
+                write_padded_vectors(w, fields.displacement, fields.dim)
+            }
+            Array::Point(OutputField::Velocity) => {
+                write_padded_vectors(w, fields.velocity, fields.dim)
+            }
+            Array::Point(OutputField::Damage) => write_f64s(w, fields.damage),
+            Array::Point(OutputField::DamageBondCount) => {
+                write_f64s(w, fields.damage_bond_count.unwrap_or_default())
+            }
+            Array::Point(OutputField::Volume) => write_f64s(w, fields.volumes),
+            Array::Point(OutputField::Dilatation) => {
+                write_f64s(w, fields.dilatation.unwrap_or_default())
+            }
+            Array::Point(OutputField::ForceDensity) => {
+                write_padded_vectors(w, fields.force_density.unwrap_or_default(), fields.dim)
+            }
+            Array::Point(OutputField::StrainEnergyDensity) => {
+                write_f64s(w, fields.strain_energy_density.unwrap_or_default())
+            }
+            Array::Point(OutputField::Stress) => write_f64s(w, fields.stress.unwrap_or_default()),
+            Array::Point(OutputField::MaterialId) => {
+                write_i64s(w, fields.material_id.unwrap_or_default().iter().copied())
+            }
+            Array::Point(OutputField::BrokenBonds) => {
+                write_i64s(w, fields.broken_bonds.unwrap_or_default().iter().copied())
+            }
             Array::Points => write_f64s(w, fields.positions.as_flattened()),
             Array::Connectivity => write_i64s(w, 0..n),
             Array::Offsets => write_i64s(w, 1..n + 1),
@@ -291,10 +352,19 @@ fn write_header(w: &mut impl Write, time: f64, fields: &NodeFields) -> std::io::
                 writeln!(w, "      </{open_section}>")?;
             }
             if section == "PointData" {
-                writeln!(
-                    w,
-                    "      <PointData Scalars=\"damage\" Vectors=\"displacement\">"
-                )?;
+                // (the active scalars and vectors, where the file has them)
+                let layout = Array::layout(fields);
+                let has = |a: Array| layout.contains(&a);
+                let scalars = if has(Array::Point(OutputField::Damage)) {
+                    " Scalars=\"damage\""
+                } else {
+                    ""
+                };
+                let vectors = match has(Array::Point(OutputField::Displacement)) {
+                    true => " Vectors=\"displacement\"",
+                    false => "",
+                };
+                writeln!(w, "      <PointData{scalars}{vectors}>")?;
             } else {
                 writeln!(w, "      <{section}>")?;
             }

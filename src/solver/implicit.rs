@@ -324,6 +324,7 @@ fn write_outputs(
                 damage: phi,
                 damage_bond_count: Some(&fields.damage_bond_count),
                 dilatation: theta.as_deref(),
+                extra: &fields.extra,
             };
             outputs::write_snapshot(&mut vtk, problem, &snapshot)?;
         }

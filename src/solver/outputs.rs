@@ -3,6 +3,7 @@
 //! the damage picture and the summary's fixed keys. Units are SI; forces in probes are
 //! newtons (force density times volume).
 
+use super::fields::{extra_fields, needs_bond_status, ExtraFields};
 use crate::dynamics::Forces;
 use crate::output::{
     write_damage_png, NodeFields, PhaseSeconds, ProbeRegions, ProbeWriter, Summary, VtkSeries,
@@ -70,10 +71,12 @@ pub(crate) struct FieldValues {
     pub damage_bond_count: Vec<f64>,
     /// The dilatation (LPS).
     pub dilatation: Option<Vec<f64>>,
+    /// The fields of `output.fields` beyond these.
+    pub extra: ExtraFields,
 }
 
-/// Damage (both fractions) and (LPS) dilatation of displacement `u` under `forces`' bond
-/// status, in `f64`.
+/// Damage (both fractions), (LPS) dilatation and the fields `output.fields` adds
+/// ([`extra_fields`]) of displacement `u` under `forces`' bond status, in `f64`.
 pub(crate) fn fields<T: Real>(
     forces: &mut dyn Forces<T>,
     u: &[T],
@@ -85,10 +88,17 @@ pub(crate) fn fields<T: Real>(
     let mut theta = vec![T::zero(); nodes];
     let has = forces.dilatation(u, &mut theta)?;
     let f64s = |v: Vec<T>| v.into_par_iter().map(|x| x.f64()).collect::<Vec<f64>>();
+    // (the bond status and a softening law's damage only where a chosen field reads them)
+    let (status, damage) = match needs_bond_status(problem) {
+        true => (forces.bond_status()?, forces.bond_damage()?.map(f64s)),
+        false => (Vec::new(), None),
+    };
+    let u = u.par_iter().map(|x| x.f64()).collect::<Vec<f64>>();
     Ok(FieldValues {
         damage: f64s(phi),
         damage_bond_count: forces.bond_count_damage(&problem.families.offsets)?,
         dilatation: has.then(|| f64s(theta)),
+        extra: extra_fields(problem, &u, &status, damage.as_deref())?,
     })
 }
 
@@ -101,6 +111,7 @@ pub(crate) struct Snapshot<'a> {
     pub damage: &'a [f64],
     pub damage_bond_count: Option<&'a [f64]>,
     pub dilatation: Option<&'a [f64]>,
+    pub extra: &'a ExtraFields,
 }
 
 /// Write one VTK snapshot of `problem`'s body.
@@ -115,6 +126,12 @@ pub(crate) fn write_snapshot(vtk: &mut VtkSeries, problem: &Problem, s: &Snapsho
         damage: s.damage,
         damage_bond_count: s.damage_bond_count,
         dilatation: s.dilatation,
+        force_density: s.extra.force_density.as_deref(),
+        strain_energy_density: s.extra.strain_energy_density.as_deref(),
+        stress: s.extra.stress.as_deref(),
+        material_id: s.extra.material_id.as_deref(),
+        broken_bonds: s.extra.broken_bonds.as_deref(),
+        only: problem.model.output.fields.as_deref(),
     };
     vtk.write(s.step, s.time, &fields)?;
     Ok(())

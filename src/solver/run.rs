@@ -639,7 +639,7 @@ impl<T: Real> Runner<T> {
         Ok(())
     }
 
-    /// Damage (both fractions) and dilatation of the current state, in f64.
+    /// Damage (both fractions), dilatation and `output.fields`' extras of the state, in f64.
     fn fields(&mut self) -> Result<outputs::FieldValues> {
         outputs::fields(self.backend.as_forces(), &self.state.u, &self.problem)
     }
@@ -649,20 +649,18 @@ impl<T: Real> Runner<T> {
             return Ok(());
         }
         let t0 = Instant::now();
-        let fields = self.fields()?;
         let f64s = |x: &[T]| x.par_iter().map(|x| x.f64()).collect();
         let snapshot = OwnedSnapshot {
             step: self.state.step,
             time: self.state.time,
             displacement: f64s(&self.state.u),
             velocity: f64s(&self.state.v),
-            damage: fields.damage,
-            damage_bond_count: fields.damage_bond_count,
-            dilatation: fields.dilatation,
+            fields: self.fields()?,
         };
-        if let Some(vtk) = self.vtk.as_mut() {
-            vtk.send(snapshot)?;
-        }
+        self.vtk
+            .as_mut()
+            .map(|vtk| vtk.send(snapshot))
+            .transpose()?;
         self.snapshot_step = Some(self.state.step);
         self.out_times.snapshots += since(t0);
         Ok(())

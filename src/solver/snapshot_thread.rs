@@ -7,7 +7,7 @@
 //! [`SnapshotThread::entries`] or at [`SnapshotThread::finish`], which wait for every
 //! snapshot queued before them to be on disk.
 
-use super::outputs::{self, Snapshot};
+use super::outputs::{self, FieldValues, Snapshot};
 use crate::output::VtkSeries;
 use crate::setup::Problem;
 use crate::{Error, Result};
@@ -22,9 +22,8 @@ pub(crate) struct OwnedSnapshot {
     pub time: f64,
     pub displacement: Vec<f64>,
     pub velocity: Vec<f64>,
-    pub damage: Vec<f64>,
-    pub damage_bond_count: Vec<f64>,
-    pub dilatation: Option<Vec<f64>>,
+    /// Damage, dilatation and the fields `output.fields` adds.
+    pub fields: FieldValues,
 }
 
 /// `(step, time, file name)` of a snapshot in the series (`VtkSeries::entries`).
@@ -33,7 +32,7 @@ pub(crate) type Entry = (usize, f64, String);
 /// What the run asks of the writer thread, in order.
 enum Message {
     /// Write this snapshot.
-    Write(OwnedSnapshot),
+    Write(Box<OwnedSnapshot>),
     /// Reply with the series' entries once every earlier snapshot is written.
     Entries(Sender<Vec<Entry>>),
 }
@@ -69,9 +68,10 @@ impl SnapshotThread {
                         time: s.time,
                         displacement: &s.displacement,
                         velocity: &s.velocity,
-                        damage: &s.damage,
-                        damage_bond_count: Some(&s.damage_bond_count),
-                        dilatation: s.dilatation.as_deref(),
+                        damage: &s.fields.damage,
+                        damage_bond_count: Some(&s.fields.damage_bond_count),
+                        dilatation: s.fields.dilatation.as_deref(),
+                        extra: &s.fields.extra,
                     };
                     let t0 = std::time::Instant::now();
                     outputs::write_snapshot(&mut series, &problem, &snapshot)?;
@@ -90,7 +90,7 @@ impl SnapshotThread {
     /// Queue `snapshot`; waits while one is already waiting. A write error of an earlier
     /// snapshot is returned here.
     pub(crate) fn send(&mut self, snapshot: OwnedSnapshot) -> Result<()> {
-        self.post(Message::Write(snapshot))
+        self.post(Message::Write(Box::new(snapshot)))
     }
 
     /// The series' entries once every snapshot queued so far is on disk (what a checkpoint

@@ -545,3 +545,46 @@ pub fn two_materials(law: &str, dim: &str, precrack: bool, interface: &str, extr
         text.replacen("[material]\n", "[[material]]\nname = \"soft\"\n", 1)
     )
 }
+
+/// The 8-byte values of array `name` of one of our `.vtu` snapshots (raw appended, UInt64
+/// headers), as little-endian words.
+pub fn vtu_words(path: &Path, name: &str) -> Vec<[u8; 8]> {
+    let bytes = std::fs::read(path).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    let tag_at = text
+        .find(&format!("Name=\"{name}\""))
+        .unwrap_or_else(|| panic!("array {name} in {}", path.display()));
+    let tag = &text[tag_at..tag_at + text[tag_at..].find('>').unwrap()];
+    let key = "offset=\"";
+    let start = tag.find(key).unwrap() + key.len();
+    let offset: usize = tag[start..start + tag[start..].find('"').unwrap()]
+        .parse()
+        .unwrap();
+    let marker = b"<AppendedData encoding=\"raw\">";
+    let at = bytes
+        .windows(marker.len())
+        .position(|w| w == marker)
+        .unwrap();
+    let data = &bytes[at + bytes[at..].iter().position(|&b| b == b'_').unwrap() + 1..];
+    let len = u64::from_le_bytes(data[offset..offset + 8].try_into().unwrap()) as usize;
+    data[offset + 8..offset + 8 + len]
+        .chunks_exact(8)
+        .map(|c| c.try_into().unwrap())
+        .collect()
+}
+
+/// Array `name` (Float64) of one of our `.vtu` snapshots.
+pub fn vtu_array(path: &Path, name: &str) -> Vec<f64> {
+    vtu_words(path, name)
+        .into_iter()
+        .map(f64::from_le_bytes)
+        .collect()
+}
+
+/// Array `name` (Int64) of one of our `.vtu` snapshots.
+pub fn vtu_ints(path: &Path, name: &str) -> Vec<i64> {
+    vtu_words(path, name)
+        .into_iter()
+        .map(i64::from_le_bytes)
+        .collect()
+}
