@@ -16,7 +16,7 @@ use peridot::dynamics::State;
 use peridot::operators::Storage;
 use peridot::setup::Problem;
 use peridot::solver::run::choose_dt;
-use peridot::solver::{simulate, RunOptions};
+use peridot::solver::simulate;
 use peridot::{Precision, Real};
 use std::sync::Arc;
 
@@ -346,15 +346,7 @@ mod half_vs_full {
 fn simulate_with_cpu_matrix() {
     let text = damaging_model("pmb", "plane-stress");
     let run = |backend| {
-        let opts = RunOptions {
-            cancel: None,
-            process_start: None,
-            subdomains: None,
-            backend,
-            precision: Precision::F64,
-            out_dir: None,
-            quiet: true,
-        };
+        let opts = common::options(backend, Precision::F64, None);
         simulate::<f64>(common::problem(&text, &[]), &opts).unwrap()
     };
     let (lp, mx) = (run(BackendKind::CpuLoop), run(BackendKind::CpuMatrix));

@@ -422,15 +422,11 @@ fn other_backends_refuse_contact_naming_those_that_run_it() {
 fn the_impactor_is_probed() {
     let problem = sphere_on_plate(5.0, 1e-3, 600);
     let dir = tempfile::tempdir().unwrap();
-    let opts = peridot::solver::RunOptions {
-        cancel: None,
-        process_start: None,
-        subdomains: None,
-        backend: BackendKind::CpuLoop,
-        precision: peridot::Precision::F64,
-        out_dir: Some(dir.path().to_path_buf()),
-        quiet: true,
-    };
+    let opts = common::options(
+        BackendKind::CpuLoop,
+        peridot::Precision::F64,
+        Some(dir.path()),
+    );
     let out = peridot::solver::simulate::<f64>(problem, &opts).unwrap();
     let text = std::fs::read_to_string(dir.path().join("probes.csv")).unwrap();
     let mut lines = text.lines();

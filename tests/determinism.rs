@@ -7,7 +7,7 @@ mod common;
 use peridot::backend::{BackendKind, CpuLoop, CpuMatrix};
 use peridot::dynamics::Forces;
 use peridot::operators::Storage;
-use peridot::solver::{simulate, RunOptions};
+use peridot::solver::simulate;
 use std::sync::Arc;
 
 const PLATE: &str = r#"
@@ -130,15 +130,7 @@ fn in_pool<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
 fn cpu_matrix_results_do_not_depend_on_the_thread_count() {
     let run = |threads| {
         in_pool(threads, || {
-            let opts = RunOptions {
-                cancel: None,
-                process_start: None,
-                subdomains: None,
-                backend: BackendKind::CpuMatrix,
-                precision: peridot::Precision::F64,
-                out_dir: None,
-                quiet: true,
-            };
+            let opts = common::options(BackendKind::CpuMatrix, peridot::Precision::F64, None);
             let out = simulate::<f64>(common::problem(PLATE, &[]), &opts).unwrap();
             (out.state.u, out.backend.bond_status().unwrap())
         })

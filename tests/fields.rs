@@ -17,7 +17,7 @@ use peridot::backend::BackendKind;
 use peridot::dynamics::Loads;
 use peridot::setup::Problem;
 use peridot::solver::implicit::{solve_static, StaticOptions};
-use peridot::solver::{simulate, Outcome, RunOptions};
+use peridot::solver::{simulate, Outcome};
 use peridot::Precision;
 use std::path::{Path, PathBuf};
 
@@ -30,15 +30,7 @@ const ALL: &str = "output.fields=[\"displacement\", \"velocity\", \"damage\", \
 
 /// Run `problem` on `cpu-loop` in f64 with its outputs in `out`.
 fn run_into(problem: Problem, out: &Path) -> Outcome<f64> {
-    let opts = RunOptions {
-        cancel: None,
-        process_start: None,
-        subdomains: None,
-        backend: BackendKind::CpuLoop,
-        precision: Precision::F64,
-        out_dir: Some(out.to_path_buf()),
-        quiet: true,
-    };
+    let opts = common::options(BackendKind::CpuLoop, Precision::F64, Some(out));
     simulate::<f64>(problem, &opts).expect("run succeeds")
 }
 

@@ -9,7 +9,7 @@ use peridot::dynamics::State;
 use peridot::geometry::{build_body, region_nodes, Body};
 use peridot::model::{Model, Shape};
 use peridot::setup::Problem;
-use peridot::solver::{simulate, Outcome, RunOptions};
+use peridot::solver::{simulate, Outcome};
 use peridot::{Error, Precision};
 use std::path::{Path, PathBuf};
 
@@ -149,15 +149,7 @@ fn first_snapshot(dir: &Path) -> PathBuf {
 
 /// Run `problem` on `cpu-loop` in f64 with its outputs in `out`.
 fn run_into(problem: Problem, out: &Path) -> Outcome<f64> {
-    let opts = RunOptions {
-        cancel: None,
-        process_start: None,
-        subdomains: None,
-        backend: BackendKind::CpuLoop,
-        precision: Precision::F64,
-        out_dir: Some(out.to_path_buf()),
-        quiet: true,
-    };
+    let opts = common::options(BackendKind::CpuLoop, Precision::F64, Some(out));
     simulate::<f64>(problem, &opts).expect("run succeeds")
 }
 

@@ -588,15 +588,11 @@ fn the_two_damage_fractions_agree_where_they_should() {
     }
     // through a run: both arrays in the snapshot
     let dir = tempfile::tempdir().unwrap();
-    let opts = peridot::solver::RunOptions {
-        cancel: None,
-        process_start: None,
-        subdomains: None,
-        backend: BackendKind::CpuLoop,
-        precision: peridot::Precision::F64,
-        out_dir: Some(dir.path().to_path_buf()),
-        quiet: true,
-    };
+    let opts = common::options(
+        BackendKind::CpuLoop,
+        peridot::Precision::F64,
+        Some(dir.path()),
+    );
     let run = peridot::solver::simulate::<f64>((*p).clone(), &opts).unwrap();
     assert_eq!(run.backend.name(), "cpu-loop");
     let vtu = std::fs::read_dir(dir.path())

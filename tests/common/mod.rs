@@ -38,17 +38,23 @@ pub fn problem(text: &str, overrides: &[&str]) -> Problem {
     Problem::build(model, Path::new(".")).expect("test model discretizes")
 }
 
-/// Run a problem in memory on the CPU loop backend (no files).
-pub fn run<T: Real>(problem: Problem) -> Outcome<T> {
-    let opts = RunOptions {
+/// Options of a quiet run on `backend` in `precision` writing into `out` (nothing without),
+/// with no cancel flag, no subdomains and no process start.
+pub fn options(backend: BackendKind, precision: Precision, out: Option<&Path>) -> RunOptions {
+    RunOptions {
         cancel: None,
         process_start: None,
         subdomains: None,
-        backend: BackendKind::CpuLoop,
-        precision: Precision::F64,
-        out_dir: None,
+        backend,
+        precision,
+        out_dir: out.map(Path::to_path_buf),
         quiet: true,
-    };
+    }
+}
+
+/// Run a problem in memory on the CPU loop backend (no files).
+pub fn run<T: Real>(problem: Problem) -> Outcome<T> {
+    let opts = options(BackendKind::CpuLoop, Precision::F64, None);
     simulate::<T>(problem, &opts).expect("run succeeds")
 }
 

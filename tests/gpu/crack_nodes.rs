@@ -8,20 +8,12 @@
 use super::have_gpu;
 use crate::common;
 use peridot::backend::BackendKind;
-use peridot::solver::{simulate, RunOptions};
+use peridot::solver::simulate;
 use peridot::{Precision, Real};
 
 fn check<T: Real>(precision: Precision) {
     let problem = common::partition_bar("pmb", "plane-stress", 200);
-    let opts = RunOptions {
-        cancel: None,
-        process_start: None,
-        subdomains: None,
-        backend: BackendKind::GpuLoop,
-        precision,
-        out_dir: None,
-        quiet: true,
-    };
+    let opts = common::options(BackendKind::GpuLoop, precision, None);
     let mut out = simulate::<T>(problem, &opts).expect("run succeeds");
     assert!(out.summary.broken_bonds > 0, "the bar cracks");
     let n = out.problem.body.len();

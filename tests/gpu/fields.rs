@@ -11,7 +11,7 @@ use super::have_gpu;
 use crate::common;
 use peridot::backend::BackendKind;
 use peridot::setup::Problem;
-use peridot::solver::{simulate, RunOptions};
+use peridot::solver::simulate;
 use peridot::Precision;
 use std::path::{Path, PathBuf};
 
@@ -31,15 +31,7 @@ fn text() -> String {
 
 /// The last snapshot of a run of `problem` on `backend` in f64, in `dir`.
 fn snapshot(problem: Problem, backend: BackendKind, dir: &Path) -> PathBuf {
-    let opts = RunOptions {
-        cancel: None,
-        process_start: None,
-        subdomains: None,
-        backend,
-        precision: Precision::F64,
-        out_dir: Some(dir.to_path_buf()),
-        quiet: true,
-    };
+    let opts = common::options(backend, Precision::F64, Some(dir));
     simulate::<f64>(problem, &opts).expect("run succeeds");
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()

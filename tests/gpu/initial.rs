@@ -10,7 +10,7 @@
 use super::have_gpu;
 use crate::common;
 use peridot::backend::BackendKind;
-use peridot::solver::{simulate, RunOptions};
+use peridot::solver::simulate;
 use peridot::Precision;
 
 fn model() -> String {
@@ -30,15 +30,7 @@ fn gpu_backends_start_from_the_initial_fields() {
     let text = model();
     let run = |backend| {
         let problem = common::problem(&text, &["solver.steps=30", "solver.damage=false"]);
-        let opts = RunOptions {
-            cancel: None,
-            process_start: None,
-            subdomains: None,
-            backend,
-            precision: Precision::F64,
-            out_dir: None,
-            quiet: true,
-        };
+        let opts = common::options(backend, Precision::F64, None);
         simulate::<f64>(problem, &opts).expect("run succeeds")
     };
     let reference = run(BackendKind::CpuLoop);

@@ -10,7 +10,7 @@
 use super::have_gpu;
 use crate::common;
 use peridot::backend::BackendKind;
-use peridot::solver::{RunOptions, Session};
+use peridot::solver::Session;
 use peridot::Precision;
 
 #[test]
@@ -20,15 +20,7 @@ fn written_state_reaches_the_device() {
     }
     let text = common::partition_bar_text("pmb", "3d", 40);
     let end = |backend| {
-        let opts = RunOptions {
-            cancel: None,
-            process_start: None,
-            subdomains: None,
-            backend,
-            precision: Precision::F64,
-            out_dir: None,
-            quiet: true,
-        };
+        let opts = common::options(backend, Precision::F64, None);
         let problem = common::problem(&text, &["solver.damage=false"]);
         let mut s = Session::<f64>::start(problem, &opts).expect("session starts");
         s.step(10).expect("steps");
