@@ -36,13 +36,7 @@ fn run_into(problem: Problem, out: &Path) -> Outcome<f64> {
 
 /// The last `.vtu` of an output folder (name order).
 fn last_snapshot(dir: &Path) -> PathBuf {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "vtu"))
-        .collect();
-    files.sort();
-    files.pop().expect("a snapshot")
+    common::snapshots(dir).pop().expect("a snapshot")
 }
 
 /// A small 2D model pulled apart at +-x by a velocity for 40 steps, so bonds break at

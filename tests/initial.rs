@@ -138,13 +138,10 @@ fn cloud_column_errors_name_row_and_column() {
 
 /// The step-0 snapshot of an output folder (the first `.vtu` in name order).
 fn first_snapshot(dir: &Path) -> PathBuf {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "vtu"))
-        .collect();
-    files.sort();
-    files.into_iter().next().expect("a snapshot")
+    common::snapshots(dir)
+        .into_iter()
+        .next()
+        .expect("a snapshot")
 }
 
 /// Run `problem` on `cpu-loop` in f64 with its outputs in `out`.

@@ -144,33 +144,24 @@ impl TipOutput {
         let body = &problem.body;
         let t0 = Instant::now();
         // node by node, a backend that thresholds on its device sends back only the nodes
-        // at or above the threshold
-        if self.columns.is_none() {
-            if let Some(over) = forces.nodes_at_or_above(self.threshold)? {
-                self.seconds.damage += since(t0);
-                let t0 = Instant::now();
-                let field = DamageField {
-                    positions: &body.positions,
-                    dim: body.dim(),
-                    dx: body.dx,
-                    delta: body.delta,
-                    damage: &[],
-                    excluded: &self.excluded,
-                    threshold: self.threshold,
-                };
-                let cracks = find_cracks_among(&field, &over);
-                self.seconds.finder += since(t0);
-                return Ok(cracks);
+        // at or above the threshold; otherwise the whole damage field is read
+        let over = match self.columns {
+            None => forces.nodes_at_or_above(self.threshold)?,
+            Some(_) => None,
+        };
+        let whole: Vec<f64> = match over {
+            Some(_) => Vec::new(),
+            None => {
+                let mut phi = vec![T::zero(); body.len()];
+                forces.damage(&mut phi)?;
+                phi.into_par_iter().map(|x| x.f64()).collect()
             }
-        }
-        let mut phi = vec![T::zero(); body.len()];
-        forces.damage(&mut phi)?;
-        let damage: Vec<f64> = phi.into_par_iter().map(|x| x.f64()).collect();
+        };
         self.seconds.damage += since(t0);
         let t0 = Instant::now();
         let (positions, dim, damage) = match &self.columns {
-            Some(c) => (&c.positions[..], 2, c.damage(&damage)),
-            None => (&body.positions[..], body.dim(), damage),
+            Some(c) => (&c.positions[..], 2, c.damage(&whole)),
+            None => (&body.positions[..], body.dim(), whole),
         };
         let field = DamageField {
             positions,
@@ -181,7 +172,10 @@ impl TipOutput {
             excluded: &self.excluded,
             threshold: self.threshold,
         };
-        let mut cracks = find_cracks(&field);
+        let mut cracks = match &over {
+            Some(nodes) => find_cracks_among(&field, nodes),
+            None => find_cracks(&field),
+        };
         if let Some(c) = &self.columns {
             for tip in cracks.iter_mut().flat_map(|k| k.tips.iter_mut()) {
                 *tip = c.to_body(*tip);

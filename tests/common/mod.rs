@@ -11,7 +11,7 @@ use peridot::setup::Problem;
 use peridot::solver::run::choose_dt;
 use peridot::solver::{simulate, Outcome, RunOptions};
 use peridot::{Precision, Real};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The keys `contract.md` requires in every `summary.json`.
 pub const SUMMARY_KEYS: [&str; 14] = [
@@ -593,4 +593,15 @@ pub fn vtu_ints(path: &Path, name: &str) -> Vec<i64> {
         .into_iter()
         .map(i64::from_le_bytes)
         .collect()
+}
+
+/// The `.vtu` snapshots of an output folder, in name (step) order.
+pub fn snapshots(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "vtu"))
+        .collect();
+    files.sort();
+    files
 }

@@ -33,13 +33,7 @@ fn text() -> String {
 fn snapshot(problem: Problem, backend: BackendKind, dir: &Path) -> PathBuf {
     let opts = common::options(backend, Precision::F64, Some(dir));
     simulate::<f64>(problem, &opts).expect("run succeeds");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "vtu"))
-        .collect();
-    files.sort();
-    files.pop().expect("a snapshot")
+    common::snapshots(dir).pop().expect("a snapshot")
 }
 
 fn rel_max(a: &[f64], b: &[f64]) -> f64 {
