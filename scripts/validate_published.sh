@@ -71,7 +71,7 @@ if [[ $scale == gpu ]]; then
     sets[plate_hole_2d]="--set discretization.dx=0.05e-3 --set output.vtk_every=50"
     sets[notched_column_3d]="--set discretization.dx=0.00875e-3"
     sets[brokenshire_torsion_3d]="--set discretization.dx=1.15e-3 --set solver.steps=8000"
-    sets[plate_tension_2d]="--set discretization.dx=0.5e-3"
+    sets[plate_tension_2d]="--set discretization.dx=0.5e-3 --set solver.steps=40000"
 else
     sets[precracked_plate_2d]=""
     sets[precracked_plate_2d_50ms]=""
