@@ -324,6 +324,14 @@ impl Problem {
         }))
     }
 
+    /// Each node's mass density, kg/m^3, where several materials differ in density (`None`:
+    /// every node has `material.density`).
+    pub fn node_densities(&self) -> Option<Vec<f64>> {
+        self.materials
+            .as_ref()
+            .and_then(MaterialMap::node_densities)
+    }
+
     /// Stable explicit time step, s, before the safety factor
     /// ([`stable_time_step`](crate::material::stiffness_bound::stable_time_step)).
     pub fn stable_time_step(&self) -> f64 {

@@ -220,12 +220,7 @@ const DAMAGING: &str =
 /// displacement.
 fn explicit_run<T: Real>(p: Arc<Problem>, backend: &mut dyn Backend<T>) -> (Vec<u8>, Vec<T>) {
     let (dt, _, _) = choose_dt(&p).unwrap();
-    let integrator = Explicit {
-        dt,
-        density: p.material.density,
-        damping: 0.0,
-        damage: true,
-    };
+    let integrator = Explicit::of(&p, dt, 0.0, true);
     let loads = Loads::new(&p, dt);
     let mut state = State::<T>::at_rest(p.dim() * p.body.len());
     let mut times = StepTimes::default();

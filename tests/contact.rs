@@ -60,12 +60,7 @@ fn run(problem: &Problem, steps: usize, mut each: impl FnMut(&State<f64>)) -> St
     let mut backend = backend::create::<f64>(BackendKind::CpuLoop, p.clone(), None).unwrap();
     let loads = Loads::new(&p, dt);
     let mut state = State::<f64>::initial(&p);
-    let integrator = Explicit {
-        dt,
-        density: p.material.density,
-        damping: 0.0,
-        damage: p.model.solver.damage,
-    };
+    let integrator = Explicit::of(&p, dt, 0.0, p.model.solver.damage);
     integrator
         .start(&mut state, &loads, backend.as_mut())
         .unwrap();
@@ -160,7 +155,7 @@ fn a_slow_elastic_bounce_keeps_its_energy() {
     );
     let (rho, vol) = (p.material.density, &p.body.volumes);
     let ke_imp = 0.5 * mass * imp.velocity.iter().map(|v| v * v).sum::<f64>();
-    let e = state.kinetic_energy(rho, vol, 3)
+    let e = state.kinetic_energy(|_| rho, vol, 3)
         + ke_imp
         + b.strain_energy(&state.u).unwrap()
         + c.energy(&state.u);

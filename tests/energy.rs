@@ -43,19 +43,15 @@ fn check(law: &str, nu: Option<f64>, dim: &str) {
         state.v[d * i] = 0.1 * (std::f64::consts::PI * x[0] / len).cos();
         state.v[d * i + 1] = 0.05 * (std::f64::consts::PI * x[0] / len).sin();
     }
-    let integrator = Explicit {
-        dt,
-        density: p.material.density,
-        damping: 0.0,
-        damage: false,
-    };
+    let integrator = Explicit::of(&p, dt, 0.0, false);
     let v0 = state.v.clone();
     integrator
         .start(&mut state, &loads, backend.as_mut())
         .unwrap();
     state.v = v0;
     let energy = |s: &State<f64>, b: &mut dyn backend::Backend<f64>| {
-        s.kinetic_energy(p.material.density, &p.body.volumes, d) + b.strain_energy(&s.u).unwrap()
+        s.kinetic_energy(|i| integrator.density_of(i), &p.body.volumes, d)
+            + b.strain_energy(&s.u).unwrap()
     };
     let e0 = energy(&state, backend.as_mut());
     let mut samples = Vec::new();

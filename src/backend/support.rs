@@ -5,7 +5,9 @@
 //! options that need each node's history (`critical_stretch_alpha`, `break_timing =
 //! "after-force"`) and the softening damage laws (`damage_law = "bilinear"`, `"trilinear"`);
 //! `gpu-matrix` refuses several materials (`[[material]]`). Contact and impactors
-//! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core ([`check_contact`]).
+//! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core ([`check_contact`]);
+//! several materials of different densities on the backends whose leapfrog runs on the host,
+//! `cpu-loop` and `cpu-matrix` in core ([`check_density`]).
 
 use crate::material::Law;
 use crate::setup::Problem;
@@ -76,6 +78,39 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
         ));
     }
     Ok(())
+}
+
+/// Whether `backend` (its CLI name; `in_core`: not in subdomains) runs `problem`'s several
+/// materials of different mass densities: the leapfrog with a density per node is the host's
+/// (`dynamics::Explicit`), which `cpu-loop` and `cpu-matrix` in core use; an error naming
+/// them otherwise. An ADR run (its fictitious density is its own) runs anywhere.
+pub fn check_density(problem: &Problem, backend: &str, in_core: bool) -> Result<()> {
+    let explicit = problem.model.solver.kind == crate::model::SolverKind::Explicit;
+    let host_loop = in_core && matches!(backend, "cpu-loop" | "cpu-matrix");
+    let Some(m) = problem
+        .materials
+        .as_ref()
+        .filter(|_| explicit && !host_loop)
+    else {
+        return Ok(());
+    };
+    if m.node_densities().is_none() {
+        return Ok(());
+    }
+    let list: Vec<String> = m
+        .names
+        .iter()
+        .zip(&m.constants)
+        .map(|(n, c)| format!("{n} {} kg/m^3", c.density))
+        .collect();
+    let place = if in_core { "" } else { " in subdomains" };
+    Err(Error::Backend {
+        backend: backend.into(),
+        message: format!(
+            "materials of different densities ({}) run on cpu-loop and cpu-matrix in core,              whose leapfrog takes each node's density, not on {backend}{place}; use --backend              cpu-loop or cpu-matrix, or give every material one density",
+            list.join(", ")
+        ),
+    })
 }
 
 /// Whether `backend` (its CLI name; `in_core`: not in subdomains) runs `problem`'s contact

@@ -170,12 +170,7 @@ fn bench_typed<T: Real>(
         SolverKind::Explicit => p.model.solver.damping.unwrap_or(0.0),
         SolverKind::Adr => 0.0,
     };
-    let integrator = Explicit {
-        dt,
-        density: p.material.density,
-        damping,
-        damage: true,
-    };
+    let integrator = Explicit::of(p, dt, damping, true);
     let mut times = StepTimes::default();
     integrator.start(&mut state, &loads, backend.as_forces())?;
     let host_side = on_cpu(backend.name());

@@ -5,16 +5,22 @@
 use super::forces::{evaluate, Forces};
 use super::loads::Loads;
 use super::state::State;
+use crate::setup::Problem;
 use crate::{Real, Result};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// Explicit integrator settings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Explicit {
     /// Time step, s.
     pub dt: f64,
-    /// Mass density, kg/m^3.
+    /// Mass density, kg/m^3 (of every node, unless `node_density` is given).
     pub density: f64,
+    /// Each node's mass density, kg/m^3, where several materials differ in density (`None`:
+    /// `density` everywhere). Only the host leapfrog reads it: the backends that keep the
+    /// loop elsewhere refuse such models (`backend::check_density`).
+    pub node_density: Option<Arc<[f64]>>,
     /// Viscous damping coefficient, N s/m^4.
     pub damping: f64,
     /// Whether bonds may break.
@@ -58,6 +64,35 @@ pub struct StepTimes {
 }
 
 impl Explicit {
+    /// The leapfrog of `problem` with time step `dt` (s), viscous damping `damping`
+    /// (N s/m^4) and bond breaking where `damage`: its material's density, or each node's
+    /// where several materials differ in it.
+    pub fn of(problem: &Problem, dt: f64, damping: f64, damage: bool) -> Explicit {
+        Explicit {
+            dt,
+            density: problem.material.density,
+            node_density: problem.node_densities().map(Arc::from),
+            damping,
+            damage,
+        }
+    }
+
+    /// The mass density of node `i`, kg/m^3.
+    pub fn density_of(&self, i: usize) -> f64 {
+        self.node_density
+            .as_ref()
+            .map_or(self.density, |rho| rho[i])
+    }
+
+    /// The inverse mass density of dof `k` (of a body in `d` dimensions).
+    #[inline(always)]
+    fn inv_density_of<T: Real>(&self, uniform: T, k: usize, d: usize) -> T {
+        match &self.node_density {
+            Some(rho) => T::of(1.0 / rho[k / d]),
+            None => uniform,
+        }
+    }
+
     /// Prepare the state at t = 0: initial velocities, forces and accelerations.
     pub fn start<T: Real>(
         &self,
@@ -157,6 +192,10 @@ impl Explicit {
             loads.body_force(state.time, &mut state.b);
         }
         let (rho, eta) = (T::of(1.0 / self.density), T::of(self.damping));
+        let d = match &self.node_density {
+            Some(n) => state.a.len() / n.len().max(1),
+            None => 1,
+        };
         let damped = self.damping > 0.0;
         let (f, b) = (&state.f, &state.b);
         let touch = state.contact.as_ref().map(|c| c.force.as_slice());
@@ -170,6 +209,7 @@ impl Explicit {
                     (true, Some(vh)) => eta * vh[k],
                     _ => T::zero(),
                 };
+                let rho = self.inv_density_of(rho, k, d);
                 *a = match touch {
                     Some(c) => (f[k] + b[k] + T::of(c[k]) - drag) * rho,
                     None => (f[k] + b[k] - drag) * rho,

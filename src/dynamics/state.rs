@@ -70,14 +70,20 @@ impl<T: Real> State<T> {
         Some(m)
     }
 
-    /// Kinetic energy `sum 1/2 rho V |v|^2`, J.
-    pub fn kinetic_energy(&self, density: f64, volumes: &[f64], dim: usize) -> f64 {
+    /// Kinetic energy `sum 1/2 rho_i V_i |v_i|^2`, J, with `density(i)` node i's mass
+    /// density (kg/m^3; [`Explicit::density_of`](super::Explicit::density_of)).
+    pub fn kinetic_energy(
+        &self,
+        density: impl Fn(usize) -> f64,
+        volumes: &[f64],
+        dim: usize,
+    ) -> f64 {
         volumes
             .iter()
             .enumerate()
             .map(|(i, vol)| {
                 let v2: f64 = (0..dim).map(|k| self.v[dim * i + k].f64().powi(2)).sum();
-                0.5 * density * vol * v2
+                0.5 * density(i) * vol * v2
             })
             .sum()
     }

@@ -99,6 +99,21 @@ impl MaterialMap {
         &self.constants[self.node[i] as usize]
     }
 
+    /// Each node's mass density, kg/m^3, where the materials' densities differ (`None`:
+    /// every material has the first's, `MaterialConstants::density`).
+    pub fn node_densities(&self) -> Option<Vec<f64>> {
+        let first = self.constants[0].density;
+        if self.constants.iter().all(|m| m.density == first) {
+            return None;
+        }
+        Some(
+            self.node
+                .iter()
+                .map(|&k| self.constants[k as usize].density)
+                .collect(),
+        )
+    }
+
     /// The number of nodes of each material.
     pub fn counts(&self) -> Vec<usize> {
         let mut counts = vec![0; self.constants.len()];

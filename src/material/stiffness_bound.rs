@@ -132,10 +132,15 @@ pub fn row_bounds(
         .collect()
 }
 
+/// The mass density of node `i`, kg/m^3: its material's where there are several.
+fn density(m: &MaterialConstants, several: Option<&MaterialMap>, i: usize) -> f64 {
+    several.map_or(m.density, |s| s.of_node(i).density)
+}
+
 /// Stable explicit time step, s, before the safety factor: for PMB the Silling-Askari bound
-/// `min_i sqrt(2 rho / sum_j c lambda beta V_j / x)`, for LPS Gerschgorin's
-/// `min_i 2 sqrt(rho / R_i)`; each bond with its own micromodulus, each node with its own
-/// material's constants where there are several (`several`).
+/// `min_i sqrt(2 rho_i / sum_j c lambda beta V_j / x)`, for LPS Gerschgorin's
+/// `min_i 2 sqrt(rho_i / R_i)`; each bond with its own micromodulus, each node with its own
+/// material's constants and density where there are several (`several`).
 pub fn stable_time_step(
     body: &Body,
     source: &impl BondSource,
@@ -152,12 +157,13 @@ pub fn stable_time_step(
                     let (_, x) = unit(&body.positions, i, j);
                     s += micromodulus(c, several, i, j) * lambda * beta * body.volumes[j] / x;
                 });
-                (2.0 * m.density / s).sqrt()
+                (2.0 * density(m, several, i) / s).sqrt()
             })
             .collect(),
         Law::Lps { .. } => row_bounds(body, source, weighted_volume, m, several)
             .into_iter()
-            .map(|r| 2.0 * (m.density / r).sqrt())
+            .enumerate()
+            .map(|(i, r)| 2.0 * (density(m, several, i) / r).sqrt())
             .collect(),
     };
     per_node

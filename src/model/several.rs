@@ -164,15 +164,12 @@ fn shared(k: usize, first: &Material, m: &Material) -> Result<()> {
             format!("material.{k}.{key}"),
             format!(
                 "{b} differs from material.0's {a}: every material shares it (one model, one \
-                 mass density for the explicit integrator's mass, one influence function)"
+                 influence function)"
             ),
         ))
     };
     if m.model != first.model {
         return differ("model", first.model.name().into(), m.model.name().into());
-    }
-    if m.density != first.density {
-        return differ("density", first.density.to_string(), m.density.to_string());
     }
     if m.influence != first.influence {
         return differ(

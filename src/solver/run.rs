@@ -273,12 +273,7 @@ impl<T: Real> Runner<T> {
     /// The explicit leapfrog of the model's solver.
     pub(super) fn integrator(&self) -> Explicit {
         let s = &self.problem.model.solver;
-        Explicit {
-            dt: self.dt,
-            density: self.problem.material.density,
-            damping: s.damping.unwrap_or(0.0),
-            damage: s.damage,
-        }
+        Explicit::of(&self.problem, self.dt, s.damping.unwrap_or(0.0), s.damage)
     }
 
     fn run_explicit(&mut self) -> Result<Stop> {

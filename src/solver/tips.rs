@@ -4,6 +4,7 @@
 //! seconds, speeds in m/s.
 
 use crate::dynamics::Forces;
+use crate::material::MaterialConstants;
 use crate::model::BoundaryKind;
 use crate::neighbors::FamilyFinder;
 use crate::output::checkpoint::TipsPlace;
@@ -70,9 +71,16 @@ impl TipOutput {
             None => exclusion_mask_by(&FamilyFinder::for_body(body, body.delta), &loaded),
         };
         // No tip outruns the dilatational wave: 2 sqrt(E / rho) bounds it for any Poisson
-        // ratio up to 0.4 in 3D and any in 2D.
-        let max_speed = 2.0 * (problem.material.youngs_modulus / problem.material.density).sqrt();
-        let burst_speed = problem.material.dilatational_wave_speed();
+        // ratio up to 0.4 in 3D and any in 2D (of the fastest of several materials).
+        let materials = match &problem.materials {
+            Some(m) => m.constants.iter().collect(),
+            None => vec![&problem.material],
+        };
+        let fastest = |f: &dyn Fn(&MaterialConstants) -> f64| {
+            materials.iter().map(|m| f(m)).fold(0.0, f64::max)
+        };
+        let max_speed = fastest(&|m| 2.0 * (m.youngs_modulus / m.density).sqrt());
+        let burst_speed = fastest(&|m| m.dilatational_wave_speed());
         let path = dir.join("crack_tips.csv");
         let memory = resume.map(|p| p.tracker.clone()).unwrap_or_default();
         let tracker =

@@ -407,12 +407,7 @@ fn start_run(
     backend: &mut dyn Backend<f64>,
 ) -> (Explicit, Loads, State<f64>, StepTimes) {
     let (dt, _, _) = choose_dt(problem).unwrap();
-    let integrator = Explicit {
-        dt,
-        density: problem.material.density,
-        damping: 0.0,
-        damage: true,
-    };
+    let integrator = Explicit::of(problem, dt, 0.0, true);
     let loads = Loads::new(problem, dt);
     let mut state = State::at_rest(problem.body.len() * problem.dim());
     integrator.start(&mut state, &loads, backend).unwrap();
