@@ -277,6 +277,11 @@ fn compare_model_runs(
     Some(worst)
 }
 
+/// Bond failure with a history (softening laws, `alpha`, breaking after the force):
+/// `gpu-loop` against `cpu-loop` (`agreement/history.rs`).
+#[path = "agreement/history.rs"]
+mod history;
+
 /// Tests for one pair of backend kinds: forces in f64 and f32, and damaging runs in f64.
 macro_rules! pair {
     ($name:ident, $a:expr, $b:expr) => {

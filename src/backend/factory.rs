@@ -37,6 +37,7 @@ fn check_kind(problem: &Problem, kind: BackendKind, in_core: bool) -> Result<()>
     let scheme = match kind {
         BackendKind::CpuMatrix | BackendKind::GpuMatrix => Scheme::Matrix,
         BackendKind::CpuLoop if in_core => Scheme::CpuLoop,
+        BackendKind::GpuLoop if in_core => Scheme::GpuLoop,
         _ => Scheme::Loop,
     };
     check_material(problem, kind.name(), scheme)?;

@@ -1,10 +1,11 @@
 //! Which backend runs which material: the bond laws and failure options each scheme
 //! implements, checked before a backend is built, so that a model a backend cannot run is an
 //! error naming the backends that run it, never a silently different physics: the matrix
-//! form refuses `lps-nonlinear`; every backend but `cpu-loop` in core refuses the failure
-//! options that need each node's history (`critical_stretch_alpha`, `break_timing =
-//! "after-force"`) and the softening damage laws (`damage_law = "bilinear"`, `"trilinear"`);
-//! `gpu-matrix` refuses several materials (`[[material]]`). Contact and impactors
+//! form refuses `lps-nonlinear`; the failure options that need each node's history
+//! (`critical_stretch_alpha`, `break_timing = "after-force"`) and the softening damage laws
+//! (`damage_law = "bilinear"`, `"trilinear"`) run on `cpu-loop` and `gpu-loop` in core only
+//! (the matrix form and the subdomain loops refuse them); `gpu-matrix` refuses several
+//! materials (`[[material]]`). Contact and impactors
 //! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core ([`check_contact`]).
 
 use crate::material::Law;
@@ -16,7 +17,9 @@ use crate::{Error, Result};
 pub enum Scheme {
     /// `cpu-loop` in core: every law and every failure option.
     CpuLoop,
-    /// The other loops over each node's bonds: `gpu-loop`, and the loops in subdomains.
+    /// `gpu-loop` in core: every law and every failure option (`bond_loop/failure.rs`).
+    GpuLoop,
+    /// The loops over each node's bonds in subdomains (CPU and GPU).
     Loop,
     /// The matrix form (`cpu-matrix`, `gpu-matrix`, in core or in subdomains).
     Matrix,
@@ -52,21 +55,23 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
              subdomains): the matrix form assembles the linearized law only (model = \"lps\")",
         );
     }
-    if scheme != Scheme::CpuLoop && m.softening.is_some() {
+    let history = matches!(scheme, Scheme::CpuLoop | Scheme::GpuLoop);
+    if !history && m.softening.is_some() {
         let law = problem.model.material.damage_law.unwrap_or_default();
         return refuse(&format!(
-            "material.damage_law = \"{}\" runs on cpu-loop in core only (it keeps a damage \
-             value per bond, which the matrix form, the GPU kernels, their list-free lattice \
-             form and the subdomain loops do not); use --backend cpu-loop, or damage_law = \
+            "material.damage_law = \"{}\" runs on cpu-loop and gpu-loop in core only (they \
+             keep a damage value per bond, which the matrix form and the subdomain loops do \
+             not); use --backend cpu-loop or gpu-loop without subdomains, or damage_law = \
              \"brittle\" for this backend",
             law.name()
         ));
     }
-    if scheme != Scheme::CpuLoop && m.history_breaking() {
+    if !history && m.history_breaking() {
         return refuse(&format!(
             "material.critical_stretch_alpha = {} with material.break_timing = \"{}\" runs on \
-             cpu-loop in core only (each node's critical stretch follows its bonds' stretch \
-             step by step); give critical_stretch_alpha = 0 and break_timing = \
+             cpu-loop and gpu-loop in core only (each node's critical stretch follows its \
+             bonds' stretch step by step); use --backend cpu-loop or gpu-loop without \
+             subdomains, or give critical_stretch_alpha = 0 and break_timing = \
              \"before-force\" for this backend",
             m.critical_stretch_alpha,
             match m.break_timing {

@@ -85,10 +85,22 @@ pub struct BondParams {
     pub pair_table: u64,
     pub n_materials: u32,
     pub pad_m: u32,
+    /// A softening damage law (`law.softening`): the damage of every slot of the sliced
+    /// order (`T`, in [0, 1]; 0 in padding), or 0 for the brittle law.
+    pub bond_damage: u64,
+    /// With `critical_stretch_alpha` or `break_timing = "after-force"`: each node's critical
+    /// stretch from the previous breaking evaluation (`T`, read), and the one this
+    /// evaluation leaves (`T`, written); 0 otherwise.
+    pub node_s0: u64,
+    pub node_s0_next: u64,
+    /// `critical_stretch_alpha` (`s0 = s00 - alpha s_min`), and rounded to f32.
+    pub s0_alpha: f64,
+    pub s0_alpha_f: f32,
+    pub pad_a: f32,
 }
 
 /// Bytes of [`BondParams`], asserted equal in `kernels/bonds.cuh`.
-pub const BOND_PARAMS_BYTES: usize = 400;
+pub const BOND_PARAMS_BYTES: usize = 472;
 const _: () = assert!(std::mem::size_of::<BondParams>() == BOND_PARAMS_BYTES);
 
 /// `BondParams::update`: store the force density only.
@@ -242,6 +254,9 @@ mod tests {
                 + 2 * 8
                 // several materials: the index and pair table addresses, their count, a pad
                 + 2 * 8 + 2 * 4
+                // failure history: bond damage and the two node s0 addresses, alpha (f64,
+                // f32) and a pad
+                + 3 * 8 + 8 + 2 * 4
         );
         assert_eq!(std::mem::size_of::<BondParams>(), BOND_PARAMS_BYTES);
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
