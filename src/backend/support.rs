@@ -4,8 +4,8 @@
 //! form refuses `lps-nonlinear`; the failure options that need each node's history
 //! (`critical_stretch_alpha`, `break_timing = "after-force"`) and the softening damage laws
 //! (`damage_law = "bilinear"`, `"trilinear"`) run on `cpu-loop` and `gpu-loop` in core only
-//! (the matrix form and the subdomain loops refuse them); `gpu-matrix` refuses several
-//! materials (`[[material]]`). Contact and impactors
+//! (the matrix form and the subdomain loops refuse them); `gpu-matrix` in subdomains refuses
+//! several materials (`[[material]]`; in core it runs them). Contact and impactors
 //! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core ([`check_contact`]).
 
 use crate::material::Law;
@@ -21,8 +21,10 @@ pub enum Scheme {
     GpuLoop,
     /// The loops over each node's bonds in subdomains (CPU and GPU).
     Loop,
-    /// The matrix form (`cpu-matrix`, `gpu-matrix`, in core or in subdomains).
+    /// The matrix form in core (`cpu-matrix`, `gpu-matrix`), or `cpu-matrix`'s own check.
     Matrix,
+    /// The matrix form in subdomains.
+    MatrixParts,
 }
 
 /// Whether `backend` (its CLI name), of `scheme`, runs `problem`'s material; an error naming
@@ -42,14 +44,16 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
             ..
         }
     );
-    if problem.materials.is_some() && backend == "gpu-matrix" {
+    let matrix = matches!(scheme, Scheme::Matrix | Scheme::MatrixParts);
+    if problem.materials.is_some() && backend == "gpu-matrix" && scheme == Scheme::MatrixParts {
         return refuse(
             "several materials ([[material]]) run on cpu-loop, cpu-matrix (in core or in \
-             subdomains) and gpu-loop (in core): the gpu-matrix kernels read one material's \
-             critical stretch; use --backend gpu-loop or cpu-matrix",
+             subdomains), gpu-loop and gpu-matrix (in core): the gpu-matrix subdomain slots \
+             load their nodes without the material indices; use --backend gpu-matrix without \
+             subdomains, or cpu-matrix",
         );
     }
-    if scheme == Scheme::Matrix && nonlinear_lps {
+    if matrix && nonlinear_lps {
         return refuse(
             "material.model = \"lps-nonlinear\" runs on cpu-loop and gpu-loop (in core or in \
              subdomains): the matrix form assembles the linearized law only (model = \"lps\")",

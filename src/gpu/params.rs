@@ -223,6 +223,13 @@ pub struct MatrixParams {
     pub check_bonds: i32,
     pub half: i32,
     pub pad: i32,
+    /// Several materials: each node's material index (`u8`) and the pair table (f64,
+    /// `MaterialMap::device_table`), or 0 for one material; the rows' critical stretches and
+    /// each node's `K_d` come from them.
+    pub material: u64,
+    pub pair_table: u64,
+    pub n_materials: u32,
+    pub pad_m: u32,
 }
 
 // SAFETY: plain `#[repr(C)]` data (integers, floats, device addresses) with the layout of the
@@ -263,6 +270,9 @@ mod tests {
         assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
         assert_eq!(std::mem::size_of::<AdrParams>(), 12 * 8 + 2 * 4);
         assert_eq!(std::mem::size_of::<ProbeParams>(), 7 * 8);
-        assert_eq!(std::mem::size_of::<MatrixParams>(), 21 * 8 + 6 * 4);
+        assert_eq!(
+            std::mem::size_of::<MatrixParams>(),
+            21 * 8 + 6 * 4 + 2 * 8 + 2 * 4
+        );
     }
 }
