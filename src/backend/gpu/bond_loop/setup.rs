@@ -177,6 +177,10 @@ impl<T: Real> GpuLoop<T> {
             }
             false => bond_slot_bytes(padded),
         };
+        // (a softening law: its damage per slot; with alpha, each node's two critical
+        // stretches, 2 n values, are left out of this estimate; `device_bytes` counts them)
+        let bond_bytes =
+            bond_bytes + usize::from(counts.bond_damage) * padded * std::mem::size_of::<T>();
         let kept = records_kept_for(counts.partial_volume, std::mem::size_of::<T>());
         Self::device_bytes_of(n, counts.dim, counts.lps(), kept, bond_bytes, slices + 1)
     }
