@@ -50,35 +50,19 @@ __device__ __forceinline__ real node_critical(const BondParams& p, real s_min) {
     return PD_CONST(p, critical_stretch) - mul_rn(PD_CONST(p, s0_alpha), s_min);
 }
 
-// Node i's critical stretch at p.u into p.node_s0_next (the first breaking evaluation of a
-// run, which takes its thresholds from the stretches at its own displacement).
-template <int D>
-__device__ __forceinline__ void node_s0_node(const BondParams& p, u32 i) {
-    const Node<D> node = load_node<D>(p, i);
-    const BondRange r = bond_range(p, i);
-    const bool linearized = p.linearized != 0;
-    real s_min = real_infinity();
-#pragma unroll 1
-    for (u64 b = r.begin; b < r.end; b += 32) {
-        if (!bond_intact(p, b)) continue;
-        const u32 j = neighbor_at(p, i, r.begin, b);
-        const real s = criterion_stretch<D>(linearized, load_bond<D>(p, node, j));
-        if (s < s_min) s_min = s;
-    }
-    p.node_s0_next[i] = node_critical(p, s_min);
-}
-
 // Breaking with each node's history (critical_stretch_alpha, break_timing = "after-force"):
-// every bond of node i that may fail breaks where its criterion stretch exceeds
-// min(s0_i, s0_j) of p.node_s0 (the previous evaluation's); node i's next critical stretch,
-// from the least stretch of its bonds not broken before this pass, goes to p.node_s0_next.
-template <int D>
-__device__ __forceinline__ void history_node(const BondParams& p, u32 i) {
+// with BREAK, every bond of node i that may fail breaks where its criterion stretch exceeds
+// min(s0_i, s0_j) of p.node_s0 (the previous evaluation's); either way node i's next critical
+// stretch, from the least stretch of its bonds not broken before this pass, goes to
+// p.node_s0_next. Without BREAK: the first breaking evaluation of a run, which takes its
+// thresholds from the stretches at its own displacement (p.node_s0 not read).
+template <int D, bool BREAK>
+__device__ __forceinline__ void history_walk(const BondParams& p, u32 i) {
     const Node<D> node = load_node<D>(p, i);
     const BondRange r = bond_range(p, i);
     const bool linearized = p.linearized != 0;
-    const bool can_break = ld(p.no_fail + i) == 0;
-    const real s0_i = ld(p.node_s0 + i);
+    const bool can_break = BREAK && ld(p.no_fail + i) == 0;
+    const real s0_i = BREAK ? ld(p.node_s0 + i) : (real)0;
     real s_min = real_infinity();
     u32 broken = 0;
 #pragma unroll 1
@@ -96,6 +80,16 @@ __device__ __forceinline__ void history_node(const BondParams& p, u32 i) {
     }
     p.node_s0_next[i] = node_critical(p, s_min);
     count_broken(p, broken);
+}
+
+template <int D>
+__device__ __forceinline__ void node_s0_node(const BondParams& p, u32 i) {
+    history_walk<D, false>(p, i);
+}
+
+template <int D>
+__device__ __forceinline__ void history_node(const BondParams& p, u32 i) {
+    history_walk<D, true>(p, i);
 }
 
 PD_BOND_ENTRY_UNCAPPED(soften_bonds, soften_node)

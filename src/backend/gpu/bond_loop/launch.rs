@@ -152,9 +152,14 @@ impl<T: Real> GpuLoop<T> {
         let u = self.upload_u(u)?;
         let f_out = self.force_out(force.len())?;
         self.launch_forces(u, f_out, false)?;
+        self.download_force(force)
+    }
+
+    /// The force a trait call wrote into [`force_out`](Self::force_out)'s buffer.
+    fn download_force(&self, force: &mut [T]) -> Result<()> {
         let buffer = match self.stepper.resident_step {
             None => &self.stepper.state.f,
-            Some(_) => self.f_out.as_ref().expect("allocated above"),
+            Some(_) => self.f_out.as_ref().expect("allocated by force_out"),
         };
         download(&self.gpu, buffer, force)
     }
@@ -173,11 +178,7 @@ impl<T: Real> GpuLoop<T> {
         let u = self.upload_u(u)?;
         let f_out = self.force_out(force.len())?;
         self.launch_forces(u, f_out, true)?;
-        let buffer = match self.stepper.resident_step {
-            None => &self.stepper.state.f,
-            Some(_) => self.f_out.as_ref().expect("allocated above"),
-        };
-        download(&self.gpu, buffer, force)?;
+        self.download_force(force)?;
         Ok(Some(self.read_broken()?))
     }
 
