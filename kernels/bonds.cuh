@@ -52,6 +52,7 @@ struct BondParams {
     struct {
         PmbParams pmb;             // law_pmb.cuh (zero for LPS)
         LpsParams lps;             // law_lps.cuh (zero for PMB)
+        SofteningParams softening; // law_softening.cuh (zero for the brittle law)
     } law;
     u32 n;                         // nodes
     int dim;                       // 2 or 3
@@ -86,8 +87,20 @@ struct BondParams {
     const double* pair_table;
     u32 n_materials;
     u32 pad_m;
+    // A softening damage law (law.softening, docs/materials.md): the damage of every slot of
+    // the sliced order, in [0, 1] (0 in padding; the bond's status bit turns 0 when it
+    // reaches 1). Null: the brittle law.
+    real* bond_damage;
+    // With critical_stretch_alpha or break_timing = "after-force": each node's critical
+    // stretch s00 - alpha s_min from the previous breaking evaluation (read) and the one this
+    // evaluation leaves (written; the host swaps the two). Null otherwise.
+    const real* node_s0;
+    real* node_s0_next;
+    double s0_alpha;               // critical_stretch_alpha
+    float s0_alpha_f;
+    float pad_a;
 };
-static_assert(sizeof(BondParams) == 400, "BondParams: see src/gpu/params.rs");
+static_assert(sizeof(BondParams) == 472, "BondParams: see src/gpu/params.rs");
 
 // The bond of stencil slot m on a full box lattice, as every node sees it: xi = the slot's
 // lattice step times dx (m), its length x and 1 / x, rounded once on the host to the

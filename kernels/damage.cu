@@ -24,7 +24,8 @@ __device__ __forceinline__ void break_bonds_node(const BondParams& p, u32 i) {
 
 PD_BOND_ENTRY_UNCAPPED(break_bonds, break_bonds_node)
 
-// Local damage phi_i = 1 - sum_j mu beta V_j / sum_j beta V_j, in double (beta from the
+// Local damage phi_i = 1 - sum_j mu (1 - d_ij) beta V_j / sum_j beta V_j (d the damage of a
+// softening law, else 0), in double (beta from the
 // bond length exactly as the host computes it, the denominator from the host's horizon
 // volumes), rounded to the precision.
 template <int D>
@@ -37,12 +38,16 @@ __device__ __forceinline__ void damage_node(const BondParams& p, u32 i) {
     for (u64 b = r.begin; b < r.end; b += 32) {
         if (!bond_intact(p, b)) continue;
         const u32 j = neighbor_at(p, i, r.begin, b);
+        double bv;
         if (lengths) {
             const Record rec = load_record<D>(p, j);
-            intact += partial_volume_exact(p, exact_length<D>(node, rec)) * rec.vol;
+            bv = partial_volume_exact(p, exact_length<D>(node, rec)) * rec.vol;
         } else {
-            intact += node_volume(p, j);
+            bv = node_volume(p, j);
         }
+        // (a softening bond counts by what it keeps, 1 - d, as on the host)
+        if (p.bond_damage != 0) bv *= 1.0 - (double)p.bond_damage[b];
+        intact += bv;
     }
     const double total = ld(p.horizon_volume + i);
     p.phi[i] = (real)(total > 0.0 ? 1.0 - intact / total : 0.0);
@@ -75,7 +80,8 @@ PD_KERNEL(damage_over)(const OverParams p) {
     if (hit) p.out[base + __popc(mask & ((1u << lane) - 1u))] = (u32)i;
 }
 
-// Strain energy of each node, J: the energy density (PMB sum w s^2 x / 4; LPS
+// Strain energy of each node, J: the energy density (PMB sum w s^2 x / 4, a softening law's
+// bonds (1 - d) w s^2 x / 4; LPS
 // K_d theta^2 / 2 + alpha / 2 sum w (e - theta x / d)^2) times V_i, in double from
 // precision-T bond quantities. LPS needs theta up to date. The host sums the nodes.
 template <int D>
@@ -92,8 +98,10 @@ __device__ __forceinline__ void strain_energy_node(const BondParams& p, u32 i) {
         const u32 j = neighbor_at(p, i, r.begin, b);
         const Bond bd = load_bond<D>(p, node, j);
         const double x = (double)bd.x;
-        const double wb = lps ? (double)bond_weight<PD_LAW_LPS>(p, bd, i, j)
-                              : (double)bond_weight<PD_LAW_PMB, false, true>(p, bd, i, j);
+        double wb = lps ? (double)bond_weight<PD_LAW_LPS>(p, bd, i, j)
+                        : (double)bond_weight<PD_LAW_PMB, false, true>(p, bd, i, j);
+        // (a softening law: what the bond keeps, (1 - d) w, as the host's energy)
+        if (p.bond_damage != 0) wb = (1.0 - (double)p.bond_damage[b]) * wb;
         if (lps) {
             const double e = (double)lps_extension<D>(p.linearized != 0, bd);
             w += lps_bond_energy_density(alpha_i, wb, e, theta_i, x, d);

@@ -9,7 +9,8 @@
 //   LPS             pass 1: z = mu e (then theta = Theta z), pass 2: z = w (a z + g theta_i [+ g2 theta_j])
 //
 // and, with check_bonds, bond breaking fused in front (an intact row whose stretch exceeds
-// s0 is broken, unless an end node is in a no-fail zone; broken rows give z = 0).
+// s0, with several materials its pair's, is broken, unless an end node is in a no-fail zone;
+// broken rows give z = 0).
 //
 // Every operation of the stretch and of the force scalar is rounded as the CPU rounds it:
 // the _rn intrinsics contract nothing into fused multiply-adds and keep IEEE division and
@@ -44,6 +45,16 @@ struct MatrixParams {
     int check_bonds;            // 1: break rows whose stretch exceeds s0 first
     int half;                   // 1: half storage (g_second, a_first present)
     int pad;
+    // Several materials (docs/materials.md): each node's material index (n bytes) and the
+    // pair table of BondParams (n_materials^2 micromoduli, n_materials^2 critical stretches,
+    // then each material's K_d), f64; a row i - j reads the entry material[i] * n_materials +
+    // material[j] (the table is symmetric, so a half-storage row reads its pair either way).
+    // The micromoduli are already in the rows' a (the assembly's per-bond coefficients); the
+    // kernels read the critical stretches and K_d. Null: one material.
+    const u8* material;
+    const double* pair_table;
+    u32 n_materials;
+    u32 pad_m;
 };
 
 #define MX_NONLINEAR 1
@@ -109,9 +120,19 @@ __device__ __forceinline__ real mx_criterion(const MatrixParams& p, const MxBond
     return mx_div(mx_extension(b), b.x);
 }
 
-// Whether intact row r breaks at stretch s: above s0 and neither end in a no-fail zone.
+// The critical stretch of row r: s0, or with several materials its pair's (as cpu-matrix's
+// `break_bonds`, the f64 table entry rounded to the precision).
+__device__ __forceinline__ real mx_critical(const MatrixParams& p, u64 r) {
+    if (p.material == 0) return (real)p.critical_stretch;
+    const u32 n = p.n_materials;
+    const u32 pair = (u32)p.material[p.first[r]] * n + (u32)p.material[p.second[r]];
+    return (real)p.pair_table[n * n + pair];
+}
+
+// Whether intact row r breaks at stretch s: above its critical stretch and neither end in a
+// no-fail zone.
 __device__ __forceinline__ bool mx_breaks(const MatrixParams& p, u64 r, real s) {
-    return s > (real)p.critical_stretch && p.no_fail[p.first[r]] == 0 &&
+    return s > mx_critical(p, r) && p.no_fail[p.first[r]] == 0 &&
            p.no_fail[p.second[r]] == 0;
 }
 
@@ -233,7 +254,10 @@ PD_KERNEL(matrix_energy)(const MatrixParams p) {
     }
     if (p.law == MX_LPS && t < p.n) {
         const double th = (double)p.theta[t];
-        energy += 0.5 * p.kd * p.volumes[t] * th * th;
+        // (several materials: node t's own K_d, after the pair table's two n x n blocks)
+        const u32 n = p.n_materials;
+        const double kd = p.material != 0 ? p.pair_table[2 * n * n + (u32)p.material[t]] : p.kd;
+        energy += 0.5 * kd * p.volumes[t] * th * th;
     }
     sum[threadIdx.x] = energy;
     __syncthreads();

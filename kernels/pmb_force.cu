@@ -125,6 +125,36 @@ __device__ __forceinline__ void pmb_node_table(const BondParams& p, u32 i) {
     else pmb_node_table_law<D, false>(p, i);
 }
 
+// A softening damage law (p.bond_damage set, docs/materials.md): every bond not broken
+// carries (1 - d) w s along its direction, d its damage (slot b of the sliced order, the
+// slot of its status bit), which the failure pass (failure.cu: soften_bonds) updates before
+// or after this kernel as break_timing says; no bond breaks here. The general weight
+// (partial volumes, surface correction), one material.
+template <int D, bool LINEARIZED>
+__device__ __forceinline__ void pmb_node_softening_law(const BondParams& p, u32 i) {
+    const Node<D> node = load_node<D>(p, i);
+    const BondRange r = bond_range(p, i);
+    real f[3] = {(real)0, (real)0, (real)0};
+#pragma unroll 1
+    for (u64 b = r.begin; b < r.end; b += 32) {
+        if (!bond_intact(p, b)) continue;
+        const u32 j = neighbor_at(p, i, r.begin, b);
+        const Bond bd = load_bond<D>(p, node, j);
+        real scale, dir[3];
+        pmb_bond<D, LINEARIZED>(bd, &scale, dir);
+        const real kept = (real)1 - p.bond_damage[b];
+        scale *= kept * bond_weight<PD_LAW_PMB>(p, bd, i, j);
+        for (int k = 0; k < D; ++k) f[k] += scale * dir[k];
+    }
+    store_force<D>(p, i, node, f);
+}
+
+template <int D>
+__device__ __forceinline__ void pmb_node_softening(const BondParams& p, u32 i) {
+    if (p.linearized != 0) pmb_node_softening_law<D, true>(p, i);
+    else pmb_node_softening_law<D, false>(p, i);
+}
+
 // Any PMB model; and the models with neither partial volumes nor the surface correction
 // (the weight is c V_j: no per-bond tests). Separate entry points, so that each gets its own
 // register allocation (in one kernel the two loops made each other spill).
@@ -134,3 +164,4 @@ PD_BOND_ENTRY_UNCAPPED(pmb_force_materials, pmb_node_materials)
 PD_BOND_ENTRY(pmb_force_plain, pmb_node_plain)
 PD_BOND_ENTRY(pmb_force_plain_lattice, pmb_node_plain_lattice)
 PD_BOND_ENTRY(pmb_force_lattice_table, pmb_node_table)
+PD_BOND_ENTRY_UNCAPPED(pmb_force_softening, pmb_node_softening)

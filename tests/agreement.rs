@@ -272,6 +272,11 @@ fn compare_model_runs(
     Some(worst)
 }
 
+/// Bond failure with a history (softening laws, `alpha`, breaking after the force):
+/// `gpu-loop` against `cpu-loop` (`agreement/history.rs`).
+#[path = "agreement/history.rs"]
+mod history;
+
 /// Tests for one pair of backend kinds: forces in f64 and f32, and damaging runs in f64.
 macro_rules! pair {
     ($name:ident, $a:expr, $b:expr) => {
@@ -356,7 +361,9 @@ fn simulate_with_cpu_matrix() {
 /// rule (the softer) and with an explicit interface: the matrix form (full and half storage)
 /// gives the loop's forces, dilatation, damage and energy to 1e-12 in f64 and breaks the
 /// same bonds in a damaging run (the bond's critical stretch read from the pair table by both);
-/// so does `gpu-loop` (its kernels read the pair table; skipped without a GPU). `gpu-matrix`
+/// so do `gpu-loop` (its kernels read the pair table) and `gpu-matrix` against `cpu-matrix`
+/// (the rows' coefficients from the same assembly, each row's critical stretch and each
+/// node's `K_d` from the pair table; skipped without a GPU). `gpu-matrix` in subdomains
 /// refuses several materials by name (`tests/materials.rs`).
 mod two_materials {
     use super::*;
@@ -420,5 +427,24 @@ mod two_materials {
     fn gpu_loop_damaging_runs_break_the_same_bonds() {
         let (lp, gl) = (kind(BackendKind::CpuLoop), kind(BackendKind::GpuLoop));
         compare_model_runs(&lp, &gl, damaging);
+    }
+
+    #[test]
+    fn cpu_matrix_vs_gpu_matrix_f64() {
+        let (cm, gm) = (kind(BackendKind::CpuMatrix), kind(BackendKind::GpuMatrix));
+        compare_models::<f64>(&cm, &gm, text);
+        compare_models::<f64>(&cm, &gm, explicit);
+    }
+
+    #[test]
+    fn cpu_matrix_vs_gpu_matrix_f32() {
+        let (cm, gm) = (kind(BackendKind::CpuMatrix), kind(BackendKind::GpuMatrix));
+        compare_models::<f32>(&cm, &gm, text);
+    }
+
+    #[test]
+    fn gpu_matrix_damaging_runs_break_the_same_bonds() {
+        let (cm, gm) = (kind(BackendKind::CpuMatrix), kind(BackendKind::GpuMatrix));
+        compare_model_runs(&cm, &gm, damaging);
     }
 }

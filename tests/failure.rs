@@ -252,22 +252,20 @@ fn bad_values_and_backends_are_clear_errors() {
         &plate("pmb", "critical_stretch_alpha = 0.25"),
         &[],
     ));
-    for kind in [
-        BackendKind::CpuMatrix,
-        BackendKind::GpuLoop,
-        BackendKind::GpuMatrix,
-    ] {
+    for kind in [BackendKind::CpuMatrix, BackendKind::GpuMatrix] {
         let e = backend::create::<f64>(kind, p.clone(), None)
             .err()
             .unwrap()
             .to_string();
         assert!(
-            e.contains("cpu-loop in core only") && e.contains(kind.name()),
+            e.contains("cpu-loop and gpu-loop in core only") && e.contains(kind.name()),
             "{e}"
         );
     }
     let e = PartitionedCpu::<f64>::new(&p, 2).err().unwrap().to_string();
-    assert!(e.contains("cpu-loop in core only"), "{e}");
+    assert!(e.contains("cpu-loop and gpu-loop in core only"), "{e}");
+    // (gpu-loop in core runs it: tests/agreement.rs compares it with cpu-loop on a GPU)
+    assert!(backend::check_material(&p, "gpu-loop", backend::Scheme::GpuLoop).is_ok());
     assert!(backend::create::<f64>(BackendKind::CpuLoop, p.clone(), None).is_ok());
     assert!(backend::create::<f64>(BackendKind::Auto, p, None).is_ok());
 }

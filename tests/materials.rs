@@ -283,8 +283,8 @@ fn the_fingerprint_covers_the_materials() {
 
 /// Bad input names the field and the value: an unknown region, a region of two materials,
 /// nodes two materials claim, a node without a material, an id no node carries, an interface
-/// naming an unknown material; `gpu-matrix` refuses several
-/// materials naming the backends that run them (before it looks for a device).
+/// naming an unknown material; `gpu-matrix` in subdomains refuses
+/// several materials naming the backends that run them (in core it runs them).
 #[test]
 fn bad_input_names_the_field() {
     let base = common::two_materials("pmb", "plane-stress", false, "", "");
@@ -332,13 +332,16 @@ fn bad_input_names_the_field() {
             assert!(e.contains(w), "`{w}` not in: {e}");
         }
     }
-    let p = std::sync::Arc::new(common::problem(&base, &[]));
-    let e = backend::create::<f64>(BackendKind::GpuMatrix, p, None)
+    // (gpu-matrix runs several materials in core, tests/agreement.rs on a GPU; its
+    // subdomain slots refuse them, naming the backends that run them)
+    let p = common::problem(&base, &[]);
+    assert!(backend::check_material(&p, "gpu-matrix", backend::Scheme::Matrix).is_ok());
+    let e = backend::check_material(&p, "gpu-matrix", backend::Scheme::MatrixParts)
         .err()
-        .expect("refused");
-    let e = e.to_string();
+        .expect("refused")
+        .to_string();
     assert!(
-        e.contains("several materials") && e.contains("gpu-loop"),
+        e.contains("several materials") && e.contains("gpu-loop") && e.contains("cpu-matrix"),
         "{e}"
     );
 }

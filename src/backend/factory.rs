@@ -35,8 +35,10 @@ pub fn create<T: Real>(
 /// built.
 fn check_kind(problem: &Problem, kind: BackendKind, in_core: bool) -> Result<()> {
     let scheme = match kind {
-        BackendKind::CpuMatrix | BackendKind::GpuMatrix => Scheme::Matrix,
+        BackendKind::CpuMatrix | BackendKind::GpuMatrix if in_core => Scheme::Matrix,
+        BackendKind::CpuMatrix | BackendKind::GpuMatrix => Scheme::MatrixParts,
         BackendKind::CpuLoop if in_core => Scheme::CpuLoop,
+        BackendKind::GpuLoop if in_core => Scheme::GpuLoop,
         _ => Scheme::Loop,
     };
     check_material(problem, kind.name(), scheme)?;

@@ -1,10 +1,11 @@
 //! Which backend runs which material: the bond laws and failure options each scheme
 //! implements, checked before a backend is built, so that a model a backend cannot run is an
 //! error naming the backends that run it, never a silently different physics: the matrix
-//! form refuses `lps-nonlinear`; every backend but `cpu-loop` in core refuses the failure
-//! options that need each node's history (`critical_stretch_alpha`, `break_timing =
-//! "after-force"`) and the softening damage laws (`damage_law = "bilinear"`, `"trilinear"`);
-//! `gpu-matrix` refuses several materials (`[[material]]`). Contact and impactors
+//! form refuses `lps-nonlinear`; the failure options that need each node's history
+//! (`critical_stretch_alpha`, `break_timing = "after-force"`) and the softening damage laws
+//! (`damage_law = "bilinear"`, `"trilinear"`) run on `cpu-loop` and `gpu-loop` in core only
+//! (the matrix form and the subdomain loops refuse them); `gpu-matrix` in subdomains refuses
+//! several materials (`[[material]]`; in core it runs them). Contact and impactors
 //! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core ([`check_contact`]);
 //! several materials of different densities on the backends whose leapfrog runs on the host,
 //! `cpu-loop` and `cpu-matrix` in core ([`check_density`]).
@@ -18,10 +19,14 @@ use crate::{Error, Result};
 pub enum Scheme {
     /// `cpu-loop` in core: every law and every failure option.
     CpuLoop,
-    /// The other loops over each node's bonds: `gpu-loop`, and the loops in subdomains.
+    /// `gpu-loop` in core: every law and every failure option (`bond_loop/failure.rs`).
+    GpuLoop,
+    /// The loops over each node's bonds in subdomains (CPU and GPU).
     Loop,
-    /// The matrix form (`cpu-matrix`, `gpu-matrix`, in core or in subdomains).
+    /// The matrix form in core (`cpu-matrix`, `gpu-matrix`), or `cpu-matrix`'s own check.
     Matrix,
+    /// The matrix form in subdomains.
+    MatrixParts,
 }
 
 /// Whether `backend` (its CLI name), of `scheme`, runs `problem`'s material; an error naming
@@ -41,34 +46,38 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
             ..
         }
     );
-    if problem.materials.is_some() && backend == "gpu-matrix" {
+    let matrix = matches!(scheme, Scheme::Matrix | Scheme::MatrixParts);
+    if problem.materials.is_some() && backend == "gpu-matrix" && scheme == Scheme::MatrixParts {
         return refuse(
             "several materials ([[material]]) run on cpu-loop, cpu-matrix (in core or in \
-             subdomains) and gpu-loop (in core): the gpu-matrix kernels read one material's \
-             critical stretch; use --backend gpu-loop or cpu-matrix",
+             subdomains), gpu-loop and gpu-matrix (in core): the gpu-matrix subdomain slots \
+             load their nodes without the material indices; use --backend gpu-matrix without \
+             subdomains, or cpu-matrix",
         );
     }
-    if scheme == Scheme::Matrix && nonlinear_lps {
+    if matrix && nonlinear_lps {
         return refuse(
             "material.model = \"lps-nonlinear\" runs on cpu-loop and gpu-loop (in core or in \
              subdomains): the matrix form assembles the linearized law only (model = \"lps\")",
         );
     }
-    if scheme != Scheme::CpuLoop && m.softening.is_some() {
+    let history = matches!(scheme, Scheme::CpuLoop | Scheme::GpuLoop);
+    if !history && m.softening.is_some() {
         let law = problem.model.material.damage_law.unwrap_or_default();
         return refuse(&format!(
-            "material.damage_law = \"{}\" runs on cpu-loop in core only (it keeps a damage \
-             value per bond, which the matrix form, the GPU kernels, their list-free lattice \
-             form and the subdomain loops do not); use --backend cpu-loop, or damage_law = \
+            "material.damage_law = \"{}\" runs on cpu-loop and gpu-loop in core only (they \
+             keep a damage value per bond, which the matrix form and the subdomain loops do \
+             not); use --backend cpu-loop or gpu-loop without subdomains, or damage_law = \
              \"brittle\" for this backend",
             law.name()
         ));
     }
-    if scheme != Scheme::CpuLoop && m.history_breaking() {
+    if !history && m.history_breaking() {
         return refuse(&format!(
             "material.critical_stretch_alpha = {} with material.break_timing = \"{}\" runs on \
-             cpu-loop in core only (each node's critical stretch follows its bonds' stretch \
-             step by step); give critical_stretch_alpha = 0 and break_timing = \
+             cpu-loop and gpu-loop in core only (each node's critical stretch follows its \
+             bonds' stretch step by step); use --backend cpu-loop or gpu-loop without \
+             subdomains, or give critical_stretch_alpha = 0 and break_timing = \
              \"before-force\" for this backend",
             m.critical_stretch_alpha,
             match m.break_timing {

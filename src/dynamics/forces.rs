@@ -66,8 +66,8 @@ pub trait Forces<T: Real>: Send + AsForces<T> {
 
     /// Damage per directed bond in CSR order, in [0, 1], of a softening damage law
     /// (`docs/materials.md`); `None` where each bond is intact or broken, as
-    /// [`bond_status`](Forces::bond_status) says (the default: only `cpu-loop` runs the
-    /// softening laws).
+    /// [`bond_status`](Forces::bond_status) says (the default: only `cpu-loop` and
+    /// `gpu-loop` run the softening laws).
     fn bond_damage(&self) -> Result<Option<Vec<T>>> {
         Ok(None)
     }

@@ -12,13 +12,20 @@ use std::ffi::{CStr, CString};
 /// The headers every stage is compiled with, in order: the shared definitions and the
 /// geometry of one bond, one header per bond law (its parameters and bond formulas, twins of
 /// `src/material/laws/`), then the bond loops' parameters and walks.
-pub const HEADERS: &[&str] = &["common.cuh", "law_pmb.cuh", "law_lps.cuh", "bonds.cuh"];
+pub const HEADERS: &[&str] = &[
+    "common.cuh",
+    "law_pmb.cuh",
+    "law_lps.cuh",
+    "law_softening.cuh",
+    "bonds.cuh",
+];
 
 /// The text of [`HEADERS`], concatenated.
 pub const COMMON: &str = concat!(
     include_str!("../../kernels/common.cuh"),
     include_str!("../../kernels/law_pmb.cuh"),
     include_str!("../../kernels/law_lps.cuh"),
+    include_str!("../../kernels/law_softening.cuh"),
     include_str!("../../kernels/bonds.cuh"),
 );
 
@@ -68,7 +75,8 @@ pub const STAGES: &[Stage] = &[
             "pmb_force_plain",
             "pmb_force_plain_lattice",
             "pmb_force_lattice_table",
-            "pmb_force_materials"
+            "pmb_force_materials",
+            "pmb_force_softening"
         ]
     ),
     stage!(
@@ -77,6 +85,10 @@ pub const STAGES: &[Stage] = &[
     ),
     stage!("lps_force.cu", ["lps_force", "lps_force_nonlinear"]),
     stage!("damage.cu", ["break_bonds", "damage", "strain_energy"]),
+    stage!(
+        "failure.cu",
+        ["soften_bonds", "node_critical_stretch", "history_breaks"]
+    ),
     stage!(
         "matrix_bond.cu",
         [

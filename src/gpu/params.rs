@@ -85,10 +85,22 @@ pub struct BondParams {
     pub pair_table: u64,
     pub n_materials: u32,
     pub pad_m: u32,
+    /// A softening damage law (`law.softening`): the damage of every slot of the sliced
+    /// order (`T`, in [0, 1]; 0 in padding), or 0 for the brittle law.
+    pub bond_damage: u64,
+    /// With `critical_stretch_alpha` or `break_timing = "after-force"`: each node's critical
+    /// stretch from the previous breaking evaluation (`T`, read), and the one this
+    /// evaluation leaves (`T`, written); 0 otherwise.
+    pub node_s0: u64,
+    pub node_s0_next: u64,
+    /// `critical_stretch_alpha` (`s0 = s00 - alpha s_min`), and rounded to f32.
+    pub s0_alpha: f64,
+    pub s0_alpha_f: f32,
+    pub pad_a: f32,
 }
 
 /// Bytes of [`BondParams`], asserted equal in `kernels/bonds.cuh`.
-pub const BOND_PARAMS_BYTES: usize = 400;
+pub const BOND_PARAMS_BYTES: usize = 472;
 const _: () = assert!(std::mem::size_of::<BondParams>() == BOND_PARAMS_BYTES);
 
 /// `BondParams::update`: store the force density only.
@@ -211,6 +223,13 @@ pub struct MatrixParams {
     pub check_bonds: i32,
     pub half: i32,
     pub pad: i32,
+    /// Several materials: each node's material index (`u8`) and the pair table (f64,
+    /// `MaterialMap::device_table`), or 0 for one material; the rows' critical stretches and
+    /// each node's `K_d` come from them.
+    pub material: u64,
+    pub pair_table: u64,
+    pub n_materials: u32,
+    pub pad_m: u32,
 }
 
 // SAFETY: plain `#[repr(C)]` data (integers, floats, device addresses) with the layout of the
@@ -242,12 +261,18 @@ mod tests {
                 + 2 * 8
                 // several materials: the index and pair table addresses, their count, a pad
                 + 2 * 8 + 2 * 4
+                // failure history: bond damage and the two node s0 addresses, alpha (f64,
+                // f32) and a pad
+                + 3 * 8 + 8 + 2 * 4
         );
         assert_eq!(std::mem::size_of::<BondParams>(), BOND_PARAMS_BYTES);
         assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
         assert_eq!(std::mem::size_of::<AdrParams>(), 12 * 8 + 2 * 4);
         assert_eq!(std::mem::size_of::<ProbeParams>(), 7 * 8);
-        assert_eq!(std::mem::size_of::<MatrixParams>(), 21 * 8 + 6 * 4);
+        assert_eq!(
+            std::mem::size_of::<MatrixParams>(),
+            21 * 8 + 6 * 4 + 2 * 8 + 2 * 4
+        );
     }
 }

@@ -8,9 +8,10 @@
 //! status reaches each of them the way the initial one does. The failure history beyond the
 //! status (a softening law's damage per bond, each node's critical stretch with
 //! `critical_stretch_alpha`; `material::FailureHistory`) goes the same way, through
-//! `Problem::restored`, which the backends that run those options (`cpu-loop`) start from. The state vectors go in through
-//! the driver's `State` (a device backend uploads them on its first call), the ADR history
-//! through `Adr` (a device backend makes its buffers from it).
+//! `Problem::restored`, which the backends that run those options (`cpu-loop`, `gpu-loop`)
+//! start from. The state vectors go in through the driver's `State` (a device backend uploads
+//! them on its first call), the ADR history through `Adr` (a device backend makes its buffers
+//! from it).
 
 use crate::model::fingerprint::{physics_hash, Fnv64};
 use crate::output::checkpoint::{self, Checkpoint, Header, DEFAULT_KEEP};

@@ -73,6 +73,31 @@ fn gpu_explicit_restart_is_bitwise() {
     }
 }
 
+/// The failure history crosses a restart on `gpu-loop` (`bond_loop/failure.rs`): each node's
+/// critical stretch with `critical_stretch_alpha`, breaking after the force, and a softening
+/// law's damage per bond (bilinear, softening between stretches 0.01 and 0.03), downloaded
+/// into the checkpoint and uploaded by the resumed run, which equals the uninterrupted one
+/// bit for bit.
+#[test]
+fn gpu_loop_restart_with_failure_history_is_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    let pull = "boundary.0.y=60.0";
+    for extra in [
+        &[pull, "material.critical_stretch_alpha=0.25"][..],
+        &[pull, "material.break_timing=\"after-force\""],
+        &[
+            pull,
+            "material.damage_law=\"bilinear\"",
+            "material.final_stretch=0.03",
+        ],
+    ] {
+        resumes_bitwise::<f64>(TINY, extra, BackendKind::GpuLoop);
+        resumes_bitwise::<f32>(TINY, extra, BackendKind::GpuLoop);
+    }
+}
+
 #[test]
 fn gpu_adr_restart_is_bitwise() {
     if !have_gpu() {

@@ -25,10 +25,14 @@ use crate::Real;
 pub struct LawParams {
     pub pmb: PmbParams,
     pub lps: LpsParams,
+    /// A softening damage law's points (PMB with `damage_law` bilinear or trilinear; zero
+    /// for the brittle law).
+    pub softening: Softening,
 }
 
 /// Bytes of [`LawParams`] (the kernels' `BondParams::law`).
-pub const LAW_PARAMS_BYTES: usize = pmb::PMB_PARAMS_BYTES + lps::LPS_PARAMS_BYTES;
+pub const LAW_PARAMS_BYTES: usize =
+    pmb::PMB_PARAMS_BYTES + lps::LPS_PARAMS_BYTES + softening::SOFTENING_BYTES;
 const _: () = assert!(std::mem::size_of::<LawParams>() == LAW_PARAMS_BYTES);
 
 impl LawParams {
@@ -37,6 +41,7 @@ impl LawParams {
         match m.law {
             Law::Pmb { .. } => LawParams {
                 pmb: PmbParams::of(m),
+                softening: m.softening.unwrap_or_default(),
                 ..LawParams::default()
             },
             Law::Lps { .. } => LawParams {

@@ -17,7 +17,11 @@ use crate::Real;
 
 /// A softening law's points: the envelope is `s` up to `s0`, then straight lines through
 /// `(s0, s0)`, `(kink_stretch, kink_ratio s0)` and `(final_stretch, 0)` (force over `c`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Also the law's parameters as the bond kernels receive them (`LawParams::softening`; its
+/// CUDA twin `SofteningParams` in `kernels/law_softening.cuh`, the size asserted on both
+/// sides; all zero where the law is brittle).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Softening {
     /// Critical stretch `s0`: the end of the elastic branch, peak force `c s0`.
     pub s0: f64,
@@ -28,6 +32,10 @@ pub struct Softening {
     /// The stretch at which the force is zero and the bond breaks.
     pub final_stretch: f64,
 }
+
+/// Bytes of [`Softening`] (the kernels' `SofteningParams`).
+pub const SOFTENING_BYTES: usize = 32;
+const _: () = assert!(std::mem::size_of::<Softening>() == SOFTENING_BYTES);
 
 impl Softening {
     /// Linear softening from `(s0, c s0)` to zero at `s1`.

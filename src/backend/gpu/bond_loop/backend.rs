@@ -10,10 +10,10 @@ use crate::backend::gpu::buffers::download;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::gpu::{adr, device_fault, rename};
 use crate::backend::{Backend, Footprint};
-use crate::dynamics::forces::count_damage;
+use crate::dynamics::forces::{bond_count_damage, count_damage};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::gpu::layout::{status_words, unpack_status};
-use crate::material::Law;
+use crate::material::{FailureHistory, Law};
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::{Real, Result};
 use rayon::prelude::*;
@@ -27,6 +27,18 @@ impl<T: Real> Forces<T> for GpuLoop<T> {
     fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
         self.try_break_bonds(u)
             .map_err(device_fault(NAME, "bond breaking"))
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        let fault = device_fault(NAME, "bond breaking and force evaluation");
+        match self.try_break_and_force(u, force).map_err(fault)? {
+            Some(broken) => Ok(broken),
+            None => {
+                let broken = self.break_bonds(u)?;
+                self.internal_force(u, force)?;
+                Ok(broken)
+            }
+        }
     }
 
     fn damage(&self, phi: &mut [T]) -> Result<()> {
@@ -53,6 +65,12 @@ impl<T: Real> Forces<T> for GpuLoop<T> {
     }
 
     fn bond_count_damage(&self, offsets: &[usize]) -> Result<Vec<f64>> {
+        // (a softening law: each bond counts by what it keeps, from its damage)
+        if self.history.bond_damage.is_some() {
+            let status = self.bond_status()?;
+            let damage = self.bond_damage()?;
+            return Ok(bond_count_damage(offsets, &status, damage.as_deref()));
+        }
         let mut words = vec![0u32; status_words(self.layout.padded_len())];
         download(&self.gpu, &self.mu, &mut words)
             .map_err(device_fault(NAME, "bond status download"))?;
@@ -73,6 +91,16 @@ impl<T: Real> Forces<T> for GpuLoop<T> {
             Some(st) => st.to_csr(&words, &self.problem.families),
             None => self.layout.to_csr(&unpack_status(&words, slots)),
         })
+    }
+
+    fn bond_damage(&self) -> Result<Option<Vec<T>>> {
+        self.bond_damage_csr()
+            .map_err(device_fault(NAME, "bond damage download"))
+    }
+
+    fn failure_history(&self) -> Result<FailureHistory<T>> {
+        self.history()
+            .map_err(device_fault(NAME, "failure history download"))
     }
 }
 
@@ -101,6 +129,7 @@ impl<T: Real> GpuLoop<T> {
             self.phi.num_bytes(),
             self.energy.as_ref().map_or(0, |b| b.num_bytes()),
             self.broken.bytes(),
+            self.history.num_bytes(),
             self.stepper.bytes(),
         ]
         .iter()

@@ -39,7 +39,9 @@ impl<T: Real> GpuLoop<T> {
         for s in 0..steps {
             let last = s + 1 == steps;
             self.stepper.body_force(plan.row(s))?;
-            self.launch_force_kernels(&self.step_params(ex, &sp, last))?;
+            // (with a failure pass before or after the force kernels where the model has one)
+            let params = self.step_params(ex, &sp, last);
+            self.forces_in_order(&params)?;
             if last {
                 self.stepper.impose(plan.row(s))?;
             } else {

@@ -38,7 +38,7 @@ impl<T: Real> GpuLoop<T> {
     /// (device addresses).
     pub(super) fn bond_params(&self, u: u64, force: u64, check_bonds: bool) -> BondParams {
         let g = &self.gpu;
-        BondParams {
+        let params = BondParams {
             slice_start: addr(g, &self.slice_start),
             lengths: addr(g, &self.lengths),
             neighbors: addr(g, &self.neighbors),
@@ -74,16 +74,20 @@ impl<T: Real> GpuLoop<T> {
                 check_bonds,
                 self.full_volume,
             )
-        }
+        };
+        self.history.params(g, params)
     }
 
-    /// Launch the force kernels (and, with `check_bonds`, the fused bond breaking) for
-    /// displacement `u` into `force` (device addresses).
-    pub(super) fn launch_forces(&self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
-        self.launch_force_kernels(&self.bond_params(u, force, check_bonds))
+    /// Launch the force kernels (and, with `check_bonds`, the bond breaking: fused, or the
+    /// failure pass of `failure.rs` in its order) for displacement `u` into `force` (device
+    /// addresses).
+    pub(super) fn launch_forces(&mut self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
+        let params = self.bond_params(u, force, check_bonds);
+        self.forces_in_order(&params)
     }
 
-    /// Launch the force kernels with `params` (which may ask for the fused explicit update).
+    /// Launch the force kernels with `params` (which may ask for the fused explicit update);
+    /// a softening law's kernel breaks nothing (its failure pass does: `failure.rs`).
     pub(super) fn launch_force_kernels(&self, params: &BondParams) -> Result<()> {
         let params = *params;
         let n = self.problem.body.len();
@@ -95,6 +99,7 @@ impl<T: Real> GpuLoop<T> {
                     let plain =
                         params.partial_volume == 0 && params.law.pmb.surface_correction == 0;
                     let k = match (plain, params.stencil != 0) {
+                        _ if params.bond_damage != 0 => &self.k.pmb_force_softening,
                         _ if params.material != 0 => &self.k.pmb_force_materials,
                         _ if params.slot_geometry != 0 => &self.k.pmb_force_lattice_table,
                         (true, true) => &self.k.pmb_force_plain_lattice,
@@ -147,11 +152,34 @@ impl<T: Real> GpuLoop<T> {
         let u = self.upload_u(u)?;
         let f_out = self.force_out(force.len())?;
         self.launch_forces(u, f_out, false)?;
+        self.download_force(force)
+    }
+
+    /// The force a trait call wrote into [`force_out`](Self::force_out)'s buffer.
+    fn download_force(&self, force: &mut [T]) -> Result<()> {
         let buffer = match self.stepper.resident_step {
             None => &self.stepper.state.f,
-            Some(_) => self.f_out.as_ref().expect("allocated above"),
+            Some(_) => self.f_out.as_ref().expect("allocated by force_out"),
         };
         download(&self.gpu, buffer, force)
+    }
+
+    /// Breaking (or softening) and the force at `u`, in the order `break_timing` says, where
+    /// the model's failure keeps a history (`failure.rs`); else `None` (the trait's default,
+    /// the breaking pass then the force).
+    pub(super) fn try_break_and_force(
+        &mut self,
+        u: &[T],
+        force: &mut [T],
+    ) -> Result<Option<usize>> {
+        if !self.problem.breaks() || super::failure::FailurePass::of(&self.problem).is_none() {
+            return Ok(None);
+        }
+        let u = self.upload_u(u)?;
+        let f_out = self.force_out(force.len())?;
+        self.launch_forces(u, f_out, true)?;
+        self.download_force(force)?;
+        Ok(Some(self.read_broken()?))
     }
 
     pub(super) fn try_break_bonds(&mut self, u: &[T]) -> Result<usize> {
@@ -160,6 +188,11 @@ impl<T: Real> GpuLoop<T> {
         }
         let u = self.upload_u(u)?;
         let params = self.bond_params(u, 0, true);
+        // (a softening law: each bond's damage at `u`, as cpu-loop's `break_bonds`)
+        if params.bond_damage != 0 {
+            self.failure_pass(super::failure::FailurePass::Soften, &params)?;
+            return self.read_broken();
+        }
         // SAFETY: as in `launch_forces`; the kernel writes only `mu` and the counter.
         unsafe {
             self.gpu

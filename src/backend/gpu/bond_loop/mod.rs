@@ -14,6 +14,9 @@
 //! - `params.rs`: the kernels and the constants of their parameter record;
 //! - `setup.rs`: the device bytes counted before allocating, and the upload of a problem;
 //! - `launch.rs`: the kernel launches of the force evaluation and of each trait call;
+//! - `failure.rs`: bond failure with a history (a softening law's damage per bond, the
+//!   critical stretch with `alpha`, breaking after the force), a pass of its own before or
+//!   after the force kernels;
 //! - `fused.rs`: the explicit steps with the update fused into the force kernel;
 //! - `backend.rs`: the `Forces`, `DeviceForces` and `Backend` impls and the footprint.
 //!
@@ -22,6 +25,7 @@
 mod backend;
 mod bond_arrays;
 mod crack_nodes;
+mod failure;
 mod fused;
 mod launch;
 mod params;
@@ -94,6 +98,9 @@ pub struct GpuLoop<T: Real> {
     energy: Option<CudaSlice<f64>>,
     /// The compaction of a crack-tip sample's nodes (`crack_nodes.rs`; made by its first call).
     over: Option<crack_nodes::OverBuffers>,
+    /// Bond failure with a history (`failure.rs`): a softening law's damage per bond, each
+    /// node's critical stretch with `alpha` or breaking after the force.
+    history: failure::DeviceHistory<T>,
     /// Bonds broken on the device since setup (a running counter).
     broken: BrokenCounter,
     /// Bonds broken by pre-cracks.

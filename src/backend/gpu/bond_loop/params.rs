@@ -24,6 +24,8 @@ pub(crate) struct Kernels {
     pub pmb_force_plain_lattice: CudaFunction,
     /// The same with every slot's bond geometry from a table (`Stencil::slot_geometry`).
     pub pmb_force_lattice_table: CudaFunction,
+    /// A softening damage law: each bond's force scaled by `1 - d` (`failure.cu` updates d).
+    pub pmb_force_softening: CudaFunction,
     pub lps_dilatation: CudaFunction,
     pub lps_force: CudaFunction,
     /// The same for `lps-nonlinear` (extension `|y| - x`, forces along `y`).
@@ -34,6 +36,12 @@ pub(crate) struct Kernels {
     /// The nodes at or above a damage threshold, compacted (`crack_nodes.rs`).
     pub damage_over: CudaFunction,
     pub strain_energy: CudaFunction,
+    /// The failure passes with a history (`failure.cu`): a softening law's damage update;
+    /// each node's critical stretch at the first evaluation; breaking with
+    /// `critical_stretch_alpha` or after the force.
+    pub soften_bonds: CudaFunction,
+    pub node_critical_stretch: CudaFunction,
+    pub history_breaks: CudaFunction,
 }
 
 impl Kernels {
@@ -45,6 +53,7 @@ impl Kernels {
             pmb_force_materials: f("pmb_force_materials")?,
             pmb_force_plain_lattice: f("pmb_force_plain_lattice")?,
             pmb_force_lattice_table: f("pmb_force_lattice_table")?,
+            pmb_force_softening: f("pmb_force_softening")?,
             lps_dilatation: f("lps_dilatation")?,
             lps_force: f("lps_force")?,
             lps_dilatation_nonlinear: f("lps_dilatation_nonlinear")?,
@@ -53,6 +62,9 @@ impl Kernels {
             damage: f("damage")?,
             damage_over: f("damage_over")?,
             strain_energy: f("strain_energy")?,
+            soften_bonds: f("soften_bonds")?,
+            node_critical_stretch: f("node_critical_stretch")?,
+            history_breaks: f("history_breaks")?,
         })
     }
 }
@@ -115,6 +127,8 @@ pub(crate) fn law_params(
         dx_f: dx as f32,
         pv_full_f: pv_full as f32,
         pv_edge_f: pv_edge as f32,
+        s0_alpha: m.critical_stretch_alpha,
+        s0_alpha_f: m.critical_stretch_alpha as f32,
         ..Default::default()
     }
 }

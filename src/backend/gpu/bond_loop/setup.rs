@@ -6,6 +6,7 @@
 //! Units: bytes; the arrays uploaded in m, m^3 and the laws' units.
 
 use super::bond_arrays::{bond_slot_bytes, upload_bonds, DeviceBonds};
+use super::failure::{keeps_history, DeviceHistory};
 use super::params::{full_volume, Kernels};
 use super::records::{node_arrays, records_kept, records_kept_for};
 use super::{GpuLoop, NAME};
@@ -49,7 +50,8 @@ pub fn device_bytes_per(dim: usize, p: usize, lps: bool) -> (usize, f64) {
 /// a full box lattice (`lattice.rs`), unless `PERIDOT_KERNEL_DEFINES` holds
 /// `PD_LATTICE=0`.
 fn lattice_of(problem: &Problem) -> Option<Stencil> {
-    match crate::gpu::kernels::variant_off("PD_LATTICE") {
+    // (bond failure with a history keeps its per-bond damage in the list's slots)
+    match crate::gpu::kernels::variant_off("PD_LATTICE") || keeps_history(&problem.model) {
         true => None,
         false => Stencil::of(problem),
     }
@@ -73,7 +75,7 @@ impl<T: Real> GpuLoop<T> {
     }
 
     fn with_neighbours(problem: Arc<Problem>, lattice: Option<Stencil>) -> Result<Self> {
-        crate::backend::check_material(&problem, NAME, crate::backend::Scheme::Loop)?;
+        crate::backend::check_material(&problem, NAME, crate::backend::Scheme::GpuLoop)?;
         let gpu = Gpu::get().map_err(|e| rename(e, NAME))?;
         let k = Kernels::load(&gpu, T::PRECISION).map_err(|e| rename(e, NAME))?;
         Self::upload(problem, gpu, k, lattice).map_err(|e| rename(e, NAME))
@@ -96,7 +98,9 @@ impl<T: Real> GpuLoop<T> {
     /// (a full box lattice, `lattice.rs`), known before any family is searched, so that a run
     /// can set it up lean: the stencil's kernels read no host family.
     pub fn runs_listless(model: &Model, body: &Body) -> bool {
-        !crate::gpu::kernels::variant_off("PD_LATTICE") && Stencil::of_body(model, body).is_some()
+        !crate::gpu::kernels::variant_off("PD_LATTICE")
+            && !keeps_history(model)
+            && Stencil::of_body(model, body).is_some()
     }
 
     /// [`device_bytes`](Self::device_bytes) of the form with the neighbour list, even where
@@ -129,6 +133,8 @@ impl<T: Real> GpuLoop<T> {
         let lps = matches!(problem.material.law, Law::Lps { .. });
         let kept = records_kept(problem, std::mem::size_of::<T>());
         let slices = layout.slice_start.len();
+        // (a softening law's damage per slot, or each node's critical stretch twice)
+        let bond_bytes = bond_bytes + DeviceHistory::<T>::bytes(problem, layout.padded_len());
         Self::device_bytes_of(n, problem.dim(), lps, kept, bond_bytes, slices)
     }
 
@@ -171,6 +177,10 @@ impl<T: Real> GpuLoop<T> {
             }
             false => bond_slot_bytes(padded),
         };
+        // (a softening law: its damage per slot; with alpha, each node's two critical
+        // stretches, 2 n values, are left out of this estimate; `device_bytes` counts them)
+        let bond_bytes =
+            bond_bytes + usize::from(counts.bond_damage) * padded * std::mem::size_of::<T>();
         let kept = records_kept_for(counts.partial_volume, std::mem::size_of::<T>());
         Self::device_bytes_of(n, counts.dim, counts.lps(), kept, bond_bytes, slices + 1)
     }
@@ -207,6 +217,7 @@ impl<T: Real> GpuLoop<T> {
         };
         let zeros = |len: usize| gpu.stream().alloc_zeros::<T>(len.max(1));
         let stepper = DeviceLoop::new(&gpu, n * d, true)?;
+        let history = DeviceHistory::upload(&gpu, p, &layout)?;
         let backend = GpuLoop {
             slice_start: upload(&gpu, &layout.slice_start)?,
             lengths: upload(&gpu, &layout.lengths)?,
@@ -241,6 +252,7 @@ impl<T: Real> GpuLoop<T> {
             energy: None,
             over: None,
             broken: BrokenCounter::new(&gpu)?,
+            history,
             layout,
             precracked: p.precracked_bonds(),
             full_volume: full_volume(p),

@@ -52,7 +52,8 @@ impl<T: Real> GpuMatrix<T> {
     }
 
     pub(super) fn check(&self, requested: bool) -> bool {
-        requested && self.problem.material.critical_stretch.is_some()
+        // (several materials: where any pair breaks)
+        requested && self.problem.breaks()
     }
 
     /// Parameters of the bond kernels.
@@ -99,6 +100,14 @@ impl<T: Real> GpuMatrix<T> {
             check_bonds: 0,
             half: i32::from(self.storage == Storage::Half),
             pad: 0,
+            material: self.materials.as_ref().map_or(0, |(m, _)| addr(gpu, m)),
+            pair_table: self.materials.as_ref().map_or(0, |(_, t)| addr(gpu, t)),
+            n_materials: self
+                .problem
+                .materials
+                .as_ref()
+                .map_or(0, |m| m.constants.len() as u32),
+            pad_m: 0,
         }
     }
 

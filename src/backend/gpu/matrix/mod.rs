@@ -108,6 +108,10 @@ pub struct GpuMatrix<T: Real> {
     // Per node.
     no_fail: CudaSlice<u8>,
     volumes: CudaSlice<f64>,
+    /// Several materials (in core): each node's material index and the pair table
+    /// (`MaterialMap::device_table`, f64), which the bond kernels read for each row's
+    /// critical stretch and each node's `K_d`.
+    materials: Option<(CudaSlice<u8>, CudaSlice<f64>)>,
     // Scratch: eta (d per row), z (per row; d per row for nonlinear PMB), theta, phi,
     // energy per block, and the displacement and force of the trait calls.
     eta: CudaSlice<T>,

@@ -10,7 +10,7 @@ use super::image::MatrixImage;
 use super::kernels::Kernels;
 use super::room::{put, slot_error, DeviceBondVectors, Room};
 use super::{law_code, GpuMatrix, BLOCK, NAME};
-use crate::backend::gpu::buffers::{addr, BrokenCounter};
+use crate::backend::gpu::buffers::{addr, upload, BrokenCounter};
 use crate::backend::gpu::rename;
 use crate::backend::gpu::time_loop::DeviceLoop;
 use crate::backend::{check_material, Scheme};
@@ -163,6 +163,10 @@ impl<T: Real> GpuMatrix<T> {
                 .stream()
                 .alloc_zeros::<f64>(room.nodes.max(1))
                 .map_err(e)?,
+            materials: match &p.materials {
+                Some(map) => Some((upload(&gpu, &map.node)?, upload(&gpu, &map.device_table())?)),
+                None => None,
+            },
             eta,
             z,
             theta,
