@@ -99,8 +99,11 @@ struct BondParams {
     double s0_alpha;               // critical_stretch_alpha
     float s0_alpha_f;
     float pad_a;
+    // Several materials of different densities: each node's 1 / rho, read by the update
+    // instead of inv_density. Null otherwise.
+    const real* inv_density_node;
 };
-static_assert(sizeof(BondParams) == 472, "BondParams: see src/gpu/params.rs");
+static_assert(sizeof(BondParams) == 480, "BondParams: see src/gpu/params.rs");
 
 // The bond of stencil slot m on a full box lattice, as every node sees it: xi = the slot's
 // lattice step times dx (m), its length x and 1 / x, rounded once on the host to the
@@ -556,12 +559,15 @@ __device__ __forceinline__ real bond_weight(const BondParams& p, const Bond& b, 
 template <int D>
 __device__ __forceinline__ void store_force(const BondParams& p, u32 i, const Node<D>& node,
                                             const real f[3]) {
+    // (each node's own 1 / rho where several materials differ in density)
+    const real inv_rho =
+        p.inv_density_node != 0 ? ld(p.inv_density_node + i) : (real)p.inv_density;
     for (int k = 0; k < D; ++k) {
         const u64 q = (u64)D * i + k;
         if (p.update != 2) p.force[q] = f[k];
         if (p.update == 0) continue;
         const real drag = p.vhalf != 0 ? (real)p.damping * p.vhalf[q] : (real)0;
-        const real acc = (f[k] + p.b[q] - drag) * (real)p.inv_density;
+        const real acc = (f[k] + p.b[q] - drag) * inv_rho;
         real vel = p.v[q] + (real)p.half * acc;
         if (p.update == 2) {
             vel += (real)p.half * acc;

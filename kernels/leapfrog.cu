@@ -19,6 +19,8 @@ struct StepParams {
     double inv_density;  // 1 / rho
     double damping;      // eta_d, N s/m^4
     u64 ndof;
+    const real* inv_density_node;  // each node's 1 / rho (several densities), or null
+    u64 dim;                       // dofs per node, with inv_density_node
 };
 
 PD_KERNEL(kick)(const StepParams p) {
@@ -41,7 +43,9 @@ PD_KERNEL(accelerate_kick)(const StepParams p) {
     const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= p.ndof) return;
     const real drag = p.vhalf != 0 ? (real)p.damping * p.vhalf[k] : (real)0;
-    const real a = (p.f[k] + p.b[k] - drag) * (real)p.inv_density;
+    const real inv_rho =
+        p.inv_density_node != 0 ? p.inv_density_node[k / p.dim] : (real)p.inv_density;
+    const real a = (p.f[k] + p.b[k] - drag) * inv_rho;
     p.a[k] = a;
     p.v[k] += (real)p.half * a;
 }

@@ -447,4 +447,62 @@ mod two_materials {
         let (cm, gm) = (kind(BackendKind::CpuMatrix), kind(BackendKind::GpuMatrix));
         compare_model_runs(&cm, &gm, damaging);
     }
+
+    /// Two materials of different densities (the stiff one four times lighter), a damaging
+    /// run through `simulate`: the device's time loop (`gpu-loop` fused, `gpu-matrix`
+    /// unfused) takes each node's density as the host's leapfrog does, so the runs break
+    /// the same bonds and their displacements agree within 1e-10 (the bound of every
+    /// fracturing run here); one density for both would move the stiff half twice as slowly
+    /// (its waves), far outside it.
+    #[test]
+    fn different_densities_run_alike_on_the_device_loops() {
+        for (host, device) in [
+            (BackendKind::CpuLoop, BackendKind::GpuLoop),
+            (BackendKind::CpuMatrix, BackendKind::GpuMatrix),
+        ] {
+            for dim in DIMS {
+                let text = damaging("pmb", dim);
+                let at = text.find("name = \"stiff\"").expect("the stiff material");
+                let (head, tail) = text.split_at(at);
+                let text = format!(
+                    "{head}{}",
+                    tail.replacen("density = 8000", "density = 2000", 1)
+                );
+                let run = |backend| {
+                    let opts = common::options(backend, Precision::F64, None);
+                    simulate::<f64>(common::problem(&text, &[]), &opts)
+                };
+                let a = run(host).unwrap();
+                let b = match run(device) {
+                    Ok(b) => b,
+                    Err(e) if std::env::var("PERIDOT_REQUIRE_GPU").as_deref() != Ok("1") => {
+                        eprintln!("skipping {}: {e}", device.name());
+                        return;
+                    }
+                    Err(e) => panic!("{}: {e}", device.name()),
+                };
+                let case = format!(
+                    "{} vs {}, two densities, pmb {dim}",
+                    host.name(),
+                    device.name()
+                );
+                assert!(
+                    a.problem.node_densities().is_some(),
+                    "{case}: two densities"
+                );
+                assert!(
+                    a.summary.broken_bonds > 20,
+                    "{case}: the run must break bonds"
+                );
+                assert_eq!(a.summary.broken_bonds, b.summary.broken_bonds, "{case}");
+                assert!(
+                    a.backend.bond_status().unwrap() == b.backend.bond_status().unwrap(),
+                    "{case}: bond status"
+                );
+                let du = common::rel_diff(&b.state.u, &a.state.u);
+                assert!(du < 1e-10, "{case}: displacement rel. diff {du:.2e}");
+                println!("{case}: displacement {du:.2e}");
+            }
+        }
+    }
 }

@@ -7,8 +7,8 @@
 //! (the matrix form and the subdomain loops refuse them); `gpu-matrix` in subdomains refuses
 //! several materials (`[[material]]`; in core it runs them). Contact and impactors
 //! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core ([`check_contact`]);
-//! several materials of different densities on the backends whose leapfrog runs on the host,
-//! `cpu-loop` and `cpu-matrix` in core ([`check_density`]).
+//! several materials of different densities on every backend in core, not in subdomains
+//! ([`check_density`]).
 
 use crate::material::Law;
 use crate::setup::Problem;
@@ -90,17 +90,14 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
 }
 
 /// Whether `backend` (its CLI name; `in_core`: not in subdomains) runs `problem`'s several
-/// materials of different mass densities: the leapfrog with a density per node is the host's
-/// (`dynamics::Explicit`), which `cpu-loop` and `cpu-matrix` in core use; an error naming
-/// them otherwise. An ADR run (its fictitious density is its own) runs anywhere.
+/// materials of different mass densities: the leapfrogs that take each node's density are
+/// the host's (`dynamics::Explicit`) and the device loop's (`backend/gpu/time_loop.rs`), so
+/// every backend in core; the subdomain loops (one density in their fused update) refuse,
+/// naming the backends that run it. An ADR run (its fictitious density is its own) runs
+/// anywhere.
 pub fn check_density(problem: &Problem, backend: &str, in_core: bool) -> Result<()> {
     let explicit = problem.model.solver.kind == crate::model::SolverKind::Explicit;
-    let host_loop = in_core && matches!(backend, "cpu-loop" | "cpu-matrix");
-    let Some(m) = problem
-        .materials
-        .as_ref()
-        .filter(|_| explicit && !host_loop)
-    else {
+    let Some(m) = problem.materials.as_ref().filter(|_| explicit && !in_core) else {
         return Ok(());
     };
     if m.node_densities().is_none() {
@@ -112,11 +109,12 @@ pub fn check_density(problem: &Problem, backend: &str, in_core: bool) -> Result<
         .zip(&m.constants)
         .map(|(n, c)| format!("{n} {} kg/m^3", c.density))
         .collect();
-    let place = if in_core { "" } else { " in subdomains" };
     Err(Error::Backend {
         backend: backend.into(),
         message: format!(
-            "materials of different densities ({}) run on cpu-loop and cpu-matrix in core,              whose leapfrog takes each node's density, not on {backend}{place}; use --backend              cpu-loop or cpu-matrix, or give every material one density",
+            "materials of different densities ({}) run on every backend in core, whose \
+             leapfrog takes each node's density, not on {backend} in subdomains; run without \
+             subdomains, or give every material one density",
             list.join(", ")
         ),
     })

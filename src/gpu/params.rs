@@ -97,10 +97,13 @@ pub struct BondParams {
     pub s0_alpha: f64,
     pub s0_alpha_f: f32,
     pub pad_a: f32,
+    /// Several materials of different densities: each node's `1 / rho` (`T`), read by the
+    /// fused update instead of `inv_density`; 0 otherwise.
+    pub inv_density_node: u64,
 }
 
 /// Bytes of [`BondParams`], asserted equal in `kernels/bonds.cuh`.
-pub const BOND_PARAMS_BYTES: usize = 472;
+pub const BOND_PARAMS_BYTES: usize = 480;
 const _: () = assert!(std::mem::size_of::<BondParams>() == BOND_PARAMS_BYTES);
 
 /// `BondParams::update`: store the force density only.
@@ -125,6 +128,11 @@ pub struct StepParams {
     pub inv_density: f64,
     pub damping: f64,
     pub ndof: u64,
+    /// Several materials of different densities: each node's `1 / rho` (`T`, one per node),
+    /// else 0 and `inv_density` for every dof.
+    pub inv_density_node: u64,
+    /// Dofs per node (with `inv_density_node`).
+    pub dim: u64,
 }
 
 /// Boundary conditions on named dofs (`leapfrog.cu`).
@@ -264,9 +272,11 @@ mod tests {
                 // failure history: bond damage and the two node s0 addresses, alpha (f64,
                 // f32) and a pad
                 + 3 * 8 + 8 + 2 * 4
+                // each node's inverse density
+                + 8
         );
         assert_eq!(std::mem::size_of::<BondParams>(), BOND_PARAMS_BYTES);
-        assert_eq!(std::mem::size_of::<StepParams>(), 11 * 8);
+        assert_eq!(std::mem::size_of::<StepParams>(), 13 * 8);
         assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
         assert_eq!(std::mem::size_of::<AdrParams>(), 12 * 8 + 2 * 4);
         assert_eq!(std::mem::size_of::<ProbeParams>(), 7 * 8);

@@ -15,7 +15,7 @@
 //! Units as in [`super`]: m, m/s, m/s^2, N/m^3, s.
 
 use super::adr_buffers::AdrDevice;
-use super::buffers::{addr, download};
+use super::buffers::{addr, download, upload};
 use super::conditions::{
     dof_lists, push_table_row, table_stride, DeviceDofList, DofList, MODE_BETWEEN_STEPS,
     MODE_BODY_FORCE, MODE_IMPOSE, MODE_STEP_VELOCITY,
@@ -110,6 +110,9 @@ pub(super) struct DeviceLoop<T> {
     reduce_out: CudaSlice<u64>,
     /// The probe regions and their partial sums (made by the first probe row).
     pub(super) probes: Option<DeviceProbes>,
+    /// Each node's `1 / rho` where several materials differ in density (uploaded by the
+    /// first call that needs it).
+    inv_density_node: Option<CudaSlice<T>>,
 }
 
 /// What one call of `steps` steps launches with: the state addresses and the factor table.
@@ -161,6 +164,7 @@ impl<T: Real> DeviceLoop<T> {
             table: None,
             lists: None,
             adr: None,
+            inv_density_node: None,
             probes: None,
             reduce_out: gpu.stream().alloc_zeros::<u64>(1).map_err(driver_error)?,
         })
@@ -277,6 +281,24 @@ impl<T: Real> DeviceLoop<T> {
         Ok(())
     }
 
+    /// The device address of each node's `1 / rho` (`T::of(1 / rho_i)`, rounded as the host
+    /// leapfrog rounds it) where `ex` has several densities, uploaded once; else 0.
+    fn inv_density_node(&mut self, ex: &Explicit) -> Result<u64> {
+        let Some(rho) = &ex.node_density else {
+            return Ok(0);
+        };
+        if self.inv_density_node.is_none() {
+            let host: Vec<T> = rho.iter().map(|r| T::of(1.0 / r)).collect();
+            let bytes = host.len() * std::mem::size_of::<T>();
+            self.gpu.ensure_fits("each node's density", bytes)?;
+            self.inv_density_node = Some(upload(&self.gpu, &host)?);
+        }
+        Ok(addr(
+            &self.gpu,
+            self.inv_density_node.as_ref().expect("uploaded above"),
+        ))
+    }
+
     /// Upload what `steps` steps from `state` need (the state unless it is resident, the
     /// lists, the factor table) and return the launch parameters.
     fn prepare(
@@ -297,6 +319,7 @@ impl<T: Real> DeviceLoop<T> {
             let zeros = self.gpu.stream().alloc_zeros::<T>(state.u.len().max(1));
             self.state.vhalf = Some(zeros.map_err(driver_error)?);
         }
+        let inv_density_node = self.inv_density_node(ex)?;
         let g = &self.gpu;
         let sp = StepParams {
             u: addr(g, &self.state.u),
@@ -313,6 +336,11 @@ impl<T: Real> DeviceLoop<T> {
             inv_density: 1.0 / ex.density,
             damping: ex.damping,
             ndof: state.u.len() as u64,
+            inv_density_node,
+            dim: match &ex.node_density {
+                Some(rho) => (state.u.len() / rho.len().max(1)) as u64,
+                None => 1,
+            },
         };
         let stride = self.lists().stride;
         Ok(Plan {

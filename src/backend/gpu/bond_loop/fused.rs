@@ -66,6 +66,7 @@ impl<T: Real> GpuLoop<T> {
             dt: sp.dt,
             half: sp.half,
             inv_density: sp.inv_density,
+            inv_density_node: sp.inv_density_node,
             damping: sp.damping,
             update: if last { UPDATE_END } else { UPDATE_DRIFT },
             ..self.bond_params(addr(g, &dl.state.u), sp.f, ex.damage)
