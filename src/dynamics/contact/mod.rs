@@ -33,7 +33,6 @@ pub use impactor::RigidImpactor;
 pub use pairs::PairList;
 
 use crate::dynamics::forces::Forces;
-use crate::material::constants::pmb_micromodulus;
 use crate::material::family_radius;
 use crate::neighbors::family_radius_squared;
 use crate::setup::Problem;
@@ -43,7 +42,7 @@ use rayon::prelude::*;
 /// Default contact distance in multiples of `dx`.
 pub const DEFAULT_DISTANCE_FACTOR: f64 = 0.9;
 /// Default short-range constant in multiples of the PMB bond constant.
-pub const DEFAULT_STIFFNESS_FACTOR: f64 = 15.0;
+pub const DEFAULT_STIFFNESS_FACTOR: f64 = crate::material::constants::CONTACT_STIFFNESS_FACTOR;
 /// Default skin of the pair list in multiples of `dx`.
 pub const DEFAULT_SKIN_FACTOR: f64 = 0.5;
 
@@ -85,13 +84,8 @@ impl Contact {
         }
         let body = &problem.body;
         let (dim, dx, delta) = (body.dim(), body.dx, body.delta);
-        let m = &problem.material;
-        let c = pmb_micromodulus(m.dimension, m.youngs_modulus, delta, body.thickness);
+        let c_sr = problem.contact_constant()?;
         let factor = |f: Option<f64>, default: f64| f.unwrap_or(default);
-        let c_sr = c * factor(
-            table.and_then(|t| t.stiffness_factor),
-            DEFAULT_STIFFNESS_FACTOR,
-        );
         let distance_factor = factor(
             table.and_then(|t| t.distance_factor),
             DEFAULT_DISTANCE_FACTOR,
