@@ -29,7 +29,7 @@
 mod impactor;
 mod pairs;
 
-pub use impactor::RigidImpactor;
+pub use impactor::{ImpactorState, RigidImpactor};
 pub use pairs::PairList;
 
 use crate::dynamics::forces::Forces;
