@@ -332,13 +332,62 @@ impl Problem {
             .and_then(MaterialMap::node_densities)
     }
 
-    /// Stable explicit time step, s, before the safety factor
+    /// Stable explicit time step, s, before the safety factor, with contact's stiffness
+    /// where the model has contact or impactors
     /// ([`stable_time_step`](crate::material::stiffness_bound::stable_time_step)).
     pub fn stable_time_step(&self) -> f64 {
+        self.stable_time_step_with(self.contact_row_stiffness())
+    }
+
+    /// The stable time step of the bonds alone (what [`Problem::stable_time_step`] is
+    /// without contact), s.
+    pub fn bond_stable_time_step(&self) -> f64 {
+        self.stable_time_step_with(0.0)
+    }
+
+    fn stable_time_step_with(&self, contact: f64) -> f64 {
         let wv = &self.bonds.weighted_volume;
-        self.visit_bonds(|b| {
-            stable_time_step(&self.body, b, wv, &self.material, self.materials.as_ref())
-        })
+        let several = self.materials.as_ref();
+        self.visit_bonds(|b| stable_time_step(&self.body, b, wv, &self.material, several, contact))
+    }
+
+    /// The short-range constant of contact `c_sr` (N/m^6): `[contact] stiffness_factor`
+    /// (default 15) times the PMB bond constant of the material's `E` at the run's horizon
+    /// (`docs/contact.md`); `None` where the model has neither node contact nor an impactor.
+    pub fn contact_constant(&self) -> Option<f64> {
+        let model = &self.model;
+        let table = model.contact.as_ref();
+        if !table.is_some_and(|c| c.enabled) && model.impactor.is_empty() {
+            return None;
+        }
+        let m = &self.material;
+        let (delta, h) = (self.body.delta, self.body.thickness);
+        let c =
+            crate::material::constants::pmb_micromodulus(m.dimension, m.youngs_modulus, delta, h);
+        let factor = table.and_then(|t| t.stiffness_factor);
+        Some(c * factor.unwrap_or(crate::material::constants::CONTACT_STIFFNESS_FACTOR))
+    }
+
+    /// Contact's share of a node's stiffness row per unit of its volume, N/m^7 (0 without
+    /// contact): `c_sr / delta` (a contact spring is a bond of micromodulus `c_sr` and length
+    /// `delta`) times the partners a node can press at once, `2^(d-1)` other nodes (a node in
+    /// the hollow between the nodes of a lattice face: 2 in 2D, 4 in 3D, each of about its
+    /// volume) with node contact, plus one for the impactors (the node's mirror image).
+    pub fn contact_row_stiffness(&self) -> f64 {
+        let Some(c_sr) = self.contact_constant() else {
+            return 0.0;
+        };
+        let pairs_on = self.model.contact.as_ref().is_some_and(|c| c.enabled);
+        let partners = if pairs_on {
+            (1usize << (self.dim() - 1)) as f64
+        } else {
+            0.0
+        } + if self.model.impactor.is_empty() {
+            0.0
+        } else {
+            1.0
+        };
+        c_sr / self.body.delta * partners
     }
 
     /// Gerschgorin row bound of every node

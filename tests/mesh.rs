@@ -526,3 +526,185 @@ fn structured_hex_mesh_is_the_lattice_body() {
     let diff = common::rel_f64(&end_mesh.u, &permuted);
     assert!(diff < 1e-9, "relative difference {diff:e}");
 }
+
+/// An ASCII Gmsh 4.1 mesh of the rectangle `[0, n0 h] x [0, n1 h]` in `n0 n1` quadrilaterals
+/// (physical surface 1 "plate"), its interior vertices moved by up to `a h` along each axis
+/// (a fixed pseudo-random sequence), except on the boundary and in the two columns of cells
+/// at each end, the grips, which stay regular so that the end tractions balance: an
+/// irregular mesh whose cells keep a mean size `h`.
+fn perturbed_quad_msh(n: [usize; 2], h: f64, a: f64) -> String {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut jitter = move || {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        a * h * ((seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0)
+    };
+    let id = |i: usize, j: usize| 1 + i + (n[0] + 1) * j;
+    let nodes = (n[0] + 1) * (n[1] + 1);
+    let cells = n[0] * n[1];
+    let (lx, ly) = (n[0] as f64 * h, n[1] as f64 * h);
+    let mut s = format!(
+        "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$PhysicalNames\n1\n2 1 \"plate\"\n$EndPhysicalNames\n\
+         $Entities\n0 0 1 0\n1 0 0 0 {lx:e} {ly:e} 0 1 1 0\n$EndEntities\n\
+         $Nodes\n1 {nodes} 1 {nodes}\n2 1 0 {nodes}\n"
+    );
+    for t in 1..=nodes {
+        s += &format!("{t}\n");
+    }
+    for j in 0..=n[1] {
+        for i in 0..=n[0] {
+            let (mut x, mut y) = (i as f64 * h, j as f64 * h);
+            let (dx, dy) = (jitter(), jitter());
+            if i > 2 && i + 2 < n[0] && j > 0 && j < n[1] {
+                x += dx;
+                y += dy;
+            }
+            s += &format!("{x:e} {y:e} 0\n");
+        }
+    }
+    s += &format!("$EndNodes\n$Elements\n1 {cells} 1 {cells}\n2 1 3 {cells}\n");
+    let mut tag = 0;
+    for j in 0..n[1] {
+        for i in 0..n[0] {
+            tag += 1;
+            let v = [id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1)];
+            s += &format!("{tag} {} {} {} {}\n", v[0], v[1], v[2], v[3]);
+        }
+    }
+    s + "$EndElements\n"
+}
+
+/// A steel plate in plane stress, free, pulled by 100 MPa tractions on its end layers.
+const PLATE: &str = r#"
+[material]
+model = "pmb-linear"
+youngs_modulus = 200e9
+density = 7850
+
+[discretization]
+dimension = "plane-stress"
+thickness = 1e-3
+dx = DX
+HORIZON
+
+[geometry]
+GEOMETRY
+
+[[region]]
+name = "left"
+shape = "edge"
+side = "-x"
+depth_dx = 1
+
+[[region]]
+name = "right"
+shape = "edge"
+side = "+x"
+depth_dx = 1
+
+[[boundary]]
+region = "left"
+kind = "traction"
+x = -100e6
+
+[[boundary]]
+region = "right"
+kind = "traction"
+x = 100e6
+
+[solver]
+kind = "adr"
+steps = 10
+"#;
+
+/// Mean strains `(e_xx, e_yy)` of the static solution of the plate of spacing `dx` and
+/// `horizon` (a `[discretization]` line): least-squares slopes of `u_x` against `x` and of
+/// `u_y` against `y` over the nodes of its middle half in x (away from the loaded ends).
+fn plate_strains(geometry: &str, dx: f64, horizon: &str, dir: &Path) -> (f64, f64) {
+    let text = (PLATE.replace("GEOMETRY", geometry))
+        .replace("DX", &dx.to_string())
+        .replace("HORIZON", horizon);
+    let model = peridot::model::parse(&text, "plate.toml", &[]).expect("valid model");
+    let p = peridot::setup::Problem::build(model, dir).expect("plate builds");
+    let opts = peridot::solver::implicit::StaticOptions { out_dir: None };
+    let out = peridot::solver::implicit::solve_static(p.clone(), &opts).expect("static solve");
+    let lx = p.body.bbox_max[0] + p.body.bbox_min[0];
+    let middle: Vec<usize> = (0..p.body.len())
+        .filter(|&i| (p.body.positions[i][0] - 0.5 * lx).abs() < 0.25 * lx)
+        .collect();
+    let fit = |k: usize| {
+        let pts: Vec<(f64, f64)> = (middle.iter())
+            .map(|&i| (p.body.positions[i][k], out.u[2 * i + k]))
+            .collect();
+        common::slope(&pts)
+    };
+    (fit(0), fit(1))
+}
+
+/// A point cloud from an irregular mesh has the static response of the lattice body it
+/// approximates, within the discretization error. The plate (60 x 20 mm, steel, 100 MPa at
+/// its ends, plane stress, PMB linearized, solved by `solve-static`) as a mesh of
+/// quadrilaterals whose interior vertices are moved by up to 0.25 h, one node per cell at its
+/// centroid with the cell's area, and as the box lattice of spacing h; both with the global
+/// horizon `delta` (a mesh body has one horizon, not one per node). Mean strains in the
+/// middle of the plate:
+///
+/// - h = 1 mm, `delta = 3.015 h`: the lattice's own discretization error at m = 3 is large:
+///   whether its four nodes at exactly 3 h along the axes are in the horizon or not
+///   (`delta = 3.015 h` or `2.985 h`) moves its `e_xx` from 4.91e-4 to 7.27e-4. The mesh's
+///   nodes are not on such rings; its `e_xx` = 5.67e-4 and `e_yy` = -2.06e-4 lie between the
+///   two lattices' (asserted), 16% and 31% from the `3.015 h` lattice.
+/// - Refined at the same horizon, `delta` = 3.015 mm and h = 0.5 mm (m = 6): the two agree to
+///   0.45% (`e_xx`) and 1.0% (`e_yy`), asserted within 2% and 4%. (At h = 1/3 mm, m = 9,
+///   measured 1.5% and 3.2%: what remains is the scatter of the irregular quadrature, not a
+///   bias.) Both lie within 10% of the continuum's `P / E` = 5e-4 (measured 6.8% and 7.2%)
+///   and within 15% of its `-nu P / E` (nu = 1/3, PMB in plane stress; measured 10% and
+///   11%): the softening of the free edges, which a horizon of 3 mm in a 20 mm wide plate
+///   feels.
+#[test]
+fn point_cloud_from_a_mesh_has_the_lattice_static_response() {
+    let dir = tempfile::tempdir().unwrap();
+    let rel = |a: f64, b: f64| (a - b).abs() / b.abs();
+    let lattice = "box = [{ min = [0, 0], max = [0.06, 0.02] }]";
+    let mesh_of = |n: [usize; 2], h: f64| {
+        let file = format!("plate_{}.msh", n[0]);
+        std::fs::write(dir.path().join(&file), perturbed_quad_msh(n, h, 0.25)).unwrap();
+        format!("mesh = \"{file}\"")
+    };
+    // m = 3: between the lattice with and without the ring at 3 h
+    let h = 1e-3;
+    let mesh = plate_strains(
+        &mesh_of([60, 20], h),
+        h,
+        "horizon_factor = 3.015",
+        dir.path(),
+    );
+    let with_ring = plate_strains(lattice, h, "horizon_factor = 3.015", dir.path());
+    let without = plate_strains(lattice, h, "horizon_factor = 2.985", dir.path());
+    println!("m = 3: mesh {mesh:?}, lattice {with_ring:?} (3.015 h), {without:?} (2.985 h)");
+    for (k, (m, a, b)) in [
+        (mesh.0, with_ring.0, without.0),
+        (mesh.1, with_ring.1, without.1),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        assert!(
+            m.abs() > a.abs() && m.abs() < b.abs(),
+            "component {k}: {m:e} not in [{a:e}, {b:e}]"
+        );
+    }
+    // m = 6 at the same horizon
+    let (h, horizon) = (0.5e-3, "delta = 3.015e-3");
+    let mesh = plate_strains(&mesh_of([120, 40], h), h, horizon, dir.path());
+    let fine = plate_strains(lattice, h, horizon, dir.path());
+    let d = (rel(mesh.0, fine.0), rel(mesh.1, fine.1));
+    println!("m = 6: mesh {mesh:?}, lattice {fine:?}, relative difference {d:?}");
+    assert!(d.0 < 0.02 && d.1 < 0.04, "m = 6: {d:?}");
+    let exact = (100e6 / 200e9, -100e6 / 200e9 / 3.0);
+    for e in [mesh, fine] {
+        assert!(rel(e.0, exact.0) < 0.1, "e_xx {:e}", e.0);
+        assert!(rel(e.1, exact.1) < 0.15, "e_yy {:e}", e.1);
+    }
+}

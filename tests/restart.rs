@@ -83,6 +83,16 @@ fn explicit_resumes_bitwise(backend: BackendKind) {
 
 /// [`explicit_resumes_bitwise`] with `extra` overrides of the model.
 fn explicit_resumes_bitwise_with(backend: BackendKind, extra: &[&str]) {
+    explicit_resumes_bitwise_in(TINY, backend, extra);
+}
+
+/// [`explicit_resumes_bitwise_with`] of the model `text`; returns the uninterrupted run and
+/// the one resumed into another folder.
+fn explicit_resumes_bitwise_in(
+    text: &str,
+    backend: BackendKind,
+    extra: &[&str],
+) -> (Outcome<f64>, Outcome<f64>) {
     let tmp = tempfile::tempdir().unwrap();
     let (full, part, other) = (
         tmp.path().join("full"),
@@ -90,7 +100,7 @@ fn explicit_resumes_bitwise_with(backend: BackendKind, extra: &[&str]) {
         tmp.path().join("other"),
     );
     let long: Vec<&str> = [BREAKING, extra, &["solver.steps=60"]].concat();
-    let a = run(TINY, &long, backend, &full, None).unwrap();
+    let a = run(text, &long, backend, &full, None).unwrap();
     assert!(
         a.summary.broken_bonds > a.problem.precracked_bonds(),
         "bonds break"
@@ -101,17 +111,48 @@ fn explicit_resumes_bitwise_with(backend: BackendKind, extra: &[&str]) {
         &["output.checkpoint_every=20", "solver.steps=20"],
     ]
     .concat();
-    run(TINY, &short, backend, &part, None).unwrap();
+    run(text, &short, backend, &part, None).unwrap();
     assert!(checkpoint::path_of(&part, 20).is_file());
-    let b = run(TINY, &long, backend, &other, Some(&part)).unwrap();
+    let b = run(text, &long, backend, &other, Some(&part)).unwrap();
     assert_eq!(b.summary.restarted_from_step, Some(20));
     assert_same_end(&a, &full, &b, &other);
     let history = |o: &Outcome<f64>| o.backend.failure_history().unwrap();
     assert!(history(&a) == history(&b), "failure history differs");
-    let c = run(TINY, &long, backend, &part, Some(&part)).unwrap();
+    let c = run(text, &long, backend, &part, Some(&part)).unwrap();
     assert_same_end(&a, &full, &c, &part);
     let written = Summary::read(&part.join("summary.json")).unwrap();
     assert_eq!(written.restarted_from_step, Some(20));
+    (a, b)
+}
+
+/// An impact restarts bitwise: the tiny plate hit from below by a free disc at 50 m/s,
+/// 0.01 mm below its bottom nodes (in contact from the first steps), with node contact: the
+/// run checkpointed at step 20 (in contact: asserted) and resumed equals the uninterrupted one bit for bit, the disc's position,
+/// velocity and contact force included (the checkpoint carries them, format 4).
+#[test]
+fn explicit_restart_with_an_impactor_is_bitwise() {
+    let text = format!(
+        "{TINY}[contact]\n[[impactor]]\nname = \"disc\"\nshape = \"sphere\"\n\
+         center = [0.01, -0.00251]\nradius = 0.003\nmass = 1e-3\nvelocity = [0, 50]\n"
+    );
+    let (a, b) = explicit_resumes_bitwise_in(&text, BackendKind::CpuLoop, &[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let at20 = run(
+        &text,
+        &[BREAKING[0], "solver.steps=20"],
+        BackendKind::CpuLoop,
+        tmp.path(),
+        None,
+    )
+    .unwrap();
+    let disc = &at20.state.contact.as_ref().expect("contact").impactors[0];
+    assert!(disc.force[1] < 0.0, "in contact at step 20");
+    let motion = |o: &Outcome<f64>| {
+        let imp = &o.state.contact.as_ref().expect("contact").impactors[0];
+        assert!(imp.force[1] < 0.0, "the disc pushes the plate at the end");
+        [imp.position, imp.velocity, imp.force].map(|v| v.map(f64::to_bits))
+    };
+    assert_eq!(motion(&a), motion(&b), "the disc's motion differs");
 }
 
 /// A running crack's tips: the pre-cracked plate made small (as in `tests/crack_tips.rs`),

@@ -185,7 +185,7 @@ impl Explicit {
     ) -> Result<usize> {
         let broken = evaluate(forces, self.damage, &state.u, &mut state.f)?;
         if let Some(c) = state.contact.as_mut() {
-            c.evaluate(&state.u);
+            c.evaluate(&state.u, &*forces)?;
         }
         // Without body forces `b` stays as the first call left it: zero.
         if state.step == 0 || loads.has_body_force() {

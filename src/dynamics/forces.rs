@@ -78,6 +78,33 @@ pub trait Forces<T: Real>: Send + AsForces<T> {
     fn failure_history(&self) -> Result<FailureHistory<T>> {
         Ok(FailureHistory::default())
     }
+
+    /// For each pair `[i, j]` of nodes bonded in the reference configuration, whether the
+    /// bond `i -> j` is broken: what the contact of crack faces asks (`docs/contact.md`). The
+    /// default is an error: only the backends that run contact answer.
+    fn bonds_broken(&self, _pairs: &[[u32; 2]]) -> Result<Vec<bool>> {
+        Err(crate::Error::model(
+            "contact.crack_faces",
+            "this backend cannot give the bond status of contact pairs; contact runs on \
+             cpu-loop and gpu-loop",
+        ))
+    }
+}
+
+/// Whether the bond `i -> j` of each pair is broken, `families` the CSR families and
+/// `broken(k)` bond `k`'s status; a pair not in `i`'s family is not a broken bond (false).
+pub fn pairs_broken(
+    families: &crate::neighbors::Families,
+    pairs: &[[u32; 2]],
+    broken: impl Fn(usize) -> bool,
+) -> Vec<bool> {
+    pairs
+        .iter()
+        .map(|&[i, j]| {
+            let i = i as usize;
+            (families.family(i).binary_search(&j)).is_ok_and(|k| broken(families.offsets[i] + k))
+        })
+        .collect()
 }
 
 /// The force evaluation of a time step: with `damage`, bonds past the critical stretch break

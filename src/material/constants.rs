@@ -228,7 +228,12 @@ pub fn pmb_youngs_modulus(dimension: Dimension, c: f64, delta: f64, thickness: f
     }
 }
 
+/// Default short-range constant of contact in multiples of the PMB bond constant (EMU's and
+/// LAMMPS's 15; `docs/contact.md`).
+pub const CONTACT_STIFFNESS_FACTOR: f64 = 15.0;
+
 /// PMB micromodulus `c` (`theory.md` section 2; 2D values include `1/h`).
+
 pub fn pmb_micromodulus(dimension: Dimension, e: f64, delta: f64, thickness: f64) -> f64 {
     match dimension {
         Dimension::ThreeD => 12.0 * e / (PI * delta.powi(4)),

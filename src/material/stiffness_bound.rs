@@ -138,16 +138,24 @@ fn density(m: &MaterialConstants, several: Option<&MaterialMap>, i: usize) -> f6
 }
 
 /// Stable explicit time step, s, before the safety factor: for PMB the Silling-Askari bound
-/// `min_i sqrt(2 rho_i / sum_j c lambda beta V_j / x)`, for LPS Gerschgorin's
-/// `min_i 2 sqrt(rho_i / R_i)`; each bond with its own micromodulus, each node with its own
-/// material's constants and density where there are several (`several`).
+/// `min_i sqrt(2 rho_i / (sum_j c lambda beta V_j / x + k_c V_i))`, for LPS Gerschgorin's
+/// `min_i 2 sqrt(rho_i / (R_i + (1 + sqrt d) k_c V_i))`; each bond with its own micromodulus,
+/// each node with its own material's constants and density where there are several
+/// (`several`).
+/// `contact` is `k_c` (N/m^7): contact's row of a node per unit of its volume (0 without
+/// contact; `Problem::contact_row_stiffness`, `docs/contact.md`): the contact springs of a
+/// node are bonds of micromodulus `c_sr` and length `delta` to partners of about its volume,
+/// `k_c V_i` their row sum; `(1 + sqrt d)` the largest Gerschgorin row of a spring's two
+/// `d x d` blocks `k n n^T`, `-k n n^T` per unit `k`, as `row_bounds` counts a bond.
 pub fn stable_time_step(
     body: &Body,
     source: &impl BondSource,
     weighted_volume: &[f64],
     m: &MaterialConstants,
     several: Option<&MaterialMap>,
+    contact: f64,
 ) -> f64 {
+    let v = &body.volumes;
     let per_node: Vec<f64> = match m.law {
         Law::Pmb { c, .. } => (0..body.len())
             .into_par_iter()
@@ -155,16 +163,28 @@ pub fn stable_time_step(
                 let mut s = 0.0;
                 source.for_each_bond(i, |j, beta, lambda| {
                     let (_, x) = unit(&body.positions, i, j);
-                    s += micromodulus(c, several, i, j) * lambda * beta * body.volumes[j] / x;
+                    s += micromodulus(c, several, i, j) * lambda * beta * v[j] / x;
                 });
+                if contact > 0.0 {
+                    s += contact * v[i];
+                }
                 (2.0 * density(m, several, i) / s).sqrt()
             })
             .collect(),
-        Law::Lps { .. } => row_bounds(body, source, weighted_volume, m, several)
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| 2.0 * (density(m, several, i) / r).sqrt())
-            .collect(),
+        Law::Lps { .. } => {
+            let spring = 1.0 + (m.d() as f64).sqrt();
+            (row_bounds(body, source, weighted_volume, m, several).into_iter())
+                .enumerate()
+                .map(|(i, r)| {
+                    let r = if contact > 0.0 {
+                        r + spring * contact * v[i]
+                    } else {
+                        r
+                    };
+                    2.0 * (density(m, several, i) / r).sqrt()
+                })
+                .collect()
+        }
     };
     per_node
         .into_iter()

@@ -517,6 +517,10 @@ pub struct Contact {
     /// half the skin since the last search.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skin_factor: Option<f64>,
+    /// Whether pairs whose bond has broken repel like pairs never bonded (crack faces;
+    /// default true); `false`: only pairs never bonded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crack_faces: Option<bool>,
 }
 
 /// The shape of a rigid impactor.

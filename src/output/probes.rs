@@ -142,14 +142,22 @@ impl ProbeWriter {
 
     /// Continue a probe file whose content up to a restart step is `text` (header and rows,
     /// as a checkpoint kept it): `path` is written with `text`, and rows are appended.
-    pub fn resume(path: &Path, text: &[u8], names: &[String], dim: usize) -> crate::Result<Self> {
+    pub fn resume(
+        path: &Path,
+        text: &[u8],
+        names: &[String],
+        impactors: usize,
+        dim: usize,
+    ) -> crate::Result<Self> {
         if !text.starts_with(b"step,time") {
             return Err(invalid_input(
                 path,
                 "the restart's probe rows have no header",
             ));
         }
-        Self::starting_with(path, text, names.len(), dim)
+        let mut w = Self::starting_with(path, text, names.len(), dim)?;
+        w.impactors = impactors;
+        Ok(w)
     }
 
     /// A writer of `path` that starts with `text`.

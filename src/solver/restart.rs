@@ -13,6 +13,7 @@
 //! them on its first call), the ADR history through `Adr` (a device backend makes its buffers
 //! from it).
 
+use crate::dynamics::contact::Contact;
 use crate::model::fingerprint::{physics_hash, Fnv64};
 use crate::output::checkpoint::{self, Checkpoint, Header, DEFAULT_KEEP};
 use crate::output::{ProbeWriter, VtkSeries};
@@ -66,15 +67,6 @@ pub fn header_of<T: Real>(problem: &Problem) -> Header {
 /// one (checksum, truncation) is passed over with a warning for the one before it; one of
 /// another model, precision or version is refused with what differs.
 pub fn load_latest<T: Real>(problem: &Problem, dir: &Path) -> Result<Checkpoint<T>> {
-    if !problem.model.impactor.is_empty() {
-        return Err(Error::Usage {
-            option: "--restart".into(),
-            message: "a model with [[impactor]] tables does not restart: a checkpoint does \
-                      not carry the impactors' position and velocity (docs/contact.md); run \
-                      it again from the start"
-                .into(),
-        });
-    }
     let found = checkpoint::list(dir)?;
     if found.is_empty() {
         return Err(Error::Usage {
@@ -90,10 +82,11 @@ pub fn load_latest<T: Real>(problem: &Problem, dir: &Path) -> Result<Checkpoint<
     let mut damaged = Vec::new();
     for (_, path) in found.iter().rev() {
         match checkpoint::read::<T>(path, &expected) {
-            Ok(c) => {
+            Ok(mut c) => {
                 for d in &damaged {
                     eprintln!("warning: {d}; resuming from the older {}", path.display());
                 }
+                resume_contact(problem, &mut c, path)?;
                 return Ok(c);
             }
             Err(Error::Io { path, error }) if error.kind() == std::io::ErrorKind::InvalidData => {
@@ -110,6 +103,31 @@ pub fn load_latest<T: Real>(problem: &Problem, dir: &Path) -> Result<Checkpoint<
             damaged.join("; ")
         ),
     })
+}
+
+/// The contact of a resumed state: the problem's (its pair list is searched anew, which
+/// changes no force), with the impactors' motion of the checkpoint. A model with impactors
+/// needs a checkpoint that carries them (format 4), as many as the model has.
+fn resume_contact<T: Real>(problem: &Problem, c: &mut Checkpoint<T>, path: &Path) -> Result<()> {
+    let mut contact = Contact::of(problem).map(Box::new);
+    let model = problem.model.impactor.len();
+    if let Some(contact) = contact.as_mut().filter(|_| model > 0) {
+        if c.impactors.len() != model {
+            return Err(Error::Usage {
+                option: "--restart".into(),
+                message: format!(
+                    "{} carries the motion of {} impactors, the model has {model}                      [[impactor]] tables (a checkpoint before format 4 carries none): run                      it again from the start",
+                    path.display(),
+                    c.impactors.len()
+                ),
+            });
+        }
+        for (imp, m) in contact.impactors.iter_mut().zip(&c.impactors) {
+            imp.resume(m);
+        }
+    }
+    c.state.contact = contact;
+    Ok(())
 }
 
 /// Make the checkpoint's bond status `problem`'s initial one, so the backend built from it
@@ -155,10 +173,16 @@ pub(crate) fn resume_outputs<T: Real>(
         false => None,
     };
     let path = out.join("probes.csv");
-    let probes = match (&ckpt.probes_csv, o.probes.is_empty()) {
+    let (dim, impactors) = (problem.dim(), problem.model.impactor.len());
+    let probes = match (&ckpt.probes_csv, o.probes.is_empty() && impactors == 0) {
         (_, true) => None,
-        (Some(text), false) => Some(ProbeWriter::resume(&path, text, &o.probes, problem.dim())?),
-        (None, false) => Some(ProbeWriter::create(&path, &o.probes, problem.dim())?),
+        (Some(text), false) => Some(ProbeWriter::resume(&path, text, &o.probes, impactors, dim)?),
+        (None, false) => {
+            let names: Vec<String> = (problem.model.impactor.iter().enumerate())
+                .map(|(k, imp)| imp.probe_name(k))
+                .collect();
+            Some(ProbeWriter::with_impactors(&path, &o.probes, &names, dim)?)
+        }
     };
     Ok((vtk, probes))
 }

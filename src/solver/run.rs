@@ -499,6 +499,9 @@ impl<T: Real> Runner<T> {
         let history = self.backend.failure_history()?;
         let snapshots = self.vtk.as_mut().map(SnapshotThread::entries).transpose()?;
         let tips = self.tips.as_ref().map(TipOutput::place).transpose()?;
+        let impactors = (self.state.contact.as_ref()).map_or_else(Vec::new, |c| {
+            c.impactors.iter().map(|i| i.motion()).collect()
+        });
         // The state goes into the checkpoint and back, not copied.
         let ckpt = Checkpoint {
             header: restart::header_of::<T>(&self.problem),
@@ -509,6 +512,7 @@ impl<T: Real> Runner<T> {
             probes_csv,
             snapshots: snapshots.unwrap_or_default(),
             tips,
+            impactors,
         };
         let saved = self.saver.as_mut().map_or(Ok(()), |s| s.save(&ckpt));
         self.state = ckpt.state;

@@ -19,6 +19,7 @@ use super::pmb_kernel::{
 use super::softening::SofteningBonds;
 use crate::backend::coefficients::{bond_weight, lps_coefficients};
 use crate::backend::{Backend, Footprint};
+use crate::dynamics::forces::pairs_broken;
 use crate::dynamics::Forces;
 use crate::material::bonds::bond_length;
 use crate::material::laws::{extension, lps, pmb, stretch, Vec3};
@@ -500,6 +501,11 @@ impl<T: Real> Forces<T> for CpuLoop<T> {
             bond_damage: self.damage.clone(),
             node_s0: self.node_s0.clone(),
         })
+    }
+
+    fn bonds_broken(&self, pairs: &[[u32; 2]]) -> Result<Vec<bool>> {
+        let families = &self.problem.families;
+        Ok(pairs_broken(families, pairs, |k| self.status[k] == BROKEN))
     }
 }
 

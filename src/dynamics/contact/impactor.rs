@@ -24,6 +24,15 @@ enum Form {
     Punch { size: [f64; 3] },
 }
 
+/// What a restart needs of an impactor's motion: where it is, how fast it goes and the
+/// force of the last evaluation (its next half kick), m, m/s, N.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ImpactorState {
+    pub position: [f64; 3],
+    pub velocity: [f64; 3],
+    pub force: [f64; 3],
+}
+
 /// One rigid impactor and its motion.
 #[derive(Debug, Clone)]
 pub struct RigidImpactor {
@@ -87,6 +96,22 @@ impl RigidImpactor {
             force: [0.0; 3],
             dim,
         }
+    }
+
+    /// Its motion, for a checkpoint.
+    pub fn motion(&self) -> ImpactorState {
+        ImpactorState {
+            position: self.position,
+            velocity: self.velocity,
+            force: self.force,
+        }
+    }
+
+    /// Take up the motion of a checkpoint.
+    pub fn resume(&mut self, s: &ImpactorState) {
+        self.position = s.position;
+        self.velocity = s.velocity;
+        self.force = s.force;
     }
 
     /// The depth (m) of point `y` inside the impactor and the unit normal out of it through

@@ -12,6 +12,12 @@
 //! `d_c = distance_factor dx` (0.9 dx by default). `V_i f_ij = -V_j f_ji`, so momentum is
 //! kept. Units: m, N/m^3.
 //!
+//! Crack faces (`crack_faces`, default on): a pair whose bond has broken repels too, as one
+//! never bonded, with the contact distance `min(d_c, distance_factor |xi|)` (`|xi|` its
+//! reference length, so a pair closer than `d_c` at rest is not pushed apart when its bond
+//! breaks). Its bond's status comes from the backend ([`Forces::bonds_broken`]) after the
+//! step's breaking, for the pairs closer than that distance only.
+//!
 //! The pairs come from a list of the pairs closer than `d_c + skin` (`pairs.rs`), searched by
 //! a cell list over the current positions and searched again once some node has moved more
 //! than `skin / 2` since the last search (then no pair can have closed by more than the skin,
@@ -23,20 +29,20 @@
 mod impactor;
 mod pairs;
 
-pub use impactor::RigidImpactor;
+pub use impactor::{ImpactorState, RigidImpactor};
 pub use pairs::PairList;
 
-use crate::material::constants::pmb_micromodulus;
+use crate::dynamics::forces::Forces;
 use crate::material::family_radius;
 use crate::neighbors::family_radius_squared;
 use crate::setup::Problem;
-use crate::Real;
+use crate::{Real, Result};
 use rayon::prelude::*;
 
 /// Default contact distance in multiples of `dx`.
 pub const DEFAULT_DISTANCE_FACTOR: f64 = 0.9;
 /// Default short-range constant in multiples of the PMB bond constant.
-pub const DEFAULT_STIFFNESS_FACTOR: f64 = 15.0;
+pub const DEFAULT_STIFFNESS_FACTOR: f64 = crate::material::constants::CONTACT_STIFFNESS_FACTOR;
 /// Default skin of the pair list in multiples of `dx`.
 pub const DEFAULT_SKIN_FACTOR: f64 = 0.5;
 
@@ -53,6 +59,11 @@ pub struct Contact {
     c_sr: f64,
     /// Node pair contact: `Some(d_c)`, m.
     distance: Option<f64>,
+    /// `distance_factor`: a crack face pair's contact distance is this times its reference
+    /// length where that is below `d_c`.
+    distance_factor: f64,
+    /// Whether pairs of broken bonds repel (crack faces).
+    crack_faces: bool,
     /// The pair list (`None` without node pair contact).
     pub pairs: Option<PairList>,
     /// The rigid impactors.
@@ -73,22 +84,21 @@ impl Contact {
         }
         let body = &problem.body;
         let (dim, dx, delta) = (body.dim(), body.dx, body.delta);
-        let m = &problem.material;
-        let c = pmb_micromodulus(m.dimension, m.youngs_modulus, delta, body.thickness);
+        let c_sr = problem.contact_constant()?;
         let factor = |f: Option<f64>, default: f64| f.unwrap_or(default);
-        let c_sr = c * factor(
-            table.and_then(|t| t.stiffness_factor),
-            DEFAULT_STIFFNESS_FACTOR,
+        let distance_factor = factor(
+            table.and_then(|t| t.distance_factor),
+            DEFAULT_DISTANCE_FACTOR,
         );
-        let distance = dx
-            * factor(
-                table.and_then(|t| t.distance_factor),
-                DEFAULT_DISTANCE_FACTOR,
-            );
+        let distance = dx * distance_factor;
         let skin = dx * factor(table.and_then(|t| t.skin_factor), DEFAULT_SKIN_FACTOR);
-        let bonded = family_radius(model.discretization.partial_volume, delta, dx);
-        let pairs =
-            pairs_on.then(|| PairList::new(distance + skin, skin, family_radius_squared(bonded)));
+        let crack_faces = pairs_on && table.and_then(|t| t.crack_faces).unwrap_or(true);
+        let bonded = family_radius_squared(family_radius(
+            model.discretization.partial_volume,
+            delta,
+            dx,
+        ));
+        let pairs = pairs_on.then(|| PairList::new(distance + skin, skin, bonded, crack_faces));
         Some(Contact {
             dim,
             x: body.positions.clone(),
@@ -96,6 +106,8 @@ impl Contact {
             delta,
             c_sr,
             distance: pairs_on.then_some(distance),
+            distance_factor,
+            crack_faces,
             pairs,
             impactors: (model.impactor.iter().enumerate())
                 .map(|(k, imp)| RigidImpactor::new(k, imp, dim))
@@ -138,31 +150,86 @@ impl Contact {
             .collect()
     }
 
+    /// Whether pairs of broken bonds repel (crack faces).
+    pub fn crack_faces(&self) -> bool {
+        self.crack_faces
+    }
+
+    /// The contact distance of the pair `i`, `j` bonded in the reference configuration (its
+    /// bond broken): `min(d_c, distance_factor |xi|)`, m.
+    fn face_distance(&self, dc: f64, i: usize, j: usize) -> f64 {
+        let xi: f64 = (0..self.dim)
+            .map(|k| (self.x[j][k] - self.x[i][k]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        dc.min(self.distance_factor * xi)
+    }
+
+    /// The bonded pairs `[i, j]`, `i < j`, ascending, closer than their contact distance at
+    /// `y`: those whose bond's status decides their contact.
+    fn face_candidates(&self, y: &[[f64; 3]]) -> Vec<[u32; 2]> {
+        let (Some(list), Some(dc), true) = (&self.pairs, self.distance, self.crack_faces) else {
+            return Vec::new();
+        };
+        let d = self.dim;
+        let per_node: Vec<Vec<[u32; 2]>> = (0..y.len())
+            .into_par_iter()
+            .map(|i| {
+                (list.partners(i).iter())
+                    .map(|&j| j as usize)
+                    .filter(|&j| j > i && list.bonded(&self.x[i], &self.x[j], d))
+                    .filter(|&j| separation(&y[i], &y[j], d) < self.face_distance(dc, i, j))
+                    .map(|j| [i as u32, j as u32])
+                    .collect()
+            })
+            .collect();
+        per_node.concat()
+    }
+
     /// The contact force density at displacement `u` into `self.force` (N/m^3), and each
     /// impactor's contact force (N, summed over nodes in index order); the pair list is
-    /// searched again first where the rule asks.
-    pub fn evaluate<T: Real>(&mut self, u: &[T]) {
+    /// searched again first where the rule asks. With crack faces, `forces` says which of
+    /// the bonded pairs closer than their contact distance have a broken bond (its status
+    /// after this step's breaking).
+    pub fn evaluate<T: Real>(&mut self, u: &[T], forces: &dyn Forces<T>) -> Result<()> {
         let d = self.dim;
         let y = self.current(u);
         if let Some(list) = self.pairs.as_mut() {
             list.update(&y, &self.x, u, d);
         }
-        let (c_sr, delta, vol) = (self.c_sr, self.delta, &self.volumes);
-        let (pairs, distance, impactors) = (&self.pairs, self.distance, &self.impactors);
-        self.force.par_chunks_mut(d).enumerate().for_each(|(i, f)| {
+        let candidates = self.face_candidates(&y);
+        let faces: Vec<[u32; 2]> = if candidates.is_empty() {
+            Vec::new()
+        } else {
+            let broken = forces.bonds_broken(&candidates)?;
+            (candidates.into_iter().zip(broken))
+                .filter_map(|(pair, b)| b.then_some(pair))
+                .collect()
+        };
+        let mut force = std::mem::take(&mut self.force);
+        let this = &*self;
+        let (c_sr, delta, vol) = (this.c_sr, this.delta, &this.volumes);
+        let (pairs, distance, impactors) = (&this.pairs, this.distance, &this.impactors);
+        force.par_chunks_mut(d).enumerate().for_each(|(i, f)| {
             f.iter_mut().for_each(|x| *x = 0.0);
             if let (Some(list), Some(dc)) = (pairs, distance) {
                 for &j in list.partners(i) {
                     let j = j as usize;
-                    let mut diff = [0.0; 3];
-                    for k in 0..d {
-                        diff[k] = y[i][k] - y[j][k];
-                    }
-                    let r = diff[..d].iter().map(|x| x * x).sum::<f64>().sqrt();
+                    let dc = if !list.bonded(&this.x[i], &this.x[j], d) {
+                        dc
+                    } else if faces
+                        .binary_search(&[i.min(j) as u32, i.max(j) as u32])
+                        .is_ok()
+                    {
+                        this.face_distance(dc, i, j)
+                    } else {
+                        continue;
+                    };
+                    let r = separation(&y[i], &y[j], d);
                     if r < dc && r > 0.0 {
                         let s = c_sr * (dc - r) / delta * vol[j] / r;
                         for k in 0..d {
-                            f[k] += s * diff[k];
+                            f[k] += s * (y[i][k] - y[j][k]);
                         }
                     }
                 }
@@ -176,6 +243,8 @@ impl Contact {
                 }
             }
         });
+        self.force = force;
+        let (c_sr, delta, vol) = (self.c_sr, self.delta, &self.volumes);
         for imp in self.impactors.iter_mut() {
             let mut total = [0.0; 3];
             for (i, yi) in y.iter().enumerate() {
@@ -188,10 +257,11 @@ impl Contact {
             }
             imp.force = total;
         }
+        Ok(())
     }
 
     /// The contact energy at displacement `u`, J: `c_sr (d_c - r)^2 / (2 delta) V_i V_j`
-    /// per pair closer than `d_c` (each pair once) and `c_sr p^2 / (2 delta) V_i^2` per node
+    /// per pair never bonded closer than `d_c` (each pair once; crack faces not counted) and `c_sr p^2 / (2 delta) V_i^2` per node
     /// inside an impactor (the potentials of the forces above). Searches no list: brute
     /// force over the pairs, for tests of small bodies.
     pub fn energy<T: Real>(&self, u: &[T]) -> f64 {
@@ -230,4 +300,13 @@ impl Contact {
         }
         p
     }
+}
+
+/// `|a - b|` over the first `d` components, m (the force's own arithmetic: the same `r`).
+fn separation(a: &[f64; 3], b: &[f64; 3], d: usize) -> f64 {
+    let mut diff = [0.0; 3];
+    for k in 0..d {
+        diff[k] = a[k] - b[k];
+    }
+    diff[..d].iter().map(|x| x * x).sum::<f64>().sqrt()
 }

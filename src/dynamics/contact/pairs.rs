@@ -1,5 +1,6 @@
-//! The contact pair list: for each node, the nodes it is not bonded to that were closer than
-//! `d_c + skin` at the last search, ascending (CSR). Searched by the cell list of
+//! The contact pair list: for each node, the nodes it is not bonded to (with crack faces on,
+//! also those it is bonded to, whose bond may break) that were closer than `d_c + skin` at
+//! the last search, ascending (CSR). Searched by the cell list of
 //! `crate::neighbors` over the current positions; searched again when a node has moved more
 //! than `skin / 2` since (each pair's distance then changed by less than the skin). Units: m.
 
@@ -17,6 +18,8 @@ pub struct PairList {
     /// Squared family radius of the body, m^2: pairs within it in the reference
     /// configuration are bonded and get no contact force.
     bonded_r2: f64,
+    /// Whether bonded pairs are listed too (their bonds may break: crack faces).
+    with_bonded: bool,
     /// The list (empty before the first search).
     list: Families,
     /// Displacement at the last search, m, node-major.
@@ -27,12 +30,13 @@ pub struct PairList {
 
 impl PairList {
     /// A list of search radius `radius` (m), `skin` (m), excluding pairs whose reference
-    /// squared distance is within `bonded_r2` (m^2).
-    pub fn new(radius: f64, skin: f64, bonded_r2: f64) -> Self {
+    /// squared distance is within `bonded_r2` (m^2) unless `with_bonded`.
+    pub fn new(radius: f64, skin: f64, bonded_r2: f64, with_bonded: bool) -> Self {
         PairList {
             radius,
             skin,
             bonded_r2,
+            with_bonded,
             list: Families::default(),
             at_search: Vec::new(),
             searches: 0,
@@ -72,9 +76,13 @@ impl PairList {
             .reduce(|| 0.0, f64::max)
     }
 
-    /// The pairs closer than the search radius at `y` that are not bonded.
+    /// The pairs closer than the search radius at `y` that are not bonded (all of them with
+    /// bonded pairs listed).
     pub fn search(&self, y: &[[f64; 3]], x: &[[f64; 3]], dim: usize) -> Families {
         let near = cell_list_families(y, dim, self.radius);
+        if self.with_bonded {
+            return near;
+        }
         let kept: Vec<Vec<u32>> = (0..near.nodes())
             .into_par_iter()
             .map(|i| {

@@ -21,6 +21,7 @@
 //! | `probes.csv` so far (present u8, then its bytes) | |
 //! | VTK snapshots so far: count, then step (u64), time (f64), file name per entry | |
 //! | crack tips: `crack_tips.csv` so far and the tracker's memory (`tips.rs`) | |
+//! | impactors (version 4): count (u64), then each one's position, velocity and last contact force (9 x f64) | |
 //! | CRC-32 of all the bytes above | u32 |
 //!
 //! Files are `checkpoints/step_<step:08>.ckpt`, written as `.ckpt.tmp`, flushed to disk,
@@ -32,6 +33,7 @@ mod tips;
 
 pub use tips::TipsPlace;
 
+use crate::dynamics::contact::ImpactorState;
 use crate::dynamics::{AdrHistory, State};
 use crate::material::FailureHistory;
 use crate::{Error, Precision, Real, Result};
@@ -40,14 +42,16 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-/// The version of the checkpoint layout this peridot writes. Version 3 added the failure
+/// The version of the checkpoint layout this peridot writes. Version 4 added the rigid
+/// impactors' motion (version 2 and 3 files carry none: a model with impactors does not
+/// restart from them). Version 3 added the failure
 /// history (a softening law's damage per bond, each node's critical stretch with `alpha`);
 /// version 2 files, without it, are read too (a restarted `alpha` run then takes each node's
 /// critical stretch from the stretches at the checkpoint, one step late). A file of another
 /// version is refused.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// The versions this peridot reads.
-const READABLE: [u32; 2] = [2, 3];
+const READABLE: [u32; 3] = [2, 3, 4];
 const MAGIC: &[u8; 8] = b"PDCKPT\r\n";
 /// Checkpoints kept when the model does not say (`output.checkpoint_keep`).
 pub const DEFAULT_KEEP: usize = 2;
@@ -95,6 +99,9 @@ pub struct Checkpoint<T: Real> {
     pub snapshots: Vec<SnapshotEntry>,
     /// The crack-tip output (`None`: the run writes none).
     pub tips: Option<TipsPlace>,
+    /// The rigid impactors' motion, in the model's order (empty without impactors and from
+    /// a file before version 4).
+    pub impactors: Vec<ImpactorState>,
 }
 
 impl Header {
@@ -267,7 +274,16 @@ fn encode<T: Real, W: std::io::Write>(
         e.f64(*time)?;
         e.blob(name.as_bytes())?;
     }
-    tips::encode(e, c.tips.as_ref())
+    tips::encode(e, c.tips.as_ref())?;
+    if h.format >= 4 {
+        e.usize(c.impactors.len())?;
+        for m in &c.impactors {
+            for x in m.position.iter().chain(&m.velocity).chain(&m.force) {
+                e.f64(*x)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn precision_byte(p: Precision) -> u8 {
@@ -381,6 +397,20 @@ fn decode_body<T: Real>(d: &mut Decoder, header: Header) -> Decoded<Checkpoint<T
         snapshots.push((d.usize()?, d.f64()?, d.string()?));
     }
     let tips = tips::decode(d)?;
+    let mut impactors = Vec::new();
+    if header.format >= 4 {
+        for _ in 0..d.usize()? {
+            let mut v = [[0.0; 3]; 3];
+            for x in v.iter_mut().flatten() {
+                *x = d.f64()?;
+            }
+            impactors.push(ImpactorState {
+                position: v[0],
+                velocity: v[1],
+                force: v[2],
+            });
+        }
+    }
     if !d.done() {
         return Err("has bytes after its last field".into());
     }
@@ -393,6 +423,7 @@ fn decode_body<T: Real>(d: &mut Decoder, header: Header) -> Decoded<Checkpoint<T
         probes_csv: has_probes.then_some(csv),
         snapshots,
         tips,
+        impactors,
     })
 }
 
@@ -450,6 +481,7 @@ mod tests {
             probes_csv: None,
             snapshots: Vec::new(),
             tips: None,
+            impactors: Vec::new(),
         }
     }
 

@@ -10,7 +10,7 @@ use crate::backend::gpu::buffers::download;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::gpu::{adr, device_fault, rename};
 use crate::backend::{Backend, Footprint};
-use crate::dynamics::forces::{bond_count_damage, count_damage};
+use crate::dynamics::forces::{bond_count_damage, count_damage, pairs_broken};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::gpu::layout::{status_words, unpack_status};
 use crate::material::{FailureHistory, Law};
@@ -101,6 +101,14 @@ impl<T: Real> Forces<T> for GpuLoop<T> {
     fn failure_history(&self) -> Result<FailureHistory<T>> {
         self.history()
             .map_err(device_fault(NAME, "failure history download"))
+    }
+
+    /// Downloads the whole status (the pairs are few, but the status bits of one bond are
+    /// not addressable by its CSR index on the host): crack-face contact on the host loop.
+    fn bonds_broken(&self, pairs: &[[u32; 2]]) -> Result<Vec<bool>> {
+        let status = self.bond_status()?;
+        let families = &self.problem.families;
+        Ok(pairs_broken(families, pairs, |k| status[k] == 0))
     }
 }
 
