@@ -1,0 +1,325 @@
+//! `cpu-loop` on one rank's part: the rank's subdomain as a problem of its own (owned nodes
+//! with their families, ghosts without: `partitioned::emulate::local_problem`) with a
+//! [`CpuLoop`], the explicit update fused into the scatter of its forces as the partitioned
+//! backends do (`partitioned/fused.rs`).
+//!
+//! The driver's `State` keeps the global length on every rank; a rank computes and updates
+//! only its owned dofs there (the rest goes stale between gathers). Per force evaluation the
+//! owned displacements are gathered into the local array, the ghosts' come from their owners
+//! ([`Halo`]), and for the state-based laws the ghosts' dilatations follow in a second
+//! exchange. Each owned node sums its bonds in the global CSR order with the in-core
+//! arithmetic, so forces, bond breaking (a bond cut by the partition is evaluated on both
+//! sides from the same two displacements), damage and the fused update equal the
+//! single-process run bit for bit. Where the driver needs the whole state (a snapshot, the
+//! end: `ExplicitCall::full_sync`) or a probe row, the owned values are gathered to every
+//! rank (`collect.rs`). The energy is a sum over ranks (to round-off). At each call's end
+//! the ranks agree on the stop flag (a signal on one rank stops all at the same step).
+//!
+//! Units: m, N/m^3, J.
+
+use super::collect::{gather_bonds, gather_owned};
+use super::halo::HaloBuffers;
+use super::{Comm, RankPlan};
+use crate::backend::partitioned::emulate::local_problem;
+use crate::backend::partitioned::exchange::gather_into;
+use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
+use crate::backend::{check_contact, check_material, Backend, CpuLoop, Footprint, Scheme};
+use crate::dynamics::{ExplicitCall, Forces, State};
+use crate::material::Law;
+use crate::output::{ProbeRegions, ProbeValues};
+use crate::setup::Problem;
+use crate::{Real, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The stop flags of a distributed run: `raw` set by this process's signal handler, `agreed`
+/// (the one the driver reads) set on every rank once any rank's raw flag is set.
+#[derive(Debug, Clone)]
+pub struct StopFlags {
+    pub raw: Arc<AtomicBool>,
+    pub agreed: Arc<AtomicBool>,
+}
+
+/// Seconds and bytes of a rank's exchanges.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HaloTimes {
+    /// Ghost exchanges (pack, messages, unpack).
+    pub exchange_seconds: f64,
+    /// Force evaluations, exchanges included.
+    pub forces_seconds: f64,
+    pub exchanges: usize,
+    pub bytes_received: usize,
+}
+
+/// `cpu-loop` on one rank's part of the problem.
+pub struct DistributedCpu<T: Real> {
+    comm: Arc<dyn Comm>,
+    plan: RankPlan,
+    backend: CpuLoop<T>,
+    /// The global CSR offsets (the bond status's order).
+    offsets: Vec<usize>,
+    dim: usize,
+    lps: bool,
+    u_local: Vec<T>,
+    f_local: Vec<T>,
+    theta_local: Vec<T>,
+    buf: HaloBuffers<T>,
+    carry: Carry<T>,
+    stop: Option<StopFlags>,
+    pub times: HaloTimes,
+}
+
+impl<T: Real> DistributedCpu<T> {
+    /// This rank's part of `problem` (its bonds stored) over `comm`. Runs what `cpu-loop` in
+    /// subdomains runs: the explicit solver, no contact, no softening damage law, no
+    /// `critical_stretch_alpha`.
+    pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
+        check_material(problem, "cpu-loop (distributed)", Scheme::Loop)?;
+        check_contact(problem, "cpu-loop (distributed)", false)?;
+        let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
+        let local = Arc::new(local_problem(problem, &plan.sub));
+        let (dim, n) = (problem.dim(), plan.sub.nodes.len());
+        Ok(DistributedCpu {
+            backend: CpuLoop::new(local),
+            offsets: problem.families.offsets.clone(),
+            dim,
+            lps: matches!(problem.material.law, Law::Lps { .. }),
+            u_local: vec![T::zero(); dim * n],
+            f_local: vec![T::zero(); dim * n],
+            theta_local: vec![T::zero(); n],
+            buf: HaloBuffers::default(),
+            carry: Carry::default(),
+            comm,
+            plan,
+            stop,
+            times: HaloTimes::default(),
+        })
+    }
+
+    /// This rank's part.
+    pub fn plan(&self) -> &RankPlan {
+        &self.plan
+    }
+
+    /// The local displacement from the global `u`: the owned nodes' from `u`, the ghosts'
+    /// from their owners.
+    fn local_displacement(&mut self, u: &[T]) -> Result<()> {
+        let t0 = Instant::now();
+        let (d, owned) = (self.dim, self.plan.sub.owned);
+        gather_into(
+            u,
+            self.plan.sub.owned_nodes(),
+            d,
+            &mut self.u_local[..d * owned],
+        );
+        (self.plan.halo).refresh(&*self.comm, &mut self.u_local, d, &mut self.buf)?;
+        self.count_exchange(t0, d);
+        Ok(())
+    }
+
+    fn count_exchange(&mut self, t0: Instant, per: usize) {
+        self.times.exchange_seconds += t0.elapsed().as_secs_f64();
+        self.times.exchanges += 1;
+        self.times.bytes_received += self.plan.halo.recv_bytes(per, std::mem::size_of::<T>());
+    }
+
+    /// The dilatation of the local nodes (owned computed, breaking first with `breaking`;
+    /// ghosts' from their owners); the bonds broken here.
+    fn local_dilatation(&mut self, breaking: bool) -> Result<usize> {
+        self.theta_local.fill(T::zero());
+        let broken =
+            (self.backend).dilatation_and_breaks(&self.u_local, breaking, &mut self.theta_local);
+        let t0 = Instant::now();
+        let buf = &mut HaloBuffers::default();
+        (self.plan.halo).refresh(&*self.comm, &mut self.theta_local, 1, buf)?;
+        self.count_exchange(t0, 1);
+        Ok(broken)
+    }
+
+    /// Owned values of a local array (`per` per node) gathered into `global` on every rank.
+    fn gather_local(&self, local: &[T], per: usize, global: &mut [T]) -> Result<()> {
+        let mine = &local[..per * self.plan.sub.owned];
+        gather_owned(&*self.comm, &self.plan.owned_of, mine, per, global)
+    }
+
+    /// Owned values of a global array gathered into it on every rank.
+    fn gather_global(&self, global: &mut [T], per: usize) -> Result<()> {
+        let owned = self.plan.sub.owned_nodes();
+        let mut mine = vec![T::zero(); per * owned.len()];
+        gather_into(global, owned, per, &mut mine);
+        gather_owned(&*self.comm, &self.plan.owned_of, &mine, per, global)
+    }
+
+    /// The whole state on every rank.
+    fn gather_state(&self, state: &mut State<T>) -> Result<()> {
+        let d = self.dim;
+        for v in [&mut state.u, &mut state.v, &mut state.a, &mut state.f] {
+            self.gather_global(v, d)?;
+        }
+        Ok(())
+    }
+
+    /// Set the agreed stop flag on every rank where any rank's raw flag is set.
+    fn agree_on_stop(&self) {
+        let Some(stop) = &self.stop else { return };
+        if self.comm.any(stop.raw.load(Ordering::SeqCst)) {
+            stop.agreed.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+impl<T: Real> FusedForces<T> for DistributedCpu<T> {
+    /// Forces of the owned nodes into `force` (breaking bonds first with `check`), the
+    /// update fused into the scatter; the bonds this rank broke.
+    fn forces_with(
+        &mut self,
+        u: &[T],
+        force: &mut [T],
+        check: bool,
+        update: Option<&mut Update<'_, T>>,
+    ) -> Result<usize> {
+        let t0 = Instant::now();
+        self.local_displacement(u)?;
+        let broken = if self.lps {
+            let broken = self.local_dilatation(check)?;
+            (self.backend).lps_forces_with(&self.u_local, &self.theta_local, &mut self.f_local);
+            broken
+        } else if check {
+            (self.backend).break_bonds_and_force(&self.u_local, &mut self.f_local)?
+        } else {
+            (self.backend).internal_force(&self.u_local, &mut self.f_local)?;
+            0
+        };
+        let owned = self.plan.sub.owned_nodes();
+        scatter_forces(&self.f_local, owned, self.dim, force, update);
+        self.times.forces_seconds += t0.elapsed().as_secs_f64();
+        Ok(broken)
+    }
+
+    fn carry(&mut self) -> &mut Carry<T> {
+        &mut self.carry
+    }
+}
+
+impl<T: Real> Forces<T> for DistributedCpu<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.forces_with(u, force, false, None).map(|_| ())
+    }
+
+    /// Break the owned nodes' over-stretched bonds; the bonds this rank broke.
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        self.local_displacement(u)?;
+        self.backend.break_bonds(&self.u_local)
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        self.forces_with(u, force, true, None)
+    }
+
+    /// The damage of every node, on every rank.
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
+        let mut local = vec![T::zero(); self.plan.sub.nodes.len()];
+        self.backend.damage(&mut local)?;
+        self.gather_local(&local, 1, phi)
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
+        if !self.lps {
+            return Ok(false);
+        }
+        self.local_displacement(u)?;
+        self.local_dilatation(false)?;
+        self.gather_local(&self.theta_local, 1, theta)?;
+        Ok(true)
+    }
+
+    /// The strain energy summed over the ranks.
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        self.local_displacement(u)?;
+        let mine = self.backend.strain_energy(&self.u_local)?;
+        Ok(self.comm.sum_f64(mine))
+    }
+
+    /// The bonds broken on every rank.
+    fn broken_bonds(&self) -> usize {
+        self.comm.sum_u64(self.backend.broken_bonds() as u64) as usize
+    }
+
+    /// The bond status of every bond, on every rank.
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        let mine = self.backend.bond_status()?;
+        gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
+    }
+}
+
+impl<T: Real> Backend<T> for DistributedCpu<T> {
+    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        let ExplicitCall {
+            integrator,
+            loads,
+            state,
+            times,
+            steps,
+            full_sync,
+        } = call;
+        let call = ExplicitCall {
+            integrator,
+            loads,
+            state: &mut *state,
+            times,
+            steps,
+            full_sync,
+        };
+        let broken = fused::advance_explicit(self, call)?;
+        if full_sync {
+            self.gather_state(state)?;
+        }
+        self.agree_on_stop();
+        Ok(broken)
+    }
+
+    fn state_changed(&mut self, _state: &State<T>) -> Result<()> {
+        fused::state_changed(self);
+        Ok(())
+    }
+
+    /// The largest over the ranks' owned dofs (`None` where any is not finite).
+    fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
+        let d = self.dim;
+        let mut m = 0.0f64;
+        for &i in self.plan.sub.owned_nodes() {
+            for x in &state.u[d * i..d * (i + 1)] {
+                let x = x.f64().abs();
+                m = if x.is_finite() {
+                    m.max(x)
+                } else {
+                    f64::INFINITY
+                };
+            }
+        }
+        let m = self.comm.max_f64(m);
+        Ok(m.is_finite().then_some(m))
+    }
+
+    /// The probe values from the gathered displacement and force (the sums in the order of a
+    /// single process).
+    fn probe_values(
+        &mut self,
+        state: &State<T>,
+        regions: &ProbeRegions,
+    ) -> Result<Vec<ProbeValues>> {
+        let (mut u, mut f) = (state.u.clone(), state.f.clone());
+        self.gather_global(&mut u, self.dim)?;
+        self.gather_global(&mut f, self.dim)?;
+        Ok(regions.on_host(&u, &f))
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint::new(self.backend.memory_bytes(), self.backend.bytes_per_step())
+    }
+
+    fn name(&self) -> &'static str {
+        "cpu-loop-mpi"
+    }
+}
