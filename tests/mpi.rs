@@ -11,7 +11,6 @@
 
 mod common;
 
-use peridot::dynamics::Forces;
 use peridot::partition::{Balance, Cuts};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -205,7 +204,7 @@ fn pmb_across_ranks_equals_one_process_bitwise_with_bonds_broken_across_cuts() {
         let owner = cuts.owners();
         let across = (0..problem.body.len())
             .flat_map(|i| fam.range(i).map(move |b| (i, b)))
-            .filter(|&(i, b)| status[b] == 0 && problem.initial_mu[b] == 1)
+            .filter(|&(_, b)| status[b] == 0 && problem.initial_mu[b] == 1)
             .filter(|&(i, b)| owner[i] != owner[fam.neighbors[b] as usize])
             .count();
         assert!(

@@ -62,7 +62,9 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     }
     let backend = if backend == BackendKind::Auto {
         let (chosen, why) = peridot::backend::resolve_auto(precision);
-        eprintln!("backend auto: {why}; using {}", chosen.name());
+        if ranks.as_ref().is_none_or(Ranks::writes) {
+            eprintln!("backend auto: {why}; using {}", chosen.name());
+        }
         chosen
     } else {
         backend

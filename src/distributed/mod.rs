@@ -15,7 +15,9 @@
 //!   device backend can pack and unpack on the device and hand the transport host buffers.
 //! - `collect.rs`: the reductions of what a run reports (owned values gathered into the
 //!   global arrays every rank holds for outputs, bond status, sums).
-//! - [`DistributedCpu`] (`cpu.rs`): `cpu-loop` on a rank's part, bitwise the in-core run.
+//! - [`DistributedCpu`] (`cpu.rs`): `cpu-loop` on a rank's part, bitwise the in-core run,
+//!   its interior's bond work overlapping the exchange (`split.rs`: interior and boundary
+//!   nodes in two loops).
 //!
 //! The driver (`solver::run`) runs on every rank with the same decisions (the same steps,
 //! outputs, checks), so the collective calls line up; what only one rank does (write
@@ -29,6 +31,7 @@ pub mod halo;
 #[cfg(feature = "mpi")]
 pub mod mpi_comm;
 pub mod plan;
+mod split;
 
 pub use cpu::DistributedCpu;
 pub use halo::Halo;

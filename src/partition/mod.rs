@@ -15,7 +15,7 @@
 pub mod report;
 pub(crate) mod slabs;
 
-pub use report::{Residency, ResidencyRequest, StreamReport, StreamTimes};
+pub use report::{RankReport, Residency, ResidencyRequest, StreamReport, StreamTimes};
 pub use slabs::Balance;
 
 use crate::material::family_radius;

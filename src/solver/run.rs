@@ -706,7 +706,7 @@ impl<T: Real> Runner<T> {
         let on_gpu = self.backend.name().starts_with("gpu");
         let s = &mut self.summary;
         s.peak_gpu_bytes = on_gpu.then_some(footprint.memory_bytes as u64);
-        s.subdomains = footprint.subdomains;
+        (s.subdomains, s.ranks) = (footprint.subdomains, footprint.ranks);
         if self.times.transfers > 0.0 {
             s.phase_seconds.transfers = Some(self.times.transfers);
         }
