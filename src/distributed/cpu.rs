@@ -74,7 +74,28 @@ pub struct DistributedCpu<T: Real> {
     buf_theta: HaloBuffers<T>,
     carry: Carry<T>,
     stop: Option<StopFlags>,
+    /// Per rank, the probe regions' nodes it owns (ascending), once probes are asked for;
+    /// the global arrays they are gathered into.
+    probe_nodes: Option<Vec<Vec<usize>>>,
+    u_probe: Vec<T>,
+    f_probe: Vec<T>,
     pub times: HaloTimes,
+}
+
+/// Per rank, the nodes of any of `regions` it owns (ascending).
+fn probe_nodes(regions: &ProbeRegions, owned_of: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut all: Vec<usize> = (regions.regions.iter())
+        .flat_map(|(nodes, _)| nodes.iter().copied())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    (owned_of.iter())
+        .map(|owned| {
+            (all.iter().copied())
+                .filter(|i| owned.binary_search(i).is_ok())
+                .collect()
+        })
+        .collect()
 }
 
 impl<T: Real> DistributedCpu<T> {
@@ -102,6 +123,9 @@ impl<T: Real> DistributedCpu<T> {
             comm,
             plan,
             stop,
+            probe_nodes: None,
+            u_probe: Vec::new(),
+            f_probe: Vec::new(),
             times: HaloTimes::default(),
         })
     }
@@ -393,17 +417,32 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
         Ok(m.is_finite().then_some(m))
     }
 
-    /// The probe values from the gathered displacement and force (the sums in the order of a
-    /// single process).
+    /// The probe values from the regions' displacements and forces gathered to every rank
+    /// (the sums in the order of a single process).
     fn probe_values(
         &mut self,
         state: &State<T>,
         regions: &ProbeRegions,
     ) -> Result<Vec<ProbeValues>> {
-        let (mut u, mut f) = (state.u.clone(), state.f.clone());
-        self.gather_global(&mut u, self.dim)?;
-        self.gather_global(&mut f, self.dim)?;
-        Ok(regions.on_host(&u, &f))
+        if self.probe_nodes.is_none() {
+            self.probe_nodes = Some(probe_nodes(regions, &self.plan.owned_of));
+        }
+        let nodes = self.probe_nodes.as_ref().expect("set above");
+        let d = self.dim;
+        let (mut u, mut f) = (
+            std::mem::take(&mut self.u_probe),
+            std::mem::take(&mut self.f_probe),
+        );
+        u.resize(state.u.len(), T::zero());
+        f.resize(state.f.len(), T::zero());
+        for (global, from) in [(&mut u, &state.u), (&mut f, &state.f)] {
+            let mut mine = vec![T::zero(); d * nodes[self.plan.rank].len()];
+            gather_into(from, &nodes[self.plan.rank], d, &mut mine);
+            gather_owned(&*self.comm, nodes, &mine, d, global)?;
+        }
+        let values = regions.on_host(&u, &f);
+        (self.u_probe, self.f_probe) = (u, f);
+        Ok(values)
     }
 
     /// This rank's bytes, and every rank's report (collective).
