@@ -152,7 +152,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     if !writes {
         // (rank 0 reports the run)
         return match s.status == RunStatus::Interrupted {
-            true => Err(Interrupted::new(s.steps, out_dir).into()),
+            true => Err(Interrupted::ranked(s.steps, out_dir).into()),
             false => Ok(()),
         };
     }
@@ -219,7 +219,11 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     }
     println!("outputs in {}", out_dir.display());
     if interrupted {
-        return Err(Interrupted::new(s.steps, out_dir).into());
+        return Err(match s.backend.ends_with("-mpi") {
+            true => Interrupted::ranked(s.steps, out_dir),
+            false => Interrupted::new(s.steps, out_dir),
+        }
+        .into());
     }
     Ok(())
 }
