@@ -586,7 +586,7 @@ impl<T: Real> Runner<T> {
     /// steps of a stability check.
     fn check_stability(&mut self) -> Result<()> {
         let step = self.state.step;
-        if step % STABILITY_EVERY != 0 && step != self.problem.model.solver.steps {
+        if !step.is_multiple_of(STABILITY_EVERY) && step != self.problem.model.solver.steps {
             return Ok(());
         }
         let largest = self.backend.max_abs_displacement(&self.state)?;
@@ -611,14 +611,14 @@ impl<T: Real> Runner<T> {
     /// Whether a snapshot is written after `step` (`last`: the run's last step).
     fn snapshot_due(&self, step: usize, last: bool) -> bool {
         let every = self.problem.model.output.vtk_every;
-        self.vtk.is_some() && (step == 0 || last || (every > 0 && step % every == 0))
+        self.vtk.is_some() && (step == 0 || last || (every > 0 && step.is_multiple_of(every)))
     }
 
     /// Whether a probe row is written after `step` (`last`: the run's last step).
     fn probe_due(&self, step: usize, last: bool) -> bool {
         let steps = self.problem.model.solver.steps;
         let every = (self.problem.model.output.probe_every).unwrap_or((steps / 100).max(1));
-        self.probes_on && (step % every == 0 || last)
+        self.probes_on && (step.is_multiple_of(every) || last)
     }
 
     /// Progress, probes and snapshots after a step; `last` forces a snapshot.
