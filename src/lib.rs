@@ -15,6 +15,7 @@
 
 pub mod backend;
 pub mod bench;
+pub mod distributed;
 pub mod dynamics;
 pub mod error;
 pub mod geometry;

@@ -574,3 +574,73 @@ fn matrix_budget_counts_fit_two_parts() {
         .to_string();
     assert!(e.contains("--gpu-memory-budget"), "{e}");
 }
+
+/// The partition of a run across ranks (`peridot info --ranks`, `distributed::plan`): every
+/// node owned once and every bond counted once, the ghosts exactly the halo, each rank's
+/// sends to a neighbour as long as that neighbour's receives from it (the lists match without
+/// a handshake), the halo bytes the ghosts' displacements, the bonds balanced to within one
+/// cell slab, and a lean problem's rows the same as the stored one's.
+#[test]
+fn rank_plans_cover_the_model_and_match_their_neighbours() {
+    use peridot::distributed::plan::rows;
+    use peridot::distributed::RankPlan;
+    let problem = common::partition_bar("pmb", "plane-stress", 1);
+    let lean = common::partition_bar_lean("pmb", "plane-stress", 1);
+    let (n, bonds) = (problem.body.len(), problem.families.bonds());
+    for p in [1, 2, 3, 4, 8] {
+        let table = rows(&problem, p).unwrap();
+        assert_eq!(table, rows(&lean, p).unwrap(), "{p} ranks: lean rows");
+        assert_eq!(
+            table.iter().map(|r| r.nodes).sum::<usize>(),
+            n,
+            "{p} ranks: nodes"
+        );
+        assert_eq!(
+            table.iter().map(|r| r.bonds).sum::<usize>(),
+            bonds,
+            "{p}: bonds"
+        );
+        let plans: Vec<RankPlan> = (0..p)
+            .map(|r| RankPlan::new(&problem, p, r).unwrap())
+            .collect();
+        for (r, plan) in plans.iter().enumerate() {
+            assert_eq!(
+                table[r].ghosts,
+                plan.sub.halo(),
+                "{p} ranks, rank {r}: ghosts"
+            );
+            assert_eq!(table[r].halo_bytes(2, 8, false), 16 * plan.sub.halo());
+            for send in &plan.halo.sends {
+                let back = &plans[send.rank].halo.recvs;
+                let recv = back
+                    .iter()
+                    .find(|q| q.rank == r)
+                    .expect("the neighbour receives");
+                let sent: Vec<usize> = send
+                    .nodes
+                    .iter()
+                    .map(|&k| plan.sub.nodes[k as usize])
+                    .collect();
+                let got: Vec<usize> = (recv.nodes.iter())
+                    .map(|&k| plans[send.rank].sub.nodes[k as usize])
+                    .collect();
+                assert_eq!(
+                    sent, got,
+                    "{p} ranks: {r} -> {} the same nodes in order",
+                    send.rank
+                );
+            }
+        }
+        // (17 cell slabs: the cuts balance to within the bonds of one slab)
+        let slab = bonds.div_ceil(17) + bonds / 17 / 4;
+        let most = table.iter().map(|r| r.bonds).max().unwrap();
+        assert!(
+            most <= bonds / p + slab,
+            "{p} ranks: {most} bonds on one rank of {bonds}"
+        );
+    }
+    assert!(
+        rows(&problem, 18).is_err(),
+        "more ranks than cell slabs is refused"
+    );
+}

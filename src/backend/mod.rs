@@ -48,6 +48,9 @@ pub struct Footprint {
     /// How a subdomain execution ran (counts, residency, traffic and timings); `None` for
     /// in-core backends.
     pub subdomains: Option<StreamReport>,
+    /// Each rank's share and exchanges, on every rank of a distributed run (gathered:
+    /// asking is collective there); `None` in one process.
+    pub ranks: Option<Vec<crate::partition::RankReport>>,
 }
 
 impl Footprint {

@@ -112,9 +112,10 @@ pub fn check_density(problem: &Problem, backend: &str, in_core: bool) -> Result<
     Err(Error::Backend {
         backend: backend.into(),
         message: format!(
-            "materials of different densities ({}) run on every backend in core, whose \
-             leapfrog takes each node's density, not on {backend} in subdomains; run without \
-             subdomains, or give every material one density",
+            "materials of different densities ({}) run on every backend in core and in one \
+             process, whose leapfrog takes each node's density, not on {backend} (subdomains \
+             and MPI ranks update with one density); run in core in one process, or give \
+             every material one density",
             list.join(", ")
         ),
     })

@@ -16,6 +16,8 @@ pub struct InfoFlags<'a> {
     pub budget: Option<&'a str>,
     /// `--subdomains`.
     pub subdomains: Option<usize>,
+    /// `--ranks`.
+    pub ranks: Option<usize>,
     /// The backend (`auto` resolved as `run` does) and precision of the guard's estimate.
     pub backend: BackendKind,
     pub precision: Precision,
@@ -27,6 +29,7 @@ pub fn info(args: &ModelArgs, flags: InfoFlags) -> anyhow::Result<()> {
     let InfoFlags {
         budget,
         subdomains,
+        ranks,
         backend,
         precision,
     } = flags;
@@ -194,7 +197,11 @@ pub fn info(args: &ModelArgs, flags: InfoFlags) -> anyhow::Result<()> {
         );
     }
     print_guard(&estimate, args.memory_limit_bytes()?);
-    super::subdomains::print_plan(&problem, budget, subdomains)
+    super::subdomains::print_plan(&problem, budget, subdomains)?;
+    match ranks {
+        Some(p) => super::ranks::print_ranks(&problem, p, precision),
+        None => Ok(()),
+    }
 }
 
 /// The memory guard's estimate for a run of the model on `backend` (`auto` resolved) in

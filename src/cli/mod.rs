@@ -4,6 +4,7 @@ mod bench;
 mod info;
 mod matrix;
 mod neighbors;
+mod ranks;
 mod run;
 pub mod signals;
 mod subdomains;
@@ -150,6 +151,10 @@ pub enum Command {
         /// Plan this many subdomains.
         #[arg(long, value_name = "N")]
         subdomains: Option<usize>,
+        /// Show the partition of a run across this many MPI ranks (`mpirun -n P`): nodes,
+        /// bonds, ghosts and halo bytes per rank.
+        #[arg(long, value_name = "P")]
+        ranks: Option<usize>,
         /// The backend whose memory estimate (host and device) `info` compares with this
         /// machine, as `run` would; `auto` as `run` resolves it.
         #[arg(long, value_enum, default_value = "auto")]
@@ -244,6 +249,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             model,
             gpu_memory_budget,
             subdomains,
+            ranks,
             backend,
             precision,
         } => info::info(
@@ -251,6 +257,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             info::InfoFlags {
                 budget: gpu_memory_budget.as_deref(),
                 subdomains,
+                ranks,
                 backend,
                 precision,
             },

@@ -8,8 +8,10 @@ use peridot::backend::{BackendKind, GpuLoop};
 use peridot::output::RunStatus;
 use peridot::setup::memory::{self, ModelCounts};
 use peridot::setup::{timed, Problem};
+use peridot::solver::distributed::run_distributed;
 use peridot::solver::export::run_and_export_stiffness;
 use peridot::solver::run::run_restarted;
+use peridot::solver::Ranks;
 use peridot::solver::{run as simulate, RunOptions};
 use peridot::Precision;
 use std::path::PathBuf;
@@ -42,6 +44,8 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     // From here SIGINT / SIGTERM stop the run after a step (`signals.rs`); one that comes
     // during setup stops it at step 0, after that step's outputs.
     let cancel = signals::install()?;
+    // under an MPI launcher: this process's rank of a distributed run (`ranks.rs`)
+    let ranks = super::ranks::join(&cancel, restart.is_some() || export_stiffness)?;
     let (loaded, parse_seconds) = timed(|| load_model(args));
     let (mut model, dir) = loaded?;
     if checkpoint_every.is_some() {
@@ -58,7 +62,9 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     }
     let backend = if backend == BackendKind::Auto {
         let (chosen, why) = peridot::backend::resolve_auto(precision);
-        eprintln!("backend auto: {why}; using {}", chosen.name());
+        if ranks.as_ref().is_none_or(Ranks::writes) {
+            eprintln!("backend auto: {why}; using {}", chosen.name());
+        }
         chosen
     } else {
         backend
@@ -127,20 +133,29 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     let out_dir = out
         .or_else(|| restart.clone())
         .unwrap_or_else(|| PathBuf::from("out").join(&problem.name));
+    let writes = ranks.as_ref().is_none_or(Ranks::writes);
     let opts = RunOptions {
         backend,
         precision,
         out_dir: Some(out_dir.clone()),
         quiet,
         subdomains: Some(subdomains),
-        cancel: Some(cancel),
+        cancel: Some(super::ranks::agreed(&ranks).unwrap_or(cancel)),
         process_start: Some(process_start()),
     };
-    let s = match (export_stiffness, &restart) {
-        (true, _) => run_and_export_stiffness(problem, &opts, restart.as_deref())?,
-        (false, Some(from)) => run_restarted(problem, &opts, from)?,
-        (false, None) => simulate(problem, &opts)?,
+    let s = match (export_stiffness, &restart, ranks) {
+        (_, _, Some(ranks)) => run_distributed(problem, &opts, ranks)?,
+        (true, _, None) => run_and_export_stiffness(problem, &opts, restart.as_deref())?,
+        (false, Some(from), None) => run_restarted(problem, &opts, from)?,
+        (false, None, None) => simulate(problem, &opts)?,
     };
+    if !writes {
+        // (rank 0 reports the run)
+        return match s.status == RunStatus::Interrupted {
+            true => Err(Interrupted::ranked(s.steps, out_dir).into()),
+            false => Ok(()),
+        };
+    }
     if let Some(step) = s.restarted_from_step {
         println!("resumed from the checkpoint of step {step}");
     }
@@ -204,7 +219,11 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     }
     println!("outputs in {}", out_dir.display());
     if interrupted {
-        return Err(Interrupted::new(s.steps, out_dir).into());
+        return Err(match s.backend.ends_with("-mpi") {
+            true => Interrupted::ranked(s.steps, out_dir),
+            false => Interrupted::new(s.steps, out_dir),
+        }
+        .into());
     }
     Ok(())
 }

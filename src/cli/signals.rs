@@ -79,6 +79,9 @@ pub struct Interrupted {
     pub step: usize,
     /// Where that step's outputs are.
     pub out_dir: PathBuf,
+    /// A rank of a distributed run (no checkpoint to resume from; the signal may have
+    /// reached another rank).
+    pub ranked: bool,
 }
 
 impl Interrupted {
@@ -88,6 +91,15 @@ impl Interrupted {
             signal: received().unwrap_or(libc::SIGINT),
             step,
             out_dir,
+            ranked: false,
+        }
+    }
+
+    /// For a rank of a distributed run that stopped at `step` with the others.
+    pub fn ranked(step: usize, out_dir: PathBuf) -> Self {
+        Interrupted {
+            ranked: true,
+            ..Interrupted::new(step, out_dir)
         }
     }
 
@@ -107,6 +119,19 @@ impl Interrupted {
 
 impl fmt::Display for Interrupted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.ranked {
+            let by = match received() {
+                Some(_) => format!("by {}", self.signal_name()),
+                None => "with the other ranks (a signal reached one of them)".into(),
+            };
+            return write!(
+                f,
+                "interrupted {by} at step {}; the outputs of that step and summary.json are \
+                 in {}",
+                self.step,
+                self.out_dir.display()
+            );
+        }
         write!(
             f,
             "interrupted by {} at step {}; the outputs of that step and summary.json are in {} \

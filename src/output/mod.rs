@@ -29,6 +29,7 @@ pub mod folder;
 mod font;
 pub mod image;
 pub mod matrix_market;
+pub mod pieces;
 pub mod probes;
 pub mod progress;
 pub mod sparsity;
@@ -38,6 +39,7 @@ pub mod vtk;
 
 pub use folder::OutputFolder;
 pub use image::write_damage_png;
+pub use pieces::Pieces;
 pub use probes::{ImpactorValues, ProbeRegions, ProbeValues, ProbeWriter};
 pub use progress::Progress;
 pub use summary::{

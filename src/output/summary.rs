@@ -173,6 +173,10 @@ pub struct Summary {
     /// (runs with `--subdomains` or a GPU memory budget only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subdomains: Option<crate::partition::StreamReport>,
+    /// A distributed run's ranks, one entry each: owned nodes, bonds, ghosts, neighbours,
+    /// halo bytes per step, exchanges and their seconds (`docs/distributed.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<Vec<crate::partition::RankReport>>,
     /// Directed bonds broken at the end of the run.
     pub broken_bonds: usize,
     /// Largest nodal damage at the end of the run (0..1).

@@ -1,5 +1,7 @@
 //! VTK XML output: one UnstructuredGrid file (`.vtu`) per snapshot and a ParaView collection
-//! (`.pvd`) that lists them with their times.
+//! (`.pvd`) that lists them with their times. A distributed run writes each snapshot in
+//! pieces (`pieces.rs`): one `.vtu` per rank of the nodes it owns and a `.pvtu`
+//! (PUnstructuredGrid) naming them and their arrays, which the `.pvd` then lists.
 //!
 //! Each node is a `VTK_VERTEX` cell. Points are the reference positions (Float64, 3
 //! components, metres), so in ParaView apply "Warp By Vector" with `displacement` to see the
@@ -32,6 +34,7 @@
 //! disk. Cells use the VTK >= 6 `connectivity` / `offsets` / `types` arrays (Int64, Int64,
 //! UInt8).
 
+use super::pieces::{Pieces, Subset};
 use super::{format_f64, invalid_input, write_atomically, NodeFields};
 use crate::model::OutputField;
 use crate::Error;
@@ -53,6 +56,8 @@ pub struct VtkSeries {
     stem: String,
     /// `(step, time, file name)` of every snapshot written so far, in step order.
     entries: Vec<(usize, f64, String)>,
+    /// This rank's share where the snapshots are written in pieces.
+    pieces: Option<Pieces>,
 }
 
 impl VtkSeries {
@@ -70,7 +75,15 @@ impl VtkSeries {
             dir: dir.to_path_buf(),
             stem: stem.to_string(),
             entries: Vec::new(),
+            pieces: None,
         })
+    }
+
+    /// The series written in pieces: this rank writes `<stem>_<step:06>_<rank>.vtu` of its
+    /// nodes; rank 0 also the `<stem>_<step:06>.pvtu` of all pieces and the `.pvd`.
+    pub fn in_pieces(mut self, pieces: Pieces) -> Self {
+        self.pieces = Some(pieces);
+        self
     }
 
     /// Continue a series at a restart: the snapshots `entries` (`(step, time, file name)`, in
@@ -137,6 +150,9 @@ impl VtkSeries {
         let name = format!("{}_{step:06}.vtu", self.stem);
         let path = self.dir.join(&name);
         fields.check().map_err(|m| invalid_input(&path, m))?;
+        if let Some(pieces) = &self.pieces {
+            return self.write_piece(step, time, fields, pieces.clone());
+        }
         write_vtu(&path, time, fields)?;
         match self.entries.iter_mut().find(|entry| entry.0 == step) {
             Some(entry) => entry.1 = time,
@@ -146,6 +162,39 @@ impl VtkSeries {
             }
         }
         self.write_pvd()?;
+        Ok(path)
+    }
+
+    /// This rank's piece of a snapshot; on rank 0 also its `.pvtu` and the `.pvd`. Returns
+    /// the `.pvtu` path.
+    fn write_piece(
+        &mut self,
+        step: usize,
+        time: f64,
+        fields: &NodeFields,
+        pieces: Pieces,
+    ) -> crate::Result<PathBuf> {
+        let piece = |r: usize| format!("{}_{step:06}_{r}.vtu", self.stem);
+        let subset = Subset::of(fields, &pieces.nodes);
+        write_vtu(
+            &self.dir.join(piece(pieces.rank)),
+            time,
+            &subset.view(fields),
+        )?;
+        let name = format!("{}_{step:06}.pvtu", self.stem);
+        let path = self.dir.join(&name);
+        match self.entries.iter_mut().find(|entry| entry.0 == step) {
+            Some(entry) => entry.1 = time,
+            None => {
+                self.entries.push((step, time, name));
+                self.entries.sort_by_key(|entry| entry.0);
+            }
+        }
+        if pieces.rank == 0 {
+            let sources: Vec<String> = (0..pieces.ranks).map(piece).collect();
+            write_atomically(&path, |w| write_pvtu(w, fields, &sources))?;
+            self.write_pvd()?;
+        }
         Ok(path)
     }
 
@@ -310,6 +359,43 @@ impl Array {
             Array::Types => write_repeated_byte(w, VTK_VERTEX, n as usize),
         }
     }
+}
+
+/// A `.pvtu`: the point arrays of `fields` (names, types, components) and the pieces'
+/// `sources` (file names in the same folder).
+fn write_pvtu(w: &mut impl Write, fields: &NodeFields, sources: &[String]) -> std::io::Result<()> {
+    writeln!(w, "<?xml version=\"1.0\"?>")?;
+    writeln!(
+        w,
+        "<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">"
+    )?;
+    writeln!(w, "  <PUnstructuredGrid GhostLevel=\"0\">")?;
+    writeln!(w, "    <PPointData>")?;
+    let layout = Array::layout(fields);
+    let p_array = |w: &mut dyn Write, a: Array, named: bool| {
+        let (ty, _) = a.value_type();
+        let name = match named {
+            true => format!(" Name=\"{}\"", a.name()),
+            false => String::new(),
+        };
+        writeln!(
+            w,
+            "      <PDataArray type=\"{ty}\"{name} NumberOfComponents=\"{}\"/>",
+            a.components()
+        )
+    };
+    for &a in layout.iter().filter(|a| a.section() == "PointData") {
+        p_array(w, a, true)?;
+    }
+    writeln!(w, "    </PPointData>")?;
+    writeln!(w, "    <PPoints>")?;
+    p_array(w, Array::Points, false)?;
+    writeln!(w, "    </PPoints>")?;
+    for source in sources {
+        writeln!(w, "    <Piece Source=\"{}\"/>", xml_escape(source))?;
+    }
+    writeln!(w, "  </PUnstructuredGrid>")?;
+    writeln!(w, "</VTKFile>")
 }
 
 /// Write one `.vtu` file: the XML header, then the appended data blocks.

@@ -15,7 +15,8 @@
 pub mod report;
 pub(crate) mod slabs;
 
-pub use report::{Residency, ResidencyRequest, StreamReport, StreamTimes};
+pub use report::{RankReport, Residency, ResidencyRequest, StreamReport, StreamTimes};
+pub use slabs::Balance;
 
 use crate::material::family_radius;
 use crate::neighbors::{CellList, Families};
@@ -112,9 +113,14 @@ pub struct Cuts {
 }
 
 impl Cuts {
-    /// The `count`-way cut of `problem` (errors as [`partition`]).
+    /// The `count`-way cut of `problem` balanced by nodes (errors as [`partition`]).
     pub fn new(problem: &Problem, count: usize) -> Result<Cuts> {
-        let assignment = slabs::assign(problem, count)?;
+        Cuts::balanced(problem, count, Balance::Nodes)
+    }
+
+    /// The `count`-way cut of `problem` balanced by `balance` (errors as [`partition`]).
+    pub fn balanced(problem: &Problem, count: usize, balance: Balance) -> Result<Cuts> {
+        let assignment = slabs::assign(problem, count, balance)?;
         let mut owned: Vec<Vec<usize>> = vec![Vec::new(); count];
         for (i, &s) in assignment.owner.iter().enumerate() {
             owned[s as usize].push(i);
@@ -129,6 +135,11 @@ impl Cuts {
             owned,
             slab_nodes,
         })
+    }
+
+    /// The subdomain that owns each node (global index).
+    pub fn owners(&self) -> &[u32] {
+        &self.assignment.owner
     }
 
     /// Number of subdomains.

@@ -1,5 +1,7 @@
 //! What a subdomain run reports (`summary.json` key `subdomains`) and how it uses the device:
-//! residency, timings and traffic per force evaluation, memory. Units: seconds, bytes, B/s.
+//! residency, timings and traffic per force evaluation, memory; and what each rank of a
+//! distributed run reports (`summary.json` key `ranks`, [`RankReport`]). Units: seconds,
+//! bytes, B/s.
 
 use serde::{Deserialize, Serialize};
 
@@ -105,6 +107,65 @@ impl StreamReport {
             hidden_seconds_per_evaluation: ((t.compute + t.copy_in + t.copy_out - t.wall) / e)
                 .max(0.0),
             ..self
+        }
+    }
+}
+
+/// One rank of a distributed run as `summary.json` reports it (`ranks`, one entry per rank):
+/// its share of the model and its ghost exchanges.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RankReport {
+    pub rank: usize,
+    /// Owned nodes, their directed bonds, ghost nodes, neighbouring ranks.
+    pub nodes: usize,
+    pub bonds: usize,
+    pub ghosts: usize,
+    pub peers: usize,
+    /// Bytes received per time step (the ghosts' displacement; and dilatation for LPS).
+    pub halo_bytes_per_step: u64,
+    /// Ghost exchanges so far and the bytes they received.
+    pub exchanges: u64,
+    pub bytes_received: u64,
+    /// Wall seconds of the exchanges (pack, messages, unpack: waiting for the neighbours
+    /// included) and of the force evaluations (exchanges included).
+    pub exchange_seconds: f64,
+    pub forces_seconds: f64,
+}
+
+impl RankReport {
+    /// Number of values [`RankReport::to_values`] gives.
+    pub const VALUES: usize = 10;
+
+    /// The report as numbers (for a gather across ranks).
+    pub fn to_values(&self) -> [f64; RankReport::VALUES] {
+        [
+            self.rank as f64,
+            self.nodes as f64,
+            self.bonds as f64,
+            self.ghosts as f64,
+            self.peers as f64,
+            self.halo_bytes_per_step as f64,
+            self.exchanges as f64,
+            self.bytes_received as f64,
+            self.exchange_seconds,
+            self.forces_seconds,
+        ]
+    }
+
+    /// The report from [`RankReport::to_values`]' numbers.
+    pub fn from_values(v: &[f64]) -> RankReport {
+        RankReport {
+            rank: v[0] as usize,
+            nodes: v[1] as usize,
+            bonds: v[2] as usize,
+            ghosts: v[3] as usize,
+            peers: v[4] as usize,
+            halo_bytes_per_step: v[5] as u64,
+            exchanges: v[6] as u64,
+            bytes_received: v[7] as u64,
+            exchange_seconds: v[8],
+            forces_seconds: v[9],
         }
     }
 }

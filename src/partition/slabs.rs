@@ -1,7 +1,8 @@
 //! Assignment of nodes to subdomains: cells of a grid with cell size equal to the family
 //! radius (so a node's neighbours lie in its own or an adjacent cell), grouped into slabs of
 //! whole cells along the body's longest axis, cut where the running node count passes each
-//! `k / count` of the total. Every subdomain gets at least one cell slab.
+//! `k / count` of the total ([`Balance`]: of the nodes, or of their directed bonds). Every
+//! subdomain gets at least one cell slab.
 
 use super::usage;
 use crate::material::family_radius;
@@ -110,8 +111,16 @@ impl SlabCounts {
     }
 }
 
-/// Assign every node of `problem` to one of `count` subdomains.
-pub fn assign(problem: &Problem, count: usize) -> Result<Assignment> {
+/// What the cuts balance: the node count of the parts (memory, the streamed subdomains) or
+/// their directed bond count (the work of a force evaluation, the ranks of an MPI run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Balance {
+    Nodes,
+    Bonds,
+}
+
+/// Assign every node of `problem` to one of `count` subdomains, balanced by `balance`.
+pub fn assign(problem: &Problem, count: usize, balance: Balance) -> Result<Assignment> {
     if count == 0 {
         return Err(usage("--subdomains", "must be at least 1"));
     }
@@ -128,8 +137,12 @@ pub fn assign(problem: &Problem, count: usize) -> Result<Assignment> {
         ));
     }
     let mut counts = vec![0usize; slabs];
-    for &c in &slab {
-        counts[c] += 1;
+    for (i, &c) in slab.iter().enumerate() {
+        counts[c] += match balance {
+            Balance::Nodes => 1,
+            // (a node without bonds still costs its update)
+            Balance::Bonds => problem.families.range(i).len().max(1),
+        };
     }
     let cut = cuts(&counts, count);
     let mut subdomain_of_slab = vec![0; slabs];

@@ -9,11 +9,13 @@
 //! a run stepped by a library caller (`session.rs`, the Python package's `Simulation`).
 
 pub mod cancel;
+pub mod distributed;
 pub mod export;
 mod fields;
 pub mod implicit;
 pub mod linear;
 mod outputs;
+mod ranks;
 pub mod restart;
 pub mod rigid;
 pub mod run;
@@ -24,6 +26,7 @@ mod time_step;
 mod tips;
 
 pub use cancel::Cancel;
+pub use ranks::Ranks;
 pub use run::{run, simulate, Outcome, RunOptions};
 pub use session::Session;
 pub use tips::excluded_nodes;

@@ -8,8 +8,10 @@
 
 use super::cancel::Cancel;
 use super::outputs::{self, initial_summary};
+use super::ranks::{self, Ranks};
 use super::restart::{self, Saver};
 use super::snapshot_thread::{OwnedSnapshot, SnapshotThread};
+use super::time_step::check_stability;
 pub use super::time_step::{choose_dt, DEFAULT_SAFETY};
 use super::tips::TipOutput;
 use crate::backend::partitioned::SubdomainRequest;
@@ -99,9 +101,18 @@ pub fn simulate_from<T: Real>(
     opts: &RunOptions,
     restart: Option<&Path>,
 ) -> Result<Outcome<T>> {
-    OutputFolder::around(opts.out_dir.as_deref(), || {
-        simulate_in::<T>(problem, opts, restart)
-    })
+    simulate_from_in(problem, opts, restart, None)
+}
+
+/// [`simulate_from`], of this rank's part with `ranks` (`distributed.rs`).
+pub(super) fn simulate_from_in<T: Real>(
+    problem: Problem,
+    opts: &RunOptions,
+    restart: Option<&Path>,
+    ranks: Option<Ranks>,
+) -> Result<Outcome<T>> {
+    let dir = opts.out_dir.as_deref();
+    OutputFolder::around(dir, || simulate_in::<T>(problem, opts, restart, ranks))
 }
 
 /// [`simulate_from`] once the output folder exists.
@@ -109,8 +120,9 @@ fn simulate_in<T: Real>(
     problem: Problem,
     opts: &RunOptions,
     restart: Option<&Path>,
+    ranks: Option<Ranks>,
 ) -> Result<Outcome<T>> {
-    let mut runner = Runner::start(problem, opts, restart)?;
+    let mut runner = Runner::start(problem, opts, restart, ranks)?;
     let outcome = match runner.problem.model.solver.kind {
         SolverKind::Explicit => runner.run_explicit(),
         SolverKind::Adr => runner.run_adr(),
@@ -120,11 +132,13 @@ fn simulate_in<T: Real>(
 
 impl<T: Real> Runner<T> {
     /// The time step, the backend and the outputs of a run of `problem` (resumed from the
-    /// latest checkpoint in `restart`), with the setup's times in the summary.
+    /// latest checkpoint in `restart`; this rank's part with `ranks`), with the setup's times
+    /// in the summary.
     pub(super) fn start(
         mut problem: Problem,
         opts: &RunOptions,
         restart: Option<&Path>,
+        ranks: Option<Ranks>,
     ) -> Result<Self> {
         let (chosen, seconds) = timed(|| choose_dt(&problem));
         let (dt, _stable, warnings) = chosen?;
@@ -151,10 +165,17 @@ impl<T: Real> Runner<T> {
             opts.backend,
             T::PRECISION,
         );
-        let backend = backend::create::<T>(opts.backend, problem.clone(), subdomains.as_ref())?;
+        let (backend, ranks) = match ranks {
+            Some(ranks) => ranks::backend::<T>(&problem, ranks)?,
+            None => (
+                backend::create::<T>(opts.backend, problem.clone(), subdomains.as_ref())?,
+                None,
+            ),
+        };
         let assembly = since(t_setup);
         let compilation = compiled() - compiled_before;
-        let (runner, outputs_seconds) = timed(|| Runner::new(problem, backend, dt, opts, resume));
+        let (runner, outputs_seconds) =
+            timed(|| Runner::new(problem, backend, dt, opts, resume, ranks));
         let mut runner = runner?;
         runner.summary.warnings = warnings;
         runner.summary.setup.outputs = Some(outputs_seconds);
@@ -192,6 +213,11 @@ pub(super) struct Runner<T: Real> {
     /// The snapshots' writer (a thread of its own).
     vtk: Option<SnapshotThread>,
     probes: Option<ProbeWriter>,
+    /// Whether probe rows are written (on every rank of a distributed run, which computes
+    /// them together; rank 0 holds the writer).
+    probes_on: bool,
+    /// The ranks of a distributed run.
+    ranks: Option<Ranks>,
     /// The regions of the probe file's columns (empty without probes).
     probe_regions: ProbeRegions,
     progress: Progress,
@@ -220,24 +246,33 @@ impl<T: Real> Runner<T> {
         dt: f64,
         opts: &RunOptions,
         resume: Option<(Checkpoint<T>, &Path)>,
+        ranks: Option<(Ranks, crate::output::Pieces)>,
     ) -> Result<Self> {
         let dir = opts.out_dir.as_deref();
-        let (vtk, probes) = match &resume {
-            Some((ckpt, from)) => restart::resume_outputs(&problem, ckpt, from, dir)?,
-            None => outputs::open_outputs(&problem, dir)?,
+        let ((vtk, probes), ranks) = match (&resume, ranks) {
+            (None, Some((r, pieces))) => (ranks::open_outputs(&problem, dir, &r, pieces)?, Some(r)),
+            (Some((ckpt, from)), _) => (restart::resume_outputs(&problem, ckpt, from, dir)?, None),
+            (None, None) => (outputs::open_outputs(&problem, dir)?, None),
         };
+        let probes_on = probes.is_some() || (ranks.is_some() && ranks::probes_on(&problem, dir));
         let resumed = resume.as_ref().map(|(ckpt, _)| ckpt.state.step);
         let tips_place = resume.as_ref().and_then(|(ckpt, _)| ckpt.tips.as_ref());
-        let tips = TipOutput::open(&problem, dir, tips_place)?;
+        // (across ranks: no crack tips nor checkpoints yet, `docs/distributed.md`)
+        let tips = match ranks {
+            Some(_) => None,
+            None => TipOutput::open(&problem, dir, tips_place)?,
+        };
         let (state, resume_adr) = match resume {
             Some((ckpt, _)) => (ckpt.state, ckpt.adr),
             None => (State::initial(&problem), None),
         };
-        let saver = dir.map(|d| Saver::new(&problem, d, resumed.unwrap_or(0)));
+        let saver = (dir.filter(|_| ranks.is_none()))
+            .map(|d| Saver::new(&problem, d, resumed.unwrap_or(0)));
         let mut summary = initial_summary(&problem, backend.name(), T::NAME, dt);
         summary.restarted_from_step = resumed;
         let steps = problem.model.solver.steps as u64;
-        let progress = if opts.quiet || dir.is_none() {
+        let quiet = opts.quiet || ranks.as_ref().is_some_and(|r| !r.writes());
+        let progress = if quiet || dir.is_none() {
             Progress::hidden(steps)
         } else {
             Progress::new(steps, &problem.name)
@@ -254,6 +289,8 @@ impl<T: Real> Runner<T> {
             opts: opts.clone(),
             vtk,
             probes,
+            probes_on,
+            ranks,
             probe_regions,
             progress,
             times: StepTimes::default(),
@@ -544,31 +581,15 @@ impl<T: Real> Runner<T> {
         self.observe(last)
     }
 
-    /// Stop with a clear error on NaN or blow-up (displacements beyond 10x the body size).
+    /// Stop with a clear error on NaN or blow-up (`time_step::check_stability`) at the
+    /// steps of a stability check.
     fn check_stability(&mut self) -> Result<()> {
         let step = self.state.step;
-        if step % STABILITY_EVERY != 0 && step != self.problem.model.solver.steps {
+        if !step.is_multiple_of(STABILITY_EVERY) && step != self.problem.model.solver.steps {
             return Ok(());
         }
-        let b = &self.problem.body;
-        let size = (0..3)
-            .map(|k| (b.bbox_max[k] - b.bbox_min[k]).powi(2))
-            .sum::<f64>()
-            .sqrt()
-            .max(b.dx);
-        let reason = match self.backend.max_abs_displacement(&self.state)? {
-            None => "displacement is not a finite number".to_string(),
-            Some(m) if m > 10.0 * size => {
-                format!("displacement {m:.3e} m exceeds 10x the body size {size:.3e} m")
-            }
-            Some(_) => return Ok(()),
-        };
-        Err(Error::Unstable {
-            step,
-            time: self.state.time,
-            reason,
-            adr: self.problem.model.solver.kind == SolverKind::Adr,
-        })
+        let largest = self.backend.max_abs_displacement(&self.state)?;
+        check_stability(&self.problem, step, self.state.time, largest)
     }
 }
 
@@ -589,14 +610,14 @@ impl<T: Real> Runner<T> {
     /// Whether a snapshot is written after `step` (`last`: the run's last step).
     fn snapshot_due(&self, step: usize, last: bool) -> bool {
         let every = self.problem.model.output.vtk_every;
-        self.vtk.is_some() && (step == 0 || last || (every > 0 && step % every == 0))
+        self.vtk.is_some() && (step == 0 || last || (every > 0 && step.is_multiple_of(every)))
     }
 
     /// Whether a probe row is written after `step` (`last`: the run's last step).
     fn probe_due(&self, step: usize, last: bool) -> bool {
         let steps = self.problem.model.solver.steps;
         let every = (self.problem.model.output.probe_every).unwrap_or((steps / 100).max(1));
-        self.probes.is_some() && (step % every == 0 || last)
+        self.probes_on && (step.is_multiple_of(every) || last)
     }
 
     /// Progress, probes and snapshots after a step; `last` forces a snapshot.
@@ -624,15 +645,17 @@ impl<T: Real> Runner<T> {
     }
 
     fn write_probes(&mut self) -> Result<()> {
-        let Some(writer) = self.probes.as_mut() else {
+        if !self.probes_on {
             return Ok(());
-        };
+        }
         let t0 = Instant::now();
         let values = self
             .backend
             .probe_values(&self.state, &self.probe_regions)?;
         let impactors = outputs::impactor_values(&self.state);
-        writer.write_row_with(self.state.step, self.state.time, &values, &impactors)?;
+        if let Some(writer) = self.probes.as_mut() {
+            writer.write_row_with(self.state.step, self.state.time, &values, &impactors)?;
+        }
         self.probe_step = Some(self.state.step);
         self.out_times.probes += since(t0);
         Ok(())
@@ -682,7 +705,7 @@ impl<T: Real> Runner<T> {
         let on_gpu = self.backend.name().starts_with("gpu");
         let s = &mut self.summary;
         s.peak_gpu_bytes = on_gpu.then_some(footprint.memory_bytes as u64);
-        s.subdomains = footprint.subdomains;
+        (s.subdomains, s.ranks) = (footprint.subdomains, footprint.ranks);
         if self.times.transfers > 0.0 {
             s.phase_seconds.transfers = Some(self.times.transfers);
         }
@@ -729,13 +752,17 @@ impl<T: Real> Runner<T> {
     /// after a run that went well, the fault that kept the damage from being read).
     pub(super) fn finish(mut self, outcome: Result<Stop>) -> Result<Outcome<T>> {
         self.progress.finish();
+        if let (Some(ranks), Err(e)) = (&self.ranks, &outcome) {
+            ranks::abort_unless_collective(ranks, e);
+        }
+        let writes = self.ranks.as_ref().is_none_or(Ranks::writes);
         let t0 = Instant::now();
         let (phi, outcome) = match (self.fields(), outcome) {
             (Ok(fields), outcome) => (fields.damage, outcome),
             (Err(e), Ok(_)) => (Vec::new(), Err(e)),
             (Err(_), outcome) => (Vec::new(), outcome),
         };
-        if let (Some(dir), false) = (&self.opts.out_dir, phi.is_empty()) {
+        if let (Some(dir), false, true) = (&self.opts.out_dir, phi.is_empty(), writes) {
             outputs::write_picture(&self.problem, dir, &phi)?;
         }
         self.out_times.picture += since(t0);
@@ -753,7 +780,7 @@ impl<T: Real> Runner<T> {
             (_, outcome) => outcome,
         };
         self.fill_summary(&phi, &outcome);
-        if let Some(dir) = &self.opts.out_dir {
+        if let (Some(dir), true) = (&self.opts.out_dir, writes) {
             self.summary.write(&dir.join("summary.json"))?;
         }
         outcome.map(|_| Outcome {

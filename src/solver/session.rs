@@ -33,7 +33,7 @@ impl<T: Real> Session<T> {
             ));
         }
         let runner = OutputFolder::around(opts.out_dir.as_deref(), || {
-            let mut runner = Runner::start(problem, opts, None)?;
+            let mut runner = Runner::start(problem, opts, None, None)?;
             runner.start_explicit()?;
             Ok(runner)
         })?;

@@ -42,3 +42,33 @@ pub fn choose_dt(problem: &Problem) -> Result<(f64, f64, Vec<String>)> {
         )),
     }
 }
+
+/// The stability check of a run at `step` (time `time`, s): an error where the largest
+/// absolute displacement (`largest`, m; `None`: not a finite number) exceeds 10x the body's
+/// diagonal.
+pub(super) fn check_stability(
+    problem: &Problem,
+    step: usize,
+    time: f64,
+    largest: Option<f64>,
+) -> Result<()> {
+    let b = &problem.body;
+    let size = (0..3)
+        .map(|k| (b.bbox_max[k] - b.bbox_min[k]).powi(2))
+        .sum::<f64>()
+        .sqrt()
+        .max(b.dx);
+    let reason = match largest {
+        None => "displacement is not a finite number".to_string(),
+        Some(m) if m > 10.0 * size => {
+            format!("displacement {m:.3e} m exceeds 10x the body size {size:.3e} m")
+        }
+        Some(_) => return Ok(()),
+    };
+    Err(Error::Unstable {
+        step,
+        time,
+        reason,
+        adr: problem.model.solver.kind == SolverKind::Adr,
+    })
+}

@@ -62,7 +62,7 @@ pub fn local_problem(problem: &Problem, sub: &Subdomain) -> Problem {
 /// A problem of the global `nodes` of `problem` (local index = position in `nodes`) with
 /// `families` in local indices, whose local bond `k` is the global bond `bond_index[k]`: the
 /// geometry and per-node data gathered by node, the per-bond data by bond.
-pub(super) fn problem_of(
+pub(crate) fn problem_of(
     problem: &Problem,
     nodes: &[usize],
     families: Families,

@@ -17,8 +17,8 @@
 //! Units: memory in bytes; node indices global (the problem's) or local (a subdomain's).
 
 pub mod emulate;
-mod exchange;
-mod fused;
+pub(crate) mod exchange;
+pub(crate) mod fused;
 pub mod matrix;
 mod matrix_part;
 pub mod matrix_stream;

@@ -1,0 +1,101 @@
+//! The ranks of `peridot run` under `mpirun` (`docs/distributed.md`), and the partition
+//! `peridot info --ranks P` shows.
+
+use peridot::distributed::plan::rows;
+use peridot::material::Law;
+use peridot::setup::Problem;
+use peridot::solver::Ranks;
+use peridot::Precision;
+
+/// The number of ranks the MPI launcher started, from its environment (`PMI_SIZE`: MPICH's
+/// Hydra and Slurm's PMI; `OMPI_COMM_WORLD_SIZE`: Open MPI); `None` outside a launcher.
+pub fn launched_ranks() -> Option<usize> {
+    ["PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok()?.parse().ok())
+}
+
+/// Print the `p`-way partition of `problem` as a run across `p` ranks makes it (balanced by
+/// bonds), with the halo bytes per step in `precision`.
+pub fn print_ranks(problem: &Problem, p: usize, precision: Precision) -> anyhow::Result<()> {
+    let table = rows(problem, p)?;
+    let lps = matches!(problem.material.law, Law::Lps { .. });
+    let bytes = match precision {
+        Precision::F32 => 4,
+        Precision::F64 => 8,
+    };
+    let dim = problem.dim();
+    println!(
+        "ranks {p} (as `mpirun -n {p} peridot run` cuts the model: slabs of cells balanced by \
+         bonds; halo bytes received per step in {}):",
+        precision.name()
+    );
+    println!("  rank      nodes        bonds     ghosts  peers  halo bytes/step");
+    for r in &table {
+        println!(
+            "  {:>4} {:>10} {:>12} {:>10} {:>6} {:>16}",
+            r.rank,
+            r.nodes,
+            r.bonds,
+            r.ghosts,
+            r.peers,
+            r.halo_bytes(dim, bytes, lps)
+        );
+    }
+    let total: usize = table.iter().map(|r| r.bonds).sum();
+    let most = table.iter().map(|r| r.bonds).max().unwrap_or(0);
+    println!(
+        "  bond imbalance {:.3} (largest share over the mean)",
+        most as f64 * p as f64 / total.max(1) as f64
+    );
+    Ok(())
+}
+
+/// This process's place in a distributed run where an MPI launcher started it (see
+/// [`launched_ranks`]; one rank of one runs the distributed path too), `None` otherwise. The
+/// raw stop flag is `cancel`'s (set by this process's signal handler). `refused`: an option
+/// that does not run across ranks (`--restart`, `--export-stiffness`).
+#[cfg(feature = "mpi")]
+pub fn join(cancel: &peridot::solver::Cancel, refused: bool) -> anyhow::Result<Option<Ranks>> {
+    use peridot::distributed::cpu::StopFlags;
+    use peridot::distributed::MpiComm;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    if launched_ranks().is_none() {
+        return Ok(None);
+    }
+    if refused {
+        anyhow::bail!(
+            "--restart and --export-stiffness do not run across MPI ranks yet; run them in one \
+             process"
+        );
+    }
+    let comm = MpiComm::init()?;
+    let stop = StopFlags {
+        raw: cancel.flag().clone(),
+        agreed: Arc::new(AtomicBool::new(false)),
+    };
+    Ok(Some(Ranks {
+        comm: Arc::new(comm),
+        stop: Some(stop),
+    }))
+}
+
+/// Without the `mpi` feature: an error where a launcher started several ranks (each would
+/// run the whole model into the same folder), else `None`.
+#[cfg(not(feature = "mpi"))]
+pub fn join(_cancel: &peridot::solver::Cancel, _refused: bool) -> anyhow::Result<Option<Ranks>> {
+    match launched_ranks() {
+        Some(p) if p > 1 => anyhow::bail!(
+            "started as {p} MPI ranks, but this peridot was built without MPI: build it with \
+             `cargo build --release --features mpi` (docs/distributed.md)"
+        ),
+        _ => Ok(None),
+    }
+}
+
+/// The stop flag the driver of a distributed run reads: the one all ranks agree on.
+pub fn agreed(ranks: &Option<Ranks>) -> Option<peridot::solver::Cancel> {
+    let stop = ranks.as_ref()?.stop.as_ref()?;
+    Some(peridot::solver::Cancel::from_flag(stop.agreed.clone()))
+}

@@ -1,0 +1,59 @@
+//! What a distributed run reports, brought together: each rank's owned values gathered into
+//! the global arrays every rank holds (for snapshots, probes and the summary, which then
+//! read them as in a single process, bit for bit), and the bond status in the global CSR
+//! order. Collective: every rank calls these in the same order.
+//!
+//! Units: as the values gathered.
+
+use super::{bytes_of, bytes_of_mut, Comm};
+use crate::backend::partitioned::exchange::scatter;
+use crate::Result;
+
+/// Every rank's owned values (`per` per node, rank `r`'s for the nodes `owned_of[r]`, this
+/// rank's in `mine`) written into `global` at their nodes.
+pub(super) fn gather_owned<T: Copy + Default + Send + Sync>(
+    comm: &dyn Comm,
+    owned_of: &[Vec<usize>],
+    mine: &[T],
+    per: usize,
+    global: &mut [T],
+) -> Result<()> {
+    let size = std::mem::size_of::<T>();
+    let counts: Vec<usize> = owned_of.iter().map(|o| o.len() * per * size).collect();
+    let bytes = comm.all_gather(bytes_of(mine), &counts)?;
+    let mut all = vec![T::default(); bytes.len() / size];
+    bytes_of_mut(&mut all).copy_from_slice(&bytes);
+    let mut at = 0;
+    for nodes in owned_of {
+        let len = nodes.len() * per;
+        scatter(&all[at..at + len], nodes, per, global);
+        at += len;
+    }
+    Ok(())
+}
+
+/// The global bond status (CSR order of `offsets`) from every rank's status of its owned
+/// nodes' bonds (`mine`: in the order of its owned nodes, each family in CSR order).
+pub(super) fn gather_bonds(
+    comm: &dyn Comm,
+    owned_of: &[Vec<usize>],
+    offsets: &[usize],
+    mine: &[u8],
+) -> Result<Vec<u8>> {
+    let family = |i: usize| offsets[i]..offsets[i + 1];
+    let counts: Vec<usize> = (owned_of.iter())
+        .map(|o| o.iter().map(|&i| family(i).len()).sum())
+        .collect();
+    let all = comm.all_gather(mine, &counts)?;
+    let mut status = vec![0u8; offsets.last().copied().unwrap_or(0)];
+    let mut at = 0;
+    for nodes in owned_of {
+        for &i in nodes {
+            let bonds = family(i);
+            let len = bonds.len();
+            status[bonds].copy_from_slice(&all[at..at + len]);
+            at += len;
+        }
+    }
+    Ok(status)
+}

@@ -1,0 +1,462 @@
+//! `cpu-loop` on one rank's part: the rank's subdomain (owned nodes with their families,
+//! ghosts without) run by two [`CpuLoop`]s, one for the interior nodes and one for the
+//! boundary nodes (`split.rs`), the explicit update fused into the scatter of its forces as
+//! the partitioned backends do (`partitioned/fused.rs`).
+//!
+//! The driver's `State` keeps the global length on every rank; a rank computes and updates
+//! only its owned dofs there (the rest goes stale between gathers). Per force evaluation the
+//! owned displacements are gathered into the local array, the ghosts' come from their owners
+//! ([`Halo`]), and for the state-based laws the ghosts' dilatations follow in a second
+//! exchange. The interior's bond work runs while the ghosts' values travel (the messages are
+//! posted first, waited for after it), the boundary's once they are in. Each owned node sums
+//! its bonds in the global CSR order with the in-core
+//! arithmetic, so forces, bond breaking (a bond cut by the partition is evaluated on both
+//! sides from the same two displacements), damage and the fused update equal the
+//! single-process run bit for bit. Where the driver needs the whole state (a snapshot, the
+//! end: `ExplicitCall::full_sync`) or a probe row, the owned values are gathered to every
+//! rank (`collect.rs`). The energy is a sum over ranks (to round-off). At each call's end
+//! the ranks agree on the stop flag (a signal on one rank stops all at the same step).
+//!
+//! Units: m, N/m^3, J.
+
+use super::collect::{gather_bonds, gather_owned};
+use super::halo::HaloBuffers;
+use super::split::Split;
+use super::{bytes_of, Comm, RankPlan};
+use crate::backend::partitioned::exchange::gather_into;
+use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
+use crate::backend::{
+    check_contact, check_density, check_material, Backend, CpuLoop, Footprint, Scheme,
+};
+use crate::dynamics::{ExplicitCall, Forces, State};
+use crate::material::Law;
+use crate::output::{ProbeRegions, ProbeValues};
+use crate::partition::RankReport;
+use crate::setup::Problem;
+use crate::{Real, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The stop flags of a distributed run: `raw` set by this process's signal handler, `agreed`
+/// (the one the driver reads) set on every rank once any rank's raw flag is set.
+#[derive(Debug, Clone)]
+pub struct StopFlags {
+    pub raw: Arc<AtomicBool>,
+    pub agreed: Arc<AtomicBool>,
+}
+
+/// Seconds and bytes of a rank's exchanges.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HaloTimes {
+    /// Ghost exchanges (pack, messages, unpack), less the bond work done meanwhile: the
+    /// communication the overlap did not hide.
+    pub exchange_seconds: f64,
+    /// Force evaluations, exchanges included.
+    pub forces_seconds: f64,
+    pub exchanges: usize,
+    pub bytes_received: usize,
+}
+
+/// `cpu-loop` on one rank's part of the problem.
+pub struct DistributedCpu<T: Real> {
+    comm: Arc<dyn Comm>,
+    plan: RankPlan,
+    split: Split<T>,
+    /// The global CSR offsets (the bond status's order).
+    offsets: Vec<usize>,
+    dim: usize,
+    lps: bool,
+    u_local: Vec<T>,
+    f_local: Vec<T>,
+    f_edge: Vec<T>,
+    theta_local: Vec<T>,
+    theta_edge: Vec<T>,
+    buf: HaloBuffers<T>,
+    buf_theta: HaloBuffers<T>,
+    carry: Carry<T>,
+    stop: Option<StopFlags>,
+    /// Per rank, the probe regions' nodes it owns (ascending), once probes are asked for;
+    /// the global arrays they are gathered into.
+    probe_nodes: Option<Vec<Vec<usize>>>,
+    u_probe: Vec<T>,
+    f_probe: Vec<T>,
+    pub times: HaloTimes,
+}
+
+/// Per rank, the nodes of any of `regions` it owns (ascending).
+fn probe_nodes(regions: &ProbeRegions, owned_of: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut all: Vec<usize> = (regions.regions.iter())
+        .flat_map(|(nodes, _)| nodes.iter().copied())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    (owned_of.iter())
+        .map(|owned| {
+            (all.iter().copied())
+                .filter(|i| owned.binary_search(i).is_ok())
+                .collect()
+        })
+        .collect()
+}
+
+impl<T: Real> DistributedCpu<T> {
+    /// This rank's part of `problem` (its bonds stored) over `comm`. Runs what `cpu-loop` in
+    /// subdomains runs: the explicit solver, no contact, no softening damage law, no
+    /// `critical_stretch_alpha`, one density.
+    pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
+        check_material(problem, "cpu-loop (distributed)", Scheme::Loop)?;
+        check_contact(problem, "cpu-loop (distributed)", false)?;
+        check_density(problem, "cpu-loop (distributed)", false)?;
+        let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
+        let (dim, n) = (problem.dim(), plan.sub.nodes.len());
+        Ok(DistributedCpu {
+            split: Split::new(problem, &plan.sub),
+            offsets: problem.families.offsets.clone(),
+            dim,
+            lps: matches!(problem.material.law, Law::Lps { .. }),
+            u_local: vec![T::zero(); dim * n],
+            f_local: vec![T::zero(); dim * n],
+            f_edge: vec![T::zero(); dim * n],
+            theta_local: vec![T::zero(); n],
+            theta_edge: vec![T::zero(); n],
+            buf: HaloBuffers::default(),
+            buf_theta: HaloBuffers::default(),
+            carry: Carry::default(),
+            comm,
+            plan,
+            stop,
+            probe_nodes: None,
+            u_probe: Vec::new(),
+            f_probe: Vec::new(),
+            times: HaloTimes::default(),
+        })
+    }
+
+    /// This rank's part.
+    pub fn plan(&self) -> &RankPlan {
+        &self.plan
+    }
+
+    /// The local displacement from the global `u`: the owned nodes' from `u`, the ghosts'
+    /// from their owners (no work overlapped).
+    fn local_displacement(&mut self, u: &[T]) -> Result<()> {
+        self.overlapped(u, |_, _, _| Ok(0)).map(|_| ())
+    }
+
+    /// The owned displacements from the global `u` into the local array, their exchange
+    /// posted, `work` (given the split, the local displacement with stale ghosts, the local
+    /// forces) run while they travel, the ghosts unpacked; what `work` returns.
+    fn overlapped(
+        &mut self,
+        u: &[T],
+        mut work: impl FnMut(&mut Split<T>, &[T], &mut [T]) -> Result<usize>,
+    ) -> Result<usize> {
+        let t0 = Instant::now();
+        let (d, owned) = (self.dim, self.plan.sub.owned);
+        gather_into(
+            u,
+            self.plan.sub.owned_nodes(),
+            d,
+            &mut self.u_local[..d * owned],
+        );
+        let halo = &self.plan.halo;
+        halo.pack(&self.u_local, d, &mut self.buf);
+        let (split, u_local, f_local) = (&mut self.split, &self.u_local, &mut self.f_local);
+        let (mut out, mut busy) = (0, 0.0);
+        halo.exchange(&*self.comm, &mut self.buf, &mut || {
+            let t1 = Instant::now();
+            out = work(split, u_local, f_local)?;
+            busy = t1.elapsed().as_secs_f64();
+            Ok(())
+        })?;
+        halo.unpack(&self.buf, d, &mut self.u_local);
+        self.count_exchange(t0.elapsed().as_secs_f64() - busy, d);
+        Ok(out)
+    }
+
+    fn count_exchange(&mut self, seconds: f64, per: usize) {
+        self.times.exchange_seconds += seconds;
+        self.times.exchanges += 1;
+        self.times.bytes_received += self.plan.halo.recv_bytes(per, std::mem::size_of::<T>());
+    }
+
+    /// PMB forces of the owned nodes into `f_local` (breaking first with `check`): the
+    /// interior's while the ghosts travel, then the boundary's; the bonds broken.
+    fn pmb_forces(&mut self, u: &[T], check: bool) -> Result<usize> {
+        let pass = |b: &mut CpuLoop<T>, u: &[T], f: &mut [T]| match check {
+            true => b.break_bonds_and_force(u, f),
+            false => b.internal_force(u, f).map(|()| 0),
+        };
+        let inner = self.overlapped(u, |s, u, f| pass(&mut s.inner, u, f))?;
+        let edge = pass(&mut self.split.edge, &self.u_local, &mut self.f_edge)?;
+        self.split.merge(&mut self.f_local, &self.f_edge, self.dim);
+        Ok(inner + edge)
+    }
+
+    /// The dilatation of the local nodes (owned computed, breaking first with `breaking`,
+    /// the interior's while the displacements travel; ghosts' from their owners, exchanged
+    /// while `forces` (LPS forces of the interior, which read no ghost) runs); the bonds
+    /// broken.
+    fn lps_forces(&mut self, u: &[T], breaking: bool, forces: bool) -> Result<usize> {
+        let mut theta = std::mem::take(&mut self.theta_local);
+        let inner = self.overlapped(u, |s, u, _| {
+            Ok(s.inner.dilatation_and_breaks(u, breaking, &mut theta))
+        })?;
+        self.theta_local = theta;
+        let s = &mut self.split;
+        let edge = s
+            .edge
+            .dilatation_and_breaks(&self.u_local, breaking, &mut self.theta_edge);
+        s.merge(&mut self.theta_local, &self.theta_edge, 1);
+        let t0 = Instant::now();
+        let halo = &self.plan.halo;
+        halo.pack(&self.theta_local, 1, &mut self.buf_theta);
+        let (u_local, theta) = (&self.u_local, &self.theta_local);
+        let (f_local, mut busy) = (&mut self.f_local, 0.0);
+        halo.exchange(&*self.comm, &mut self.buf_theta, &mut || {
+            let t1 = Instant::now();
+            if forces {
+                s.inner.lps_forces_with(u_local, theta, f_local);
+            }
+            busy = t1.elapsed().as_secs_f64();
+            Ok(())
+        })?;
+        halo.unpack(&self.buf_theta, 1, &mut self.theta_local);
+        self.count_exchange(t0.elapsed().as_secs_f64() - busy, 1);
+        if forces {
+            let (s, f_edge) = (&mut self.split, &mut self.f_edge);
+            (s.edge).lps_forces_with(&self.u_local, &self.theta_local, f_edge);
+            s.merge(&mut self.f_local, &self.f_edge, self.dim);
+        }
+        Ok(inner + edge)
+    }
+
+    /// Owned values of a local array (`per` per node) gathered into `global` on every rank.
+    fn gather_local(&self, local: &[T], per: usize, global: &mut [T]) -> Result<()> {
+        let mine = &local[..per * self.plan.sub.owned];
+        gather_owned(&*self.comm, &self.plan.owned_of, mine, per, global)
+    }
+
+    /// Owned values of a global array gathered into it on every rank.
+    fn gather_global(&self, global: &mut [T], per: usize) -> Result<()> {
+        let owned = self.plan.sub.owned_nodes();
+        let mut mine = vec![T::zero(); per * owned.len()];
+        gather_into(global, owned, per, &mut mine);
+        gather_owned(&*self.comm, &self.plan.owned_of, &mine, per, global)
+    }
+
+    /// The whole state on every rank.
+    fn gather_state(&self, state: &mut State<T>) -> Result<()> {
+        let d = self.dim;
+        for v in [&mut state.u, &mut state.v, &mut state.a, &mut state.f] {
+            self.gather_global(v, d)?;
+        }
+        Ok(())
+    }
+
+    /// Every rank's report, gathered.
+    fn rank_reports(&self) -> Result<Vec<RankReport>> {
+        let row = self.plan.row();
+        let t = &self.times;
+        let per = self.dim + usize::from(self.lps);
+        let mine = RankReport {
+            rank: row.rank,
+            nodes: row.nodes,
+            bonds: row.bonds,
+            ghosts: row.ghosts,
+            peers: row.peers,
+            halo_bytes_per_step: self.plan.halo.recv_bytes(per, std::mem::size_of::<T>()) as u64,
+            exchanges: t.exchanges as u64,
+            bytes_received: t.bytes_received as u64,
+            exchange_seconds: t.exchange_seconds,
+            forces_seconds: t.forces_seconds,
+        };
+        let size = RankReport::VALUES * std::mem::size_of::<f64>();
+        let counts = vec![size; self.comm.size()];
+        let all = self.comm.all_gather(bytes_of(&mine.to_values()), &counts)?;
+        let values: Vec<f64> = (all.chunks_exact(8))
+            .map(|b| f64::from_ne_bytes(b.try_into().expect("8 bytes")))
+            .collect();
+        Ok(values
+            .chunks_exact(RankReport::VALUES)
+            .map(RankReport::from_values)
+            .collect())
+    }
+
+    /// Set the agreed stop flag on every rank where any rank's raw flag is set.
+    fn agree_on_stop(&self) {
+        let Some(stop) = &self.stop else { return };
+        if self.comm.any(stop.raw.load(Ordering::SeqCst)) {
+            stop.agreed.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+impl<T: Real> FusedForces<T> for DistributedCpu<T> {
+    /// Forces of the owned nodes into `force` (breaking bonds first with `check`), the
+    /// update fused into the scatter; the bonds this rank broke.
+    fn forces_with(
+        &mut self,
+        u: &[T],
+        force: &mut [T],
+        check: bool,
+        update: Option<&mut Update<'_, T>>,
+    ) -> Result<usize> {
+        let t0 = Instant::now();
+        let broken = match self.lps {
+            true => self.lps_forces(u, check, true)?,
+            false => self.pmb_forces(u, check)?,
+        };
+        let owned = self.plan.sub.owned_nodes();
+        scatter_forces(&self.f_local, owned, self.dim, force, update);
+        self.times.forces_seconds += t0.elapsed().as_secs_f64();
+        Ok(broken)
+    }
+
+    fn carry(&mut self) -> &mut Carry<T> {
+        &mut self.carry
+    }
+}
+
+impl<T: Real> Forces<T> for DistributedCpu<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.forces_with(u, force, false, None).map(|_| ())
+    }
+
+    /// Break the owned nodes' over-stretched bonds; the bonds this rank broke.
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        self.local_displacement(u)?;
+        let s = &mut self.split;
+        Ok(s.inner.break_bonds(&self.u_local)? + s.edge.break_bonds(&self.u_local)?)
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        self.forces_with(u, force, true, None)
+    }
+
+    /// The damage of every node, on every rank.
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
+        let mut local = vec![T::zero(); self.plan.sub.nodes.len()];
+        self.split.damage(&mut local)?;
+        self.gather_local(&local, 1, phi)
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
+        if !self.lps {
+            return Ok(false);
+        }
+        self.lps_forces(u, false, false)?;
+        self.gather_local(&self.theta_local, 1, theta)?;
+        Ok(true)
+    }
+
+    /// The strain energy summed over the ranks.
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        self.local_displacement(u)?;
+        let s = &mut self.split;
+        let mine = s.inner.strain_energy(&self.u_local)? + s.edge.strain_energy(&self.u_local)?;
+        Ok(self.comm.sum_f64(mine))
+    }
+
+    /// The bonds broken on every rank.
+    fn broken_bonds(&self) -> usize {
+        self.comm.sum_u64(self.split.broken_bonds() as u64) as usize
+    }
+
+    /// The bond status of every bond, on every rank.
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        let mine = self.split.bond_status()?;
+        gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
+    }
+}
+
+impl<T: Real> Backend<T> for DistributedCpu<T> {
+    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        let ExplicitCall {
+            integrator,
+            loads,
+            state,
+            times,
+            steps,
+            full_sync,
+        } = call;
+        let call = ExplicitCall {
+            integrator,
+            loads,
+            state: &mut *state,
+            times,
+            steps,
+            full_sync,
+        };
+        let broken = fused::advance_explicit(self, call)?;
+        if full_sync {
+            self.gather_state(state)?;
+        }
+        self.agree_on_stop();
+        Ok(broken)
+    }
+
+    fn state_changed(&mut self, _state: &State<T>) -> Result<()> {
+        fused::state_changed(self);
+        Ok(())
+    }
+
+    /// The largest over the ranks' owned dofs (`None` where any is not finite).
+    fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
+        let d = self.dim;
+        let mut m = 0.0f64;
+        for &i in self.plan.sub.owned_nodes() {
+            for x in &state.u[d * i..d * (i + 1)] {
+                let x = x.f64().abs();
+                m = if x.is_finite() {
+                    m.max(x)
+                } else {
+                    f64::INFINITY
+                };
+            }
+        }
+        let m = self.comm.max_f64(m);
+        Ok(m.is_finite().then_some(m))
+    }
+
+    /// The probe values from the regions' displacements and forces gathered to every rank
+    /// (the sums in the order of a single process).
+    fn probe_values(
+        &mut self,
+        state: &State<T>,
+        regions: &ProbeRegions,
+    ) -> Result<Vec<ProbeValues>> {
+        if self.probe_nodes.is_none() {
+            self.probe_nodes = Some(probe_nodes(regions, &self.plan.owned_of));
+        }
+        let nodes = self.probe_nodes.as_ref().expect("set above");
+        let d = self.dim;
+        let (mut u, mut f) = (
+            std::mem::take(&mut self.u_probe),
+            std::mem::take(&mut self.f_probe),
+        );
+        u.resize(state.u.len(), T::zero());
+        f.resize(state.f.len(), T::zero());
+        for (global, from) in [(&mut u, &state.u), (&mut f, &state.f)] {
+            let mut mine = vec![T::zero(); d * nodes[self.plan.rank].len()];
+            gather_into(from, &nodes[self.plan.rank], d, &mut mine);
+            gather_owned(&*self.comm, nodes, &mine, d, global)?;
+        }
+        let values = regions.on_host(&u, &f);
+        (self.u_probe, self.f_probe) = (u, f);
+        Ok(values)
+    }
+
+    /// This rank's bytes, and every rank's report (collective).
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            ranks: self.rank_reports().ok(),
+            ..Footprint::new(self.split.memory_bytes(), self.split.bytes_per_step())
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "cpu-loop-mpi"
+    }
+}

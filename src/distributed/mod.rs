@@ -1,0 +1,129 @@
+//! Runs across processes (`docs/distributed.md`): the nodes split into one part per rank,
+//! balanced by bonds, each rank holding its part and a ghost layer one family radius deep,
+//! the ghost values exchanged every step by non-blocking point-to-point messages.
+//!
+//! This module owns the boundary every distributed backend goes through:
+//!
+//! - [`Comm`]: what a run needs of the transport (rank, size, one non-blocking exchange with
+//!   the neighbouring ranks, reductions, an all-gather, abort). [`SelfComm`] is the single
+//!   process; `MpiComm` (feature `mpi`, `mpi_comm.rs`) is MPI through rsmpi. The command line
+//!   creates the communicator; nothing below it knows MPI.
+//! - [`RankPlan`] (`plan.rs`): a rank's subdomain (`partition::Subdomain`: owned nodes, then
+//!   ghosts), its neighbours and the nodes it sends to and receives from each, every rank's
+//!   owned nodes; pure, so `peridot info --ranks P` shows it without MPI.
+//! - [`Halo`] (`halo.rs`): the ghost exchange as its own steps, pack, exchange, unpack, so a
+//!   device backend can pack and unpack on the device and hand the transport host buffers.
+//! - `collect.rs`: the reductions of what a run reports (owned values gathered into the
+//!   global arrays every rank holds for outputs, bond status, sums).
+//! - [`DistributedCpu`] (`cpu.rs`): `cpu-loop` on a rank's part, bitwise the in-core run,
+//!   its interior's bond work overlapping the exchange (`split.rs`: interior and boundary
+//!   nodes in two loops).
+//!
+//! The driver (`solver::run`) runs on every rank with the same decisions (the same steps,
+//! outputs, checks), so the collective calls line up; what only one rank does (write
+//! `summary.json`, `probes.csv`, the `.pvtu` and `.pvd`) is gated on rank 0.
+//!
+//! Units: values as the arrays they come from (m, N/m^3); sizes in bytes.
+
+mod collect;
+pub mod cpu;
+pub mod halo;
+#[cfg(feature = "mpi")]
+pub mod mpi_comm;
+pub mod plan;
+mod split;
+
+pub use cpu::DistributedCpu;
+pub use halo::Halo;
+#[cfg(feature = "mpi")]
+pub use mpi_comm::MpiComm;
+pub use plan::{RankPlan, RankRow};
+
+use crate::Result;
+
+/// The transport of a distributed run: what every rank calls, in the same order on every
+/// rank (each call is collective unless said otherwise).
+pub trait Comm: Send + Sync + std::fmt::Debug {
+    /// This process's rank, `0..size()`.
+    fn rank(&self) -> usize;
+    /// Number of ranks.
+    fn size(&self) -> usize;
+    /// Post a receive of every `recv[k].1` from rank `recv[k].0` and a send of every
+    /// `send[k].1` to rank `send[k].0`, all non-blocking; run `work` while they travel; wait
+    /// for all. Point-to-point: only the ranks named take part (each send matched by the
+    /// peer's receive of the same length).
+    fn exchange(
+        &self,
+        send: &[(usize, &[u8])],
+        recv: &mut [(usize, &mut [u8])],
+        work: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<()>;
+    /// The sum over the ranks (exact: integers).
+    fn sum_u64(&self, x: u64) -> u64;
+    /// The sum over the ranks, added in rank order.
+    fn sum_f64(&self, x: f64) -> f64;
+    /// The largest over the ranks.
+    fn max_f64(&self, x: f64) -> f64;
+    /// Whether `flag` is set on any rank.
+    fn any(&self, flag: bool) -> bool {
+        self.sum_u64(u64::from(flag)) > 0
+    }
+    /// Every rank's bytes, concatenated in rank order; `counts[r]` is rank `r`'s length.
+    fn all_gather(&self, mine: &[u8], counts: &[usize]) -> Result<Vec<u8>>;
+    /// End every rank's process (the run cannot go on together).
+    fn abort(&self, code: i32) -> !;
+}
+
+/// The single process: rank 0 of 1.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SelfComm;
+
+impl Comm for SelfComm {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        1
+    }
+    fn exchange(
+        &self,
+        send: &[(usize, &[u8])],
+        recv: &mut [(usize, &mut [u8])],
+        work: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<()> {
+        assert!(
+            send.is_empty() && recv.is_empty(),
+            "one rank has no neighbour"
+        );
+        work()
+    }
+    fn sum_u64(&self, x: u64) -> u64 {
+        x
+    }
+    fn sum_f64(&self, x: f64) -> f64 {
+        x
+    }
+    fn max_f64(&self, x: f64) -> f64 {
+        x
+    }
+    fn all_gather(&self, mine: &[u8], _counts: &[usize]) -> Result<Vec<u8>> {
+        Ok(mine.to_vec())
+    }
+    fn abort(&self, code: i32) -> ! {
+        std::process::exit(code)
+    }
+}
+
+/// The bytes of a slice of plain numbers.
+pub(crate) fn bytes_of<T: Copy>(values: &[T]) -> &[u8] {
+    // SAFETY: `T` is a plain number type (f32, f64, u8, ...): every byte is initialized and
+    // any alignment of u8 fits.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), std::mem::size_of_val(values)) }
+}
+
+/// The bytes of a mutable slice of plain numbers (any bit pattern is a valid value).
+pub(crate) fn bytes_of_mut<T: Copy>(values: &mut [T]) -> &mut [u8] {
+    let len = std::mem::size_of_val(values);
+    // SAFETY: as `bytes_of`; the callers' types (f32, f64, u8) accept any bit pattern.
+    unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast(), len) }
+}

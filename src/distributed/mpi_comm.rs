@@ -1,0 +1,145 @@
+//! [`Comm`] over MPI (rsmpi, feature `mpi`): `MPI_COMM_WORLD`, non-blocking `MPI_Isend` /
+//! `MPI_Irecv` for the ghost exchange, `MPI_Allreduce`, `MPI_Allgatherv`, `MPI_Abort`. MPI is
+//! initialized with the funneled threading level: only the thread that created the
+//! communicator calls MPI (the run's main thread; the snapshot writer and the rayon workers
+//! never do). Dropping the last handle finalizes MPI.
+//!
+//! Units: bytes.
+
+use super::Comm;
+use crate::{Error, Result};
+use mpi::collective::SystemOperation;
+use mpi::datatype::PartitionMut;
+use mpi::environment::{Threading, Universe};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use mpi::Count;
+
+/// MPI's world communicator and the environment it lives in.
+pub struct MpiComm {
+    world: SimpleCommunicator,
+    /// Finalizes MPI when dropped (after `world`).
+    _universe: Universe,
+}
+
+impl std::fmt::Debug for MpiComm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MpiComm(rank {} of {})", self.rank(), self.size())
+    }
+}
+
+// SAFETY: the handles are plain integers of the MPI library; the callers keep every MPI call
+// on the thread that initialized MPI (funneled), as the module documentation says.
+unsafe impl Send for MpiComm {}
+unsafe impl Sync for MpiComm {}
+
+impl MpiComm {
+    /// Initialize MPI (once per process); an error where it is initialized already or the
+    /// library refuses.
+    pub fn init() -> Result<MpiComm> {
+        let (universe, _level) =
+            mpi::initialize_with_threading(Threading::Funneled).ok_or_else(|| Error::Usage {
+                option: "mpi".into(),
+                message: "MPI could not be initialized (already initialized?)".into(),
+            })?;
+        Ok(MpiComm {
+            world: universe.world(),
+            _universe: universe,
+        })
+    }
+
+    /// The MPI library's version string.
+    pub fn library_version() -> String {
+        mpi::environment::library_version().unwrap_or_default()
+    }
+}
+
+/// A length as MPI's count, or an error naming it.
+fn count(bytes: usize) -> Result<Count> {
+    Count::try_from(bytes).map_err(|_| Error::Usage {
+        option: "mpi".into(),
+        message: format!("a message of {bytes} bytes exceeds MPI's count (2^31 - 1 bytes)"),
+    })
+}
+
+impl Comm for MpiComm {
+    fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+
+    fn size(&self) -> usize {
+        self.world.size() as usize
+    }
+
+    fn exchange(
+        &self,
+        send: &[(usize, &[u8])],
+        recv: &mut [(usize, &mut [u8])],
+        work: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<()> {
+        for (_, b) in send {
+            count(b.len())?;
+        }
+        mpi::request::scope(|scope| {
+            let mut requests = Vec::with_capacity(send.len() + recv.len());
+            for (peer, buf) in recv.iter_mut() {
+                let p = self.world.process_at_rank(*peer as i32);
+                requests.push(p.immediate_receive_into(scope, &mut **buf));
+            }
+            let mut sends = Vec::with_capacity(send.len());
+            for (peer, buf) in send {
+                let p = self.world.process_at_rank(*peer as i32);
+                sends.push(p.immediate_send(scope, *buf));
+            }
+            let done = work();
+            for r in requests {
+                r.wait();
+            }
+            for r in sends {
+                r.wait();
+            }
+            done
+        })
+    }
+
+    fn sum_u64(&self, x: u64) -> u64 {
+        let mut out = 0u64;
+        self.world
+            .all_reduce_into(&x, &mut out, SystemOperation::sum());
+        out
+    }
+
+    fn sum_f64(&self, x: f64) -> f64 {
+        // (gathered and added in rank order, so every rank gets the same bits whatever the
+        // library's reduction tree)
+        let mut all = vec![0.0f64; self.size()];
+        self.world.all_gather_into(&x, &mut all[..]);
+        all.iter().sum()
+    }
+
+    fn max_f64(&self, x: f64) -> f64 {
+        let mut out = 0.0f64;
+        self.world
+            .all_reduce_into(&x, &mut out, SystemOperation::max());
+        out
+    }
+
+    fn all_gather(&self, mine: &[u8], counts: &[usize]) -> Result<Vec<u8>> {
+        let total: usize = counts.iter().sum();
+        let mut all = vec![0u8; total];
+        let mut displs = Vec::with_capacity(counts.len());
+        let mut at = 0usize;
+        for &c in counts {
+            displs.push(count(at)?);
+            at += c;
+        }
+        let counts: Vec<Count> = counts.iter().map(|&c| count(c)).collect::<Result<_>>()?;
+        let mut part = PartitionMut::new(&mut all[..], counts, displs);
+        self.world.all_gather_varcount_into(mine, &mut part);
+        Ok(all)
+    }
+
+    fn abort(&self, code: i32) -> ! {
+        self.world.abort(code)
+    }
+}

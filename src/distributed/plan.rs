@@ -1,0 +1,135 @@
+//! A rank's part of a distributed run, computed from the problem alone (no transport): the
+//! cut into one part per rank balanced by directed bonds (`partition::Cuts`), the rank's
+//! subdomain (owned nodes ascending, then its ghosts ascending: the halo one family radius
+//! deep), and per neighbouring rank the owned nodes it sends and the ghosts it receives,
+//! both in ascending global order, so the two sides' lists match without a handshake
+//! (families are symmetric: `j` is in `i`'s family exactly when `i` is in `j`'s).
+//!
+//! Units: sizes in bytes.
+
+use super::halo::{Halo, Peer};
+use crate::partition::{usage, Balance, Cuts, Subdomain};
+use crate::setup::Problem;
+use crate::Result;
+use std::collections::BTreeMap;
+
+/// One rank's part.
+#[derive(Debug, Clone)]
+pub struct RankPlan {
+    pub rank: usize,
+    pub ranks: usize,
+    /// Owned nodes, then ghosts (local index = position in `sub.nodes`).
+    pub sub: Subdomain,
+    pub halo: Halo,
+    /// Every rank's owned nodes (global, ascending), for the gathers of the outputs.
+    pub owned_of: Vec<Vec<usize>>,
+}
+
+/// One row of `peridot info --ranks P`: a rank's share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankRow {
+    pub rank: usize,
+    pub nodes: usize,
+    /// Directed bonds of the owned nodes.
+    pub bonds: usize,
+    pub ghosts: usize,
+    /// Neighbouring ranks.
+    pub peers: usize,
+    /// Owned nodes sent to the neighbours per exchange (a node sent to two counts twice).
+    pub sent: usize,
+}
+
+impl RankRow {
+    /// Bytes received per time step: the ghosts' displacement (`dim` values of `bytes` each)
+    /// and, for the state-based laws, their dilatation.
+    pub fn halo_bytes(&self, dim: usize, bytes: usize, lps: bool) -> usize {
+        self.ghosts * bytes * (dim + usize::from(lps))
+    }
+}
+
+impl RankPlan {
+    /// The part of `rank` of a `ranks`-way run of `problem` (its families stored).
+    pub fn new(problem: &Problem, ranks: usize, rank: usize) -> Result<RankPlan> {
+        if !problem.bonds_stored {
+            return Err(usage(
+                "ranks",
+                "a distributed run needs the problem's bonds stored (not a lean problem)",
+            ));
+        }
+        let cuts = cut(problem, ranks)?;
+        Ok(RankPlan::of_cuts(problem, &cuts, rank))
+    }
+
+    /// The part of `rank` of the cut `cuts`.
+    pub fn of_cuts(problem: &Problem, cuts: &Cuts, rank: usize) -> RankPlan {
+        let sub = cuts.subdomain(problem, rank);
+        let owner = cuts.owners();
+        let mut recvs: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+        for k in sub.owned..sub.nodes.len() {
+            let q = owner[sub.nodes[k]] as usize;
+            recvs.entry(q).or_default().push(k as u32);
+        }
+        let mut sends: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+        let mut peers = Vec::new();
+        for k in 0..sub.owned {
+            peers.clear();
+            peers.extend(sub.families.family(k).iter().filter_map(|&l| {
+                let l = l as usize;
+                (l >= sub.owned).then(|| owner[sub.nodes[l]] as usize)
+            }));
+            peers.sort_unstable();
+            peers.dedup();
+            for &q in &peers {
+                sends.entry(q).or_default().push(k as u32);
+            }
+        }
+        let peers = |m: BTreeMap<usize, Vec<u32>>| {
+            m.into_iter()
+                .map(|(rank, nodes)| Peer { rank, nodes })
+                .collect()
+        };
+        RankPlan {
+            rank,
+            ranks: cuts.count(),
+            halo: Halo::new(peers(sends), peers(recvs)),
+            owned_of: (0..cuts.count()).map(|s| cuts.owned(s).to_vec()).collect(),
+            sub,
+        }
+    }
+
+    /// This rank's row of the partition report.
+    pub fn row(&self) -> RankRow {
+        RankRow {
+            rank: self.rank,
+            nodes: self.sub.owned,
+            bonds: self.sub.bonds(),
+            ghosts: self.sub.halo(),
+            peers: self.halo.sends.len().max(self.halo.recvs.len()),
+            sent: self.halo.sends.iter().map(|p| p.nodes.len()).sum(),
+        }
+    }
+}
+
+/// The rows of every rank of a `ranks`-way run of `problem` (`peridot info --ranks`; its
+/// bonds stored or not: a lean problem's subdomains search their families).
+pub fn rows(problem: &Problem, ranks: usize) -> Result<Vec<RankRow>> {
+    let cuts = cut(problem, ranks)?;
+    Ok((0..ranks)
+        .map(|r| RankPlan::of_cuts(problem, &cuts, r).row())
+        .collect())
+}
+
+/// The `ranks`-way cut balanced by bonds, with the errors named for ranks.
+fn cut(problem: &Problem, ranks: usize) -> Result<Cuts> {
+    Cuts::balanced(problem, ranks, Balance::Bonds).map_err(|e| match e {
+        crate::Error::Usage { message, .. } => usage(
+            "ranks",
+            format!(
+                "{ranks} ranks: {} (each rank owns at least one slab of cells one family \
+                 radius wide)",
+                message.replace("subdomains", "parts")
+            ),
+        ),
+        other => other,
+    })
+}

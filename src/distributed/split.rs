@@ -1,0 +1,117 @@
+//! A rank's owned nodes split for the overlap of the ghost exchange with force work: the
+//! interior (no ghost in its family) and the boundary (a ghost in its family), each with a
+//! [`CpuLoop`] of its own over the same local nodes (owned, then ghosts) that holds only its
+//! nodes' families and bonds. The interior's bond work runs while the ghosts' values travel;
+//! the boundary's once they are in. A node's bonds are summed by one loop, in its CSR order,
+//! so every per-node result is the single loop's bit for bit; the two are put back together
+//! per node (forces, dilatation, damage, bond status).
+//!
+//! Units: m, N/m^3, 1 (dilatation, damage).
+
+use crate::backend::partitioned::emulate::problem_of;
+use crate::backend::CpuLoop;
+use crate::dynamics::Forces;
+use crate::neighbors::Families;
+use crate::partition::Subdomain;
+use crate::setup::Problem;
+use crate::{Real, Result};
+use std::sync::Arc;
+
+/// The two loops of a rank and which owned nodes each holds.
+pub struct Split<T: Real> {
+    pub inner: CpuLoop<T>,
+    pub edge: CpuLoop<T>,
+    /// Local indices of the boundary nodes (ascending).
+    pub boundary: Vec<usize>,
+    /// Per owned node: on the boundary.
+    on_edge: Vec<bool>,
+    /// Per owned node: its family's length.
+    family: Vec<usize>,
+}
+
+/// The problem of `sub`'s local nodes holding the families (and bonds) of the owned nodes
+/// `keep` says, the others' empty.
+fn part_problem(problem: &Problem, sub: &Subdomain, keep: impl Fn(usize) -> bool) -> Problem {
+    let n = sub.nodes.len();
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0);
+    let (mut neighbors, mut bond_index) = (Vec::new(), Vec::new());
+    for k in 0..n {
+        if k < sub.owned && keep(k) {
+            neighbors.extend_from_slice(sub.families.family(k));
+            bond_index.extend(sub.global_bonds(k));
+        }
+        offsets.push(neighbors.len());
+    }
+    let families = Families { offsets, neighbors };
+    problem_of(problem, &sub.nodes, families, &bond_index)
+}
+
+impl<T: Real> Split<T> {
+    pub fn new(problem: &Problem, sub: &Subdomain) -> Split<T> {
+        let on_edge: Vec<bool> = (0..sub.owned)
+            .map(|k| {
+                sub.families
+                    .family(k)
+                    .iter()
+                    .any(|&l| l as usize >= sub.owned)
+            })
+            .collect();
+        let inner = part_problem(problem, sub, |k| !on_edge[k]);
+        let edge = part_problem(problem, sub, |k| on_edge[k]);
+        Split {
+            inner: CpuLoop::new(Arc::new(inner)),
+            edge: CpuLoop::new(Arc::new(edge)),
+            boundary: (0..sub.owned).filter(|&k| on_edge[k]).collect(),
+            family: (0..sub.owned)
+                .map(|k| sub.families.family(k).len())
+                .collect(),
+            on_edge,
+        }
+    }
+
+    /// `into` (`per` values per local node, the interior's) with the boundary nodes' values
+    /// from `edge`.
+    pub fn merge<V: Copy>(&self, into: &mut [V], edge: &[V], per: usize) {
+        for &k in &self.boundary {
+            into[per * k..per * (k + 1)].copy_from_slice(&edge[per * k..per * (k + 1)]);
+        }
+    }
+
+    /// The damage of the local nodes (owned: from the loop holding their bonds).
+    pub fn damage(&self, phi: &mut [T]) -> Result<()> {
+        let mut edge = vec![T::zero(); phi.len()];
+        self.inner.damage(phi)?;
+        self.edge.damage(&mut edge)?;
+        self.merge(phi, &edge, 1);
+        Ok(())
+    }
+
+    /// The owned nodes' bond status in their CSR order.
+    pub fn bond_status(&self) -> Result<Vec<u8>> {
+        let (inner, edge) = (self.inner.bond_status()?, self.edge.bond_status()?);
+        let mut status = Vec::with_capacity(inner.len() + edge.len());
+        let (mut a, mut b) = (0, 0);
+        for (k, &len) in self.family.iter().enumerate() {
+            let (from, at) = match self.on_edge[k] {
+                true => (&edge, &mut b),
+                false => (&inner, &mut a),
+            };
+            status.extend_from_slice(&from[*at..*at + len]);
+            *at += len;
+        }
+        Ok(status)
+    }
+
+    pub fn broken_bonds(&self) -> usize {
+        self.inner.broken_bonds() + self.edge.broken_bonds()
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes() + self.edge.memory_bytes()
+    }
+
+    pub fn bytes_per_step(&self) -> usize {
+        self.inner.bytes_per_step() + self.edge.bytes_per_step()
+    }
+}

@@ -1,0 +1,58 @@
+//! A run across ranks (`docs/distributed.md`): the same driver (`run.rs`) on every rank with
+//! the same decisions, the backend a rank's part (`distributed::DistributedCpu`), the
+//! snapshots written in pieces (one `.vtu` per rank, rank 0 the `.pvtu` and `.pvd`),
+//! `probes.csv`, `summary.json` and the damage picture written by rank 0 from the values
+//! gathered there (`ranks.rs`). What does not run across ranks yet is refused here, naming
+//! what does.
+
+use super::ranks::Ranks;
+use super::run::{simulate_from_in, RunOptions};
+use crate::backend::partitioned::SubdomainRequest;
+use crate::backend::BackendKind;
+use crate::model::SolverKind;
+use crate::output::Summary;
+use crate::setup::Problem;
+use crate::{Error, Precision, Result};
+
+/// Run this rank's part of a distributed run of `problem`, every rank calling this with the
+/// same problem and options; returns the summary (on every rank; rank 0 writes it).
+pub fn run_distributed(problem: Problem, opts: &RunOptions, ranks: Ranks) -> Result<Summary> {
+    supported(&problem, opts.backend, opts.subdomains.as_ref())?;
+    let r = Some(ranks);
+    match opts.precision {
+        Precision::F32 => simulate_from_in::<f32>(problem, opts, None, r).map(|o| o.summary),
+        Precision::F64 => simulate_from_in::<f64>(problem, opts, None, r).map(|o| o.summary),
+    }
+}
+
+/// Refuse what does not run across ranks yet, naming what does.
+fn supported(
+    problem: &Problem,
+    backend: BackendKind,
+    subdomains: Option<&SubdomainRequest>,
+) -> Result<()> {
+    let refuse = |what: &str| {
+        Err(Error::Backend {
+            backend: "cpu-loop (distributed)".into(),
+            message: format!(
+                "{what} does not run across MPI ranks yet; what does: the explicit solver on \
+                 cpu-loop (PMB, LPS, several materials, pre-cracks, damping, probes, \
+                 snapshots); run it in one process instead"
+            ),
+        })
+    };
+    let m = &problem.model;
+    if m.solver.kind == SolverKind::Adr {
+        return refuse("solver.kind = \"adr\"");
+    }
+    if !matches!(backend, BackendKind::CpuLoop | BackendKind::Auto) {
+        return refuse(&format!("--backend {}", backend.name()));
+    }
+    if subdomains.is_some_and(|s| s.count.is_some() || s.budget.is_some()) {
+        return refuse("--subdomains / --gpu-memory-budget");
+    }
+    if m.output.checkpoint_every.is_some() {
+        return refuse("output.checkpoint_every (checkpoints and restarts)");
+    }
+    Ok(())
+}

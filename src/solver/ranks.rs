@@ -1,0 +1,83 @@
+//! What the run driver (`run.rs`) does differently on the ranks of a distributed run
+//! (`distributed.rs`): this rank's backend and share of the snapshots, the outputs rank 0
+//! writes alone, and the abort of every rank where one failed alone.
+
+use crate::backend::Backend;
+use crate::distributed::cpu::StopFlags;
+use crate::distributed::{Comm, DistributedCpu};
+use crate::output::{Pieces, ProbeWriter, VtkSeries};
+use crate::setup::Problem;
+use crate::{Error, Real, Result};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The ranks of a distributed run: the transport and the stop flags.
+#[derive(Debug, Clone)]
+pub struct Ranks {
+    pub comm: Arc<dyn Comm>,
+    /// Set by this process's signal handler (`raw`) and agreed by all ranks (`agreed`, the
+    /// flag the driver reads: `RunOptions::cancel` should be it).
+    pub stop: Option<StopFlags>,
+}
+
+impl Ranks {
+    /// Whether this rank writes the run's shared files (rank 0).
+    pub fn writes(&self) -> bool {
+        self.comm.rank() == 0
+    }
+}
+
+/// This rank's backend, and the ranks with this rank's share of the snapshots.
+#[allow(clippy::type_complexity)]
+pub(super) fn backend<T: Real>(
+    problem: &Problem,
+    ranks: Ranks,
+) -> Result<(Box<dyn Backend<T>>, Option<(Ranks, Pieces)>)> {
+    let backend = DistributedCpu::<T>::new(problem, ranks.comm.clone(), ranks.stop.clone())?;
+    let plan = backend.plan();
+    let pieces = Pieces {
+        rank: plan.rank,
+        ranks: plan.ranks,
+        nodes: plan.owned_of[plan.rank].clone(),
+    };
+    Ok((Box::new(backend), Some((ranks, pieces))))
+}
+
+/// Whether a distributed run in `dir` writes probe rows (every rank computes them).
+pub(super) fn probes_on(problem: &Problem, dir: Option<&Path>) -> bool {
+    dir.is_some() && !problem.model.output.probes.is_empty()
+}
+
+/// The VTK series (in pieces, on every rank) and the probe writer (rank 0) of a run in
+/// `dir`.
+pub(super) fn open_outputs(
+    problem: &Problem,
+    dir: Option<&Path>,
+    ranks: &Ranks,
+    pieces: Pieces,
+) -> Result<(Option<VtkSeries>, Option<ProbeWriter>)> {
+    let (vtk, probes) = match ranks.writes() {
+        true => super::outputs::open_outputs(problem, dir)?,
+        false => {
+            let out = &problem.model.output;
+            let vtk = match dir {
+                Some(dir) if out.vtk => Some(VtkSeries::new(dir, &problem.name)?),
+                _ => None,
+            };
+            (vtk, None)
+        }
+    };
+    Ok((vtk.map(|v| v.in_pieces(pieces)), probes))
+}
+
+/// End every rank where this rank failed alone: an error every rank meets at the same step
+/// (an unstable run, seen through a reduction) lets each finish; any other (a file this rank
+/// could not write, a transport fault) would leave the others waiting in the next exchange,
+/// so the job is aborted (`MPI_Abort`) after the message.
+pub(super) fn abort_unless_collective(ranks: &Ranks, error: &Error) {
+    if matches!(error, Error::Unstable { .. }) || ranks.comm.size() == 1 {
+        return;
+    }
+    eprintln!("error on rank {}: {error}", ranks.comm.rank());
+    ranks.comm.abort(1)
+}
