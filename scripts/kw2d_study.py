@@ -76,10 +76,12 @@ def run(args):
         run_one(args, model, label, out, sets)
 
 
-def run_one(args, model, label, out, sets):
-    """`peridot run` of `model` into `out` with the `--set` arguments `sets`; prints ok or
-    the error's end."""
-    cmd = [args.peridot, "run", model, "--backend", args.backend, "--out", out, "--quiet"]
+def run_one(args, model, label, out, sets, command="run"):
+    """`peridot run` (or `command`, e.g. `solve-static`, which takes no backend) of `model`
+    into `out` with the `--set` arguments `sets`; prints ok or the error's end."""
+    cmd = [args.peridot, command, model, "--out", out]
+    if command == "run":
+        cmd += ["--backend", args.backend, "--quiet"]
     for s in sets:
         cmd += ["--set", s]
     done = subprocess.run(cmd, capture_output=True, text=True)

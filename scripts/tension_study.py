@@ -24,11 +24,10 @@ size, sets the error.
 import json
 import math
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kw2d_study import study_main  # noqa: E402
+from kw2d_study import run_one, study_main  # noqa: E402
 from validate_published import centre_slopes, final_state  # noqa: E402
 
 E, P, NU, T = 200e9, 200e6, 1.0 / 3.0, 1e-3
@@ -76,12 +75,9 @@ def run(args):
     for group, label, dx, m, partial in runs():
         if only and group not in only:
             continue
-        cmd = [args.peridot, "solve-static", model, "--out", os.path.join(args.out, label),
-               "--set", f"discretization.dx={dx!r}", "--set", f"discretization.horizon_factor={m!r}",
-               "--set", f'discretization.partial_volume="{partial}"']
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        print(f"{label}: {'ok' if done.returncode == 0 else done.stderr.strip()[-300:]}",
-              flush=True)
+        sets = [f"discretization.dx={dx!r}", f"discretization.horizon_factor={m!r}",
+                f'discretization.partial_volume="{partial}"']
+        run_one(args, model, label, os.path.join(args.out, label), sets, "solve-static")
 
 
 def describe(folder, row):

@@ -100,7 +100,7 @@ pub fn check_density(problem: &Problem, backend: &str, in_core: bool) -> Result<
     let Some(m) = problem.materials.as_ref().filter(|_| explicit && !in_core) else {
         return Ok(());
     };
-    if m.node_densities().is_none() {
+    if !m.densities_differ() {
         return Ok(());
     }
     let list: Vec<String> = m

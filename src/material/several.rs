@@ -102,16 +102,17 @@ impl MaterialMap {
     /// Each node's mass density, kg/m^3, where the materials' densities differ (`None`:
     /// every material has the first's, `MaterialConstants::density`).
     pub fn node_densities(&self) -> Option<Vec<f64>> {
-        let first = self.constants[0].density;
-        if self.constants.iter().all(|m| m.density == first) {
-            return None;
-        }
-        Some(
-            self.node
-                .iter()
+        self.densities_differ().then(|| {
+            (self.node.iter())
                 .map(|&k| self.constants[k as usize].density)
-                .collect(),
-        )
+                .collect()
+        })
+    }
+
+    /// Whether the materials differ in mass density.
+    pub fn densities_differ(&self) -> bool {
+        let first = self.constants[0].density;
+        self.constants.iter().any(|m| m.density != first)
     }
 
     /// The number of nodes of each material.
