@@ -1,12 +1,14 @@
-// Bond kernels of the matrix formulation (gpu-matrix; theory.md section 4,
-// docs/matrix-formulation.md): one thread per bond row r joining nodes i = first[r] and
-// j = second[r], between the cuSPARSE products eta = A u (before) and f = -B^T z / V or
-// -A^T z / V (after). What backend/cpu/matrix.rs's bond kernels do, for PMB linearized and nonlinear
-// and LPS:
+// Bond kernels of the matrix formulation in its incidence form (gpu-matrix; theory.md
+// section 4, docs/matrix-formulation.md): one thread per bond row r joining nodes
+// i = first[r] and j = second[r]. Each row forms its bond difference eta = u_j - u_i from
+// its two ends (the incidence A with implicit +-1 values: no matrix read), and writes its
+// force vector Z_r (d per row); matrix_force then sums f = -diag(1/V) A^T Z over each node's
+// rows. What backend/cpu/matrix.rs's bond kernels do, for PMB linearized and nonlinear and
+// LPS:
 //
-//   PMB linearized  z = w a e,                 e = xi . eta / x
-//   PMB nonlinear   z = w a s x / |y| (xi + eta) (d values per row), s = eta.(2 xi + eta) / (x (|y| + x))
-//   LPS             pass 1: z = mu e (then theta = Theta z), pass 2: z = w (a z + g theta_i [+ g2 theta_j])
+//   PMB linearized  Z = w a e n,               e = xi . eta / x, n = xi / x
+//   PMB nonlinear   Z = w a s x / |y| (xi + eta), s = eta.(2 xi + eta) / (x (|y| + x))
+//   LPS             pass 1: ze = mu e (then theta = Theta ze), pass 2: Z = w (a ze + g theta_i [+ g2 theta_j]) n
 //
 // and, with check_bonds, bond breaking fused in front (an intact row whose stretch exceeds
 // s0, with several materials its pair's, is broken, unless an end node is in a no-fail zone;
@@ -18,7 +20,7 @@
 // exactly), the failure criterion and z equal cpu-matrix's bit for bit in both precisions.
 
 struct MatrixParams {
-    const real* eta;            // d per row, A u
+    const real* u;              // d per node, the displacement the rows difference
     const real* xi;             // d per row, reference bond vector, m
     const real* length;         // per row, reference length x, m
     const real* a;              // per row (half storage: a_ij + a_ji), N/m^7
@@ -30,7 +32,8 @@ struct MatrixParams {
     const u32* first;           // per row, node i
     const u32* second;          // per row, node j
     const u8* no_fail;          // n, 1 where bonds never break
-    real* z;                    // per row (d per row for nonlinear PMB), out
+    real* z;                    // d per row, the rows' force vectors Z, out
+    real* ze;                   // per row, LPS pass 1: mu e (Theta's input)
     const real* theta;          // n, LPS dilatation
     real* out;                  // per row, 1 - mu (damage), out
     double* partial;            // per block, strain energy sums, J (out)
@@ -55,6 +58,12 @@ struct MatrixParams {
     const double* pair_table;
     u32 n_materials;
     u32 pad_m;
+    // A^T (n x rows) with implicit values: node k's rows at at_col[at_ptr[k]..at_ptr[k + 1]],
+    // each a row index with bit 31 set where k is the row's first node (entry -1), clear
+    // where it is its second (+1).
+    const u32* at_ptr;
+    const u32* at_col;
+    real* force;                // d per node, matrix_force's output, N/m^3
 };
 
 #define MX_NONLINEAR 1
@@ -64,6 +73,8 @@ __device__ __forceinline__ float mx_add(float a, float b) { return __fadd_rn(a, 
 __device__ __forceinline__ double mx_add(double a, double b) { return __dadd_rn(a, b); }
 __device__ __forceinline__ float mx_mul(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ double mx_mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float mx_sub(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ double mx_sub(double a, double b) { return __dsub_rn(a, b); }
 __device__ __forceinline__ float mx_div(float a, float b) { return __fdiv_rn(a, b); }
 __device__ __forceinline__ double mx_div(double a, double b) { return __ddiv_rn(a, b); }
 __device__ __forceinline__ float mx_sqrt(float a) { return __fsqrt_rn(a); }
@@ -86,9 +97,10 @@ struct MxBond {
 __device__ __forceinline__ MxBond mx_bond(const MatrixParams& p, u64 r) {
     MxBond b;
     const int d = p.dim;
+    const u64 i = p.first[r], j = p.second[r];
     for (int k = 0; k < 3; ++k) {
         b.xi[k] = k < d ? p.xi[d * r + k] : (real)0;
-        b.eta[k] = k < d ? p.eta[d * r + k] : (real)0;
+        b.eta[k] = k < d ? mx_sub(p.u[d * j + k], p.u[d * i + k]) : (real)0;
     }
     b.x = p.length[r];
     return b;
@@ -136,13 +148,19 @@ __device__ __forceinline__ bool mx_breaks(const MatrixParams& p, u64 r, real s) 
            p.no_fail[p.second[r]] == 0;
 }
 
-// PMB force scalars z (with check_bonds, rows broken first).
+// Z = t n, the bond scalar t along the unit reference vector n = xi / x (the linear laws).
+__device__ __forceinline__ void mx_along_bond(real* z, int d, real t, const MxBond& b) {
+    for (int q = 0; q < 3; ++q)
+        if (q < d) z[q] = mx_mul(t, mx_div(b.xi[q], b.x));
+}
+
+// PMB force vectors Z (with check_bonds, rows broken first).
 PD_KERNEL(matrix_pmb)(const MatrixParams p) {
     const u64 r = mx_row();
     if (r >= p.rows) return;
     const int d = p.dim;
     const bool nonlinear = p.law == MX_NONLINEAR;
-    real* z = p.z + (nonlinear ? d * r : r);
+    real* z = p.z + d * r;
     if (p.mu[r] != 0) {
         const MxBond b = mx_bond(p, r);
         real ly = (real)1, e = (real)0, s;
@@ -156,7 +174,7 @@ PD_KERNEL(matrix_pmb)(const MatrixParams p) {
             p.mu[r] = 0;
             atomicAdd(p.broken, 1ull);
         } else if (!nonlinear) {
-            z[0] = mx_mul(p.w[r], mx_mul(p.a[r], e));
+            mx_along_bond(z, d, mx_mul(p.w[r], mx_mul(p.a[r], e)), b);
             return;
         } else {
             const real scale = mx_div(mx_mul(p.w[r], mx_mul(p.a[r], mx_mul(s, b.x))), ly);
@@ -166,12 +184,11 @@ PD_KERNEL(matrix_pmb)(const MatrixParams p) {
             return;
         }
     }
-    const int per = nonlinear ? d : 1;
     for (int q = 0; q < 3; ++q)
-        if (q < per) z[q] = (real)0;
+        if (q < d) z[q] = (real)0;
 }
 
-// LPS pass 1: z = mu e (with check_bonds, rows broken first at e / x).
+// LPS pass 1: ze = mu e (with check_bonds, rows broken first at e / x).
 PD_KERNEL(matrix_lps_extension)(const MatrixParams p) {
     const u64 r = mx_row();
     if (r >= p.rows) return;
@@ -186,20 +203,47 @@ PD_KERNEL(matrix_lps_extension)(const MatrixParams p) {
             z = e;
         }
     }
-    p.z[r] = z;
+    p.ze[r] = z;
 }
 
-// LPS pass 2, in place: z = w (a z + g theta_i [+ g2 theta_j]) on intact rows, 0 on broken.
+// LPS pass 2: Z = w (a ze + g theta_i [+ g2 theta_j]) n on intact rows, 0 on broken.
 PD_KERNEL(matrix_lps_force)(const MatrixParams p) {
     const u64 r = mx_row();
     if (r >= p.rows) return;
+    const int d = p.dim;
+    real* z = p.z + d * r;
     if (p.mu[r] == 0) {
-        p.z[r] = (real)0;
+        for (int q = 0; q < 3; ++q)
+            if (q < d) z[q] = (real)0;
         return;
     }
-    real t = mx_add(mx_mul(p.a[r], p.z[r]), mx_mul(p.g[r], p.theta[p.first[r]]));
+    real t = mx_add(mx_mul(p.a[r], p.ze[r]), mx_mul(p.g[r], p.theta[p.first[r]]));
     if (p.half != 0) t = mx_add(t, mx_mul(p.g_second[r], p.theta[p.second[r]]));
-    p.z[r] = mx_mul(p.w[r], t);
+    MxBond b;
+    for (int k = 0; k < 3; ++k) b.xi[k] = k < d ? p.xi[d * r + k] : (real)0;
+    b.x = p.length[r];
+    mx_along_bond(z, d, mx_mul(p.w[r], t), b);
+}
+
+// f = -diag(1/V) A^T Z, one thread per node k: its rows' force vectors summed in the order
+// of A^T's row (ascending bond rows), each with the sign of k's end, then scaled by
+// -1/V_k (rounded to the precision from f64, as the host rounded the operator's values).
+PD_KERNEL(matrix_force)(const MatrixParams p) {
+    const u64 k = mx_row();
+    if (k >= p.n) return;
+    const int d = p.dim;
+    real f[3] = {(real)0, (real)0, (real)0};
+    const u32 end = p.at_ptr[k + 1];
+    for (u32 e = p.at_ptr[k]; e < end; ++e) {
+        const u32 c = p.at_col[e];
+        const real* z = p.z + (u64)d * (c & 0x7fffffffu);
+        const bool first = (c >> 31) != 0;
+        for (int q = 0; q < 3; ++q)
+            if (q < d) f[q] = first ? mx_sub(f[q], z[q]) : mx_add(f[q], z[q]);
+    }
+    const real scale = (real)(-1.0 / p.volumes[k]);
+    for (int q = 0; q < 3; ++q)
+        if (q < d) p.force[(u64)d * k + q] = mx_mul(f[q], scale);
 }
 
 // Bond breaking alone (the trait's break_bonds): eta up to date.

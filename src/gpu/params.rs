@@ -203,7 +203,8 @@ pub struct AdrParams {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MatrixParams {
-    pub eta: u64,
+    /// The displacement the rows difference (`d` per node).
+    pub u: u64,
     pub xi: u64,
     pub length: u64,
     pub a: u64,
@@ -216,6 +217,7 @@ pub struct MatrixParams {
     pub second: u64,
     pub no_fail: u64,
     pub z: u64,
+    pub ze: u64,
     pub theta: u64,
     pub out: u64,
     pub partial: u64,
@@ -238,6 +240,11 @@ pub struct MatrixParams {
     pub pair_table: u64,
     pub n_materials: u32,
     pub pad_m: u32,
+    /// `A^T` with implicit values (`matrix_force`): row pointers and signed row indices.
+    pub at_ptr: u64,
+    pub at_col: u64,
+    /// `matrix_force`'s output.
+    pub force: u64,
 }
 
 // SAFETY: plain `#[repr(C)]` data (integers, floats, device addresses) with the layout of the
@@ -280,6 +287,12 @@ mod tests {
         assert_eq!(std::mem::size_of::<ConditionParams>(), 12 * 8 + 4 * 4);
         assert_eq!(std::mem::size_of::<AdrParams>(), 12 * 8 + 2 * 4);
         assert_eq!(std::mem::size_of::<ProbeParams>(), 7 * 8);
+        // 19 addresses, two f64, the row count, six i32/u32, the materials' two addresses
+        // and two u32, the implicit A^T's two addresses and the force's
+        assert_eq!(
+            std::mem::size_of::<MatrixParams>(),
+            19 * 8 + 2 * 8 + 8 + 6 * 4 + 2 * 8 + 2 * 4 + 3 * 8
+        );
         assert_eq!(
             std::mem::size_of::<MatrixParams>(),
             21 * 8 + 6 * 4 + 2 * 8 + 2 * 4

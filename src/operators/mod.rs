@@ -36,13 +36,16 @@
 //! where `B` and `B^T` alone take 34 GB each in `f32`: beyond it a problem has to be split
 //! into subdomains anyway. [`Operators::assemble`] says so as an error instead of wrapping.
 //!
-//! Files: `pattern.rs` (bond rows and sparsity patterns, no values), `values.rs` (bond
+//! Files: `pattern.rs` (bond rows and sparsity patterns, no values), `incidence.rs` (the
+//! incidence form a device applies: `A^T`, `Theta`, `Phi`, no `B`; and the bond rows every
+//! form starts from), `values.rs` (bond
 //! geometry, coefficients and matrix values), `spmv.rs` (deterministic row-parallel sparse
 //! products), `footprint.rs` (memory of full and half storage without assembling, from a problem or from counts estimated from a model).
 
 mod bond_vectors;
 pub mod convert;
 mod footprint;
+mod incidence;
 mod pattern;
 pub mod spmv;
 pub mod stiffness;
@@ -50,7 +53,10 @@ mod values;
 
 pub use bond_vectors::{bond_vector_lengths, BondVectors};
 pub use footprint::{footprint, footprint_of, mat_bytes, Footprint, OperatorBytes, OperatorCounts};
+pub use incidence::IncidenceOperators;
 pub use pattern::{BondMaps, BondRows};
+
+use incidence::RowBase;
 
 use crate::material::Law;
 use crate::setup::Problem;
@@ -113,11 +119,7 @@ impl<T: Real> Operators<T> {
     pub fn assemble(problem: &Problem, storage: Storage) -> Result<Self> {
         let (n, d) = (problem.body.len(), problem.dim());
         check_index_range(problem.families.bonds(), d, storage)?;
-        let fam = &problem.families;
-        let maps = BondMaps::new(fam, storage);
-        let rows = BondRows::from_maps(fam, storage, &maps);
-        let geometry = values::BondGeometry::new(problem, &rows);
-        let coef = values::coefficients(problem, &rows, &geometry);
+        let base = RowBase::new(problem, storage);
         let nonlinear = matches!(
             problem.material.law,
             Law::Pmb {
@@ -125,51 +127,31 @@ impl<T: Real> Operators<T> {
                 ..
             }
         );
-        let lps = matches!(problem.material.law, Law::Lps { .. });
+        let rows = &base.rows;
         let incidence = Mat::new(
-            pattern::incidence(&rows, n, 1),
-            values::incidence(&rows, 1, &[]),
+            pattern::incidence(rows, n, 1),
+            values::incidence(rows, 1, &[]),
         );
         let b = Mat::new(
-            pattern::incidence(&rows, n, d),
-            values::incidence(&rows, d, &geometry.unit),
+            pattern::incidence(rows, n, d),
+            values::incidence(rows, d, &base.geometry.unit),
         );
-        let at = pattern::node_incidence(fam, storage, &maps);
-        let bt = pattern::repeat_rows(&at, d);
-        let bt_val = values::transposed_incidence(&rows, &bt, d, &geometry.unit);
-        let incidence_t = nonlinear.then(|| {
-            let val = values::transposed_incidence(&rows, &at, 1, &[]);
-            Mat::new(at.clone(), val)
-        });
-        let node_rows = match storage {
-            Storage::Full => pattern::node_rows(fam, storage, &maps),
-            Storage::Half => at,
-        };
-        let theta = lps.then(|| {
-            let val = values::node_rows(problem, &rows, &node_rows, values::NodeRow::Theta);
-            Mat::new(node_rows.clone(), val)
-        });
-        let damage_val = values::node_rows(problem, &rows, &node_rows, values::NodeRow::Damage);
+        let bt = pattern::repeat_rows(&base.at, d);
+        let bt_val = values::transposed_incidence(rows, &bt, d, &base.geometry.unit);
+        let incidence_t = nonlinear.then(|| base.incidence_t());
+        let (theta, damage) = base.node_operators(problem);
         let ops = Operators {
             storage,
             dim: d,
             nodes: n,
-            vectors: BondVectors {
-                xi: to_t(&geometry.xi),
-                length: to_t(&geometry.length),
-                a: to_t(&coef.a),
-                g: to_t(&coef.g),
-                g_second: to_t(&coef.g_second),
-                a_first: to_t(&coef.a_first),
-                w: to_t(&coef.w),
-            },
+            vectors: base.vectors(),
             b,
             bt: Mat::new(bt, bt_val),
             incidence_t,
             incidence,
             theta,
-            damage: Mat::new(node_rows, damage_val),
-            rows,
+            damage,
+            rows: base.rows,
         };
         ops.check_finite(problem)?;
         Ok(ops)
@@ -208,26 +190,36 @@ impl<T: Real> Operators<T> {
     }
 
     fn check_finite(&self, problem: &Problem) -> Result<()> {
-        let finite = |v: &[T]| v.iter().all(|x| x.is_finite());
-        let v = &self.vectors;
-        let ok = [&v.a, &v.g, &v.g_second, &v.a_first, &v.w]
-            .iter()
-            .all(|v| finite(v))
-            && self.theta.as_ref().is_none_or(|m| finite(m.val()))
-            && finite(self.damage.val());
-        if ok {
-            return Ok(());
-        }
-        Err(Error::Backend {
-            backend: "cpu-matrix".into(),
-            message: format!(
-                "a bond coefficient does not fit {} at dx = {:.3e} m (SI-scaled operators); \
-                 use --precision f64",
-                T::NAME,
-                problem.body.dx
-            ),
-        })
+        check_finite(problem, &self.vectors, self.theta.as_ref(), &self.damage)
     }
+}
+
+/// An error unless every bond coefficient and node-row value is finite in `T` (SI-scaled
+/// operators overflow `f32` at a tiny `dx`).
+fn check_finite<T: Real>(
+    problem: &Problem,
+    v: &BondVectors<T>,
+    theta: Option<&Mat<T>>,
+    damage: &Mat<T>,
+) -> Result<()> {
+    let finite = |v: &[T]| v.iter().all(|x| x.is_finite());
+    let ok = [&v.a, &v.g, &v.g_second, &v.a_first, &v.w]
+        .iter()
+        .all(|v| finite(v))
+        && theta.is_none_or(|m| finite(m.val()))
+        && finite(damage.val());
+    if ok {
+        return Ok(());
+    }
+    Err(Error::Backend {
+        backend: "cpu-matrix".into(),
+        message: format!(
+            "a bond coefficient does not fit {} at dx = {:.3e} m (SI-scaled operators); \
+                 use --precision f64",
+            T::NAME,
+            problem.body.dx
+        ),
+    })
 }
 
 /// Non-zeros of a matrix.

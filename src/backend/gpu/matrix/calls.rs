@@ -73,14 +73,13 @@ impl<T: Real> GpuMatrix<T> {
             return Ok(0);
         }
         let u = self.upload_u(u)?;
-        self.form_eta(u)?;
-        self.launch(&self.k.break_rows, self.nrows(), true)?;
+        self.launch(&self.k.break_rows, self.nrows(), true, u)?;
         self.take_broken()
     }
 
     pub(super) fn try_damage(&self, phi: &mut [T]) -> Result<()> {
         // `z` is scratch: it takes 1 - mu here
-        self.launch(&self.k.broken_rows, self.nrows(), false)?;
+        self.launch(&self.k.broken_rows, self.nrows(), false, 0)?;
         let g = &*self.gpu;
         // SAFETY: `z` holds at least `rows` values, `phi` `n`.
         unsafe {
@@ -96,8 +95,7 @@ impl<T: Real> GpuMatrix<T> {
             return Ok(false);
         }
         let u = self.upload_u(u)?;
-        self.form_eta(u)?;
-        self.dilatation_pass(false)?;
+        self.dilatation_pass(u, false)?;
         download(&self.gpu, &self.theta, theta)?;
         Ok(true)
     }
@@ -116,8 +114,7 @@ impl<T: Real> GpuMatrix<T> {
         force: &mut [T],
     ) -> Result<()> {
         let u = self.upload_u(u)?;
-        self.form_eta(u)?;
-        self.dilatation_pass(false)?;
+        self.dilatation_pass(u, false)?;
         let s = self.gpu.stream();
         match self.staged_theta.take() == Some(theta.len()) {
             true => {
@@ -129,7 +126,7 @@ impl<T: Real> GpuMatrix<T> {
                 .memcpy_htod(theta, &mut self.theta)
                 .map_err(driver_error)?,
         }
-        self.launch(&self.k.lps_force, self.nrows(), false)?;
+        self.launch(&self.k.lps_force, self.nrows(), false, u)?;
         self.force_product(addr(&self.gpu, &self.f_out))?;
         download(&self.gpu, &self.f_out, force)
     }
@@ -138,15 +135,14 @@ impl<T: Real> GpuMatrix<T> {
     /// `nodes` nodes, J (the kernel stops at those counts).
     pub fn strain_energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
         let u = self.upload_u(u)?;
-        self.form_eta(u)?;
         if self.law == LPS {
-            self.dilatation_pass(false)?;
+            self.dilatation_pass(u, false)?;
         }
         let threads = rows.max(nodes);
         let p = MatrixParams {
             rows: rows as u64,
             n: nodes as u32,
-            ..self.params(false)
+            ..self.params(false, u)
         };
         // SAFETY: as `launch`, over fewer rows and nodes than the buffers hold.
         unsafe { self.gpu.launch(&self.k.energy, threads, &p)? };

@@ -5,7 +5,7 @@
 //! Units: bytes.
 
 use super::room::csr_bytes;
-use super::{law_code_of, GpuMatrix, BLOCK, LPS, PMB_NONLINEAR};
+use super::{law_code_of, GpuMatrix, BLOCK, LPS};
 use crate::operators::{bond_vector_lengths, OperatorCounts, Storage};
 use crate::setup::Problem;
 use crate::Real;
@@ -64,12 +64,12 @@ impl<T: Real> GpuMatrix<T> {
     ) -> usize {
         let (t, n, d) = (scalar_bytes, nodes, counts.dim);
         let law = law_code_of(&counts.law);
-        let (lps, nonlinear) = (law == LPS, law == PMB_NONLINEAR);
+        let lps = law == LPS;
         let half = storage == Storage::Half;
-        let per = if nonlinear { d } else { 1 };
         let node_nnz = if half { 2 * rows } else { rows };
-        let ops = csr_bytes(d * rows, 2 * d * rows, t)
-            + csr_bytes(d * n, 2 * d * rows, t)
+        // (the signed A^T: row pointers and two row indices per bond row, no values)
+        let ops = 4 * (n + 1)
+            + 4 * (2 * rows).max(1)
             + if lps { csr_bytes(n, node_nnz, t) } else { 0 }
             + csr_bytes(n, node_nnz, t);
         let v = |len: usize, bytes: usize| len.max(1) * bytes;
@@ -80,7 +80,7 @@ impl<T: Real> GpuMatrix<T> {
             + v(n, 1)
             + v(n, 8);
         let scratch = v(d * rows, t)
-            + v(per * rows, t)
+            + v(if lps { rows } else { 0 }, t)
             + v(if lps { n } else { 0 }, t)
             + v(n, t)
             + v(rows.max(n).div_ceil(BLOCK), 8)
@@ -97,8 +97,8 @@ impl<T: Real> GpuMatrix<T> {
     pub fn memory_bytes(&self) -> usize {
         let ops: usize = self.products().iter().map(|s| s.bytes()).sum();
         let scratch = [
-            &self.eta,
             &self.z,
+            &self.ze,
             &self.theta,
             &self.phi,
             &self.u_in,
@@ -109,6 +109,8 @@ impl<T: Real> GpuMatrix<T> {
         .sum::<usize>();
         ops + self.vectors.bytes()
             + scratch
+            + self.at_ptr.num_bytes()
+            + self.at_col.num_bytes()
             + self.first.num_bytes()
             + self.second.num_bytes()
             + self.mu.num_bytes()
@@ -119,34 +121,26 @@ impl<T: Real> GpuMatrix<T> {
             + self.stepper.as_ref().map_or(0, |s| s.bytes())
     }
 
-    /// Minimal bytes of one explicit step with bond checking: each product's matrix read
-    /// once with its input read once and output written once; the bond kernel reads `eta`,
-    /// `xi`, the length, `a` and `w`, reads and writes the status, reads the row ends and the
-    /// no-fail flags and writes `z`; LPS reads `z`, `g` (and `g_ji`) and `theta` again and
-    /// writes `z` once more.
+    /// Minimal bytes of one explicit step with bond checking: the bond kernel reads the
+    /// row ends, both ends' displacements, `xi`, the length, `a` and `w`, reads and writes
+    /// the status and writes `Z`; the force sum reads `A^T`'s row pointers and signed rows,
+    /// each row's `Z` twice (once per end), each node's volume, and writes the force; LPS
+    /// writes and reads `ze`, runs `Theta` (matrix read once, input read once, output
+    /// written once) and reads `g` (and `g_ji`) and both ends' dilatations.
     pub fn bytes_per_step(&self) -> usize {
         let t = std::mem::size_of::<T>();
         let (n, d, rows) = (self.problem.body.len(), self.dim, self.nrows());
-        let per = if self.law == PMB_NONLINEAR { d } else { 1 };
-        let mut bytes = self.diff.traffic() + self.force.traffic();
-        bytes += rows * (2 * d * t + 3 * t + 2 + 8 + per * t) + n;
+        let mut bytes = rows * (8 + 2 * d * t + d * t + 3 * t + 2 + d * t);
+        bytes += 4 * (n + 1) + 2 * rows * (4 + d * t) + n * (8 + d * t);
         if let Some(op) = &self.theta_op {
             let half = usize::from(self.storage == Storage::Half);
-            bytes += op.traffic() + rows * (3 * t + half * t) + n * t;
+            bytes += op.traffic() + rows * (2 * t + (1 + half) * t + 2 * t);
         }
         bytes
     }
 
     pub fn operator_nnz(&self) -> Vec<(&'static str, usize)> {
-        let mut out = vec![("A x I_d", self.diff.matrix.nnz)];
-        out.push((
-            if self.law == PMB_NONLINEAR {
-                "A^T x I_d"
-            } else {
-                "B^T"
-            },
-            self.force.matrix.nnz,
-        ));
+        let mut out = vec![("A^T", self.at_col.len())];
         if let Some(m) = &self.theta_op {
             out.push(("Theta", m.matrix.nnz));
         }

@@ -1,12 +1,11 @@
 //! The operators as the device gets them, built on the host: CSR arrays with 32-bit indices
-//! ([`HostCsr`]), `A x I_d` for the bond differences and the force operator with its `-1/V`
-//! epilogue folded into the values ([`device_operators`]).
+//! for the cuSPARSE products (`Theta`, `Phi`: [`HostCsr`]) and `A^T` with implicit values for
+//! the force sum (`matrix_force`: [`SignedIncidence`]).
 //!
-//! Units: `A` 1, `B` 1, the force operator 1/m^3 (times the bond scalars, N/m^3).
+//! Units: `Theta` 1/m, `Phi` 1, `A^T` 1.
 
 use crate::gpu::cusparse::{CsrMatrix, Handle};
-use crate::operators::{Mat, Operators};
-use crate::setup::Problem;
+use crate::operators::Mat;
 use crate::{Real, Result};
 use rayon::prelude::*;
 
@@ -78,87 +77,66 @@ impl<T: Real> HostCsr<T> {
     }
 }
 
-/// The two operators built for the device from the assembled ones: `A x I_d` (bond
-/// differences, `d` interleaved components per row) and the force operator
-/// `-diag(1/V) B^T` (linear laws) or `-diag(1/V) (A^T x I_d)` (nonlinear PMB), whose rows
-/// are the dofs `d i + k`. `Theta` and `Phi` are uploaded as assembled.
-pub fn device_operators<T: Real>(problem: &Problem, ops: &Operators<T>) -> [HostCsr<T>; 2] {
-    let (n, d, nr) = (problem.body.len(), problem.dim(), ops.rows());
-    let (rp, ci, va) = kron_identity(&ops.incidence, d, |_| T::one());
-    let diff = HostCsr {
-        name: "A x I_d",
-        ncols: d * n,
-        row_ptr: rp,
-        col_idx: ci,
-        values: va,
-    };
-    let neg_inv: Vec<T> = problem
-        .body
-        .volumes
-        .iter()
-        .map(|&v| T::of(-1.0 / v))
-        .collect();
-    let force = match &ops.incidence_t {
-        Some(at) => {
-            let (rp, ci, va) = kron_identity(at, d, |q| neg_inv[q / d]);
-            HostCsr {
-                name: "A^T x I_d",
-                ncols: d * nr,
-                row_ptr: rp,
-                col_idx: ci,
-                values: va,
-            }
-        }
-        None => {
-            let (rp, ci, va) = kron_identity(&ops.bt, 1, |q| neg_inv[q / d]);
-            HostCsr {
-                name: "B^T",
-                ncols: nr,
-                row_ptr: rp,
-                col_idx: ci,
-                values: va,
-            }
-        }
-    };
-    [diff, force]
+/// `A^T` as the device applies it (`matrix_force`): node `k`'s rows in the order of the
+/// assembled `A^T`, each row index with bit 31 set where `k` is the row's first node (entry
+/// `-1`) and clear where it is its second (`+1`); no values (the `-1/V_k` scale is applied
+/// per node). Rows stay below `2^31` (`operators` refuses more than `2^32 / (2 d)`).
+pub struct SignedIncidence {
+    pub row_ptr: Vec<u32>,
+    pub col: Vec<u32>,
 }
 
-/// The CSR arrays of `m` with every row repeated for `d` components (`m x I_d`, `d = 1`:
-/// `m` itself): row `(r, k)` is row `d r + k`, its entries those of row `r` at columns
-/// `d c + k`, values times `scale(d r + k)`.
-fn kron_identity<T: Real>(
-    m: &Mat<T>,
-    d: usize,
-    scale: impl Fn(usize) -> T + Sync,
-) -> (Vec<u32>, Vec<u32>, Vec<T>) {
-    let sym = m.symbolic();
-    let (ptr, cols, val) = (sym.row_ptr(), sym.col_idx(), m.val());
-    let nr = sym.nrows();
-    let du = d as u32;
-    let out_ptr = (0..=nr * d)
-        .into_par_iter()
-        .map(|q| {
-            if q == nr * d {
-                return du * ptr[nr];
-            }
-            let (r, k) = (q / d, (q % d) as u32);
-            du * ptr[r] + k * (ptr[r + 1] - ptr[r])
-        })
-        .collect();
-    let row = |r: usize| ptr[r] as usize..ptr[r + 1] as usize;
-    let out_cols = (0..nr)
-        .into_par_iter()
-        .flat_map_iter(|r| (0..du).flat_map(move |k| cols[row(r)].iter().map(move |&c| du * c + k)))
-        .collect();
-    let scale = &scale;
-    let out_val = (0..nr)
-        .into_par_iter()
-        .flat_map_iter(|r| {
-            (0..d).flat_map(move |k| {
-                let s = scale(d * r + k);
-                val[row(r)].iter().map(move |&v| v * s)
+/// Bit of a [`SignedIncidence`] column: the node is the row's first.
+pub const FIRST_END: u32 = 1 << 31;
+
+impl SignedIncidence {
+    /// From the assembled `A^T` (entries -1 and +1).
+    pub fn of<T: Real>(at: &Mat<T>) -> Self {
+        let sym = at.symbolic();
+        let col = sym
+            .col_idx()
+            .par_iter()
+            .zip(at.val().par_iter())
+            .map(|(&r, &v)| {
+                debug_assert!(r < FIRST_END, "bond rows below 2^31");
+                if v < T::zero() {
+                    r | FIRST_END
+                } else {
+                    r
+                }
             })
-        })
-        .collect();
-    (out_ptr, out_cols, out_val)
+            .collect();
+        SignedIncidence {
+            row_ptr: sym.row_ptr().to_vec(),
+            col,
+        }
+    }
+
+    /// Bytes of the two arrays.
+    pub fn bytes(&self) -> usize {
+        4 * (self.row_ptr.len() + self.col.len())
+    }
+
+    /// As a faer matrix with values `scale(k) * (+-1)` in row `k` (host-side checks).
+    pub fn to_mat<T: Real>(&self, ncols: usize, scale: impl Fn(usize) -> T) -> Mat<T> {
+        let n = self.row_ptr.len() - 1;
+        let mut values = Vec::with_capacity(self.col.len());
+        for k in 0..n {
+            for &c in &self.col[self.row_ptr[k] as usize..self.row_ptr[k + 1] as usize] {
+                let s = scale(k);
+                values.push(if c & FIRST_END != 0 { T::zero() - s } else { s });
+            }
+        }
+        let cols = self.col.iter().map(|&c| c & !FIRST_END).collect();
+        Mat::new(
+            faer::sparse::SymbolicSparseRowMat::new_checked(
+                n,
+                ncols,
+                self.row_ptr.clone(),
+                None,
+                cols,
+            ),
+            values,
+        )
+    }
 }

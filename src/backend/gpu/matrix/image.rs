@@ -1,13 +1,13 @@
 //! [`MatrixImage`]: everything a [`GpuMatrix`](super::GpuMatrix) uploads, assembled on the
-//! host once (the device operators, the bond vectors of the operators, the row status, the
+//! host once (the force sum's signed `A^T`, `Theta` and `Phi`, the bond vectors of the operators, the row status, the
 //! no-fail flags and the volumes), page-locked where it is uploaded again and again.
 //!
 //! Units as in [`crate::operators`]: m, N/m^7, N/m^6, m^6, m^3; sizes in bytes.
 
-use super::host_csr::{device_operators, HostCsr};
+use super::host_csr::{HostCsr, SignedIncidence};
 use crate::gpu::pinned::Registered;
 use crate::gpu::Gpu;
-use crate::operators::{BondRows, BondVectors, Operators, Storage};
+use crate::operators::{BondRows, BondVectors, IncidenceOperators, Storage};
 use crate::setup::Problem;
 use crate::{Real, Result};
 use std::sync::Arc;
@@ -24,8 +24,8 @@ pub struct MatrixImage<T: Real> {
     pub(super) problem: Arc<Problem>,
     pub(super) storage: Storage,
     pub(super) rows: Arc<BondRows>,
-    pub(super) diff: HostCsr<T>,
-    pub(super) force: HostCsr<T>,
+    /// `A^T`, signed, for the force sum.
+    pub(super) at: SignedIncidence,
     pub(super) theta: Option<HostCsr<T>>,
     pub(super) damage: HostCsr<T>,
     /// The operators' bond vectors.
@@ -40,21 +40,20 @@ impl<T: Real> MatrixImage<T> {
     /// Assemble the operators of `problem` in `storage` and build what the device gets.
     pub fn assemble(problem: Arc<Problem>, storage: Storage) -> Result<Self> {
         let p = &*problem;
-        let ops = Operators::<T>::assemble(p, storage)?;
+        let ops = IncidenceOperators::<T>::assemble(p, storage)?;
         let nr = ops.rows();
-        let [diff, force] = device_operators(p, &ops);
+        let at = SignedIncidence::of(&ops.incidence_t);
         let theta = ops.theta.as_ref().map(|m| HostCsr::of("Theta", m, nr));
         let damage = HostCsr::of("Phi", &ops.damage, nr);
         let mu = ops.row_status(&p.initial_mu);
-        let Operators { rows, vectors, .. } = ops;
+        let IncidenceOperators { rows, vectors, .. } = ops;
         Ok(MatrixImage {
             pins: Vec::new(),
             no_fail: p.no_fail.iter().map(|&b| u8::from(b)).collect(),
             problem,
             storage,
             rows: Arc::new(rows),
-            diff,
-            force,
+            at,
             theta,
             damage,
             vectors,
@@ -99,20 +98,17 @@ impl<T: Real> MatrixImage<T> {
         }
         let mut arrays: Vec<_> = self.vectors.all().into_iter().map(|v| bytes(v)).collect();
         arrays.extend([
+            bytes(&self.at.row_ptr),
+            bytes(&self.at.col),
             bytes(&self.rows.first),
             bytes(&self.rows.second),
             bytes(&self.problem.body.volumes),
             bytes(&self.mu),
             bytes(&self.no_fail),
         ]);
-        for m in [
-            Some(&self.diff),
-            Some(&self.force),
-            self.theta.as_ref(),
-            Some(&self.damage),
-        ]
-        .into_iter()
-        .flatten()
+        for m in [self.theta.as_ref(), Some(&self.damage)]
+            .into_iter()
+            .flatten()
         {
             arrays.extend([bytes(&m.row_ptr), bytes(&m.col_idx), bytes(&m.values)]);
         }
@@ -135,8 +131,7 @@ impl<T: Real> MatrixImage<T> {
     /// Bytes an upload moves: operators, bond vectors, status, no-fail flags, volumes.
     pub fn bytes(&self) -> usize {
         let csr = HostCsr::bytes;
-        csr(&self.diff)
-            + csr(&self.force)
+        self.at.bytes()
             + self.theta.as_ref().map_or(0, csr)
             + csr(&self.damage)
             + self.vectors.bytes()

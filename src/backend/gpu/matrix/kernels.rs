@@ -1,5 +1,5 @@
-//! The bond-row kernels of `kernels/matrix_bond.cu` (bond check, force scalars, LPS
-//! extensions, damage's `1 - mu`, energy) and their launches: one parameter record over the
+//! The bond-row kernels of `kernels/matrix_bond.cu` (bond check, force vectors, LPS
+//! extensions, the force sum `A^T Z`, damage's `1 - mu`, energy) and their launches: one parameter record over the
 //! backend's buffers, made once at setup (the buffers never move) and given the bond check
 //! per launch; the running count of broken rows they add to.
 //!
@@ -19,6 +19,7 @@ pub(super) struct Kernels {
     pub(super) pmb: CudaFunction,
     pub(super) lps_extension: CudaFunction,
     pub(super) lps_force: CudaFunction,
+    pub(super) force: CudaFunction,
     pub(super) break_rows: CudaFunction,
     pub(super) broken_rows: CudaFunction,
     pub(super) energy: CudaFunction,
@@ -31,6 +32,7 @@ impl Kernels {
             pmb: f("matrix_pmb")?,
             lps_extension: f("matrix_lps_extension")?,
             lps_force: f("matrix_lps_force")?,
+            force: f("matrix_force")?,
             break_rows: f("matrix_break")?,
             broken_rows: f("matrix_broken")?,
             energy: f("matrix_energy")?,
@@ -56,10 +58,12 @@ impl<T: Real> GpuMatrix<T> {
         requested && self.problem.breaks()
     }
 
-    /// Parameters of the bond kernels.
-    pub(super) fn params(&self, check_bonds: bool) -> MatrixParams {
+    /// Parameters of the bond kernels, the rows differencing the displacement at device
+    /// address `u` (0 for a kernel that reads none).
+    pub(super) fn params(&self, check_bonds: bool, u: u64) -> MatrixParams {
         MatrixParams {
             check_bonds: i32::from(self.check(check_bonds)),
+            u,
             ..self.base
         }
     }
@@ -70,7 +74,7 @@ impl<T: Real> GpuMatrix<T> {
         let m = &self.problem.material;
         let [xi, length, a, g, g_second, a_first, w] = self.vectors.addresses(gpu);
         MatrixParams {
-            eta: addr(gpu, &self.eta),
+            u: 0,
             xi,
             length,
             a,
@@ -83,6 +87,7 @@ impl<T: Real> GpuMatrix<T> {
             second: addr(gpu, &self.second),
             no_fail: addr(gpu, &self.no_fail),
             z: addr(gpu, &self.z),
+            ze: addr(gpu, &self.ze),
             theta: addr(gpu, &self.theta),
             out: addr(gpu, &self.z),
             partial: addr(gpu, &self.partial),
@@ -108,14 +113,25 @@ impl<T: Real> GpuMatrix<T> {
                 .as_ref()
                 .map_or(0, |m| m.constants.len() as u32),
             pad_m: 0,
+            at_ptr: addr(gpu, &self.at_ptr),
+            at_col: addr(gpu, &self.at_col),
+            force: 0,
         }
     }
 
-    /// Launch bond kernel `f` over `threads` threads.
-    pub(super) fn launch(&self, f: &CudaFunction, threads: usize, check_bonds: bool) -> Result<()> {
-        let p = self.params(check_bonds);
-        // SAFETY: `p` holds this backend's buffers, sized for its rows and nodes; each kernel
-        // stops at `rows` (and `n`); `eta`, `z`, `theta` are up to date where it reads them.
+    /// Launch bond kernel `f` over `threads` threads, the rows differencing the
+    /// displacement at device address `u` (`d n` values).
+    pub(super) fn launch(
+        &self,
+        f: &CudaFunction,
+        threads: usize,
+        check_bonds: bool,
+        u: u64,
+    ) -> Result<()> {
+        let p = self.params(check_bonds, u);
+        // SAFETY: `p` holds this backend's buffers, sized for its rows and nodes, and `u`
+        // (the caller's, `d n` values); each kernel stops at `rows` (and `n`); `ze`, `z`,
+        // `theta` are up to date where it reads them.
         unsafe { self.gpu.launch(f, threads, &p) }
     }
 

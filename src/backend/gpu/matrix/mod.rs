@@ -1,19 +1,18 @@
 //! The GPU matrix backend: the matrix formulation of `backend/cpu/matrix.rs` (`theory.md` section 4,
-//! `docs/matrix-formulation.md`) on the device, its sparse products by cuSPARSE
-//! (`crate::gpu::cusparse`) and its elementwise bond kernels by NVRTC
-//! (`kernels/matrix_bond.cu`). The operators are assembled once on the host
-//! (`Operators::assemble`, half storage by default) and uploaded once; cuSPARSE descriptors and
-//! workspaces are made once. One force evaluation is
+//! `docs/matrix-formulation.md`) on the device, in its incidence form
+//! (`operators::IncidenceOperators`): the bond difference of a row is `A u` with the
+//! incidence's implicit +-1 values, and the forces are `A^T` applied to an `n x d` block of
+//! the rows' force vectors, so no `B`, `B^T` or `A x I_d` is assembled, held or read. The
+//! operators are assembled once on the host (half storage by default) and uploaded once;
+//! cuSPARSE descriptors and workspaces are made once. One force evaluation is
 //!
-//! 1. `eta = (A x I_d) u`: the incidence with each row repeated per component, so one SpMV
-//!    gives the `d` interleaved components of every bond difference (a two-term row sums to
-//!    `u_j - u_i` exactly, as on the CPU);
-//! 2. the bond kernel: (bond breaking,) the extension or stretch, the force scalar `z = w t`
-//!    (LPS: `z = mu e`, `theta = Theta z`, then `z = w t` in place), rounded as the CPU
-//!    rounds it;
-//! 3. `f = F z` with `F = -diag(1/V) B^T` (linear laws) or `-diag(1/V) (A^T x I_d)`
-//!    (nonlinear PMB, `d` values per row): the epilogue `-1/V_i` of `cpu-matrix` is folded
-//!    into the operator's values at upload, so the product gives the force density, N/m^3.
+//! 1. the bond kernel (`kernels/matrix_bond.cu`), one thread per row: `eta = u_j - u_i` from
+//!    the row's two ends (exact, as `A u` on the CPU), (bond breaking,) the extension or
+//!    stretch, the force scalar `t`, rounded as the CPU rounds it, and the row's force
+//!    vector `Z = w t n` (linear laws, `n = xi / x`) or `w t y/|y|` (nonlinear PMB); LPS
+//!    first writes `ze = mu e`, then `theta = Theta ze` (cuSPARSE), then `Z`;
+//! 2. `f = -diag(1/V) A^T Z` (`matrix_force`), one thread per node over its rows in `A^T`'s
+//!    order, each with the sign of the node's end: the force density, N/m^3.
 //!
 //! Damage is `phi = Phi (1 - mu)` (a kernel writes `1 - mu`, one SpMV), as on the CPU. The
 //! explicit time loop runs on the device (`time_loop.rs`, shared with `gpu-loop`).
@@ -27,14 +26,14 @@
 //!
 //!
 //! Files, in the order data flows:
-//! - `host_csr.rs`: the device operators built on the host (`A x I_d`, the force operator);
+//! - `host_csr.rs`: the device operators built on the host (`Theta`, `Phi`, the signed `A^T`);
 //! - `image.rs`: [`MatrixImage`], everything an upload moves, assembled on the host;
 //! - `room.rs`: what the device buffers must hold for an image, the bond vectors' device
 //!   buffers, and the checked copies into them;
 //! - `setup.rs`: making a backend (in core, or a slot for several images) and loading an
 //!   image into it;
 //! - `kernels.rs`: the bond-row kernels (`kernels/matrix_bond.cu`) and their launches;
-//! - `products.rs`: the cuSPARSE products of a force evaluation, and their timings;
+//! - `products.rs`: the products of a force evaluation, and their timings;
 //! - `calls.rs`: each trait call's device work (upload, launches, download);
 //! - `footprint.rs`: device bytes, estimated before assembling and held;
 //! - `backend.rs`: the `Forces`, `DeviceForces` and `Backend` impls.
@@ -53,7 +52,7 @@ mod setup;
 #[cfg(test)]
 mod tests;
 
-pub use host_csr::{device_operators, HostCsr};
+pub use host_csr::{HostCsr, SignedIncidence};
 pub use image::MatrixImage;
 pub use products::ProductTiming;
 
@@ -92,11 +91,11 @@ pub struct GpuMatrix<T: Real> {
     /// Bond rows on the host (the map back to directed bonds for `bond_status`).
     rows: Arc<BondRows>,
     handle: Handle,
-    /// `eta = (A x I_d) u`.
-    diff: Spmv<T>,
-    /// `f = -diag(1/V) B^T z`, or `-diag(1/V) (A^T x I_d) z` for nonlinear PMB.
-    force: Spmv<T>,
-    /// `theta = Theta z` (LPS).
+    /// `A^T` with implicit values for `f = -diag(1/V) A^T Z` (`matrix_force`): row pointers
+    /// and row indices with the first-end bit ([`host_csr::SignedIncidence`]).
+    at_ptr: CudaSlice<u32>,
+    at_col: CudaSlice<u32>,
+    /// `theta = Theta ze` (LPS).
     theta_op: Option<Spmv<T>>,
     /// `phi = Phi (1 - mu)`.
     damage_op: Spmv<T>,
@@ -112,10 +111,10 @@ pub struct GpuMatrix<T: Real> {
     /// (`MaterialMap::device_table`, f64), which the bond kernels read for each row's
     /// critical stretch and each node's `K_d`.
     materials: Option<(CudaSlice<u8>, CudaSlice<f64>)>,
-    // Scratch: eta (d per row), z (per row; d per row for nonlinear PMB), theta, phi,
-    // energy per block, and the displacement and force of the trait calls.
-    eta: CudaSlice<T>,
+    // Scratch: Z (d per row), ze (LPS, per row), theta, phi, energy per block, and the
+    // displacement and force of the trait calls.
     z: CudaSlice<T>,
+    ze: CudaSlice<T>,
     theta: CudaSlice<T>,
     phi: CudaSlice<T>,
     partial: CudaSlice<f64>,

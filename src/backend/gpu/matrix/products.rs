@@ -1,56 +1,54 @@
-//! The cuSPARSE products of one force evaluation: `eta = (A x I_d) u`, (LPS) `theta = Theta z`
-//! and `f = F z` around the bond-row kernels, and their timings for `examples/gpu_spmv.rs`.
+//! The products of one force evaluation in the incidence form: the bond kernels form each
+//! row's difference `u_j - u_i` and force vector `Z` from the displacement at a device
+//! address, (LPS) `theta = Theta ze` by cuSPARSE, and `f = -diag(1/V) A^T Z` by
+//! `matrix_force`; and their timings for `examples/gpu_spmv.rs`.
 //!
 //! Units: displacement m, bond differences m, force density N/m^3; times s, traffic bytes.
 
-use super::{GpuMatrix, LPS, PMB_NONLINEAR};
+use super::{GpuMatrix, LPS};
 use crate::backend::gpu::buffers::addr;
 use crate::gpu::cusparse::Spmv;
 use crate::{Real, Result};
 
 impl<T: Real> GpuMatrix<T> {
-    /// The sparse products of one force evaluation and the damage, with their names: what
-    /// `examples/gpu_spmv.rs` times.
+    /// The cuSPARSE products of a force evaluation and the damage: what
+    /// `examples/gpu_spmv.rs` times beside the force sum.
     pub(super) fn products(&self) -> Vec<&Spmv<T>> {
-        let mut v = vec![&self.diff, &self.force, &self.damage_op];
+        let mut v = vec![&self.damage_op];
         v.extend(self.theta_op.iter());
         v
     }
 
-    /// `eta = (A x I_d) u` for `u` at a device address of `d n` values.
-    pub(super) fn form_eta(&self, u: u64) -> Result<()> {
-        // SAFETY: `u` holds `d n` values (the caller's promise); `eta` holds `d rows`.
-        unsafe { self.diff.apply(&self.handle, u, addr(&self.gpu, &self.eta)) }
-    }
-
-    /// LPS: `z = mu e` (with bond breaking), then `theta = Theta z`; `eta` up to date.
-    pub(super) fn dilatation_pass(&self, check_bonds: bool) -> Result<()> {
-        self.launch(&self.k.lps_extension, self.nrows(), check_bonds)?;
+    /// LPS: `ze = mu e` at `u` (with bond breaking), then `theta = Theta ze`.
+    pub(super) fn dilatation_pass(&self, u: u64, check_bonds: bool) -> Result<()> {
+        self.launch(&self.k.lps_extension, self.nrows(), check_bonds, u)?;
         let op = self.theta_op.as_ref().expect("LPS has Theta");
         let g = &*self.gpu;
-        // SAFETY: `z` holds `rows` values, `theta` `n`.
-        unsafe { op.apply(&self.handle, addr(g, &self.z), addr(g, &self.theta)) }
+        // SAFETY: `ze` holds `rows` values, `theta` `n`.
+        unsafe { op.apply(&self.handle, addr(g, &self.ze), addr(g, &self.theta)) }
     }
 
     /// Enqueue the force density at `u` into `force` (device addresses of `d n` values).
     pub(super) fn forces(&self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
-        self.form_eta(u)?;
         if self.law == LPS {
-            self.dilatation_pass(check_bonds)?;
-            self.launch(&self.k.lps_force, self.nrows(), false)?;
+            self.dilatation_pass(u, check_bonds)?;
+            self.launch(&self.k.lps_force, self.nrows(), false, u)?;
         } else {
-            self.launch(&self.k.pmb, self.nrows(), check_bonds)?;
+            self.launch(&self.k.pmb, self.nrows(), check_bonds, u)?;
         }
         self.force_product(force)
     }
 
-    /// `f = F z` into `force` (a device address of `d n` values) from the bond scalars `z`.
+    /// `f = -diag(1/V) A^T Z` into `force` (a device address of `d n` values) from the rows'
+    /// force vectors `Z`.
     pub(super) fn force_product(&self, force: u64) -> Result<()> {
-        // SAFETY: `z` holds the operator's columns, `force` `d n` values (the caller's).
-        unsafe {
-            self.force
-                .apply(&self.handle, addr(&self.gpu, &self.z), force)
-        }
+        let p = crate::gpu::params::MatrixParams {
+            force,
+            ..self.params(false, 0)
+        };
+        // SAFETY: `p` holds this backend's buffers; `force` holds `d n` values (the
+        // caller's); the kernel stops at `n`.
+        unsafe { self.gpu.launch(&self.k.force, self.problem.body.len(), &p) }
     }
 
     /// Time each sparse product of one force evaluation (and the damage's) on the current
@@ -58,43 +56,29 @@ impl<T: Real> GpuMatrix<T> {
     /// fastest of `reps` runs each (after one untimed run). For `examples/gpu_spmv.rs`.
     pub fn time_products(&mut self, reps: usize) -> Result<Vec<ProductTiming>> {
         let g = self.gpu.clone();
-        let (u, eta, z, f) = (
-            addr(&g, &self.u_in),
-            addr(&g, &self.eta),
-            addr(&g, &self.z),
-            addr(&g, &self.f_out),
-        );
+        let (ze, z, f) = (addr(&g, &self.ze), addr(&g, &self.z), addr(&g, &self.f_out));
         let (theta, phi) = (addr(&g, &self.theta), addr(&g, &self.phi));
-        let mut cases: Vec<(&'static str, &Spmv<T>, u64, u64)> = vec![
-            ("eta = (A x I_d) u", &self.diff, u, eta),
-            (
-                if self.law == PMB_NONLINEAR {
-                    "f = -(A^T x I_d) z / V"
-                } else {
-                    "f = -B^T z / V"
-                },
-                &self.force,
-                z,
-                f,
-            ),
-        ];
+        let mut out = Vec::new();
+        let n = self.problem.body.len();
+        let at_nnz = self.at_col.len();
+        let t = std::mem::size_of::<T>();
+        let seconds = time_best(&g, reps, || self.force_product(f))?;
+        out.push(ProductTiming {
+            name: "f = -A^T Z / V",
+            nrows: n,
+            ncols: self.nrows(),
+            nnz: at_nnz,
+            bytes: 4 * (n + 1) + at_nnz * (4 + self.dim * t) + n * (8 + self.dim * t),
+            seconds,
+        });
+        let mut cases: Vec<(&'static str, &Spmv<T>, u64, u64)> = Vec::new();
         if let Some(op) = &self.theta_op {
-            cases.push(("theta = Theta z", op, z, theta));
+            cases.push(("theta = Theta ze", op, ze, theta));
         }
         cases.push(("phi = Phi (1 - mu)", &self.damage_op, z, phi));
-        let mut out = Vec::new();
         for (name, op, x, y) in cases {
-            let mut best = f64::INFINITY;
-            for r in 0..=reps.max(1) {
-                g.synchronize()?;
-                let t0 = std::time::Instant::now();
-                // SAFETY: the backend's own buffers, of the operator's sizes.
-                unsafe { op.apply(&self.handle, x, y)? };
-                g.synchronize()?;
-                if r > 0 {
-                    best = best.min(t0.elapsed().as_secs_f64());
-                }
-            }
+            // SAFETY: the backend's own buffers, of the operator's sizes.
+            let seconds = time_best(&g, reps, || unsafe { op.apply(&self.handle, x, y) })?;
             let m = &op.matrix;
             out.push(ProductTiming {
                 name,
@@ -102,7 +86,7 @@ impl<T: Real> GpuMatrix<T> {
                 ncols: m.ncols,
                 nnz: m.nnz,
                 bytes: op.traffic(),
-                seconds: best,
+                seconds,
             });
         }
         Ok(out)
@@ -113,19 +97,29 @@ impl<T: Real> GpuMatrix<T> {
     pub fn time_force(&mut self, reps: usize) -> Result<f64> {
         let g = self.gpu.clone();
         let (u, f) = (addr(&g, &self.u_in), addr(&g, &self.f_out));
-        let mut best = f64::INFINITY;
-        for r in 0..=reps.max(1) {
-            g.synchronize()?;
-            let t0 = std::time::Instant::now();
-            self.forces(u, f, true)?;
-            g.synchronize()?;
-            if r > 0 {
-                best = best.min(t0.elapsed().as_secs_f64());
-            }
-        }
+        let best = time_best(&g, reps, || self.forces(u, f, true))?;
         self.take_broken()?;
         Ok(best)
     }
+}
+
+/// The fastest of `reps` timed runs of `work` (after one untimed run), s.
+fn time_best(
+    g: &crate::gpu::Gpu,
+    reps: usize,
+    mut work: impl FnMut() -> Result<()>,
+) -> Result<f64> {
+    let mut best = f64::INFINITY;
+    for r in 0..=reps.max(1) {
+        g.synchronize()?;
+        let t0 = std::time::Instant::now();
+        work()?;
+        g.synchronize()?;
+        if r > 0 {
+            best = best.min(t0.elapsed().as_secs_f64());
+        }
+    }
+    Ok(best)
 }
 
 /// One timed sparse product (see [`GpuMatrix::time_products`]).

@@ -7,7 +7,7 @@
 
 use super::host_csr::HostCsr;
 use super::image::MatrixImage;
-use super::{law_code, LPS, NAME, PMB_NONLINEAR};
+use super::{law_code, LPS, NAME};
 use crate::backend::gpu::buffers::addr;
 use crate::gpu::device::driver_error;
 use crate::gpu::pinned::copy_in;
@@ -24,13 +24,17 @@ pub(super) struct Room {
     pub rows: usize,
     /// `d n`: the displacement and force of the trait calls.
     pub dofs: usize,
-    pub eta: usize,
+    /// `d rows`: the rows' force vectors.
     pub z: usize,
+    /// LPS: `rows`, the extensions `Theta` reads.
+    pub ze: usize,
     pub theta: usize,
     /// The bond vectors (order of `BondVectors::NAMES`).
     pub vectors: [usize; 7],
-    /// `A x I_d`, the force operator, `Phi`, `Theta`.
-    pub csr: [(usize, usize); 4],
+    /// `(n + 1, non-zeros)` of the signed `A^T`.
+    pub at: (usize, usize),
+    /// `Phi`, `Theta`.
+    pub csr: [(usize, usize); 2],
 }
 
 impl Room {
@@ -38,19 +42,17 @@ impl Room {
         let p = &*image.problem;
         let (n, d, nr) = (p.body.len(), p.dim(), image.rows.len());
         let law = law_code(p);
-        let per = if law == PMB_NONLINEAR { d } else { 1 };
         let shape = |m: &HostCsr<T>| (m.row_ptr.len().saturating_sub(1), m.col_idx.len());
         Room {
             nodes: n,
             rows: nr,
             dofs: d * n,
-            eta: d * nr,
-            z: per * nr,
+            z: d * nr,
+            ze: if law == LPS { nr } else { 0 },
             theta: if law == LPS { n } else { 0 },
             vectors: image.vectors.lengths(),
+            at: (image.at.row_ptr.len(), image.at.col.len()),
             csr: [
-                shape(&image.diff),
-                shape(&image.force),
                 shape(&image.damage),
                 image.theta.as_ref().map_or((0, 0), shape),
             ],
@@ -64,10 +66,11 @@ impl Room {
             nodes: m(self.nodes, other.nodes),
             rows: m(self.rows, other.rows),
             dofs: m(self.dofs, other.dofs),
-            eta: m(self.eta, other.eta),
             z: m(self.z, other.z),
+            ze: m(self.ze, other.ze),
             theta: m(self.theta, other.theta),
             vectors: std::array::from_fn(|k| m(self.vectors[k], other.vectors[k])),
+            at: (m(self.at.0, other.at.0), m(self.at.1, other.at.1)),
             csr: std::array::from_fn(|k| {
                 let ((r1, n1), (r2, n2)) = (self.csr[k], other.csr[k]);
                 (m(r1, r2), m(n1, n2))

@@ -24,11 +24,9 @@ use crate::setup::Problem;
 use crate::{Real, Result};
 use std::sync::Arc;
 
-/// The four operators of a backend, allocated with a room's capacity and described with an
-/// image's shapes (nothing copied).
+/// The cuSPARSE operators of a backend, allocated with a room's capacity and described with
+/// an image's shapes (nothing copied).
 struct DeviceOperators<T: Real> {
-    diff: CsrMatrix<T>,
-    force: CsrMatrix<T>,
     damage: CsrMatrix<T>,
     theta: Option<CsrMatrix<T>>,
 }
@@ -41,11 +39,9 @@ impl<T: Real> DeviceOperators<T> {
             Ok(c)
         };
         Ok(DeviceOperators {
-            diff: csr(&image.diff, room.csr[0])?,
-            force: csr(&image.force, room.csr[1])?,
-            damage: csr(&image.damage, room.csr[2])?,
+            damage: csr(&image.damage, room.csr[0])?,
             theta: match &image.theta {
-                Some(m) => Some(csr(m, room.csr[3])?),
+                Some(m) => Some(csr(m, room.csr[1])?),
                 None => None,
             },
         })
@@ -105,7 +101,7 @@ impl<T: Real> GpuMatrix<T> {
             .fold(Room::default(), |a, b| a.max(&b));
         let mut slot = Self::with_room(&room, first, gpu, handle)?;
         // size the workspaces once for every image's shapes (descriptors only, no copies)
-        let mut need = [0usize; 4];
+        let mut need = [0usize; 2];
         for image in images {
             slot.check_kind(image)?;
             let shapes = slot.describe(image)?;
@@ -114,11 +110,9 @@ impl<T: Real> GpuMatrix<T> {
             }
         }
         let handle = &slot.handle;
-        slot.diff.reserve(handle, need[0])?;
-        slot.force.reserve(handle, need[1])?;
-        slot.damage_op.reserve(handle, need[2])?;
+        slot.damage_op.reserve(handle, need[0])?;
         if let Some(op) = slot.theta_op.as_mut() {
-            op.reserve(handle, need[3])?;
+            op.reserve(handle, need[1])?;
         }
         Ok(slot)
     }
@@ -141,15 +135,13 @@ impl<T: Real> GpuMatrix<T> {
         let ops = DeviceOperators::with_room(room, image, &handle)?;
         let e = driver_error;
         let (u_in, f_out) = (zeros(room.dofs).map_err(e)?, zeros(room.dofs).map_err(e)?);
-        let eta = zeros(room.eta).map_err(e)?;
         let z = zeros(room.z).map_err(e)?;
+        let ze = zeros(room.ze).map_err(e)?;
         let theta = zeros(room.theta).map_err(e)?;
         let phi = zeros(room.nodes).map_err(e)?;
         let g = &gpu;
-        let diff = Spmv::new(&handle, ops.diff, addr(g, &u_in), addr(g, &eta))?;
-        let force = Spmv::new(&handle, ops.force, addr(g, &z), addr(g, &f_out))?;
         let theta_op = match ops.theta {
-            Some(m) => Some(Spmv::new(&handle, m, addr(g, &z), addr(g, &theta))?),
+            Some(m) => Some(Spmv::new(&handle, m, addr(g, &ze), addr(g, &theta))?),
             None => None,
         };
         let damage_op = Spmv::new(&handle, ops.damage, addr(g, &z), addr(g, &phi))?;
@@ -167,8 +159,8 @@ impl<T: Real> GpuMatrix<T> {
                 Some(map) => Some((upload(&gpu, &map.node)?, upload(&gpu, &map.device_table())?)),
                 None => None,
             },
-            eta,
             z,
+            ze,
             theta,
             phi,
             partial: gpu
@@ -186,8 +178,8 @@ impl<T: Real> GpuMatrix<T> {
             dim: p.dim(),
             law,
             handle,
-            diff,
-            force,
+            at_ptr: words(room.at.0).map_err(e)?,
+            at_col: words(room.at.1).map_err(e)?,
             theta_op,
             damage_op,
             stepper: None,
@@ -211,27 +203,19 @@ impl<T: Real> GpuMatrix<T> {
         Ok(())
     }
 
-    /// Describe the operators with `image`'s shapes (no copies) and return the workspace
-    /// bytes each product then needs (`A x I_d`, force, `Phi`, `Theta`).
-    fn describe(&mut self, image: &MatrixImage<T>) -> Result<[usize; 4]> {
-        let mut need = [0usize; 4];
+    /// Describe the cuSPARSE operators with `image`'s shapes (no copies) and return the
+    /// workspace bytes each product then needs (`Phi`, `Theta`).
+    fn describe(&mut self, image: &MatrixImage<T>) -> Result<[usize; 2]> {
+        let mut need = [0usize; 2];
         let g = self.gpu.clone();
-        let (u, eta, z) = (addr(&g, &self.u_in), addr(&g, &self.eta), addr(&g, &self.z));
-        let (f, theta, phi) = (
-            addr(&g, &self.f_out),
-            addr(&g, &self.theta),
-            addr(&g, &self.phi),
-        );
+        let (z, ze) = (addr(&g, &self.z), addr(&g, &self.ze));
+        let (theta, phi) = (addr(&g, &self.theta), addr(&g, &self.phi));
         let h = &self.handle;
-        image.diff.shape(h, &mut self.diff.matrix)?;
-        need[0] = self.diff.reshape(h, u, eta)?;
-        image.force.shape(h, &mut self.force.matrix)?;
-        need[1] = self.force.reshape(h, z, f)?;
         image.damage.shape(h, &mut self.damage_op.matrix)?;
-        need[2] = self.damage_op.reshape(h, z, phi)?;
+        need[0] = self.damage_op.reshape(h, z, phi)?;
         if let (Some(op), Some(m)) = (self.theta_op.as_mut(), image.theta.as_ref()) {
             m.shape(h, &mut op.matrix)?;
-            need[3] = op.reshape(h, z, theta)?;
+            need[1] = op.reshape(h, ze, theta)?;
         }
         Ok(need)
     }
@@ -250,7 +234,7 @@ impl<T: Real> GpuMatrix<T> {
         self.check_kind(image)?;
         let need = self.describe(image)?;
         let h = &self.handle;
-        for (op, n) in [&mut self.diff, &mut self.force, &mut self.damage_op]
+        for (op, n) in [&mut self.damage_op]
             .into_iter()
             .chain(self.theta_op.as_mut())
             .zip(need)
@@ -263,8 +247,8 @@ impl<T: Real> GpuMatrix<T> {
         // SAFETY (every copy below): the caller keeps `image` alive and unwritten until
         // the stream has passed the copies; `put` checks each buffer's room.
         unsafe {
-            bytes += image.diff.copy_into(h, &mut self.diff.matrix)?;
-            bytes += image.force.copy_into(h, &mut self.force.matrix)?;
+            bytes += put(&g, &self.at_ptr, &image.at.row_ptr, "A^T row pointers")?;
+            bytes += put(&g, &self.at_col, &image.at.col, "A^T rows")?;
             bytes += image.damage.copy_into(h, &mut self.damage_op.matrix)?;
             if let (Some(op), Some(m)) = (self.theta_op.as_mut(), image.theta.as_ref()) {
                 bytes += m.copy_into(h, &mut op.matrix)?;

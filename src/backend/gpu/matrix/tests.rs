@@ -1,9 +1,9 @@
 //! Host-side checks of what `gpu-matrix` uploads: matrix images keep the bond status, and the
-//! device operators give the CPU backend's products (no GPU needed).
+//! incidence form gives the CPU backend's operators and products (no GPU needed).
 
-use super::{device_operators, MatrixImage};
-use crate::operators::spmv::{spmv, spmv_interleaved, spmv_with};
-use crate::operators::{Operators, Storage};
+use super::{MatrixImage, SignedIncidence};
+use crate::operators::spmv::{spmv_interleaved, spmv_with};
+use crate::operators::{IncidenceOperators, Operators, Storage};
 use crate::setup::Problem;
 use std::sync::Arc;
 
@@ -56,7 +56,9 @@ fn matrix_images_keep_the_bond_status() {
         let status = image.bond_status();
         let ops = Operators::<f64>::assemble(&p, storage).unwrap();
         assert_eq!(ops.row_status(&status), written, "{storage:?}");
-        let lower = rows * (p.dim() * 2 * (4 + 8) + 8 * 7 + 8 + 1);
+        // the signed A^T (two 4-byte entries a row), Phi (at least one 12-byte entry a row),
+        // the PMB vectors (xi, length, a, w in f64), the row ends and the status
+        let lower = rows * (2 * 4 + 12 + 8 * (p.dim() + 3) + 8 + 1);
         assert!(
             image.bytes() > lower,
             "{storage:?}: {} bytes",
@@ -65,31 +67,65 @@ fn matrix_images_keep_the_bond_status() {
     }
 }
 
-/// The device operators give the CPU backend's products: `A x I_d` the interleaved
-/// differences bit for bit, the force operator the transposed product with its `-1/V`
-/// epilogue to round-off, in both storages and for every law.
+/// The incidence form the device gets gives the CPU backend's operators and products: the
+/// same rows, bond vectors, `Theta` and `Phi` bit for bit; the row differences `u_j - u_i`
+/// (what the bond kernel forms from a row's ends) equal `A u` bit for bit; and the force
+/// sum `-diag(1/V) A^T Z` over the rows' force vectors (`Z = z xi / x` for the linear laws,
+/// `d` given values per row for nonlinear PMB) equals the CPU's `-B^T z / V` or
+/// `-(A^T x I_d) z / V` to round-off (1e-15 relative: a few roundings per entry, summed over
+/// about 100 rows per node), in both storages and for every law.
 #[test]
-fn device_operators_give_the_cpu_products() {
+fn incidence_form_gives_the_cpu_products() {
     for law in ["pmb", "pmb-linear", "lps"] {
         let p = problem(law);
         let (n, d) = (p.body.len(), p.dim());
         for storage in [Storage::Half, Storage::Full] {
             let ops = Operators::<f64>::assemble(&p, storage).unwrap();
+            let inc = IncidenceOperators::<f64>::assemble(&p, storage).unwrap();
             let nr = ops.rows();
-            let [diff, force] = device_operators(&p, &ops);
-            assert_eq!(diff.row_ptr.len(), d * nr + 1);
-            assert_eq!(force.row_ptr.len(), d * n + 1);
+            let what = format!("{law} {}", storage.name());
+            assert_eq!(inc.rows.first, ops.rows.first, "{what}: rows");
+            assert_eq!(inc.rows.second, ops.rows.second, "{what}: rows");
+            assert_eq!(inc.vectors.all(), ops.vectors.all(), "{what}: bond vectors");
+            let parts = |m: &crate::operators::Mat<f64>| {
+                let sym = m.symbolic();
+                (
+                    sym.row_ptr().to_vec(),
+                    sym.col_idx().to_vec(),
+                    m.val().to_vec(),
+                )
+            };
+            assert!(parts(&inc.damage) == parts(&ops.damage), "{what}: Phi");
+            assert!(
+                inc.theta.as_ref().map(parts) == ops.theta.as_ref().map(parts),
+                "{what}: Theta"
+            );
             let u = field(d * n, 1);
-            let (mut eta, mut eta_ref) = (vec![0.0; d * nr], vec![0.0; d * nr]);
-            spmv(&diff.to_mat(), &u, &mut eta);
+            let mut eta_ref = vec![0.0; d * nr];
             spmv_interleaved(&ops.incidence, d, &u, &mut eta_ref, |_, _, s| s);
-            assert!(eta == eta_ref, "{law} {}: eta", storage.name());
+            let eta: Vec<f64> = (0..d * nr)
+                .map(|q| {
+                    let (r, k) = (q / d, q % d);
+                    let (i, j) = (ops.rows.first[r] as usize, ops.rows.second[r] as usize);
+                    u[d * j + k] - u[d * i + k]
+                })
+                .collect();
+            assert!(eta == eta_ref, "{what}: eta");
+            let nonlinear = ops.incidence_t.is_some();
+            let z = field(if nonlinear { d * nr } else { nr }, 2);
+            let v = &inc.vectors;
+            let big_z: Vec<f64> = match nonlinear {
+                true => z.clone(),
+                false => (0..d * nr)
+                    .map(|q| z[q / d] * (v.xi[q] / v.length[q / d]))
+                    .collect(),
+            };
+            let at = SignedIncidence::of(&inc.incidence_t);
+            let scaled = at.to_mat(nr, |k| -1.0 / p.body.volumes[k]);
+            let mut f = vec![0.0; d * n];
+            spmv_interleaved(&scaled, d, &big_z, &mut f, |_, _, s| s);
             let inv: Vec<f64> = p.body.volumes.iter().map(|v| -1.0 / v).collect();
-            let per = if ops.incidence_t.is_some() { d } else { 1 };
-            assert_eq!(force.ncols, per * nr);
-            let z = field(per * nr, 2);
-            let (mut f, mut f_ref) = (vec![0.0; d * n], vec![0.0; d * n]);
-            spmv(&force.to_mat(), &z, &mut f);
+            let mut f_ref = vec![0.0; d * n];
             match &ops.incidence_t {
                 Some(at) => spmv_interleaved(at, d, &z, &mut f_ref, |i, _, s| s * inv[i]),
                 None => spmv_with(&ops.bt, &z, &mut f_ref, |k, s| s * inv[k / d]),
@@ -98,7 +134,7 @@ fn device_operators_give_the_cpu_products() {
                 (a + (x - y) * (x - y), b + y * y)
             });
             let rel = (num / den).sqrt();
-            assert!(rel < 1e-15, "{law} {}: force {rel:.2e}", storage.name());
+            assert!(rel < 1e-15, "{what}: force {rel:.2e}");
         }
     }
 }
