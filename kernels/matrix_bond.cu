@@ -225,25 +225,38 @@ PD_KERNEL(matrix_lps_force)(const MatrixParams p) {
     mx_along_bond(z, d, mx_mul(p.w[r], t), b);
 }
 
-// f = -diag(1/V) A^T Z, one thread per node k: its rows' force vectors summed in the order
-// of A^T's row (ascending bond rows), each with the sign of k's end, then scaled by
-// -1/V_k (rounded to the precision from f64, as the host rounded the operator's values).
+// f = -diag(1/V) A^T Z, MX_FORCE_LANES threads per node k (a group of consecutive lanes of
+// one warp): lane l sums the entries l, l + G, l + 2G, ... of k's row of A^T (ascending bond
+// rows), each row's force vector with the sign of k's end, so the group reads the row's
+// indices, and the force vectors of the rows where k is the first end (consecutive rows in
+// half storage), together; the group's sums are then added by a fixed butterfly and scaled
+// by -1/V_k (rounded to the precision from f64, as the host rounded the operator's values).
+// Launched over G n threads (every lane of a warp takes part in the shuffles).
+#define MX_FORCE_LANES 8
 PD_KERNEL(matrix_force)(const MatrixParams p) {
-    const u64 k = mx_row();
-    if (k >= p.n) return;
+    const u64 t = mx_row();
+    const u64 k = t / MX_FORCE_LANES;
+    const u32 lane = threadIdx.x % MX_FORCE_LANES;
     const int d = p.dim;
     real f[3] = {(real)0, (real)0, (real)0};
-    const u32 end = p.at_ptr[k + 1];
-    for (u32 e = p.at_ptr[k]; e < end; ++e) {
-        const u32 c = p.at_col[e];
-        const real* z = p.z + (u64)d * (c & 0x7fffffffu);
-        const bool first = (c >> 31) != 0;
-        for (int q = 0; q < 3; ++q)
-            if (q < d) f[q] = first ? mx_sub(f[q], z[q]) : mx_add(f[q], z[q]);
+    if (k < p.n) {
+        const u32 end = p.at_ptr[k + 1];
+        for (u32 e = p.at_ptr[k] + lane; e < end; e += MX_FORCE_LANES) {
+            const u32 c = p.at_col[e];
+            const real* z = p.z + (u64)d * (c & 0x7fffffffu);
+            const bool first = (c >> 31) != 0;
+            for (int q = 0; q < 3; ++q)
+                if (q < d) f[q] = first ? mx_sub(f[q], z[q]) : mx_add(f[q], z[q]);
+        }
     }
-    const real scale = (real)(-1.0 / p.volumes[k]);
-    for (int q = 0; q < 3; ++q)
-        if (q < d) p.force[(u64)d * k + q] = mx_mul(f[q], scale);
+    for (int off = MX_FORCE_LANES / 2; off > 0; off /= 2)
+        for (int q = 0; q < 3; ++q)
+            f[q] = mx_add(f[q], __shfl_xor_sync(0xffffffffu, f[q], off, MX_FORCE_LANES));
+    if (k < p.n && lane == 0) {
+        const real scale = (real)(-1.0 / p.volumes[k]);
+        for (int q = 0; q < 3; ++q)
+            if (q < d) p.force[(u64)d * k + q] = mx_mul(f[q], scale);
+    }
 }
 
 // Bond breaking alone (the trait's break_bonds): eta up to date.

@@ -114,19 +114,12 @@ impl Families {
     /// For every bond `b = (i -> j)`, the index of the reverse bond `(j -> i)`.
     /// Families are symmetric, so it always exists.
     pub fn reverse_bonds(&self) -> Vec<usize> {
-        use rayon::prelude::*;
-        (0..self.nodes())
-            .into_par_iter()
-            .flat_map_iter(|i| {
-                self.family(i).iter().map(move |&j| {
-                    let j = j as usize;
-                    let fam = self.family(j);
-                    let k = fam
-                        .binary_search(&(i as u32))
-                        .expect("families are symmetric");
-                    self.offsets[j] + k
-                })
-            })
-            .collect()
+        self.per_bond(|i, _, j| {
+            let k = self
+                .family(j)
+                .binary_search(&(i as u32))
+                .expect("families are symmetric");
+            self.offsets[j] + k
+        })
     }
 }

@@ -10,7 +10,7 @@
 //! Units as in [`super`]: `A^T` 1, `Theta` 1/m, `Phi` 1; bond vectors as [`BondVectors`].
 
 use super::values::{self, BondGeometry, Coefficients, NodeRow};
-use super::{check_finite, check_index_range, pattern, to_t, BondMaps, BondRows, BondVectors};
+use super::{check_finite, check_index_range, into_t, pattern, BondMaps, BondRows, BondVectors};
 use super::{Mat, Storage};
 use crate::material::Law;
 use crate::setup::Problem;
@@ -68,18 +68,19 @@ impl RowBase {
         (theta, Mat::new(node_rows, damage))
     }
 
-    /// The bond vectors rounded to `T`.
-    pub fn vectors<T: Real>(&self) -> BondVectors<T> {
-        let (g, c) = (&self.geometry, &self.coef);
-        BondVectors {
-            xi: to_t(&g.xi),
-            length: to_t(&g.length),
-            a: to_t(&c.a),
-            g: to_t(&c.g),
-            g_second: to_t(&c.g_second),
-            a_first: to_t(&c.a_first),
-            w: to_t(&c.w),
-        }
+    /// The bond rows, and the bond vectors rounded to `T` (moved, not copied, in f64).
+    pub fn into_rows_and_vectors<T: Real>(self) -> (BondRows, BondVectors<T>) {
+        let (g, c) = (self.geometry, self.coef);
+        let vectors = BondVectors {
+            xi: into_t(g.xi),
+            length: into_t(g.length),
+            a: into_t(c.a),
+            g: into_t(c.g),
+            g_second: into_t(c.g_second),
+            a_first: into_t(c.a_first),
+            w: into_t(c.w),
+        };
+        (self.rows, vectors)
     }
 }
 
@@ -108,15 +109,16 @@ impl<T: Real> IncidenceOperators<T> {
         check_index_range(problem.families.bonds(), problem.dim(), storage)?;
         let base = RowBase::new(problem, storage);
         let (theta, damage) = base.node_operators(problem);
-        let vectors = base.vectors();
+        let incidence_t = base.incidence_t();
+        let (rows, vectors) = base.into_rows_and_vectors();
         check_finite(problem, &vectors, theta.as_ref(), &damage)?;
         Ok(IncidenceOperators {
             storage,
-            incidence_t: base.incidence_t(),
+            incidence_t,
             vectors,
             theta,
             damage,
-            rows: base.rows,
+            rows,
         })
     }
 

@@ -140,18 +140,19 @@ impl<T: Real> Operators<T> {
         let bt_val = values::transposed_incidence(rows, &bt, d, &base.geometry.unit);
         let incidence_t = nonlinear.then(|| base.incidence_t());
         let (theta, damage) = base.node_operators(problem);
+        let (rows, vectors) = base.into_rows_and_vectors();
         let ops = Operators {
             storage,
             dim: d,
             nodes: n,
-            vectors: base.vectors(),
+            vectors,
             b,
             bt: Mat::new(bt, bt_val),
             incidence_t,
             incidence,
             theta,
             damage,
-            rows: base.rows,
+            rows,
         };
         ops.check_finite(problem)?;
         Ok(ops)
@@ -248,6 +249,20 @@ fn check_index_range(bonds: usize, d: usize, storage: Storage) -> Result<()> {
 
 fn to_t<T: Real>(v: &[f64]) -> Vec<T> {
     v.par_iter().map(|&x| T::of(x)).collect()
+}
+
+/// `v` rounded to `T`, moved without a copy where `T` is `f64`.
+fn into_t<T: Real>(v: Vec<f64>) -> Vec<T> {
+    let any: Box<dyn std::any::Any> = Box::new(v);
+    match any.downcast::<Vec<T>>() {
+        Ok(same) => *same,
+        Err(any) => {
+            let v = any
+                .downcast::<Vec<f64>>()
+                .unwrap_or_else(|_| unreachable!("boxed as Vec<f64>"));
+            to_t(&v)
+        }
+    }
 }
 
 /// The transpose of a CSR matrix, itself CSR with sorted columns (a counting sort that keeps

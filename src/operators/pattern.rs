@@ -72,6 +72,22 @@ impl BondMaps {
 /// exclusive scan of the upper counts; a bond `(i -> j)` with `j < i` takes the row of its
 /// reverse.
 fn half_rows_of_bonds(families: &Families, reverse: &[usize]) -> Vec<u32> {
+    let (lower, start) = upper_starts(families);
+    let upper_row = |i: usize, b: usize| start[i] + b - families.offsets[i] - lower[i];
+    families.per_bond(|i, b, j| {
+        let r = if j > i {
+            upper_row(i, b)
+        } else {
+            upper_row(j, reverse[b])
+        };
+        r as u32
+    })
+}
+
+/// Per node, its lower neighbours (`j < i`: the start of its upper bonds within its family),
+/// and the exclusive scan of its upper counts (the first pair row of each node in half
+/// storage; `n + 1` values).
+fn upper_starts(families: &Families) -> (Vec<usize>, Vec<usize>) {
     let n = families.nodes();
     let lower: Vec<usize> = (0..n)
         .into_par_iter()
@@ -81,22 +97,33 @@ fn half_rows_of_bonds(families: &Families, reverse: &[usize]) -> Vec<u32> {
     for i in 0..n {
         start[i + 1] = start[i] + families.range(i).len() - lower[i];
     }
-    let upper_row = |i: usize, b: usize| start[i] + b - families.offsets[i] - lower[i];
-    (0..n)
-        .into_par_iter()
-        .flat_map_iter(|i| {
-            let (upper_row, reverse) = (&upper_row, reverse);
-            families.range(i).map(move |b| {
-                let j = families.neighbors[b] as usize;
-                let r = if j > i {
-                    upper_row(i, b)
-                } else {
-                    upper_row(j, reverse[b])
-                };
-                r as u32
-            })
-        })
-        .collect()
+    (lower, start)
+}
+
+/// An array of `start[n]` values whose part `start[i]..start[i + 1]` is node `i`'s, filled
+/// by `f(i, part)` in parallel by blocks of nodes (each writing only its own parts).
+fn per_node_parts<T: Clone + Default + Send>(
+    start: &[usize],
+    f: impl Fn(usize, &mut [T]) + Sync,
+) -> Vec<T> {
+    const BLOCK: usize = 2048;
+    let n = start.len() - 1;
+    let mut out = vec![T::default(); start[n]];
+    let mut blocks = Vec::with_capacity(n.div_ceil(BLOCK));
+    let mut rest = out.as_mut_slice();
+    for first in (0..n).step_by(BLOCK) {
+        let last = (first + BLOCK).min(n);
+        let (head, tail) = rest.split_at_mut(start[last] - start[first]);
+        blocks.push((first..last, head));
+        rest = tail;
+    }
+    blocks.into_par_iter().for_each(|(nodes, slice)| {
+        let base = start[nodes.start];
+        for i in nodes {
+            f(i, &mut slice[start[i] - base..start[i + 1] - base]);
+        }
+    });
+    out
 }
 
 impl BondRows {
@@ -107,13 +134,9 @@ impl BondRows {
 
     /// The rows of `families` in `storage`, with the bond maps already built.
     pub fn from_maps(families: &Families, storage: Storage, maps: &BondMaps) -> Self {
-        let n = families.nodes();
         match storage {
             Storage::Full => {
-                let first = (0..n)
-                    .into_par_iter()
-                    .flat_map_iter(|i| std::iter::repeat_n(i as u32, families.range(i).len()))
-                    .collect();
+                let first = families.per_bond(|i, _, _| i as u32);
                 BondRows {
                     first,
                     second: families.neighbors.clone(),
@@ -122,22 +145,21 @@ impl BondRows {
             }
             Storage::Half => {
                 // the upper bonds in CSR order are the pairs in row order
-                let upper: Vec<(u32, u32, [u32; 2])> = (0..n)
-                    .into_par_iter()
-                    .flat_map_iter(|i| {
-                        families
-                            .range(i)
-                            .filter(move |&b| families.neighbors[b] as usize > i)
-                            .map(move |b| {
-                                let j = families.neighbors[b];
-                                (i as u32, j, [b as u32, maps.reverse[b] as u32])
-                            })
-                    })
-                    .collect();
+                let (lower, start) = upper_starts(families);
+                let upper = |i: usize| families.offsets[i] + lower[i]..families.offsets[i + 1];
+                let first = per_node_parts(&start, |i, part: &mut [u32]| part.fill(i as u32));
+                let second = per_node_parts(&start, |i, part: &mut [u32]| {
+                    part.copy_from_slice(&families.neighbors[upper(i)])
+                });
+                let pairs = per_node_parts(&start, |i, part: &mut [[u32; 2]]| {
+                    for (p, b) in part.iter_mut().zip(upper(i)) {
+                        *p = [b as u32, maps.reverse[b] as u32];
+                    }
+                });
                 BondRows {
-                    first: upper.iter().map(|u| u.0).collect(),
-                    second: upper.iter().map(|u| u.1).collect(),
-                    pairs: Some(upper.iter().map(|u| u.2).collect()),
+                    first,
+                    second,
+                    pairs: Some(pairs),
                 }
             }
         }

@@ -10,6 +10,9 @@ use crate::backend::gpu::buffers::addr;
 use crate::gpu::cusparse::Spmv;
 use crate::{Real, Result};
 
+/// Threads per node of `matrix_force` (`MX_FORCE_LANES` of `kernels/matrix_bond.cu`).
+const FORCE_LANES: usize = 8;
+
 impl<T: Real> GpuMatrix<T> {
     /// The cuSPARSE products of a force evaluation and the damage: what
     /// `examples/gpu_spmv.rs` times beside the force sum.
@@ -46,9 +49,10 @@ impl<T: Real> GpuMatrix<T> {
             force,
             ..self.params(false, 0)
         };
+        let threads = FORCE_LANES * self.problem.body.len();
         // SAFETY: `p` holds this backend's buffers; `force` holds `d n` values (the
-        // caller's); the kernel stops at `n`.
-        unsafe { self.gpu.launch(&self.k.force, self.problem.body.len(), &p) }
+        // caller's); the kernel stops at `n` (its lanes past it only shuffle zeros).
+        unsafe { self.gpu.launch(&self.k.force, threads, &p) }
     }
 
     /// Time each sparse product of one force evaluation (and the damage's) on the current
