@@ -116,7 +116,7 @@ def main():
     ax.set_xlabel("deflection of the load point (mm)")
     ax.set_ylabel("load (kN)")
     ax.set_title(BEAMS[args.beam][6], fontsize=10)
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(args.png, dpi=120)

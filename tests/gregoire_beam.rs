@@ -80,7 +80,12 @@ fn onset(text: &str, steps: &str) -> Onset {
             let stem = snap.file_stem().unwrap().to_string_lossy().to_string();
             let step = stem.rsplit('_').next().unwrap().parse().unwrap();
             let at = x[i];
-            return Onset { rows, head, step, at };
+            return Onset {
+                rows,
+                head,
+                step,
+                at,
+            };
         }
     }
     panic!("no damage in {}", Path::new(dir.path()).display());
@@ -138,10 +143,7 @@ fn the_beams_crack_at_midspan_and_at_the_notch_tip_after_an_elastic_rise() {
         points.len() >= 4,
         "the onset comes after the start: {points:?}"
     );
-    assert!(
-        k > 0.70 * k_beam && k < k_beam,
-        "slope {k:e} vs {k_beam:e}"
-    );
+    assert!(k > 0.70 * k_beam && k < k_beam, "slope {k:e} vs {k_beam:e}");
     assert!(
         un.at[1] < DX && (un.at[0] - MID).abs() <= DX * 1.001,
         "first damage at {:?}",
