@@ -108,7 +108,8 @@ def main():
         w, p = [x * 1e3 for x in run["w"]], [x / 1e3 for x in run["p"]]
         ax.plot(w, p, ("k-", "b-", "g-", "m-")[n % 4], label=label)
         ax.plot([w[i]], [p[i]], "ro")
-        ax.annotate(f"{p[i]:.2f} kN", (w[i], p[i]), textcoords="offset points", xytext=(6, 4))
+        ax.annotate(f"{p[i]:.2f} kN", (w[i], p[i]), textcoords="offset points",
+                    xytext=(6, 4 + 8 * (n % 2)))
         top = max(top, p[i])
     w_line = 1.1 * top / (k_beam * 1e-6)  # mm at 1.1 times the highest peak
     ax.plot([0, w_line], [0, 1.1 * top], "c--", label=k_label)
