@@ -598,6 +598,10 @@ def write_doc(args, rows, runs):
         "- Why the plate in tension contracts 9 % less than the continuum: the lattice of "
         "delta = 3.015 dx itself (nu 0.318, E 4.9 % high), to which refinement converges; "
         "`docs/tension-study.md` (with linear partial volumes and delta = 6 dx, within 2 %).",
+        "- Gregoire et al.'s concrete beams in three-point bending (seed 004, Example 2; the "
+        "seed gives their load curves only as a figure, so they are not scored here): "
+        "`docs/concrete-beam-study.md` (peak loads, first cracking and stiffness against beam "
+        "theory, a study in dx).",
         "- Verdicts: `match` (within the tolerance), `mismatch` (outside it: the row says "
         "what was measured), `not reproduced at this scale` (the reduced model cannot show the "
         "quantity; the model header says why), `see picture` (a described pattern).",
