@@ -186,7 +186,7 @@ impl BondRows {
         match &self.pairs {
             None => bond_status.to_vec(),
             Some(pairs) => pairs
-                .iter()
+                .par_iter()
                 .map(|&[ij, ji]| bond_status[ij as usize].min(bond_status[ji as usize]))
                 .collect(),
         }

@@ -68,48 +68,80 @@ pub fn coefficients(problem: &Problem, rows: &BondRows, geom: &BondGeometry) -> 
     let (alpha, pcoef) =
         lps_node_coefficients(m, problem.materials.as_ref(), &bonds.weighted_volume);
     let half = rows.pairs.is_some();
-    let per_row: Vec<RowCoefficients> = (0..rows.len())
-        .into_par_iter()
-        .map(|r| {
-            let (i, j) = rows.ends(r);
-            let (ij, ji) = bonds_of(rows, r);
-            let x = geom.length[r];
-            let w = bonds.beta[ij] * v[i] * v[j];
-            match m.law {
-                Law::Pmb { c, .. } => {
-                    // (several materials: the pair's micromodulus, the same both ways)
-                    let c = problem.materials.as_ref().map_or(c, |map| map.c(i, j));
-                    let a_ij = pmb::matrix_coefficient(c, bonds.correction(ij), x);
-                    let a_ji = pmb::matrix_coefficient(c, bonds.correction(ji), x);
-                    let a = if half { a_ij + a_ji } else { a_ij };
-                    [a, 0.0, 0.0, 0.0, w]
-                }
-                Law::Lps { .. } => {
-                    let om = m.omega(x);
-                    let (a_ij, g_ij) = lps::matrix_coefficients(alpha[i], pcoef[i], om, x);
-                    if half {
-                        let (a_ji, g_ji) = lps::matrix_coefficients(alpha[j], pcoef[j], om, x);
-                        [a_ij + a_ji, g_ij, g_ji, a_ij, w]
-                    } else {
-                        [a_ij, g_ij, 0.0, 0.0, w]
-                    }
+    let row = |r: usize| -> RowCoefficients {
+        let (i, j) = rows.ends(r);
+        let (ij, ji) = bonds_of(rows, r);
+        let x = geom.length[r];
+        let w = bonds.beta[ij] * v[i] * v[j];
+        match m.law {
+            Law::Pmb { c, .. } => {
+                // (several materials: the pair's micromodulus, the same both ways)
+                let c = problem.materials.as_ref().map_or(c, |map| map.c(i, j));
+                let a_ij = pmb::matrix_coefficient(c, bonds.correction(ij), x);
+                let a_ji = pmb::matrix_coefficient(c, bonds.correction(ji), x);
+                let a = if half { a_ij + a_ji } else { a_ij };
+                [a, 0.0, 0.0, 0.0, w]
+            }
+            Law::Lps { .. } => {
+                let om = m.omega(x);
+                let (a_ij, g_ij) = lps::matrix_coefficients(alpha[i], pcoef[i], om, x);
+                if half {
+                    let (a_ji, g_ji) = lps::matrix_coefficients(alpha[j], pcoef[j], om, x);
+                    [a_ij + a_ji, g_ij, g_ji, a_ij, w]
+                } else {
+                    [a_ij, g_ij, 0.0, 0.0, w]
                 }
             }
-        })
-        .collect();
-    let lps = matches!(m.law, Law::Lps { .. });
-    let pick = |k: usize, keep: bool| -> Vec<f64> {
-        if !keep {
-            return Vec::new();
         }
-        per_row.iter().map(|c| c[k]).collect()
     };
+    let lps = matches!(m.law, Law::Lps { .. });
+    let nr = rows.len();
+    let len = |keep: bool| if keep { nr } else { 0 };
+    // the five vectors filled in place, in chunks of rows (a vector not kept is empty and
+    // takes no values)
+    let mut out: [Vec<f64>; 5] = [
+        vec![0.0; nr],
+        vec![0.0; len(lps)],
+        vec![0.0; len(lps && half)],
+        vec![0.0; len(lps && half)],
+        vec![0.0; nr],
+    ];
+    const CHUNK: usize = 8192;
+    let mut chunks: Vec<(usize, [&mut [f64]; 5])> = Vec::with_capacity(nr.div_ceil(CHUNK));
+    let mut rest: [&mut [f64]; 5] = out.each_mut().map(|v| v.as_mut_slice());
+    for start in (0..nr).step_by(CHUNK) {
+        let take = CHUNK.min(nr - start);
+        let parts = rest.map(|s| {
+            let k = take.min(s.len());
+            s.split_at_mut(k)
+        });
+        let (head, tail): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
+        rest = tail
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("five parts"));
+        chunks.push((
+            start,
+            head.try_into()
+                .unwrap_or_else(|_| unreachable!("five parts")),
+        ));
+    }
+    chunks.into_par_iter().for_each(|(start, mut parts)| {
+        for k in 0..CHUNK.min(nr - start) {
+            let c = row(start + k);
+            for (part, value) in parts.iter_mut().zip(c) {
+                if let Some(slot) = part.get_mut(k) {
+                    *slot = value;
+                }
+            }
+        }
+    });
+    let [a, g, g_second, a_first, w] = out;
     Coefficients {
-        a: pick(0, true),
-        g: pick(1, lps),
-        g_second: pick(2, lps && half),
-        a_first: pick(3, lps && half),
-        w: pick(4, true),
+        a,
+        g,
+        g_second,
+        a_first,
+        w,
     }
 }
 

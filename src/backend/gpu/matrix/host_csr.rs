@@ -19,16 +19,16 @@ pub struct HostCsr<T> {
 }
 
 impl<T: Real> HostCsr<T> {
-    /// The assembled node-row operator `m` (`Theta`, `Phi`) as named `name`, with `ncols`
-    /// columns (the bond rows).
-    pub(super) fn of(name: &'static str, m: &Mat<T>, ncols: usize) -> Self {
-        let sym = m.symbolic();
+    /// The assembled node-row operator `m` as named `name`, its arrays moved (no copy).
+    pub(super) fn from_mat(name: &'static str, m: Mat<T>, ncols: usize) -> Self {
+        let (sym, values) = m.into_parts();
+        let (_, _, row_ptr, _, col_idx) = sym.into_parts();
         HostCsr {
             name,
             ncols,
-            row_ptr: sym.row_ptr().to_vec(),
-            col_idx: sym.col_idx().to_vec(),
-            values: m.val().to_vec(),
+            row_ptr,
+            col_idx,
+            values,
         }
     }
 
