@@ -421,30 +421,3 @@ fn materials_of_different_densities_conserve_momentum_and_energy() {
     println!("energy drift over 400 steps: {worst:e}");
     assert!(worst < 2e-2, "energy drift {worst:e}");
 }
-
-/// Materials of different densities run in core on every backend (the host's and the
-/// device's leapfrog take each node's density; `tests/agreement.rs` compares them); in
-/// subdomains, whose fused update has one density, they are refused before anything is
-/// built, naming the materials' densities.
-#[test]
-fn materials_of_different_densities_are_refused_in_subdomains() {
-    let text = lighter_stiff(&common::two_materials("pmb", "plane-stress", false, "", ""));
-    let p = std::sync::Arc::new(common::problem(&text, &[]));
-    let request = peridot::backend::partitioned::SubdomainRequest {
-        count: Some(2),
-        budget: None,
-        streamed: false,
-    };
-    let e = backend::create::<f64>(BackendKind::CpuLoop, p, Some(&request))
-        .err()
-        .expect("refused")
-        .to_string();
-    for w in [
-        "stiff 2000 kg/m^3",
-        "soft 8000 kg/m^3",
-        "in core",
-        "subdomains",
-    ] {
-        assert!(e.contains(w), "`{w}` not in: {e}");
-    }
-}

@@ -25,9 +25,7 @@ use super::split::Split;
 use super::{bytes_of, Comm, RankPlan};
 use crate::backend::partitioned::exchange::gather_into;
 use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
-use crate::backend::{
-    check_contact, check_density, check_material, Backend, CpuLoop, Footprint, Scheme,
-};
+use crate::backend::{check_contact, check_material, Backend, CpuLoop, Footprint, Scheme};
 use crate::dynamics::{ExplicitCall, Forces, State};
 use crate::material::Law;
 use crate::output::{ProbeRegions, ProbeValues};
@@ -105,9 +103,8 @@ impl<T: Real> DistributedCpu<T> {
     /// subdomains runs: the explicit solver, no contact, no softening damage law, no
     /// `critical_stretch_alpha`, one density.
     pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
-        check_material(problem, "cpu-loop (distributed)", Scheme::Loop)?;
+        check_material(problem, "cpu-loop (distributed)", Scheme::CpuLoopParts)?;
         check_contact(problem, "cpu-loop (distributed)", false)?;
-        check_density(problem, "cpu-loop (distributed)", false)?;
         let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
         let (dim, n) = (problem.dim(), plan.sub.nodes.len());
         Ok(DistributedCpu {

@@ -71,16 +71,8 @@ impl<T: Real> GpuStreamed<T> {
         budget: Option<u64>,
         request: ResidencyRequest,
     ) -> Result<Self> {
-        crate::backend::check_material(&problem, "gpu-loop", crate::backend::Scheme::Loop)?;
+        crate::backend::check_material(&problem, "gpu-loop", crate::backend::Scheme::GpuLoopParts)?;
         crate::backend::check_contact(&problem, "gpu-loop", false)?;
-        if problem.materials.is_some() {
-            return Err(crate::Error::Backend {
-                backend: "gpu-loop".into(),
-                message: "several materials ([[material]]) run on gpu-loop in core, and on \
-                          cpu-loop and cpu-matrix in subdomains; not on the GPU's subdomains"
-                    .into(),
-            });
-        }
         let cuts = Cuts::new(&problem, count)?;
         let gpu = Gpu::get()?;
         let lps = matches!(problem.material.law, Law::Lps { .. });
