@@ -5,8 +5,8 @@
 //! (`critical_stretch_alpha`, `break_timing = "after-force"`) and the softening damage laws
 //! (`damage_law = "bilinear"`, `"trilinear"`) run on `cpu-loop` (in core, in subdomains and
 //! on MPI ranks) and `gpu-loop` in core (the matrix form and `gpu-loop` in subdomains refuse
-//! them); several materials (`[[material]]`) run everywhere but on the GPU's subdomains
-//! (`gpu-loop` and `gpu-matrix` in subdomains refuse them). Materials of different mass
+//! them); several materials (`[[material]]`) run everywhere but on `gpu-matrix` in
+//! subdomains. Materials of different mass
 //! densities run wherever several materials run: every leapfrog takes each node's density
 //! (the host's, the device loop's, the subdomains' fused update). Contact and impactors
 //! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core
@@ -27,8 +27,9 @@ pub enum Scheme {
     /// in-core loop per subdomain, each node's critical stretch exchanged between them, so
     /// every law and every failure option.
     CpuLoopParts,
-    /// `gpu-loop` in subdomains (`GpuStreamed`): every law, the brittle damage law with
-    /// `s00` before the force, one material.
+    /// `gpu-loop` in subdomains (`GpuStreamed`): every law and several materials (each
+    /// slot's nodes carry their material indices), the brittle damage law with `s00` before
+    /// the force.
     GpuLoopParts,
     /// The matrix form in core (`cpu-matrix`, `gpu-matrix`), or `cpu-matrix`'s own check.
     Matrix,
@@ -54,12 +55,14 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
         }
     );
     let matrix = matches!(scheme, Scheme::Matrix | Scheme::MatrixParts);
-    let gpu_parts = scheme == Scheme::GpuLoopParts
-        || (backend == "gpu-matrix" && scheme == Scheme::MatrixParts);
-    if problem.materials.is_some() && gpu_parts {
-        return refuse(&format!(
-            "several materials ([[material]]) run on cpu-loop and cpu-matrix (in core, in              subdomains or on MPI ranks) and on gpu-loop and gpu-matrix in core, not on {backend}              in subdomains (its device slots load their nodes without the material indices);              use --backend {backend} without subdomains, or --backend cpu-loop with them"
-        ));
+    if problem.materials.is_some() && backend == "gpu-matrix" && scheme == Scheme::MatrixParts {
+        return refuse(
+            "several materials ([[material]]) run on cpu-loop (in core, in subdomains or on \
+             MPI ranks), gpu-loop and cpu-matrix (in core or in subdomains) and gpu-matrix in \
+             core, not on gpu-matrix in subdomains (its subdomain operators are assembled \
+             without the material indices); use --backend gpu-matrix without subdomains, or \
+             --backend gpu-loop or cpu-matrix with them",
+        );
     }
     if matrix && nonlinear_lps {
         return refuse(

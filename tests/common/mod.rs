@@ -547,6 +547,29 @@ pub fn two_materials(law: &str, dim: &str, precrack: bool, interface: &str, extr
     )
 }
 
+/// [`two_materials`] pre-cracked, the stiff material's density 2000 kg/m^3 (the soft one's
+/// 8000), its top and bottom edges pulled apart at 5 m/s for `steps` explicit steps: a
+/// damaging run whose nodes differ in density.
+pub fn two_densities(law: &str, dim: &str, steps: usize) -> Problem {
+    let pull = format!(
+        "[[region]]\nname = \"top\"\nshape = \"edge\"\nside = \"+y\"\ndepth_dx = 2\n\
+         [[region]]\nname = \"bottom\"\nshape = \"edge\"\nside = \"-y\"\ndepth_dx = 2\n\
+         [[boundary]]\nregion = \"top\"\nkind = \"velocity\"\ny = 5.0\n\
+         [[boundary]]\nregion = \"bottom\"\nkind = \"velocity\"\ny = -5.0\n\
+         [solver]\nkind = \"explicit\"\nsteps = {steps}\n"
+    );
+    let text = two_materials(law, dim, true, "", &pull);
+    let at = text.find("name = \"stiff\"").expect("the stiff material");
+    let text = format!(
+        "{}{}",
+        &text[..at],
+        text[at..].replacen("density = 8000", "density = 2000", 1)
+    );
+    let p = problem(&text, &[]);
+    assert!(p.node_densities().is_some(), "two densities");
+    p
+}
+
 /// The 8-byte values of array `name` of one of our `.vtu` snapshots (raw appended, UInt64
 /// headers), as little-endian words.
 pub fn vtu_words(path: &Path, name: &str) -> Vec<[u8; 8]> {

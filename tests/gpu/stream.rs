@@ -5,7 +5,9 @@
 //! and 16 subdomains, resident and streamed through two slots, PMB (nonlinear and
 //! linearized) and LPS, 2D and 3D, pre-cracked and at damaging displacements; 40 damaging
 //! explicit steps (host loop on both) end bitwise equal; a run under a memory budget keeps
-//! its device allocations within the budget and reports its traffic.
+//! its device allocations within the budget and reports its traffic; several materials (the
+//! slots' nodes carrying their material indices, one pair table for every slot) bitwise as
+//! in core, and with different densities a fused damaging run bitwise as the host loop.
 //!
 //! Without a CUDA device each test prints `skipped: no CUDA device` and passes.
 
@@ -404,4 +406,47 @@ fn streamed_matrix_subdomains_equal_in_core_gpu_matrix() {
         b_gpu.abs_diff(b_cpu) * 100 <= b_cpu,
         "{b_gpu} vs {b_cpu} bonds broken"
     );
+}
+
+/// Several materials on the GPU's subdomains: each slot's static block carries its nodes'
+/// material indices and every slot reads one pair table, so each owned node runs the in-core
+/// kernel (`pmb_force_materials`, the LPS kernels with the pair's critical stretch and each
+/// node's `K_d`) over its family in the global order: forces, bonds broken, status, damage
+/// and dilatation BITWISE the in-core `gpu-loop` (energy to 1e-12), resident and streamed;
+/// and two materials of different densities (8000, 2000 kg/m^3) in a damaging fused run
+/// (each node's inverse density in the host update) end bitwise where `Explicit::step` with
+/// the in-core forces ends. (In core on the neighbour list, whose walk the subdomains do.)
+#[test]
+fn several_materials_on_gpu_subdomains_equal_in_core_gpu_loop_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    for (law, dim) in [("pmb", "plane-stress"), ("pmb-linear", "3d"), ("lps", "3d")] {
+        let problem = common::problem(&common::two_materials(law, dim, true, "", ""), &[]);
+        assert!(problem.materials.is_some(), "two materials");
+        let shared = Arc::new(problem.clone());
+        for count in [1, 2, 3] {
+            for request in [ResidencyRequest::Auto, ResidencyRequest::Streamed] {
+                let mut core = GpuLoop::<f64>::with_neighbour_list(shared.clone()).unwrap();
+                let mut part =
+                    GpuStreamed::<f64>::new(shared.clone(), count, None, request).unwrap();
+                let case = format!("two materials {law} {dim}, {count} subdomains, {request:?}");
+                common::check_partitioned(&problem, &mut core, &mut part, common::BITWISE, &case);
+            }
+        }
+    }
+    for (law, dim) in [("pmb", "plane-stress"), ("lps", "3d")] {
+        let problem = common::two_densities(law, dim, 40);
+        let shared = Arc::new(problem.clone());
+        let mut core = GpuLoop::<f64>::with_neighbour_list(shared.clone()).unwrap();
+        let core = common::explicit_run(&problem, &mut core);
+        assert!(core.1 > 0, "{law} {dim}: the run breaks bonds");
+        for count in [2, 3] {
+            let mut part =
+                GpuStreamed::<f64>::new(shared.clone(), count, None, ResidencyRequest::Streamed)
+                    .unwrap();
+            let case = format!("two densities {law} {dim}, {count} subdomains");
+            common::assert_chunked_run_equals(&problem, &mut part, &core, &case);
+        }
+    }
 }

@@ -3,8 +3,9 @@
 //!
 //! Per subdomain, one contiguous *static block* (what never changes during a run: the sliced
 //! families, node records (and in f32 their f32 copies relative to the body's centre, the
-//! same for every subdomain), horizon volumes, no-fail flags and LPS coefficients of its owned
-//! and halo nodes, each field 256-byte aligned) is copied with one call, and the bond status
+//! same for every subdomain), horizon volumes, no-fail flags, LPS coefficients and (several
+//! materials) material indices of its owned and halo nodes, each field 256-byte aligned) is
+//! copied with one call, and the bond status
 //! bits `mu` (changed by the kernels) are a pinned array of their own that travels both ways when the
 //! subdomain does not stay on the device.
 //!
@@ -37,6 +38,9 @@ pub struct Offsets {
     pub alpha: usize,
     pub pcoef: usize,
     pub d_over_m: usize,
+    /// Several materials: each local node's material index (`u8`, `MaterialMap::node`);
+    /// `None` for one material.
+    pub material: Option<usize>,
     /// Bytes of the whole block.
     pub total: usize,
 }
@@ -114,6 +118,7 @@ impl Part {
             alpha: p.field(per_node),
             pcoef: p.field(per_node),
             d_over_m: p.field(per_node),
+            material: problem.materials.as_ref().map(|_| p.field(local)),
             total: 0,
         };
         offsets.total = p.end.next_multiple_of(ALIGN);
@@ -151,6 +156,9 @@ impl Part {
             put(&mut block, o.alpha, &to_t(&c.alpha));
             put(&mut block, o.pcoef, &to_t(&c.pcoef));
             put(&mut block, o.d_over_m, &to_t(&c.d_over_m));
+        }
+        if let (Some(at), Some(map)) = (o.material, &problem.materials) {
+            put(&mut block, at, &gather(&map.node, &sub.nodes, 1));
         }
         let mu_csr = sub.initial_status(problem);
         sub.families.neighbors = Vec::new();

@@ -18,6 +18,7 @@ use crate::backend::partitioned::parts::Part;
 use crate::backend::partitioned::report::{copy_bandwidth, settled_memory, Placed, SlotMemory};
 use crate::backend::GpuLoop;
 use crate::gpu::device::driver_error;
+use crate::gpu::params::BondParams;
 use crate::gpu::pinned::{copy_out, seconds_between};
 use crate::gpu::Gpu;
 use crate::material::Law;
@@ -46,6 +47,10 @@ pub(super) struct Engine<T: Real> {
     /// Slots with work enqueued and not yet finished, in enqueue order.
     in_flight: VecDeque<usize>,
     streams: Streams,
+    /// Several materials: the pair table (`MaterialMap::device_table`, f64, one for every
+    /// slot), its device address and the materials' count.
+    _pair_table: Option<CudaSlice<f64>>,
+    materials: (u64, u32),
     /// The broken-bond counter (kept for its allocation) and its device address.
     _broken: CudaSlice<u64>,
     broken_at: u64,
@@ -124,8 +129,16 @@ impl<T: Real> Engine<T> {
             .collect::<Result<Vec<_>>>()?;
         let broken = comp.alloc_zeros::<u64>(1).map_err(driver_error)?;
         let broken_at = device_addr(&broken, comp);
+        let pair_table = (problem.materials.as_ref())
+            .map(|m| comp.clone_htod(&m.device_table()).map_err(driver_error))
+            .transpose()?;
+        let materials = match (&pair_table, &problem.materials) {
+            (Some(t), Some(m)) => (device_addr(t, comp), m.names.len() as u32),
+            _ => (0, 0),
+        };
         comp.synchronize().map_err(driver_error)?;
-        let allocated = slots.iter().map(Slot::bytes).sum::<usize>() + 8;
+        let table = (problem.materials.as_ref()).map_or(0, |m| 8 * m.device_table().len());
+        let allocated = slots.iter().map(Slot::bytes).sum::<usize>() + 8 + table;
         let (free_after, _) = gpu.memory_info()?;
         // the copy bandwidth the overlap is measured against: of a copy as large as the
         // largest subdomain's static block
@@ -142,6 +155,8 @@ impl<T: Real> Engine<T> {
             streams,
             broken_at,
             _broken: broken,
+            _pair_table: pair_table,
+            materials,
             broken_seen: 0,
             precracked: problem.precracked_bonds(),
             full_volume: full_volume(&problem),
@@ -251,12 +266,18 @@ impl<T: Real> Engine<T> {
         let (d, lps, evict) = (self.dim, self.lps, self.evicting(s));
         let part = &mut self.parts[s];
         let owned = part.owned();
-        let law = law_params(&self.problem, owned, pass.checks(), self.full_volume);
+        let law = BondParams {
+            pair_table: self.materials.0,
+            n_materials: self.materials.1,
+            ..law_params(&self.problem, owned, pass.checks(), self.full_volume)
+        };
         let slot = &mut self.slots[k];
         let params = slot.params(part, self.broken_at, law);
         let (lps_dilatation, lps_force) = self.k.lps(self.problem.material.law);
         let kernel = match pass {
             Pass::Forces { .. } if lps => lps_force,
+            // (several materials: the general loop reading the pair table, as in core)
+            Pass::Forces { .. } if params.material != 0 => &self.k.pmb_force_materials,
             // (the kernel without partial volumes and surface correction, as in core)
             Pass::Forces { .. }
                 if params.partial_volume == 0 && params.law.pmb.surface_correction == 0 =>

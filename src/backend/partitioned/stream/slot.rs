@@ -174,7 +174,7 @@ impl<T: Real> Slot<T> {
 
     /// Kernel parameters of `part` in this slot: the addresses of its static block's fields
     /// and of the slot's buffers, the broken-bond counter at `broken`, and the law's
-    /// parameters from `law`.
+    /// parameters (with several materials the pair table's address and size) from `law`.
     pub fn params(&self, part: &Part, broken: u64, law: BondParams) -> BondParams {
         let base = self.at.block;
         let o = part.offsets;
@@ -189,6 +189,7 @@ impl<T: Real> Slot<T> {
             alpha: base + o.alpha as u64,
             pcoef: base + o.pcoef as u64,
             d_over_m: base + o.d_over_m as u64,
+            material: o.material.map_or(0, |at| base + at as u64),
             mu: self.at.mu,
             u: self.at.u,
             force: self.at.f,
