@@ -5,10 +5,9 @@
 //! (`critical_stretch_alpha`, `break_timing = "after-force"`) and the softening damage laws
 //! (`damage_law = "bilinear"`, `"trilinear"`) run on `cpu-loop` (in core, in subdomains and
 //! on MPI ranks) and `gpu-loop` in core (the matrix form and `gpu-loop` in subdomains refuse
-//! them); several materials (`[[material]]`) run everywhere but on `gpu-matrix` in
-//! subdomains. Materials of different mass
-//! densities run wherever several materials run: every leapfrog takes each node's density
-//! (the host's, the device loop's, the subdomains' fused update). Contact and impactors
+//! them). Several materials (`[[material]]`), of different mass densities too, run on every
+//! backend, in core and in subdomains: every leapfrog takes each node's density (the
+//! host's, the device loop's, the subdomains' fused update). Contact and impactors
 //! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core
 //! ([`check_contact`]).
 
@@ -55,15 +54,6 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
         }
     );
     let matrix = matches!(scheme, Scheme::Matrix | Scheme::MatrixParts);
-    if problem.materials.is_some() && backend == "gpu-matrix" && scheme == Scheme::MatrixParts {
-        return refuse(
-            "several materials ([[material]]) run on cpu-loop (in core, in subdomains or on \
-             MPI ranks), gpu-loop and cpu-matrix (in core or in subdomains) and gpu-matrix in \
-             core, not on gpu-matrix in subdomains (its subdomain operators are assembled \
-             without the material indices); use --backend gpu-matrix without subdomains, or \
-             --backend gpu-loop or cpu-matrix with them",
-        );
-    }
     if matrix && nonlinear_lps {
         return refuse(
             "material.model = \"lps-nonlinear\" runs on cpu-loop and gpu-loop (in core or in \

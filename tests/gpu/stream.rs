@@ -450,3 +450,39 @@ fn several_materials_on_gpu_subdomains_equal_in_core_gpu_loop_bitwise() {
         }
     }
 }
+
+/// Several materials on `gpu-matrix` in subdomains, resident (each subdomain its own
+/// `gpu-matrix` with its nodes' material indices) and streamed through two slots (each
+/// image's indices loaded with it into the slot's index buffer, sized for the largest):
+/// the checks of the CPU emulation against the in-core `gpu-matrix` in full storage to
+/// round-off (`common::ROUND_OFF`: forces 1e-12, the local operators sum a row's entries in
+/// another order), the same bonds broken; PMB and LPS, whose bond rows read each row's pair
+/// critical stretch and each node's `K_d` from the pair table.
+#[test]
+fn several_materials_on_gpu_matrix_subdomains_equal_in_core_gpu_matrix() {
+    use peridot::backend::partitioned::matrix::Slots;
+    use peridot::backend::partitioned::matrix_stream::StreamedPart;
+    use peridot::backend::partitioned::PartitionedMatrix;
+    use peridot::backend::GpuMatrix;
+    use peridot::gpu::Gpu;
+    use peridot::operators::Storage;
+    if !have_gpu() {
+        return;
+    }
+    let slots = Slots::two::<f64>(&Gpu::get().unwrap()).unwrap();
+    for (law, dim) in [("pmb", "plane-stress"), ("pmb-linear", "3d"), ("lps", "3d")] {
+        let problem = common::problem(&common::two_materials(law, dim, true, "", ""), &[]);
+        assert!(problem.materials.is_some(), "two materials");
+        for count in [1, 2, 3] {
+            let core = || GpuMatrix::<f64>::new(Arc::new(problem.clone()), Storage::Full).unwrap();
+            let case = format!("two materials {law} {dim}, {count} subdomains, gpu-matrix");
+            let mut part = PartitionedMatrix::<f64, GpuMatrix<f64>>::new(&problem, count).unwrap();
+            common::check_partitioned(&problem, &mut core(), &mut part, common::ROUND_OFF, &case);
+            let mut part =
+                PartitionedMatrix::<f64, StreamedPart<f64>>::on_slots(&problem, count, &slots)
+                    .unwrap();
+            let case = format!("{case}, streamed");
+            common::check_partitioned(&problem, &mut core(), &mut part, common::ROUND_OFF, &case);
+        }
+    }
+}
