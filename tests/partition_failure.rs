@@ -16,7 +16,6 @@ mod common;
 use peridot::backend::partitioned::PartitionedCpu;
 use peridot::backend::{self, Backend, BackendKind, CpuLoop};
 use peridot::dynamics::Forces;
-use peridot::setup::Problem;
 use std::sync::Arc;
 
 const BILINEAR: &str =
@@ -44,14 +43,6 @@ const CASES: [(&str, &str, &str, &str); 8] = [
         "plane-stress",
     ),
 ];
-
-/// `common::partition_bar` (pre-cracked, pulled apart at both ends, `steps` steps) with the
-/// failure keys `keys` in place of its critical stretch.
-fn bar(law: &str, dim: &str, keys: &str, steps: usize) -> Problem {
-    let text =
-        common::partition_bar_text(law, dim, steps).replacen("critical_stretch = 0.002\n", keys, 1);
-    common::problem(&text, &[])
-}
 
 /// Damage per bond and per-node critical stretches of two backends, bitwise.
 fn assert_same_history(part: &dyn Backend<f64>, core: &dyn Backend<f64>, case: &str) {
@@ -82,7 +73,7 @@ fn assert_same_history(part: &dyn Backend<f64>, core: &dyn Backend<f64>, case: &
 #[test]
 fn failure_options_in_subdomains_equal_in_core_bitwise() {
     for (name, keys, law, dim) in CASES {
-        let problem = bar(law, dim, keys, 1);
+        let problem = common::partition_bar_with(law, dim, keys, 1);
         let m = &problem.material;
         assert!(
             m.softening.is_some() || m.history_breaking(),
@@ -114,7 +105,7 @@ fn failure_options_in_subdomains_equal_in_core_bitwise() {
 #[test]
 fn failure_options_in_subdomain_runs_end_bitwise_as_in_core() {
     for (name, keys, law, dim) in CASES {
-        let problem = bar(law, dim, keys, 40);
+        let problem = common::partition_bar_with(law, dim, keys, 40);
         let mut core = CpuLoop::<f64>::new(Arc::new(problem.clone()));
         let reference = common::explicit_run(&problem, &mut core);
         assert!(reference.1 > 0, "{name} {law} {dim}: the run breaks bonds");

@@ -1,11 +1,12 @@
 //! Which backend runs which material: the bond laws and failure options each scheme
 //! implements, checked before a backend is built, so that a model a backend cannot run is an
 //! error naming the backends that run it, never a silently different physics: the matrix
-//! form refuses `lps-nonlinear`; the failure options that need each node's history
-//! (`critical_stretch_alpha`, `break_timing = "after-force"`) and the softening damage laws
-//! (`damage_law = "bilinear"`, `"trilinear"`) run on `cpu-loop` (in core, in subdomains and
-//! on MPI ranks) and `gpu-loop` in core (the matrix form and `gpu-loop` in subdomains refuse
-//! them). Several materials (`[[material]]`), of different mass densities too, run on every
+//! form refuses `lps-nonlinear`; the softening damage laws (`damage_law = "bilinear"`,
+//! `"trilinear"`: a damage value per bond) run on every loop, in core, in subdomains and on
+//! MPI ranks, not the matrix form; the failure options that need each node's history
+//! (`critical_stretch_alpha`, `break_timing = "after-force"`) run on `cpu-loop` (in core, in
+//! subdomains and on MPI ranks) and `gpu-loop` in core (the matrix form and `gpu-loop` in
+//! subdomains refuse them). Several materials (`[[material]]`), of different mass densities too, run on every
 //! backend, in core and in subdomains: every leapfrog takes each node's density (the
 //! host's, the device loop's, the subdomains' fused update). Contact and impactors
 //! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core
@@ -26,9 +27,9 @@ pub enum Scheme {
     /// in-core loop per subdomain, each node's critical stretch exchanged between them, so
     /// every law and every failure option.
     CpuLoopParts,
-    /// `gpu-loop` in subdomains (`GpuStreamed`): every law and several materials (each
-    /// slot's nodes carry their material indices), the brittle damage law with `s00` before
-    /// the force.
+    /// `gpu-loop` in subdomains (`GpuStreamed`): every law, several materials (each slot's
+    /// nodes carry their material indices) and the softening laws (each slot a damage value
+    /// per bond); no node history (`alpha`, the brittle law after the force).
     GpuLoopParts,
     /// The matrix form in core (`cpu-matrix`, `gpu-matrix`), or `cpu-matrix`'s own check.
     Matrix,
@@ -60,21 +61,25 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
              subdomains): the matrix form assembles the linearized law only (model = \"lps\")",
         );
     }
+    // (the loops that keep a damage value per bond, and those that keep each node's
+    // critical stretch from step to step)
+    let damage_per_bond = !matches!(scheme, Scheme::Matrix | Scheme::MatrixParts);
     let history = matches!(
         scheme,
         Scheme::CpuLoop | Scheme::GpuLoop | Scheme::CpuLoopParts
     );
-    if !history && m.softening.is_some() {
+    if !damage_per_bond && m.softening.is_some() {
         let law = problem.model.material.damage_law.unwrap_or_default();
         return refuse(&format!(
             "material.damage_law = \"{}\" runs on cpu-loop (in core, in subdomains or on MPI \
-             ranks) and gpu-loop in core (they keep a damage value per bond, which the matrix \
-             form and gpu-loop's subdomain slots do not); use --backend cpu-loop, or gpu-loop \
-             without subdomains, or damage_law = \"brittle\" for this backend",
+             ranks) and gpu-loop (in core or in subdomains), which keep a damage value per \
+             bond; the matrix form does not; use --backend cpu-loop or gpu-loop, or \
+             damage_law = \"brittle\" for this backend",
             law.name()
         ));
     }
-    if !history && m.history_breaking() {
+    // (a softening law's `after-force` is the order of its damage pass: above)
+    if !history && m.softening.is_none() && m.history_breaking() {
         return refuse(&format!(
             "material.critical_stretch_alpha = {} with material.break_timing = \"{}\" runs on \
              cpu-loop (in core, in subdomains or on MPI ranks) and gpu-loop in core (each \

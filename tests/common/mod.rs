@@ -248,6 +248,13 @@ pub fn partition_bar(law: &str, dim: &str, steps: usize) -> Problem {
     problem(&partition_bar_text(law, dim, steps), &[])
 }
 
+/// [`partition_bar`] with the failure keys `keys` (a damage law, `alpha`, `break_timing`) in
+/// place of its critical stretch.
+pub fn partition_bar_with(law: &str, dim: &str, keys: &str, steps: usize) -> Problem {
+    let text = partition_bar_text(law, dim, steps);
+    problem(&text.replacen("critical_stretch = 0.002\n", keys, 1), &[])
+}
+
 /// [`partition_bar`] as a lean problem (`Problem::build_lean`: no bond stored on the host).
 pub fn partition_bar_lean(law: &str, dim: &str, steps: usize) -> Problem {
     let text = partition_bar_text(law, dim, steps);

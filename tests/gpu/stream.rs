@@ -7,7 +7,8 @@
 //! explicit steps (host loop on both) end bitwise equal; a run under a memory budget keeps
 //! its device allocations within the budget and reports its traffic; several materials (the
 //! slots' nodes carrying their material indices, one pair table for every slot) bitwise as
-//! in core, and with different densities a fused damaging run bitwise as the host loop.
+//! in core, and with different densities a fused damaging run bitwise as the host loop; the
+//! softening damage laws (a damage value per slot beside the status bits) bitwise as in core.
 //!
 //! Without a CUDA device each test prints `skipped: no CUDA device` and passes.
 
@@ -484,5 +485,57 @@ fn several_materials_on_gpu_matrix_subdomains_equal_in_core_gpu_matrix() {
             let case = format!("{case}, streamed");
             common::check_partitioned(&problem, &mut core(), &mut part, common::ROUND_OFF, &case);
         }
+    }
+}
+
+/// The softening damage laws on the GPU's subdomains: each subdomain's damage per slot of its
+/// sliced order travels with its status bits (uploaded with the static block, back to the
+/// host where the slot is given up), the damage update is a pass of its own (`soften_bonds`)
+/// before or after the force pass (`pmb_force_softening`) as `break_timing` says, as in core:
+/// forces, bonds broken, status, damage (per node and per bond) BITWISE the in-core
+/// `gpu-loop`, resident and streamed; and a 40-step damaging fused run ends bitwise where
+/// `Explicit::step` with the in-core forces ends, with the same damage per bond.
+#[test]
+fn softening_on_gpu_subdomains_equals_in_core_gpu_loop_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    let bilinear = "damage_law = \"bilinear\"\ncritical_stretch = 0.002\nfinal_stretch = 0.006\n";
+    let trilinear = "damage_law = \"trilinear\"\ncritical_stretch = 0.002\nkink_stretch = 0.003\n\
+                     kink_force_ratio = 0.25\nfinal_stretch = 0.006\n";
+    let after = format!("{bilinear}break_timing = \"after-force\"\n");
+    for (keys, law, dim) in [
+        (bilinear, "pmb", "plane-stress"),
+        (trilinear, "pmb-linear", "3d"),
+        (after.as_str(), "pmb", "3d"),
+    ] {
+        let problem = common::partition_bar_with(law, dim, keys, 1);
+        assert!(problem.material.softening.is_some(), "a softening law");
+        let shared = Arc::new(problem.clone());
+        for count in [1, 3, 8] {
+            for request in [ResidencyRequest::Auto, ResidencyRequest::Streamed] {
+                let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+                let mut part =
+                    GpuStreamed::<f64>::new(shared.clone(), count, None, request).unwrap();
+                let case = format!("softening {law} {dim}, {count} subdomains, {request:?}");
+                common::check_partitioned(&problem, &mut core, &mut part, common::BITWISE, &case);
+                let (a, b) = (part.bond_damage().unwrap(), core.bond_damage().unwrap());
+                assert!(a.is_some() && a == b, "{case}: damage per bond");
+            }
+        }
+        let problem = common::partition_bar_with(law, dim, keys, 40);
+        let shared = Arc::new(problem.clone());
+        let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+        let reference = common::explicit_run(&problem, &mut core);
+        assert!(reference.1 > 0, "{law} {dim}: the run breaks bonds");
+        let mut part =
+            GpuStreamed::<f64>::new(shared.clone(), 5, None, ResidencyRequest::Streamed).unwrap();
+        let case = format!("softening {law} {dim}, 5 streamed subdomains");
+        common::assert_chunked_run_equals(&problem, &mut part, &reference, &case);
+        assert_eq!(
+            part.bond_damage().unwrap(),
+            core.bond_damage().unwrap(),
+            "{case}: damage per bond"
+        );
     }
 }

@@ -276,6 +276,8 @@ impl<T: Real> Engine<T> {
         let (lps_dilatation, lps_force) = self.k.lps(self.problem.material.law);
         let kernel = match pass {
             Pass::Forces { .. } if lps => lps_force,
+            // (a softening law: each bond scaled by `1 - d`, breaking nothing, as in core)
+            Pass::Forces { .. } if params.bond_damage != 0 => &self.k.pmb_force_softening,
             // (several materials: the general loop reading the pair table, as in core)
             Pass::Forces { .. } if params.material != 0 => &self.k.pmb_force_materials,
             // (the kernel without partial volumes and surface correction, as in core)
@@ -287,6 +289,7 @@ impl<T: Real> Engine<T> {
             Pass::Forces { .. } => &self.k.pmb_force,
             Pass::Dilatation { .. } => lps_dilatation,
             Pass::Break => &self.k.break_bonds,
+            Pass::Soften => &self.k.soften_bonds,
             Pass::Damage => &self.k.damage,
             Pass::Energy => &self.k.strain_energy,
         };
@@ -337,7 +340,7 @@ impl<T: Real> Engine<T> {
             }
             Pass::Damage => scatter(&slot.out, owned, 1, out),
             Pass::Energy => self.energy += slot.energy_out[..owned.len()].iter().sum::<f64>(),
-            Pass::Break => {}
+            Pass::Break | Pass::Soften => {}
         }
         self.times.host += t0.elapsed().as_secs_f64();
         Ok(())
@@ -381,6 +384,36 @@ impl<T: Real> Engine<T> {
             }
         }
         Ok(status)
+    }
+
+    /// A softening law's damage per bond in global CSR order (`None` for the brittle law):
+    /// each subdomain's from the slot holding it, else from its host copy.
+    pub fn bond_damage(&mut self) -> Result<Option<Vec<T>>> {
+        if self.problem.material.softening.is_none() {
+            return Ok(None);
+        }
+        let mut damage = vec![T::zero(); self.problem.families.bonds()];
+        for s in 0..self.parts.len() {
+            let on_device = match self.evicting(s) {
+                true => None,
+                false => self.slots.iter().position(|slot| slot.held == Some(s)),
+            };
+            let part = &self.parts[s];
+            let Some(host) = &part.damage else { continue };
+            match on_device {
+                Some(k) => {
+                    let mut bytes = vec![0u8; host.len()];
+                    let d2h = &self.streams.d2h;
+                    // SAFETY: the slot's damage buffer holds at least this subdomain's
+                    // slots; waited for right away (pageable destination: synchronous).
+                    unsafe { copy_out(d2h, &mut bytes, self.slots[k].at.damage)? };
+                    d2h.synchronize().map_err(driver_error)?;
+                    part.scatter_damage(&bytes, &mut damage);
+                }
+                None => part.scatter_damage(host, &mut damage),
+            }
+        }
+        Ok(Some(damage))
     }
 
     /// How the subdomains run, what they allocated, and what moved per force evaluation.

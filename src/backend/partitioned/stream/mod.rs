@@ -41,7 +41,8 @@ use crate::backend::gpu::device_fault;
 use crate::backend::{Backend, Footprint};
 use crate::dynamics::{ExplicitCall, Forces, State};
 use crate::gpu::Gpu;
-use crate::material::Law;
+use crate::material::{FailureHistory, Law};
+use crate::model::BreakTiming;
 use crate::partition::Cuts;
 use crate::partition::{Residency, ResidencyRequest, StreamReport, StreamTimes};
 use crate::setup::Problem;
@@ -130,10 +131,21 @@ impl<T: Real> FusedForces<T> for GpuStreamed<T> {
     ) -> Result<usize> {
         let e = self.engine_mut();
         let t0 = Instant::now();
+        // (a softening law: the damage update is a pass of its own, before or after the
+        // force pass as `break_timing` says, and the force pass breaks nothing)
+        let soften = check && e.problem.material.softening.is_some();
+        let timing = e.problem.material.break_timing;
+        let check = check && !soften;
+        if soften && timing == BreakTiming::BeforeForce {
+            e.pass(Pass::Soften, u, &mut [])?;
+        }
         if e.lps {
             e.pass(Pass::Dilatation { check }, u, force)?;
         }
         e.pass_with(Pass::Forces { check }, u, force, update)?;
+        if soften && timing == BreakTiming::AfterForce {
+            e.pass(Pass::Soften, u, &mut [])?;
+        }
         let broken = e.read_broken()?;
         e.times.force_evaluations += 1;
         e.times.wall += t0.elapsed().as_secs_f64();
@@ -160,7 +172,12 @@ impl<T: Real> Forces<T> for GpuStreamed<T> {
         if e.problem.material.critical_stretch.is_none() {
             return Ok(0);
         }
-        e.pass(Pass::Break, u, &mut [])
+        // (a softening law: each bond's damage at `u`, as cpu-loop's `break_bonds`)
+        let pass = match e.problem.material.softening {
+            Some(_) => Pass::Soften,
+            None => Pass::Break,
+        };
+        e.pass(pass, u, &mut [])
             .and_then(|_| e.read_broken())
             .map_err(device_fault(NAME, "bond breaking"))
     }
@@ -208,6 +225,21 @@ impl<T: Real> Forces<T> for GpuStreamed<T> {
         self.lock()
             .bond_status()
             .map_err(device_fault(NAME, "bond status download"))
+    }
+
+    fn bond_damage(&self) -> Result<Option<Vec<T>>> {
+        self.lock()
+            .bond_damage()
+            .map_err(device_fault(NAME, "bond damage download"))
+    }
+
+    /// A softening law's damage per bond (the failure options with history do not run
+    /// here: `check_material`).
+    fn failure_history(&self) -> Result<FailureHistory<T>> {
+        Ok(FailureHistory {
+            bond_damage: self.bond_damage()?.unwrap_or_default(),
+            node_s0: Vec::new(),
+        })
     }
 }
 

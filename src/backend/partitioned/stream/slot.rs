@@ -1,5 +1,6 @@
 //! One device *slot* of a [`super::GpuStreamed`] run: the device buffers a subdomain runs in
-//! (its static block, bond status bits, displacement, outputs), sized for the largest
+//! (its static block, bond status bits, a softening law's damage per bond, displacement,
+//! outputs), sized for the largest
 //! subdomain the slot takes, with their pinned staging on the host and the events that time
 //! its copies and kernel; and what one subdomain's turn on a slot enqueues around the kernel:
 //! the copies in (static block and status when the slot does not hold the subdomain, node
@@ -28,6 +29,9 @@ pub(super) enum Pass {
     Dilatation { check: bool },
     /// Bond breaking only.
     Break,
+    /// A softening law's damage update of the owned bonds (`soften_bonds`), breaking those
+    /// reaching `d = 1`.
+    Soften,
     /// Local damage.
     Damage,
     /// Strain energy per node (LPS from the exchanged dilatations).
@@ -39,7 +43,10 @@ impl Pass {
     pub fn checks(self) -> bool {
         matches!(
             self,
-            Pass::Forces { check: true } | Pass::Dilatation { check: true } | Pass::Break
+            Pass::Forces { check: true }
+                | Pass::Dilatation { check: true }
+                | Pass::Break
+                | Pass::Soften
         )
     }
 
@@ -66,6 +73,8 @@ pub(super) struct Slot<T> {
     block: CudaSlice<u8>,
     /// Bond status bits (`layout::pack_status`).
     mu: CudaSlice<u32>,
+    /// A softening law's damage per slot of the sliced order (bytes of `T` values).
+    damage: CudaSlice<u8>,
     u: CudaSlice<T>,
     f: CudaSlice<T>,
     theta: CudaSlice<T>,
@@ -94,6 +103,7 @@ pub(super) struct Slot<T> {
 pub(super) struct SlotAddrs {
     pub block: u64,
     pub mu: u64,
+    pub damage: u64,
     pub u: u64,
     pub f: u64,
     pub theta: u64,
@@ -120,6 +130,9 @@ impl<T: Real> Slot<T> {
         let mu = stream
             .alloc_zeros::<u32>(status_words(z.bonds).max(1))
             .map_err(driver_error)?;
+        let damage = stream
+            .alloc_zeros::<u8>(z.damage.max(1))
+            .map_err(driver_error)?;
         let u = zeros_t(d * z.local)?;
         let f = zeros_t(d * z.owned)?;
         let theta = zeros_t(lps_local)?;
@@ -131,6 +144,7 @@ impl<T: Real> Slot<T> {
         let at = SlotAddrs {
             block: device_addr(&block, stream),
             mu: device_addr(&mu, stream),
+            damage: device_addr(&damage, stream),
             u: device_addr(&u, stream),
             f: device_addr(&f, stream),
             theta: device_addr(&theta, stream),
@@ -141,6 +155,7 @@ impl<T: Real> Slot<T> {
         Ok(Slot {
             block,
             mu,
+            damage,
             u,
             f,
             theta,
@@ -164,6 +179,7 @@ impl<T: Real> Slot<T> {
     pub fn bytes(&self) -> usize {
         self.block.num_bytes()
             + self.mu.num_bytes()
+            + self.damage.num_bytes()
             + self.u.num_bytes()
             + self.f.num_bytes()
             + self.theta.num_bytes()
@@ -190,6 +206,7 @@ impl<T: Real> Slot<T> {
             pcoef: base + o.pcoef as u64,
             d_over_m: base + o.d_over_m as u64,
             material: o.material.map_or(0, |at| base + at as u64),
+            bond_damage: part.damage.as_ref().map_or(0, |_| self.at.damage),
             mu: self.at.mu,
             u: self.at.u,
             force: self.at.f,
@@ -226,6 +243,10 @@ impl<T: Real> Slot<T> {
             copy_in(h2d, self.at.block, &part.block)?;
             copy_in(h2d, self.at.mu, &part.mu)?;
             bytes += part.block.len() + 4 * part.mu.len();
+            if let Some(damage) = &part.damage {
+                copy_in(h2d, self.at.damage, damage)?;
+                bytes += damage.len();
+            }
             self.held = Some(s);
         }
         if pass.reads_u() {
@@ -278,11 +299,15 @@ impl<T: Real> Slot<T> {
                 copy_out(d2h, &mut self.energy_out[..owned], self.at.energy)?;
                 bytes += 8 * owned;
             }
-            Pass::Break => {}
+            Pass::Break | Pass::Soften => {}
         }
         if evict && !matches!(pass, Pass::Damage | Pass::Energy) {
             copy_out(d2h, &mut part.mu, self.at.mu)?;
             bytes += 4 * part.mu.len();
+            if let Some(damage) = part.damage.as_mut() {
+                copy_out(d2h, damage, self.at.damage)?;
+                bytes += damage.len();
+            }
         }
         self.events[5].record(d2h).map_err(driver_error)?;
         Ok(bytes)
