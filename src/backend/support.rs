@@ -1,12 +1,10 @@
 //! Which backend runs which material: the bond laws and failure options each scheme
 //! implements, checked before a backend is built, so that a model a backend cannot run is an
 //! error naming the backends that run it, never a silently different physics: the matrix
-//! form refuses `lps-nonlinear`; the softening damage laws (`damage_law = "bilinear"`,
-//! `"trilinear"`: a damage value per bond) run on every loop, in core, in subdomains and on
-//! MPI ranks, not the matrix form; the failure options that need each node's history
-//! (`critical_stretch_alpha`, `break_timing = "after-force"`) run on `cpu-loop` (in core, in
-//! subdomains and on MPI ranks) and `gpu-loop` in core (the matrix form and `gpu-loop` in
-//! subdomains refuse them). Several materials (`[[material]]`), of different mass densities too, run on every
+//! form refuses `lps-nonlinear`, the softening damage laws (`damage_law = "bilinear"`,
+//! `"trilinear"`: a damage value per bond) and the failure options that need each node's
+//! history (`critical_stretch_alpha`, `break_timing = "after-force"`), which every loop runs
+//! (`cpu-loop` and `gpu-loop` in core and in subdomains, `cpu-loop` on MPI ranks). Several materials (`[[material]]`), of different mass densities too, run on every
 //! backend, in core and in subdomains: every leapfrog takes each node's density (the
 //! host's, the device loop's, the subdomains' fused update). Contact and impactors
 //! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core
@@ -28,8 +26,8 @@ pub enum Scheme {
     /// every law and every failure option.
     CpuLoopParts,
     /// `gpu-loop` in subdomains (`GpuStreamed`): every law, several materials (each slot's
-    /// nodes carry their material indices) and the softening laws (each slot a damage value
-    /// per bond); no node history (`alpha`, the brittle law after the force).
+    /// nodes carry their material indices), the softening laws (each slot a damage value per
+    /// bond) and each node's critical stretch (exchanged between the subdomains' passes).
     GpuLoopParts,
     /// The matrix form in core (`cpu-matrix`, `gpu-matrix`), or `cpu-matrix`'s own check.
     Matrix,
@@ -61,32 +59,24 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
              subdomains): the matrix form assembles the linearized law only (model = \"lps\")",
         );
     }
-    // (the loops that keep a damage value per bond, and those that keep each node's
-    // critical stretch from step to step)
-    let damage_per_bond = !matches!(scheme, Scheme::Matrix | Scheme::MatrixParts);
-    let history = matches!(
-        scheme,
-        Scheme::CpuLoop | Scheme::GpuLoop | Scheme::CpuLoopParts
-    );
-    if !damage_per_bond && m.softening.is_some() {
+    // (every loop keeps a damage value per bond and each node's critical stretch from
+    // step to step; the matrix form keeps neither)
+    let loops = "cpu-loop and gpu-loop (in core, in subdomains; cpu-loop also on MPI ranks)";
+    if matrix && m.softening.is_some() {
         let law = problem.model.material.damage_law.unwrap_or_default();
         return refuse(&format!(
-            "material.damage_law = \"{}\" runs on cpu-loop (in core, in subdomains or on MPI \
-             ranks) and gpu-loop (in core or in subdomains), which keep a damage value per \
+            "material.damage_law = \"{}\" runs on {loops}, which keep a damage value per \
              bond; the matrix form does not; use --backend cpu-loop or gpu-loop, or \
              damage_law = \"brittle\" for this backend",
             law.name()
         ));
     }
-    // (a softening law's `after-force` is the order of its damage pass: above)
-    if !history && m.softening.is_none() && m.history_breaking() {
+    if matrix && m.history_breaking() {
         return refuse(&format!(
             "material.critical_stretch_alpha = {} with material.break_timing = \"{}\" runs on \
-             cpu-loop (in core, in subdomains or on MPI ranks) and gpu-loop in core (each \
-             node's critical stretch follows its bonds' stretch step by step, which the matrix \
-             form and gpu-loop's subdomain slots do not keep); use --backend cpu-loop, or \
-             gpu-loop without subdomains, or give critical_stretch_alpha = 0 and break_timing \
-             = \"before-force\" for this backend",
+             {loops}, which keep each node's critical stretch from step to step; the matrix \
+             form does not; use --backend cpu-loop or gpu-loop, or give \
+             critical_stretch_alpha = 0 and break_timing = \"before-force\" for this backend",
             m.critical_stretch_alpha,
             match m.break_timing {
                 crate::model::BreakTiming::BeforeForce => "before-force",

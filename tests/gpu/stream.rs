@@ -8,7 +8,8 @@
 //! its device allocations within the budget and reports its traffic; several materials (the
 //! slots' nodes carrying their material indices, one pair table for every slot) bitwise as
 //! in core, and with different densities a fused damaging run bitwise as the host loop; the
-//! softening damage laws (a damage value per slot beside the status bits) bitwise as in core.
+//! softening damage laws (a damage value per slot beside the status bits) and breaking with
+//! each node's history (`alpha`, `after-force`) bitwise as in core.
 //!
 //! Without a CUDA device each test prints `skipped: no CUDA device` and passes.
 
@@ -537,5 +538,56 @@ fn softening_on_gpu_subdomains_equals_in_core_gpu_loop_bitwise() {
             core.bond_damage().unwrap(),
             "{case}: damage per bond"
         );
+    }
+}
+
+/// Breaking with each node's history on the GPU's subdomains (`critical_stretch_alpha`,
+/// `break_timing = "after-force"`): each node's critical stretch from the previous evaluation
+/// kept global on the host, the local nodes' copied into the slot for `history_breaks`, the
+/// owned nodes' next copied out (at the first evaluation from a `node_critical_stretch` pass),
+/// so each owned node runs the in-core kernels' arithmetic over its family: forces, bonds
+/// broken, status, damage BITWISE the in-core `gpu-loop`, resident and streamed, the critical
+/// stretches per node too; and a 40-step damaging fused run ends bitwise as `Explicit::step`
+/// with the in-core forces, PMB and LPS.
+#[test]
+fn history_breaking_on_gpu_subdomains_equals_in_core_gpu_loop_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    let alpha = "critical_stretch = 0.002\ncritical_stretch_alpha = 0.25\n";
+    let after = "critical_stretch = 0.002\nbreak_timing = \"after-force\"\n";
+    let both = format!("{alpha}break_timing = \"after-force\"\n");
+    for (keys, law, dim) in [
+        (alpha, "pmb", "plane-stress"),
+        (after, "lps", "3d"),
+        (both.as_str(), "pmb-linear", "3d"),
+    ] {
+        let problem = common::partition_bar_with(law, dim, keys, 1);
+        assert!(problem.material.history_breaking(), "history");
+        let shared = Arc::new(problem.clone());
+        for count in [1, 3, 8] {
+            for request in [ResidencyRequest::Auto, ResidencyRequest::Streamed] {
+                let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+                let mut part =
+                    GpuStreamed::<f64>::new(shared.clone(), count, None, request).unwrap();
+                let case = format!("history {law} {dim}, {count} subdomains, {request:?}");
+                common::check_partitioned(&problem, &mut core, &mut part, common::BITWISE, &case);
+                let (a, b) = (
+                    part.failure_history().unwrap(),
+                    core.failure_history().unwrap(),
+                );
+                assert!(!a.node_s0.is_empty(), "{case}: critical stretches kept");
+                common::assert_bitwise(&a.node_s0, &b.node_s0, &format!("{case}: s0 per node"));
+            }
+        }
+        let problem = common::partition_bar_with(law, dim, keys, 40);
+        let shared = Arc::new(problem.clone());
+        let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+        let reference = common::explicit_run(&problem, &mut core);
+        assert!(reference.1 > 0, "{law} {dim}: the run breaks bonds");
+        let mut part =
+            GpuStreamed::<f64>::new(shared.clone(), 5, None, ResidencyRequest::Streamed).unwrap();
+        let case = format!("history {law} {dim}, 5 streamed subdomains");
+        common::assert_chunked_run_equals(&problem, &mut part, &reference, &case);
     }
 }

@@ -12,6 +12,7 @@
 use super::placement::{Placement, Sizes};
 use super::slot::{device_addr, Pass, Slot, Streams};
 use crate::backend::gpu::bond_loop::{full_volume, law_params, Kernels};
+use crate::backend::partitioned::emulate::history_timing;
 use crate::backend::partitioned::exchange::{gather_into, scatter};
 use crate::backend::partitioned::fused::{scatter_forces, Carry, Update};
 use crate::backend::partitioned::parts::Part;
@@ -57,6 +58,11 @@ pub(super) struct Engine<T: Real> {
     pub broken_seen: u64,
     pub precracked: usize,
     full_volume: f64,
+    /// Breaking with history: each node's critical stretch from the previous breaking
+    /// evaluation (global; empty before the first), and the next, which the owned nodes'
+    /// results are scattered into (exchanged between the subdomains' passes).
+    pub node_s0: Vec<T>,
+    s0_next: Vec<T>,
     /// Global dilatation and `(alpha, p theta)` pairs exchanged between LPS passes.
     pub theta: Vec<T>,
     pair: Vec<T>,
@@ -112,7 +118,11 @@ impl<T: Real> Engine<T> {
         let lps = matches!(problem.material.law, Law::Lps { .. });
         let dim = problem.dim();
         let sizes = Sizes::of(&parts);
-        let bytes_of = |z: &Sizes| z.slot_bytes(dim, std::mem::size_of::<T>(), lps);
+        let history = history_timing(&problem).is_some();
+        let t = std::mem::size_of::<T>();
+        // (breaking with history: each slot's local and owned critical stretches)
+        let s0_bytes = |z: &Sizes| if history { (z.local + z.owned) * t } else { 0 };
+        let bytes_of = |z: &Sizes| z.slot_bytes(dim, t, lps) + s0_bytes(z);
         let (free, total) = settled_memory(&gpu)?;
         let limit = budget.map_or(free, |b| (b as usize).min(free));
         let place = place(&parts, &bytes_of, limit, budget, request)?;
@@ -125,7 +135,7 @@ impl<T: Real> Engine<T> {
         let slots = place
             .slot_sizes
             .iter()
-            .map(|&z| Slot::new(&gpu, comp, z, dim, lps))
+            .map(|&z| Slot::new(&gpu, comp, z, dim, (lps, history)))
             .collect::<Result<Vec<_>>>()?;
         let broken = comp.alloc_zeros::<u64>(1).map_err(driver_error)?;
         let broken_at = device_addr(&broken, comp);
@@ -160,6 +170,8 @@ impl<T: Real> Engine<T> {
             broken_seen: 0,
             precracked: problem.precracked_bonds(),
             full_volume: full_volume(&problem),
+            node_s0: problem.restored.convert::<T>().node_s0,
+            s0_next: vec![T::zero(); if history { n } else { 0 }],
             theta: vec![T::zero(); if lps { n } else { 0 }],
             pair: vec![T::zero(); if lps { 2 * n } else { 0 }],
             energy: 0.0,
@@ -254,6 +266,9 @@ impl<T: Real> Engine<T> {
         if pass.reads_u() {
             gather_into(u, nodes, self.dim, &mut slot.u_in);
         }
+        if pass.reads_s0() {
+            gather_into(&self.node_s0, nodes, 1, &mut slot.s0_in);
+        }
         if pass.reads_theta(self.lps) {
             gather_into(&self.theta, nodes, 1, &mut slot.theta_in);
             gather_into(&self.pair, nodes, 2, &mut slot.pair_in);
@@ -290,6 +305,8 @@ impl<T: Real> Engine<T> {
             Pass::Dilatation { .. } => lps_dilatation,
             Pass::Break => &self.k.break_bonds,
             Pass::Soften => &self.k.soften_bonds,
+            Pass::NodeS0 => &self.k.node_critical_stretch,
+            Pass::History => &self.k.history_breaks,
             Pass::Damage => &self.k.damage,
             Pass::Energy => &self.k.strain_energy,
         };
@@ -340,9 +357,25 @@ impl<T: Real> Engine<T> {
             }
             Pass::Damage => scatter(&slot.out, owned, 1, out),
             Pass::Energy => self.energy += slot.energy_out[..owned.len()].iter().sum::<f64>(),
+            Pass::NodeS0 | Pass::History => scatter(&slot.out, owned, 1, &mut self.s0_next),
             Pass::Break | Pass::Soften => {}
         }
         self.times.host += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Breaking with each node's history at `u`, as `gpu-loop` in core: at the first
+    /// evaluation the owned nodes' critical stretches from the stretches at `u` (a pass of
+    /// its own); then every subdomain breaks its owned bonds past the smaller critical
+    /// stretch of their ends (a halo end's from its owner) and writes its owned nodes' next,
+    /// which becomes the previous for the next evaluation.
+    pub fn history_breaks(&mut self, u: &[T]) -> Result<()> {
+        if self.node_s0.is_empty() {
+            self.pass(Pass::NodeS0, u, &mut [])?;
+            self.node_s0 = self.s0_next.clone();
+        }
+        self.pass(Pass::History, u, &mut [])?;
+        std::mem::swap(&mut self.node_s0, &mut self.s0_next);
         Ok(())
     }
 

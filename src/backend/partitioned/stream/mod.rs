@@ -16,7 +16,11 @@
 //! - **Passes.** A force evaluation is one pass (PMB, damage check fused) or two (LPS: the
 //!   dilatation of owned nodes, their exchange on the host, then forces), as in the CPU
 //!   emulation (`emulate.rs`). Halo values are those the caller passed: the same step's,
-//!   read-only; owned results are written back.
+//!   read-only; owned results are written back. Failure with a history adds a pass of its
+//!   own before or after the force pass (`break_timing`), as `gpu-loop` in core does: a
+//!   softening law's damage update (each subdomain's damage per slot travels with its
+//!   status bits), or breaking with each node's critical stretch (the local nodes' in, the
+//!   owned nodes' next out, exchanged through a global array).
 //! - **Exactness.** Each owned node runs the in-core kernel's arithmetic over its family in
 //!   the global order, so forces, bond status, damage and dilatation equal `gpu-loop`'s
 //!   bitwise (tests/gpu/stream.rs); the strain energy is summed per subdomain.
@@ -34,6 +38,7 @@ mod engine;
 mod placement;
 mod slot;
 
+use super::emulate::history_timing;
 use super::fused::{self, Carry, FusedForces, Update};
 use super::parts::Part;
 use crate::backend::coefficients::lps_coefficients;
@@ -133,11 +138,16 @@ impl<T: Real> FusedForces<T> for GpuStreamed<T> {
         let t0 = Instant::now();
         // (a softening law: the damage update is a pass of its own, before or after the
         // force pass as `break_timing` says, and the force pass breaks nothing)
+        // (breaking with history likewise: `Engine::history_breaks`)
         let soften = check && e.problem.material.softening.is_some();
+        let history = check && history_timing(&e.problem).is_some();
         let timing = e.problem.material.break_timing;
-        let check = check && !soften;
+        let check = check && !soften && !history;
         if soften && timing == BreakTiming::BeforeForce {
             e.pass(Pass::Soften, u, &mut [])?;
+        }
+        if history && timing == BreakTiming::BeforeForce {
+            e.history_breaks(u)?;
         }
         if e.lps {
             e.pass(Pass::Dilatation { check }, u, force)?;
@@ -145,6 +155,9 @@ impl<T: Real> FusedForces<T> for GpuStreamed<T> {
         e.pass_with(Pass::Forces { check }, u, force, update)?;
         if soften && timing == BreakTiming::AfterForce {
             e.pass(Pass::Soften, u, &mut [])?;
+        }
+        if history && timing == BreakTiming::AfterForce {
+            e.history_breaks(u)?;
         }
         let broken = e.read_broken()?;
         e.times.force_evaluations += 1;
@@ -233,12 +246,11 @@ impl<T: Real> Forces<T> for GpuStreamed<T> {
             .map_err(device_fault(NAME, "bond damage download"))
     }
 
-    /// A softening law's damage per bond (the failure options with history do not run
-    /// here: `check_material`).
+    /// A softening law's damage per bond, each node's critical stretch with history.
     fn failure_history(&self) -> Result<FailureHistory<T>> {
         Ok(FailureHistory {
             bond_damage: self.bond_damage()?.unwrap_or_default(),
-            node_s0: Vec::new(),
+            node_s0: self.lock().node_s0.clone(),
         })
     }
 }

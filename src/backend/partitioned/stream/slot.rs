@@ -32,6 +32,12 @@ pub(super) enum Pass {
     /// A softening law's damage update of the owned bonds (`soften_bonds`), breaking those
     /// reaching `d = 1`.
     Soften,
+    /// The owned nodes' next critical stretch at the first breaking evaluation with history
+    /// (`node_critical_stretch`), breaking nothing.
+    NodeS0,
+    /// Breaking with each node's history (`history_breaks`: the local nodes' critical
+    /// stretches in, the owned nodes' next out).
+    History,
     /// Local damage.
     Damage,
     /// Strain energy per node (LPS from the exchanged dilatations).
@@ -47,12 +53,18 @@ impl Pass {
                 | Pass::Dilatation { check: true }
                 | Pass::Break
                 | Pass::Soften
+                | Pass::History
         )
     }
 
     /// Whether the pass reads the displacement.
     pub fn reads_u(self) -> bool {
         self != Pass::Damage
+    }
+
+    /// Whether the pass reads the local nodes' critical stretches.
+    pub fn reads_s0(self) -> bool {
+        self == Pass::History
     }
 
     /// Whether the pass reads the exchanged dilatations and pairs (LPS forces and energy).
@@ -75,6 +87,10 @@ pub(super) struct Slot<T> {
     mu: CudaSlice<u32>,
     /// A softening law's damage per slot of the sliced order (bytes of `T` values).
     damage: CudaSlice<u8>,
+    /// Breaking with history: the local nodes' critical stretches (read) and the owned
+    /// nodes' next (written).
+    s0: CudaSlice<T>,
+    s0_next: CudaSlice<T>,
     u: CudaSlice<T>,
     f: CudaSlice<T>,
     theta: CudaSlice<T>,
@@ -85,6 +101,7 @@ pub(super) struct Slot<T> {
     pub held: Option<usize>,
     /// Pinned staging: inputs (displacement, dilatation, pairs) and outputs.
     pub u_in: Pinned<T>,
+    pub s0_in: Pinned<T>,
     pub theta_in: Pinned<T>,
     pub pair_in: Pinned<T>,
     pub out: Pinned<T>,
@@ -104,6 +121,8 @@ pub(super) struct SlotAddrs {
     pub block: u64,
     pub mu: u64,
     pub damage: u64,
+    pub s0: u64,
+    pub s0_next: u64,
     pub u: u64,
     pub f: u64,
     pub theta: u64,
@@ -118,9 +137,20 @@ pub(super) fn device_addr<T>(s: &CudaSlice<T>, stream: &Arc<CudaStream>) -> u64 
 }
 
 impl<T: Real> Slot<T> {
-    /// Buffers for subdomains up to `z` on `stream` (zeroed).
-    pub fn new(gpu: &Gpu, stream: &Arc<CudaStream>, z: Sizes, d: usize, lps: bool) -> Result<Self> {
+    /// Buffers for subdomains up to `z` on `stream` (zeroed); `(lps, history)`: the
+    /// state-based laws' dilatations and pairs, breaking with each node's history.
+    pub fn new(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        z: Sizes,
+        d: usize,
+        (lps, history): (bool, bool),
+    ) -> Result<Self> {
         let lps_local = if lps { z.local } else { 0 };
+        let (s0_local, s0_owned) = match history {
+            true => (z.local, z.owned),
+            false => (0, 0),
+        };
         let zeros_t = |len: usize| stream.alloc_zeros::<T>(len.max(1)).map_err(driver_error);
         let event = || timing_event(gpu);
         let events = [event()?, event()?, event()?, event()?, event()?, event()?];
@@ -133,6 +163,7 @@ impl<T: Real> Slot<T> {
         let damage = stream
             .alloc_zeros::<u8>(z.damage.max(1))
             .map_err(driver_error)?;
+        let (s0, s0_next) = (zeros_t(s0_local)?, zeros_t(s0_owned)?);
         let u = zeros_t(d * z.local)?;
         let f = zeros_t(d * z.owned)?;
         let theta = zeros_t(lps_local)?;
@@ -145,6 +176,8 @@ impl<T: Real> Slot<T> {
             block: device_addr(&block, stream),
             mu: device_addr(&mu, stream),
             damage: device_addr(&damage, stream),
+            s0: device_addr(&s0, stream),
+            s0_next: device_addr(&s0_next, stream),
             u: device_addr(&u, stream),
             f: device_addr(&f, stream),
             theta: device_addr(&theta, stream),
@@ -156,6 +189,8 @@ impl<T: Real> Slot<T> {
             block,
             mu,
             damage,
+            s0,
+            s0_next,
             u,
             f,
             theta,
@@ -164,6 +199,7 @@ impl<T: Real> Slot<T> {
             energy,
             held: None,
             u_in: Pinned::zeroed(gpu, d * z.local)?,
+            s0_in: Pinned::zeroed(gpu, s0_local)?,
             theta_in: Pinned::zeroed(gpu, lps_local)?,
             pair_in: Pinned::zeroed(gpu, 2 * lps_local)?,
             out: Pinned::zeroed(gpu, d * z.owned)?,
@@ -180,6 +216,8 @@ impl<T: Real> Slot<T> {
         self.block.num_bytes()
             + self.mu.num_bytes()
             + self.damage.num_bytes()
+            + self.s0.num_bytes()
+            + self.s0_next.num_bytes()
             + self.u.num_bytes()
             + self.f.num_bytes()
             + self.theta.num_bytes()
@@ -207,6 +245,8 @@ impl<T: Real> Slot<T> {
             d_over_m: base + o.d_over_m as u64,
             material: o.material.map_or(0, |at| base + at as u64),
             bond_damage: part.damage.as_ref().map_or(0, |_| self.at.damage),
+            node_s0: self.at.s0,
+            node_s0_next: self.at.s0_next,
             mu: self.at.mu,
             u: self.at.u,
             force: self.at.f,
@@ -253,6 +293,10 @@ impl<T: Real> Slot<T> {
             copy_in(h2d, self.at.u, &self.u_in[..d * local])?;
             bytes += d * local * t;
         }
+        if pass.reads_s0() {
+            copy_in(h2d, self.at.s0, &self.s0_in[..local])?;
+            bytes += local * t;
+        }
         if pass.reads_theta(lps) {
             copy_in(h2d, self.at.theta, &self.theta_in[..local])?;
             copy_in(h2d, self.at.pair, &self.pair_in[..2 * local])?;
@@ -298,6 +342,10 @@ impl<T: Real> Slot<T> {
             Pass::Energy => {
                 copy_out(d2h, &mut self.energy_out[..owned], self.at.energy)?;
                 bytes += 8 * owned;
+            }
+            Pass::NodeS0 | Pass::History => {
+                copy_out(d2h, &mut self.out[..owned], self.at.s0_next)?;
+                bytes += owned * t;
             }
             Pass::Break | Pass::Soften => {}
         }
