@@ -252,20 +252,21 @@ fn bad_values_and_backends_are_clear_errors() {
         &plate("pmb", "critical_stretch_alpha = 0.25"),
         &[],
     ));
+    let runs_on = "cpu-loop and gpu-loop (in core, in subdomains; cpu-loop also on MPI ranks)";
     for kind in [BackendKind::CpuMatrix, BackendKind::GpuMatrix] {
         let e = backend::create::<f64>(kind, p.clone(), None)
             .err()
             .unwrap()
             .to_string();
-        assert!(
-            e.contains("cpu-loop and gpu-loop in core only") && e.contains(kind.name()),
-            "{e}"
-        );
+        assert!(e.contains(runs_on) && e.contains(kind.name()), "{e}");
     }
-    let e = PartitionedCpu::<f64>::new(&p, 2).err().unwrap().to_string();
-    assert!(e.contains("cpu-loop and gpu-loop in core only"), "{e}");
-    // (gpu-loop in core runs it: tests/agreement.rs compares it with cpu-loop on a GPU)
-    assert!(backend::check_material(&p, "gpu-loop", backend::Scheme::GpuLoop).is_ok());
+    // (cpu-loop in subdomains runs it: tests/partition_failure.rs compares it with cpu-loop
+    // in core; gpu-loop in core and in subdomains: tests/agreement.rs and tests/gpu/stream.rs
+    // on a GPU)
+    assert!(PartitionedCpu::<f64>::new(&p, 2).is_ok());
+    for scheme in [backend::Scheme::GpuLoop, backend::Scheme::GpuLoopParts] {
+        assert!(backend::check_material(&p, "gpu-loop", scheme).is_ok());
+    }
     assert!(backend::create::<f64>(BackendKind::CpuLoop, p.clone(), None).is_ok());
     assert!(backend::create::<f64>(BackendKind::Auto, p, None).is_ok());
 }

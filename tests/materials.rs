@@ -283,8 +283,7 @@ fn the_fingerprint_covers_the_materials() {
 
 /// Bad input names the field and the value: an unknown region, a region of two materials,
 /// nodes two materials claim, a node without a material, an id no node carries, an interface
-/// naming an unknown material; `gpu-matrix` in subdomains refuses
-/// several materials naming the backends that run them (in core it runs them).
+/// naming an unknown material; every backend scheme runs several materials.
 #[test]
 fn bad_input_names_the_field() {
     let base = common::two_materials("pmb", "plane-stress", false, "", "");
@@ -332,18 +331,17 @@ fn bad_input_names_the_field() {
             assert!(e.contains(w), "`{w}` not in: {e}");
         }
     }
-    // (gpu-matrix runs several materials in core, tests/agreement.rs on a GPU; its
-    // subdomain slots refuse them, naming the backends that run them)
+    // (every scheme runs several materials: tests/agreement.rs in core on a GPU,
+    // tests/gpu/stream.rs in subdomains)
     let p = common::problem(&base, &[]);
-    assert!(backend::check_material(&p, "gpu-matrix", backend::Scheme::Matrix).is_ok());
-    let e = backend::check_material(&p, "gpu-matrix", backend::Scheme::MatrixParts)
-        .err()
-        .expect("refused")
-        .to_string();
-    assert!(
-        e.contains("several materials") && e.contains("gpu-loop") && e.contains("cpu-matrix"),
-        "{e}"
-    );
+    for scheme in [
+        backend::Scheme::Matrix,
+        backend::Scheme::MatrixParts,
+        backend::Scheme::GpuLoopParts,
+        backend::Scheme::CpuLoopParts,
+    ] {
+        assert!(backend::check_material(&p, "gpu-matrix", scheme).is_ok());
+    }
 }
 
 /// Materials of different densities: in a free body moving with a non-uniform velocity
@@ -420,31 +418,4 @@ fn materials_of_different_densities_conserve_momentum_and_energy() {
     }
     println!("energy drift over 400 steps: {worst:e}");
     assert!(worst < 2e-2, "energy drift {worst:e}");
-}
-
-/// Materials of different densities run in core on every backend (the host's and the
-/// device's leapfrog take each node's density; `tests/agreement.rs` compares them); in
-/// subdomains, whose fused update has one density, they are refused before anything is
-/// built, naming the materials' densities.
-#[test]
-fn materials_of_different_densities_are_refused_in_subdomains() {
-    let text = lighter_stiff(&common::two_materials("pmb", "plane-stress", false, "", ""));
-    let p = std::sync::Arc::new(common::problem(&text, &[]));
-    let request = peridot::backend::partitioned::SubdomainRequest {
-        count: Some(2),
-        budget: None,
-        streamed: false,
-    };
-    let e = backend::create::<f64>(BackendKind::CpuLoop, p, Some(&request))
-        .err()
-        .expect("refused")
-        .to_string();
-    for w in [
-        "stiff 2000 kg/m^3",
-        "soft 8000 kg/m^3",
-        "in core",
-        "subdomains",
-    ] {
-        assert!(e.contains(w), "`{w}` not in: {e}");
-    }
 }

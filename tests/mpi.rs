@@ -3,7 +3,8 @@
 //! velocity and damage of every snapshot, read from the ranks' `.vtu` pieces; `probes.csv`
 //! byte for byte; the broken bonds and largest damage of `summary.json`), on a pre-cracked
 //! plate pulled apart whose crack runs across the cuts between ranks (PMB), and for LPS,
-//! whose dilatation is exchanged too; a model that does not run across ranks is refused on
+//! whose dilatation is exchanged too; with the softening law, `alpha` and `after-force`, and
+//! materials of different densities; a model that does not run across ranks is refused on
 //! every rank with a message naming what runs, and no rank is left waiting.
 //!
 //! Built with `--features mpi`; needs `mpirun` (MPICH or Open MPI) on the path.
@@ -174,9 +175,14 @@ fn assert_same(single: &Path, dist: &Path, ranks: usize) {
 
 /// Write the model and run it alone and across each count of `ranks`, comparing each.
 fn check(law: &str, steps: usize, ranks: &[usize]) -> (tempfile::TempDir, PathBuf) {
+    check_text(&model(law, steps), ranks)
+}
+
+/// [`check`] of the model `text`.
+fn check_text(text: &str, ranks: &[usize]) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("test.toml");
-    std::fs::write(&path, model(law, steps)).unwrap();
+    std::fs::write(&path, text).unwrap();
     let single = tmp.path().join("single");
     run_ok(&path, &single, 0);
     for &p in ranks {
@@ -217,6 +223,46 @@ fn pmb_across_ranks_equals_one_process_bitwise_with_bonds_broken_across_cuts() {
 #[test]
 fn lps_across_ranks_equals_one_process_bitwise() {
     check("lps", 160, &[2, 3]);
+}
+
+/// The material options across ranks equal the single-process run bit for bit: a softening
+/// law (bilinear; the damage per bond kept by each rank for its owned nodes' bonds, the
+/// snapshots' damage its `1 - d` weighted fraction), `critical_stretch_alpha` with
+/// `break_timing = "after-force"` on LPS (each node's critical stretch, the ghosts' from
+/// their owners in one more exchange per step), and two materials of different densities
+/// (soft 8000, stiff 2000 kg/m^3, each owned node's density in the fused update).
+#[test]
+fn failure_options_and_densities_across_ranks_equal_one_process_bitwise() {
+    let cut = "critical_stretch = 0.002\n";
+    let bilinear = "damage_law = \"bilinear\"\ncritical_stretch = 0.002\nfinal_stretch = 0.006\n";
+    let alpha =
+        "critical_stretch = 0.002\ncritical_stretch_alpha = 0.25\nbreak_timing = \"after-force\"\n";
+    let plain = model("pmb", 160);
+    let end = plain.find("[discretization]").unwrap();
+    let stiff = plain[..end]
+        .replacen(
+            "[material]\n",
+            "[[material]]\nname = \"stiff\"\nregions = [\"right\"]\n",
+            1,
+        )
+        .replace("youngs_modulus = 200e9", "youngs_modulus = 500e9")
+        .replace("density = 8000", "density = 2000");
+    let two = format!(
+        "{}{stiff}\n[[region]]\nname = \"right\"\nshape = \"box\"\nmin = [0.03, -1]\nmax = [1, 1]\n",
+        plain.replacen("[material]\n", "[[material]]\nname = \"soft\"\n", 1)
+    );
+    for (name, text) in [
+        ("bilinear", plain.replacen(cut, bilinear, 1)),
+        (
+            "alpha after-force",
+            model("lps", 160).replacen(cut, alpha, 1),
+        ),
+        ("two densities", two),
+    ] {
+        let (_tmp, single) = check_text(&text, &[2, 3]);
+        let broken = summary(&single)["broken_bonds"].as_u64().unwrap();
+        assert!(broken > 0, "{name}: the run breaks bonds");
+    }
 }
 
 #[test]

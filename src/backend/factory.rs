@@ -7,7 +7,7 @@ use super::partitioned::matrix_stream::StreamedPart;
 use super::partitioned::plan::plan_for_budget;
 use super::partitioned::request::budget_bytes_for;
 use super::partitioned::{GpuStreamed, PartitionedCpu, PartitionedMatrix, SubdomainRequest};
-use super::support::{check_contact, check_density, check_material, Scheme};
+use super::support::{check_contact, check_material, Scheme};
 use super::{Backend, CpuLoop, CpuMatrix, GpuLoop, GpuMatrix};
 use crate::gpu::Gpu;
 use crate::operators::Storage;
@@ -39,10 +39,10 @@ fn check_kind(problem: &Problem, kind: BackendKind, in_core: bool) -> Result<()>
         BackendKind::CpuMatrix | BackendKind::GpuMatrix => Scheme::MatrixParts,
         BackendKind::CpuLoop if in_core => Scheme::CpuLoop,
         BackendKind::GpuLoop if in_core => Scheme::GpuLoop,
-        _ => Scheme::Loop,
+        BackendKind::GpuLoop => Scheme::GpuLoopParts,
+        _ => Scheme::CpuLoopParts,
     };
     check_material(problem, kind.name(), scheme)?;
-    check_density(problem, kind.name(), in_core)?;
     check_contact(problem, kind.name(), in_core)
 }
 

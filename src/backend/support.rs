@@ -1,14 +1,14 @@
 //! Which backend runs which material: the bond laws and failure options each scheme
 //! implements, checked before a backend is built, so that a model a backend cannot run is an
 //! error naming the backends that run it, never a silently different physics: the matrix
-//! form refuses `lps-nonlinear`; the failure options that need each node's history
-//! (`critical_stretch_alpha`, `break_timing = "after-force"`) and the softening damage laws
-//! (`damage_law = "bilinear"`, `"trilinear"`) run on `cpu-loop` and `gpu-loop` in core only
-//! (the matrix form and the subdomain loops refuse them); `gpu-matrix` in subdomains refuses
-//! several materials (`[[material]]`; in core it runs them). Contact and impactors
-//! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core ([`check_contact`]);
-//! several materials of different densities on every backend in core, not in subdomains
-//! ([`check_density`]).
+//! form refuses `lps-nonlinear`, the softening damage laws (`damage_law = "bilinear"`,
+//! `"trilinear"`: a damage value per bond) and the failure options that need each node's
+//! history (`critical_stretch_alpha`, `break_timing = "after-force"`), which every loop runs
+//! (`cpu-loop` and `gpu-loop` in core and in subdomains, `cpu-loop` on MPI ranks). Several materials (`[[material]]`), of different mass densities too, run on every
+//! backend, in core and in subdomains: every leapfrog takes each node's density (the
+//! host's, the device loop's, the subdomains' fused update). Contact and impactors
+//! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core
+//! ([`check_contact`]).
 
 use crate::material::Law;
 use crate::setup::Problem;
@@ -21,8 +21,14 @@ pub enum Scheme {
     CpuLoop,
     /// `gpu-loop` in core: every law and every failure option (`bond_loop/failure.rs`).
     GpuLoop,
-    /// The loops over each node's bonds in subdomains (CPU and GPU).
-    Loop,
+    /// `cpu-loop` in subdomains (`PartitionedCpu`) and on MPI ranks (`DistributedCpu`): the
+    /// in-core loop per subdomain, each node's critical stretch exchanged between them, so
+    /// every law and every failure option.
+    CpuLoopParts,
+    /// `gpu-loop` in subdomains (`GpuStreamed`): every law, several materials (each slot's
+    /// nodes carry their material indices), the softening laws (each slot a damage value per
+    /// bond) and each node's critical stretch (exchanged between the subdomains' passes).
+    GpuLoopParts,
     /// The matrix form in core (`cpu-matrix`, `gpu-matrix`), or `cpu-matrix`'s own check.
     Matrix,
     /// The matrix form in subdomains.
@@ -47,38 +53,30 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
         }
     );
     let matrix = matches!(scheme, Scheme::Matrix | Scheme::MatrixParts);
-    if problem.materials.is_some() && backend == "gpu-matrix" && scheme == Scheme::MatrixParts {
-        return refuse(
-            "several materials ([[material]]) run on cpu-loop, cpu-matrix (in core or in \
-             subdomains), gpu-loop and gpu-matrix (in core): the gpu-matrix subdomain slots \
-             load their nodes without the material indices; use --backend gpu-matrix without \
-             subdomains, or cpu-matrix",
-        );
-    }
     if matrix && nonlinear_lps {
         return refuse(
             "material.model = \"lps-nonlinear\" runs on cpu-loop and gpu-loop (in core or in \
              subdomains): the matrix form assembles the linearized law only (model = \"lps\")",
         );
     }
-    let history = matches!(scheme, Scheme::CpuLoop | Scheme::GpuLoop);
-    if !history && m.softening.is_some() {
+    // (every loop keeps a damage value per bond and each node's critical stretch from
+    // step to step; the matrix form keeps neither)
+    let loops = "cpu-loop and gpu-loop (in core, in subdomains; cpu-loop also on MPI ranks)";
+    if matrix && m.softening.is_some() {
         let law = problem.model.material.damage_law.unwrap_or_default();
         return refuse(&format!(
-            "material.damage_law = \"{}\" runs on cpu-loop and gpu-loop in core only (they \
-             keep a damage value per bond, which the matrix form and the subdomain loops do \
-             not); use --backend cpu-loop or gpu-loop without subdomains, or damage_law = \
-             \"brittle\" for this backend",
+            "material.damage_law = \"{}\" runs on {loops}, which keep a damage value per \
+             bond; the matrix form does not; use --backend cpu-loop or gpu-loop, or \
+             damage_law = \"brittle\" for this backend",
             law.name()
         ));
     }
-    if !history && m.history_breaking() {
+    if matrix && m.history_breaking() {
         return refuse(&format!(
             "material.critical_stretch_alpha = {} with material.break_timing = \"{}\" runs on \
-             cpu-loop and gpu-loop in core only (each node's critical stretch follows its \
-             bonds' stretch step by step); use --backend cpu-loop or gpu-loop without \
-             subdomains, or give critical_stretch_alpha = 0 and break_timing = \
-             \"before-force\" for this backend",
+             {loops}, which keep each node's critical stretch from step to step; the matrix \
+             form does not; use --backend cpu-loop or gpu-loop, or give \
+             critical_stretch_alpha = 0 and break_timing = \"before-force\" for this backend",
             m.critical_stretch_alpha,
             match m.break_timing {
                 crate::model::BreakTiming::BeforeForce => "before-force",
@@ -87,38 +85,6 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
         ));
     }
     Ok(())
-}
-
-/// Whether `backend` (its CLI name; `in_core`: not in subdomains) runs `problem`'s several
-/// materials of different mass densities: the leapfrogs that take each node's density are
-/// the host's (`dynamics::Explicit`) and the device loop's (`backend/gpu/time_loop.rs`), so
-/// every backend in core; the subdomain loops (one density in their fused update) refuse,
-/// naming the backends that run it. An ADR run (its fictitious density is its own) runs
-/// anywhere.
-pub fn check_density(problem: &Problem, backend: &str, in_core: bool) -> Result<()> {
-    let explicit = problem.model.solver.kind == crate::model::SolverKind::Explicit;
-    let Some(m) = problem.materials.as_ref().filter(|_| explicit && !in_core) else {
-        return Ok(());
-    };
-    if !m.densities_differ() {
-        return Ok(());
-    }
-    let list: Vec<String> = m
-        .names
-        .iter()
-        .zip(&m.constants)
-        .map(|(n, c)| format!("{n} {} kg/m^3", c.density))
-        .collect();
-    Err(Error::Backend {
-        backend: backend.into(),
-        message: format!(
-            "materials of different densities ({}) run on every backend in core and in one \
-             process, whose leapfrog takes each node's density, not on {backend} (subdomains \
-             and MPI ranks update with one density); run in core in one process, or give \
-             every material one density",
-            list.join(", ")
-        ),
-    })
 }
 
 /// Whether `backend` (its CLI name; `in_core`: not in subdomains) runs `problem`'s contact

@@ -23,13 +23,13 @@ use super::collect::{gather_bonds, gather_owned};
 use super::halo::HaloBuffers;
 use super::split::Split;
 use super::{bytes_of, Comm, RankPlan};
-use crate::backend::partitioned::exchange::gather_into;
+use crate::backend::partitioned::emulate::history_timing;
+use crate::backend::partitioned::exchange::{gather, gather_into};
 use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
-use crate::backend::{
-    check_contact, check_density, check_material, Backend, CpuLoop, Footprint, Scheme,
-};
+use crate::backend::{check_contact, check_material, Backend, CpuLoop, Footprint, Scheme};
 use crate::dynamics::{ExplicitCall, Forces, State};
-use crate::material::Law;
+use crate::material::{FailureHistory, Law};
+use crate::model::BreakTiming;
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::partition::RankReport;
 use crate::setup::Problem;
@@ -75,6 +75,12 @@ pub struct DistributedCpu<T: Real> {
     buf: HaloBuffers<T>,
     buf_theta: HaloBuffers<T>,
     carry: Carry<T>,
+    /// Bonds break with each node's history (`MaterialConstants::history_breaking`, a
+    /// brittle law): the breaking passes run here, around the force pass.
+    history: Option<BreakTiming>,
+    /// Each local node's critical stretch from the previous breaking evaluation (owned
+    /// computed here, ghosts' from their owners; empty before the first).
+    node_s0: Vec<T>,
     stop: Option<StopFlags>,
     /// Per rank, the probe regions' nodes it owns (ascending), once probes are asked for;
     /// the global arrays they are gathered into.
@@ -102,14 +108,18 @@ fn probe_nodes(regions: &ProbeRegions, owned_of: &[Vec<usize>]) -> Vec<Vec<usize
 
 impl<T: Real> DistributedCpu<T> {
     /// This rank's part of `problem` (its bonds stored) over `comm`. Runs what `cpu-loop` in
-    /// subdomains runs: the explicit solver, no contact, no softening damage law, no
-    /// `critical_stretch_alpha`, one density.
+    /// subdomains runs: the explicit solver, every law and failure option and several
+    /// materials (each owned node's density in the fused update), no contact.
     pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
-        check_material(problem, "cpu-loop (distributed)", Scheme::Loop)?;
+        check_material(problem, "cpu-loop (distributed)", Scheme::CpuLoopParts)?;
         check_contact(problem, "cpu-loop (distributed)", false)?;
-        check_density(problem, "cpu-loop (distributed)", false)?;
         let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
         let (dim, n) = (problem.dim(), plan.sub.nodes.len());
+        // (a restart's history; `--restart` does not run across ranks yet)
+        let node_s0 = match problem.restored.node_s0.is_empty() {
+            true => Vec::new(),
+            false => gather(&problem.restored.convert::<T>().node_s0, &plan.sub.nodes, 1),
+        };
         Ok(DistributedCpu {
             split: Split::new(problem, &plan.sub),
             offsets: problem.families.offsets.clone(),
@@ -123,6 +133,9 @@ impl<T: Real> DistributedCpu<T> {
             buf: HaloBuffers::default(),
             buf_theta: HaloBuffers::default(),
             carry: Carry::default(),
+            history: history_timing(problem),
+            // (a restart's history; `--restart` does not run across ranks yet)
+            node_s0,
             comm,
             plan,
             stop,
@@ -232,6 +245,25 @@ impl<T: Real> DistributedCpu<T> {
         Ok(inner + edge)
     }
 
+    /// Bond breaking with each node's history at the local displacement (ghosts current), as
+    /// `CpuLoop` in core does it: the owned nodes' next critical stretches, the ghosts' from
+    /// their owners (one exchange), then the owned bonds past the smaller critical stretch of
+    /// their ends from the previous evaluation (at the first, from this one) break. Returns
+    /// the bonds this rank broke.
+    fn history_breaks(&mut self) -> Result<usize> {
+        let mut next = self.split.next_critical_stretches(&self.u_local);
+        let t0 = Instant::now();
+        (self.plan.halo).refresh(&*self.comm, &mut next, 1, &mut self.buf_theta)?;
+        self.count_exchange(t0.elapsed().as_secs_f64(), 1);
+        let s0 = match self.node_s0.is_empty() {
+            true => next.clone(),
+            false => std::mem::take(&mut self.node_s0),
+        };
+        let broken = self.split.breaks_past(&self.u_local, &s0);
+        self.node_s0 = next;
+        Ok(broken)
+    }
+
     /// Owned values of a local array (`per` per node) gathered into `global` on every rank.
     fn gather_local(&self, local: &[T], per: usize, global: &mut [T]) -> Result<()> {
         let mine = &local[..per * self.plan.sub.owned];
@@ -304,10 +336,22 @@ impl<T: Real> FusedForces<T> for DistributedCpu<T> {
         update: Option<&mut Update<'_, T>>,
     ) -> Result<usize> {
         let t0 = Instant::now();
-        let broken = match self.lps {
+        let history = self.history.filter(|_| check);
+        let mut broken = 0;
+        if history == Some(BreakTiming::BeforeForce) {
+            self.local_displacement(u)?;
+            broken += self.history_breaks()?;
+        }
+        // (with history the force pass breaks nothing)
+        let check = check && history.is_none();
+        broken += match self.lps {
             true => self.lps_forces(u, check, true)?,
             false => self.pmb_forces(u, check)?,
         };
+        if history == Some(BreakTiming::AfterForce) {
+            // (the force pass brought the ghosts' displacements in)
+            broken += self.history_breaks()?;
+        }
         let owned = self.plan.sub.owned_nodes();
         scatter_forces(&self.f_local, owned, self.dim, force, update);
         self.times.forces_seconds += t0.elapsed().as_secs_f64();
@@ -368,6 +412,27 @@ impl<T: Real> Forces<T> for DistributedCpu<T> {
     fn bond_status(&self) -> Result<Vec<u8>> {
         let mine = self.split.bond_status()?;
         gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
+    }
+
+    /// A softening law's damage per bond, on every rank.
+    fn bond_damage(&self) -> Result<Option<Vec<T>>> {
+        let Some(mine) = self.split.bond_damage()? else {
+            return Ok(None);
+        };
+        gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine).map(Some)
+    }
+
+    /// The damage per bond and each node's critical stretch, on every rank.
+    fn failure_history(&self) -> Result<FailureHistory<T>> {
+        let mut node_s0 = Vec::new();
+        if !self.node_s0.is_empty() {
+            node_s0 = vec![T::zero(); self.offsets.len() - 1];
+            self.gather_local(&self.node_s0, 1, &mut node_s0)?;
+        }
+        Ok(FailureHistory {
+            bond_damage: self.bond_damage()?.unwrap_or_default(),
+            node_s0,
+        })
     }
 }
 

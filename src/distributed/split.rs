@@ -89,7 +89,23 @@ impl<T: Real> Split<T> {
 
     /// The owned nodes' bond status in their CSR order.
     pub fn bond_status(&self) -> Result<Vec<u8>> {
-        let (inner, edge) = (self.inner.bond_status()?, self.edge.bond_status()?);
+        Ok(self.per_bond(self.inner.bond_status()?, self.edge.bond_status()?))
+    }
+
+    /// The owned nodes' damage per bond (a softening law's; `None` for the brittle law) in
+    /// their CSR order.
+    pub fn bond_damage(&self) -> Result<Option<Vec<T>>> {
+        Ok(
+            match (self.inner.bond_damage()?, self.edge.bond_damage()?) {
+                (Some(inner), Some(edge)) => Some(self.per_bond(inner, edge)),
+                _ => None,
+            },
+        )
+    }
+
+    /// The owned nodes' per-bond values in their CSR order, from the interior's `inner` and
+    /// the boundary's `edge`.
+    fn per_bond<V: Copy>(&self, inner: Vec<V>, edge: Vec<V>) -> Vec<V> {
         let mut status = Vec::with_capacity(inner.len() + edge.len());
         let (mut a, mut b) = (0, 0);
         for (k, &len) in self.family.iter().enumerate() {
@@ -100,7 +116,21 @@ impl<T: Real> Split<T> {
             status.extend_from_slice(&from[*at..*at + len]);
             *at += len;
         }
-        Ok(status)
+        status
+    }
+
+    /// Each local node's next critical stretch at `u` (`CpuLoop::next_critical_stretches`:
+    /// owned nodes' from the loop holding their bonds, `+inf` for the ghosts).
+    pub fn next_critical_stretches(&self, u: &[T]) -> Vec<T> {
+        let mut next = self.inner.next_critical_stretches(u);
+        self.merge(&mut next, &self.edge.next_critical_stretches(u), 1);
+        next
+    }
+
+    /// Break the owned nodes' bonds past the smaller critical stretch `s0` (per local node)
+    /// of their ends (`CpuLoop::breaks_past`); the bonds broken.
+    pub fn breaks_past(&mut self, u: &[T], s0: &[T]) -> usize {
+        self.inner.breaks_past(u, s0) + self.edge.breaks_past(u, s0)
     }
 
     pub fn broken_bonds(&self) -> usize {

@@ -18,8 +18,8 @@ pub struct Explicit {
     /// Mass density, kg/m^3 (of every node, unless `node_density` is given).
     pub density: f64,
     /// Each node's mass density, kg/m^3, where several materials differ in density (`None`:
-    /// `density` everywhere). Only the host leapfrog reads it: the backends that keep the
-    /// loop elsewhere refuse such models (`backend::check_density`).
+    /// `density` everywhere): the host leapfrog, the device loop and the subdomains' fused
+    /// update (`partitioned/fused.rs`) read it.
     pub node_density: Option<Arc<[f64]>>,
     /// Viscous damping coefficient, N s/m^4.
     pub damping: f64,

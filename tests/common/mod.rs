@@ -248,6 +248,13 @@ pub fn partition_bar(law: &str, dim: &str, steps: usize) -> Problem {
     problem(&partition_bar_text(law, dim, steps), &[])
 }
 
+/// [`partition_bar`] with the failure keys `keys` (a damage law, `alpha`, `break_timing`) in
+/// place of its critical stretch.
+pub fn partition_bar_with(law: &str, dim: &str, keys: &str, steps: usize) -> Problem {
+    let text = partition_bar_text(law, dim, steps);
+    problem(&text.replacen("critical_stretch = 0.002\n", keys, 1), &[])
+}
+
 /// [`partition_bar`] as a lean problem (`Problem::build_lean`: no bond stored on the host).
 pub fn partition_bar_lean(law: &str, dim: &str, steps: usize) -> Problem {
     let text = partition_bar_text(law, dim, steps);
@@ -545,6 +552,29 @@ pub fn two_materials(law: &str, dim: &str, precrack: bool, interface: &str, extr
          max = {max}\n",
         text.replacen("[material]\n", "[[material]]\nname = \"soft\"\n", 1)
     )
+}
+
+/// [`two_materials`] pre-cracked, the stiff material's density 2000 kg/m^3 (the soft one's
+/// 8000), its top and bottom edges pulled apart at 5 m/s for `steps` explicit steps: a
+/// damaging run whose nodes differ in density.
+pub fn two_densities(law: &str, dim: &str, steps: usize) -> Problem {
+    let pull = format!(
+        "[[region]]\nname = \"top\"\nshape = \"edge\"\nside = \"+y\"\ndepth_dx = 2\n\
+         [[region]]\nname = \"bottom\"\nshape = \"edge\"\nside = \"-y\"\ndepth_dx = 2\n\
+         [[boundary]]\nregion = \"top\"\nkind = \"velocity\"\ny = 5.0\n\
+         [[boundary]]\nregion = \"bottom\"\nkind = \"velocity\"\ny = -5.0\n\
+         [solver]\nkind = \"explicit\"\nsteps = {steps}\n"
+    );
+    let text = two_materials(law, dim, true, "", &pull);
+    let at = text.find("name = \"stiff\"").expect("the stiff material");
+    let text = format!(
+        "{}{}",
+        &text[..at],
+        text[at..].replacen("density = 8000", "density = 2000", 1)
+    );
+    let p = problem(&text, &[]);
+    assert!(p.node_densities().is_some(), "two densities");
+    p
 }
 
 /// The 8-byte values of array `name` of one of our `.vtu` snapshots (raw appended, UInt64

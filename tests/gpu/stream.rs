@@ -5,7 +5,11 @@
 //! and 16 subdomains, resident and streamed through two slots, PMB (nonlinear and
 //! linearized) and LPS, 2D and 3D, pre-cracked and at damaging displacements; 40 damaging
 //! explicit steps (host loop on both) end bitwise equal; a run under a memory budget keeps
-//! its device allocations within the budget and reports its traffic.
+//! its device allocations within the budget and reports its traffic; several materials (the
+//! slots' nodes carrying their material indices, one pair table for every slot) bitwise as
+//! in core, and with different densities a fused damaging run bitwise as the host loop; the
+//! softening damage laws (a damage value per slot beside the status bits) and breaking with
+//! each node's history (`alpha`, `after-force`) bitwise as in core.
 //!
 //! Without a CUDA device each test prints `skipped: no CUDA device` and passes.
 
@@ -404,4 +408,186 @@ fn streamed_matrix_subdomains_equal_in_core_gpu_matrix() {
         b_gpu.abs_diff(b_cpu) * 100 <= b_cpu,
         "{b_gpu} vs {b_cpu} bonds broken"
     );
+}
+
+/// Several materials on the GPU's subdomains: each slot's static block carries its nodes'
+/// material indices and every slot reads one pair table, so each owned node runs the in-core
+/// kernel (`pmb_force_materials`, the LPS kernels with the pair's critical stretch and each
+/// node's `K_d`) over its family in the global order: forces, bonds broken, status, damage
+/// and dilatation BITWISE the in-core `gpu-loop` (energy to 1e-12), resident and streamed;
+/// and two materials of different densities (8000, 2000 kg/m^3) in a damaging fused run
+/// (each node's inverse density in the host update) end bitwise where `Explicit::step` with
+/// the in-core forces ends. (In core on the neighbour list, whose walk the subdomains do.)
+#[test]
+fn several_materials_on_gpu_subdomains_equal_in_core_gpu_loop_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    for (law, dim) in [("pmb", "plane-stress"), ("pmb-linear", "3d"), ("lps", "3d")] {
+        let problem = common::problem(&common::two_materials(law, dim, true, "", ""), &[]);
+        assert!(problem.materials.is_some(), "two materials");
+        let shared = Arc::new(problem.clone());
+        for count in [1, 2, 3] {
+            for request in [ResidencyRequest::Auto, ResidencyRequest::Streamed] {
+                let mut core = GpuLoop::<f64>::with_neighbour_list(shared.clone()).unwrap();
+                let mut part =
+                    GpuStreamed::<f64>::new(shared.clone(), count, None, request).unwrap();
+                let case = format!("two materials {law} {dim}, {count} subdomains, {request:?}");
+                common::check_partitioned(&problem, &mut core, &mut part, common::BITWISE, &case);
+            }
+        }
+    }
+    for (law, dim) in [("pmb", "plane-stress"), ("lps", "3d")] {
+        let problem = common::two_densities(law, dim, 40);
+        let shared = Arc::new(problem.clone());
+        let mut core = GpuLoop::<f64>::with_neighbour_list(shared.clone()).unwrap();
+        let core = common::explicit_run(&problem, &mut core);
+        assert!(core.1 > 0, "{law} {dim}: the run breaks bonds");
+        for count in [2, 3] {
+            let mut part =
+                GpuStreamed::<f64>::new(shared.clone(), count, None, ResidencyRequest::Streamed)
+                    .unwrap();
+            let case = format!("two densities {law} {dim}, {count} subdomains");
+            common::assert_chunked_run_equals(&problem, &mut part, &core, &case);
+        }
+    }
+}
+
+/// Several materials on `gpu-matrix` in subdomains, resident (each subdomain its own
+/// `gpu-matrix` with its nodes' material indices) and streamed through two slots (each
+/// image's indices loaded with it into the slot's index buffer, sized for the largest):
+/// the checks of the CPU emulation against the in-core `gpu-matrix` in full storage to
+/// round-off (`common::ROUND_OFF`: forces 1e-12, the local operators sum a row's entries in
+/// another order), the same bonds broken; PMB and LPS, whose bond rows read each row's pair
+/// critical stretch and each node's `K_d` from the pair table.
+#[test]
+fn several_materials_on_gpu_matrix_subdomains_equal_in_core_gpu_matrix() {
+    use peridot::backend::partitioned::matrix::Slots;
+    use peridot::backend::partitioned::matrix_stream::StreamedPart;
+    use peridot::backend::partitioned::PartitionedMatrix;
+    use peridot::backend::GpuMatrix;
+    use peridot::gpu::Gpu;
+    use peridot::operators::Storage;
+    if !have_gpu() {
+        return;
+    }
+    let slots = Slots::two::<f64>(&Gpu::get().unwrap()).unwrap();
+    for (law, dim) in [("pmb", "plane-stress"), ("pmb-linear", "3d"), ("lps", "3d")] {
+        let problem = common::problem(&common::two_materials(law, dim, true, "", ""), &[]);
+        assert!(problem.materials.is_some(), "two materials");
+        for count in [1, 2, 3] {
+            let core = || GpuMatrix::<f64>::new(Arc::new(problem.clone()), Storage::Full).unwrap();
+            let case = format!("two materials {law} {dim}, {count} subdomains, gpu-matrix");
+            let mut part = PartitionedMatrix::<f64, GpuMatrix<f64>>::new(&problem, count).unwrap();
+            common::check_partitioned(&problem, &mut core(), &mut part, common::ROUND_OFF, &case);
+            let mut part =
+                PartitionedMatrix::<f64, StreamedPart<f64>>::on_slots(&problem, count, &slots)
+                    .unwrap();
+            let case = format!("{case}, streamed");
+            common::check_partitioned(&problem, &mut core(), &mut part, common::ROUND_OFF, &case);
+        }
+    }
+}
+
+/// The softening damage laws on the GPU's subdomains: each subdomain's damage per slot of its
+/// sliced order travels with its status bits (uploaded with the static block, back to the
+/// host where the slot is given up), the damage update is a pass of its own (`soften_bonds`)
+/// before or after the force pass (`pmb_force_softening`) as `break_timing` says, as in core:
+/// forces, bonds broken, status, damage (per node and per bond) BITWISE the in-core
+/// `gpu-loop`, resident and streamed; and a 40-step damaging fused run ends bitwise where
+/// `Explicit::step` with the in-core forces ends, with the same damage per bond.
+#[test]
+fn softening_on_gpu_subdomains_equals_in_core_gpu_loop_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    let bilinear = "damage_law = \"bilinear\"\ncritical_stretch = 0.002\nfinal_stretch = 0.006\n";
+    let trilinear = "damage_law = \"trilinear\"\ncritical_stretch = 0.002\nkink_stretch = 0.003\n\
+                     kink_force_ratio = 0.25\nfinal_stretch = 0.006\n";
+    let after = format!("{bilinear}break_timing = \"after-force\"\n");
+    for (keys, law, dim) in [
+        (bilinear, "pmb", "plane-stress"),
+        (trilinear, "pmb-linear", "3d"),
+        (after.as_str(), "pmb", "3d"),
+    ] {
+        let problem = common::partition_bar_with(law, dim, keys, 1);
+        assert!(problem.material.softening.is_some(), "a softening law");
+        let shared = Arc::new(problem.clone());
+        for count in [1, 3, 8] {
+            for request in [ResidencyRequest::Auto, ResidencyRequest::Streamed] {
+                let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+                let mut part =
+                    GpuStreamed::<f64>::new(shared.clone(), count, None, request).unwrap();
+                let case = format!("softening {law} {dim}, {count} subdomains, {request:?}");
+                common::check_partitioned(&problem, &mut core, &mut part, common::BITWISE, &case);
+                let (a, b) = (part.bond_damage().unwrap(), core.bond_damage().unwrap());
+                assert!(a.is_some() && a == b, "{case}: damage per bond");
+            }
+        }
+        let problem = common::partition_bar_with(law, dim, keys, 40);
+        let shared = Arc::new(problem.clone());
+        let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+        let reference = common::explicit_run(&problem, &mut core);
+        assert!(reference.1 > 0, "{law} {dim}: the run breaks bonds");
+        let mut part =
+            GpuStreamed::<f64>::new(shared.clone(), 5, None, ResidencyRequest::Streamed).unwrap();
+        let case = format!("softening {law} {dim}, 5 streamed subdomains");
+        common::assert_chunked_run_equals(&problem, &mut part, &reference, &case);
+        assert_eq!(
+            part.bond_damage().unwrap(),
+            core.bond_damage().unwrap(),
+            "{case}: damage per bond"
+        );
+    }
+}
+
+/// Breaking with each node's history on the GPU's subdomains (`critical_stretch_alpha`,
+/// `break_timing = "after-force"`): each node's critical stretch from the previous evaluation
+/// kept global on the host, the local nodes' copied into the slot for `history_breaks`, the
+/// owned nodes' next copied out (at the first evaluation from a `node_critical_stretch` pass),
+/// so each owned node runs the in-core kernels' arithmetic over its family: forces, bonds
+/// broken, status, damage BITWISE the in-core `gpu-loop`, resident and streamed, the critical
+/// stretches per node too; and a 40-step damaging fused run ends bitwise as `Explicit::step`
+/// with the in-core forces, PMB and LPS.
+#[test]
+fn history_breaking_on_gpu_subdomains_equals_in_core_gpu_loop_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    let alpha = "critical_stretch = 0.002\ncritical_stretch_alpha = 0.25\n";
+    let after = "critical_stretch = 0.002\nbreak_timing = \"after-force\"\n";
+    let both = format!("{alpha}break_timing = \"after-force\"\n");
+    for (keys, law, dim) in [
+        (alpha, "pmb", "plane-stress"),
+        (after, "lps", "3d"),
+        (both.as_str(), "pmb-linear", "3d"),
+    ] {
+        let problem = common::partition_bar_with(law, dim, keys, 1);
+        assert!(problem.material.history_breaking(), "history");
+        let shared = Arc::new(problem.clone());
+        for count in [1, 3, 8] {
+            for request in [ResidencyRequest::Auto, ResidencyRequest::Streamed] {
+                let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+                let mut part =
+                    GpuStreamed::<f64>::new(shared.clone(), count, None, request).unwrap();
+                let case = format!("history {law} {dim}, {count} subdomains, {request:?}");
+                common::check_partitioned(&problem, &mut core, &mut part, common::BITWISE, &case);
+                let (a, b) = (
+                    part.failure_history().unwrap(),
+                    core.failure_history().unwrap(),
+                );
+                assert!(!a.node_s0.is_empty(), "{case}: critical stretches kept");
+                common::assert_bitwise(&a.node_s0, &b.node_s0, &format!("{case}: s0 per node"));
+            }
+        }
+        let problem = common::partition_bar_with(law, dim, keys, 40);
+        let shared = Arc::new(problem.clone());
+        let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
+        let reference = common::explicit_run(&problem, &mut core);
+        assert!(reference.1 > 0, "{law} {dim}: the run breaks bonds");
+        let mut part =
+            GpuStreamed::<f64>::new(shared.clone(), 5, None, ResidencyRequest::Streamed).unwrap();
+        let case = format!("history {law} {dim}, 5 streamed subdomains");
+        common::assert_chunked_run_equals(&problem, &mut part, &reference, &case);
+    }
 }

@@ -210,14 +210,27 @@ impl<T: Real> CpuLoop<T> {
     /// follows from the least stretch of its bonds not broken before this call. Returns the
     /// bonds broken.
     fn history_breaks(&mut self, u: &[T]) -> usize {
-        let next = self.critical_stretches(&self.least_stretches(u));
+        let next = self.next_critical_stretches(u);
         let s0 = match self.node_s0.is_empty() {
             true => next.clone(),
             false => std::mem::take(&mut self.node_s0),
         };
-        let broken = self.breaking_pass(u, |i, j| if s0[j] < s0[i] { s0[j] } else { s0[i] });
+        let broken = self.breaks_past(u, &s0);
         self.node_s0 = next;
         broken
+    }
+
+    /// Each node's critical stretch for the next breaking evaluation, `s00 - alpha s_min`
+    /// from the least stretch at `u` of its bonds not broken (`+inf` for a node without
+    /// bonds: a subdomain's halo nodes, whose owners compute theirs).
+    pub fn next_critical_stretches(&self, u: &[T]) -> Vec<T> {
+        self.critical_stretches(&self.least_stretches(u))
+    }
+
+    /// Break every `INTACT` bond `i -> j` whose criterion stretch at `u` exceeds
+    /// `min(s0[i], s0[j])`, `s0` each node's critical stretch. Returns the bonds broken.
+    pub fn breaks_past(&mut self, u: &[T], s0: &[T]) -> usize {
+        self.breaking_pass(u, |i, j| if s0[j] < s0[i] { s0[j] } else { s0[i] })
     }
 
     /// Several materials: break every `INTACT` bond past the critical stretch of its pair of

@@ -23,7 +23,8 @@ use super::fused::{self, scatter_forces, Carry, FusedForces, Update};
 use crate::backend::{Backend, CpuLoop, Footprint};
 use crate::dynamics::{ExplicitCall, Forces, State};
 use crate::geometry::Body;
-use crate::material::{BondData, Law};
+use crate::material::{BondData, FailureHistory, Law};
+use crate::model::BreakTiming;
 use crate::neighbors::Families;
 use crate::partition::{partition, Subdomain};
 use crate::setup::Problem;
@@ -41,6 +42,12 @@ pub struct PartitionedCpu<T: Real> {
     parts: Vec<Part<T>>,
     dim: usize,
     lps: bool,
+    /// Bonds break with each node's history (`MaterialConstants::history_breaking`, a
+    /// brittle law): the breaking passes run here, between the subdomains' force passes.
+    history: Option<BreakTiming>,
+    /// Each node's critical stretch from the previous breaking evaluation (global; empty
+    /// before the first), as the in-core loop keeps it.
+    node_s0: Vec<T>,
     /// Global dilatation, exchanged between the two LPS phases.
     theta: Vec<T>,
     /// The displacement the fused explicit update drifts into.
@@ -115,7 +122,15 @@ pub(crate) fn problem_of(
         neighbor_search: problem.neighbor_search,
         bonds_stored: true,
         precracked,
-        restored: Default::default(),
+        // (a restart's damage per bond, by bond; each node's critical stretch stays with the
+        // backend that exchanges it between subdomains)
+        restored: crate::material::FailureHistory {
+            bond_damage: match problem.restored.bond_damage.is_empty() {
+                true => Vec::new(),
+                false => by_bond(&problem.restored.bond_damage),
+            },
+            node_s0: Vec::new(),
+        },
         setup: Default::default(),
     }
 }
@@ -123,7 +138,7 @@ pub(crate) fn problem_of(
 impl<T: Real> PartitionedCpu<T> {
     /// Partition `problem` into `count` subdomains ([`partition`]) and set up each one.
     pub fn new(problem: &Problem, count: usize) -> Result<Self> {
-        crate::backend::check_material(problem, "cpu-loop", crate::backend::Scheme::Loop)?;
+        crate::backend::check_material(problem, "cpu-loop", crate::backend::Scheme::CpuLoopParts)?;
         crate::backend::check_contact(problem, "cpu-loop", false)?;
         let parts = partition(problem, count)?
             .into_iter()
@@ -139,6 +154,8 @@ impl<T: Real> PartitionedCpu<T> {
             parts,
             dim: problem.dim(),
             lps: matches!(problem.material.law, Law::Lps { .. }),
+            history: history_timing(problem),
+            node_s0: problem.restored.convert::<T>().node_s0,
             theta: vec![T::zero(); problem.body.len()],
             carry: Carry::default(),
         })
@@ -160,6 +177,33 @@ impl<T: Real> PartitionedCpu<T> {
                 .dilatation_and_breaks(&u_local, breaking, &mut theta_local);
             scatter(&theta_local, part.sub.owned_nodes(), 1, &mut self.theta);
         }
+        broken
+    }
+
+    /// Bond breaking with each node's history, as `CpuLoop` in core does it: every
+    /// subdomain's owned nodes' next critical stretch at `u` (exchanged through a global
+    /// array: a bond's threshold reads both ends'), then each subdomain breaks its owned
+    /// bonds past the smaller critical stretch of their ends from the previous evaluation
+    /// (at the first, from this one). Returns the bonds broken.
+    fn history_breaks(&mut self, u: &[T]) -> usize {
+        let d = self.dim;
+        let mut next = vec![T::infinity(); self.theta.len()];
+        for part in &self.parts {
+            let local = part
+                .backend
+                .next_critical_stretches(&gather(u, &part.sub.nodes, d));
+            scatter(&local, part.sub.owned_nodes(), 1, &mut next);
+        }
+        let s0 = match self.node_s0.is_empty() {
+            true => next.clone(),
+            false => std::mem::take(&mut self.node_s0),
+        };
+        let mut broken = 0;
+        for part in &mut self.parts {
+            let (nodes, b) = (&part.sub.nodes, &mut part.backend);
+            broken += b.breaks_past(&gather(u, nodes, d), &gather(&s0, nodes, 1));
+        }
+        self.node_s0 = next;
         broken
     }
 
@@ -188,7 +232,14 @@ impl<T: Real> FusedForces<T> for PartitionedCpu<T> {
         check: bool,
         mut update: Option<&mut Update<'_, T>>,
     ) -> Result<usize> {
-        let broken = if self.lps {
+        let history = self.history.filter(|_| check);
+        let mut broken = match history {
+            Some(BreakTiming::BeforeForce) => self.history_breaks(u),
+            _ => 0,
+        };
+        // (with history the force pass breaks nothing)
+        let check = check && history.is_none();
+        broken += if self.lps {
             self.dilatation_phase(u, check)
         } else {
             0
@@ -209,6 +260,9 @@ impl<T: Real> FusedForces<T> for PartitionedCpu<T> {
             }
             let owned = part.sub.owned_nodes();
             scatter_forces(&f_local, owned, d, force, update.as_deref_mut());
+        }
+        if history == Some(BreakTiming::AfterForce) {
+            broken += self.history_breaks(u);
         }
         Ok(broken + pmb_broken)
     }
@@ -265,6 +319,35 @@ impl<T: Real> Forces<T> for PartitionedCpu<T> {
         }
         Ok(status)
     }
+
+    fn bond_damage(&self) -> Result<Option<Vec<T>>> {
+        let mut global: Option<Vec<T>> = None;
+        for part in &self.parts {
+            let Some(local) = part.backend.bond_damage()? else {
+                return Ok(None);
+            };
+            let bonds = self.parts.iter().map(|p| p.sub.bonds()).sum();
+            let all = global.get_or_insert_with(|| vec![T::zero(); bonds]);
+            scatter_bonds(&local, &part.sub, all);
+        }
+        Ok(global)
+    }
+
+    fn failure_history(&self) -> Result<FailureHistory<T>> {
+        Ok(FailureHistory {
+            bond_damage: self.bond_damage()?.unwrap_or_default(),
+            node_s0: self.node_s0.clone(),
+        })
+    }
+}
+
+/// When bonds break with each node's history (`MaterialConstants::history_breaking`)
+/// relative to the force; `None` without history, or with a softening law, whose damage
+/// each subdomain's loop updates in that order itself (a bond's damage reads its own
+/// stretch only).
+pub(crate) fn history_timing(problem: &Problem) -> Option<BreakTiming> {
+    let m = &problem.material;
+    (m.history_breaking() && m.softening.is_none()).then_some(m.break_timing)
 }
 
 impl<T: Real> PartitionedCpu<T> {

@@ -84,8 +84,37 @@ pub struct Update<'a, T> {
     pub constrained: &'a [bool],
     pub half: T,
     pub dt: T,
-    pub rho: T,
+    /// The inverse mass density `1 / rho`, m^3/kg, of every node, or of each (global index)
+    /// where several materials differ in density (`Explicit::node_density`).
+    pub inv_rho: InvDensity<'a, T>,
     pub drift: bool,
+}
+
+/// The inverse mass density the fused update multiplies the force by, rounded to `T` from
+/// the f64 quotient as the host leapfrog rounds it (`Explicit::accelerate`).
+#[derive(Clone, Copy)]
+pub enum InvDensity<'a, T> {
+    /// One density for every node.
+    Uniform(T),
+    /// Per node, global index.
+    PerNode(&'a [T]),
+}
+
+impl<T: Real> InvDensity<'_, T> {
+    /// Node `g`'s inverse density.
+    #[inline(always)]
+    fn of(&self, g: usize) -> T {
+        match self {
+            InvDensity::Uniform(r) => *r,
+            InvDensity::PerNode(r) => r[g],
+        }
+    }
+}
+
+/// Each node's inverse mass density in `T` where `integrator` has one per node
+/// (`T::of(1 / rho_i)`, the host leapfrog's rounding), else `None` (one density).
+pub fn inverse_densities<T: Real>(integrator: &Explicit) -> Option<Vec<T>> {
+    (integrator.node_density.as_ref()).map(|rho| rho.iter().map(|&r| T::of(1.0 / r)).collect())
 }
 
 /// The scatter of the forces of owned `nodes` (`d` values each, from `local`) into `f`:
@@ -123,9 +152,13 @@ fn scatter_update<T: Real>(
         SendPtr(up.v_next.as_mut_ptr()),
     );
     let (b, u, fixed) = (up.b, up.u, up.constrained);
-    let (half, dt, rho, drift) = (up.half, up.dt, up.rho, up.drift);
+    let (half, dt, inv_rho, drift) = (up.half, up.dt, up.inv_rho, up.drift);
+    if let InvDensity::PerNode(r) = inv_rho {
+        assert!(r.len() * d == n, "one inverse density per node");
+    }
     for_each_node(local, nodes, d, n, |vals, g| {
         let (f, v, a, u_next, v_next) = (&out.0, &out.1, &out.2, &out.3, &out.4);
+        let rho = inv_rho.of(g);
         for (c, &fi) in vals.iter().enumerate() {
             let i = d * g + c;
             // SAFETY: owned nodes are distinct, so each dof is written by one thread; the
@@ -221,7 +254,11 @@ fn advance<T: Real, B: FusedForces<T> + ?Sized>(
     }
     let t0 = Instant::now();
     let (dt, half) = (T::of(integrator.dt), T::of(0.5 * integrator.dt));
-    let rho = T::of(1.0 / integrator.density);
+    let per_node = inverse_densities::<T>(integrator);
+    let inv_rho = match &per_node {
+        Some(r) => InvDensity::PerNode(r),
+        None => InvDensity::Uniform(T::of(1.0 / integrator.density)),
+    };
     let fixed = loads.constrained_dofs();
     let carry = std::mem::take(backend.carry());
     let (mut u_next, mut v_next) = first_step(carry, integrator, loads, state);
@@ -243,7 +280,7 @@ fn advance<T: Real, B: FusedForces<T> + ?Sized>(
             constrained: loads.constrained(),
             half,
             dt,
-            rho,
+            inv_rho,
             drift,
         };
         broken +=

@@ -3,8 +3,9 @@
 //!
 //! Per subdomain, one contiguous *static block* (what never changes during a run: the sliced
 //! families, node records (and in f32 their f32 copies relative to the body's centre, the
-//! same for every subdomain), horizon volumes, no-fail flags and LPS coefficients of its owned
-//! and halo nodes, each field 256-byte aligned) is copied with one call, and the bond status
+//! same for every subdomain), horizon volumes, no-fail flags, LPS coefficients and (several
+//! materials) material indices of its owned and halo nodes, each field 256-byte aligned) is
+//! copied with one call, and the bond status
 //! bits `mu` (changed by the kernels) are a pinned array of their own that travels both ways when the
 //! subdomain does not stay on the device.
 //!
@@ -37,6 +38,9 @@ pub struct Offsets {
     pub alpha: usize,
     pub pcoef: usize,
     pub d_over_m: usize,
+    /// Several materials: each local node's material index (`u8`, `MaterialMap::node`);
+    /// `None` for one material.
+    pub material: Option<usize>,
     /// Bytes of the whole block.
     pub total: usize,
 }
@@ -75,6 +79,28 @@ fn field<V: Copy>(block: &mut [u8], at: usize, len: usize) -> &mut [V] {
     values
 }
 
+/// The damage of `sub`'s owned bonds in `layout`'s sliced order, as the bytes of values in
+/// `T`, pinned: a restart's (`Problem::restored`), else zero.
+fn damage_block<T: Real>(
+    gpu: &Gpu,
+    problem: &Problem,
+    sub: &Subdomain,
+    layout: &SlicedLayout,
+) -> Result<Pinned<u8>> {
+    let restored = &problem.restored.bond_damage;
+    let csr: Vec<T> = match restored.is_empty() {
+        true => vec![T::zero(); sub.bonds()],
+        false => (0..sub.owned)
+            .flat_map(|k| sub.global_bonds(k))
+            .map(|b| T::of(restored[b]))
+            .collect(),
+    };
+    let device = layout.to_device(&csr, T::zero());
+    let mut block = Pinned::<u8>::zeroed(gpu, std::mem::size_of_val(&device[..]))?;
+    put(&mut block, 0, &device);
+    Ok(block)
+}
+
 /// One subdomain on the host: the partition's description and its pinned data.
 pub struct Part {
     /// Owned and halo nodes (the families' neighbour lists are dropped once packed).
@@ -87,6 +113,10 @@ pub struct Part {
     /// Bond status bits in sliced order (`layout::pack_status`; current on the host while
     /// the subdomain is not on the device).
     pub mu: Pinned<u32>,
+    /// A softening damage law: the damage of every slot of the sliced order, the bytes of
+    /// values of the run's precision (current on the host while the subdomain is not on
+    /// the device); `None` for the brittle law.
+    pub damage: Option<Pinned<u8>>,
 }
 
 impl Part {
@@ -114,6 +144,7 @@ impl Part {
             alpha: p.field(per_node),
             pcoef: p.field(per_node),
             d_over_m: p.field(per_node),
+            material: problem.materials.as_ref().map(|_| p.field(local)),
             total: 0,
         };
         offsets.total = p.end.next_multiple_of(ALIGN);
@@ -152,7 +183,14 @@ impl Part {
             put(&mut block, o.pcoef, &to_t(&c.pcoef));
             put(&mut block, o.d_over_m, &to_t(&c.d_over_m));
         }
+        if let (Some(at), Some(map)) = (o.material, &problem.materials) {
+            put(&mut block, at, &gather(&map.node, &sub.nodes, 1));
+        }
         let mu_csr = sub.initial_status(problem);
+        let damage = match problem.material.softening {
+            Some(_) => Some(damage_block::<T>(gpu, problem, &sub, &layout)?),
+            None => None,
+        };
         sub.families.neighbors = Vec::new();
         let mut mu = Pinned::<u32>::zeroed(gpu, status_words(slots))?;
         mu.copy_from_slice(&pack_status(&layout.to_device(&mu_csr, 0)));
@@ -162,6 +200,7 @@ impl Part {
             block,
             offsets,
             mu,
+            damage,
         })
     }
 
@@ -173,6 +212,18 @@ impl Part {
     /// Owned nodes.
     pub fn owned(&self) -> usize {
         self.sub.owned
+    }
+
+    /// Write this subdomain's damage per bond (`device`: the bytes of its sliced order's
+    /// values in `T`) into the global CSR array.
+    pub fn scatter_damage<T: Real>(&self, device: &[u8], damage: &mut [T]) {
+        let mut values = vec![T::zero(); self.layout.padded_len()];
+        // SAFETY: `T` is f32 or f64, any bytes are a value; the lengths agree (checked).
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr() as *mut u8, device.len()) };
+        assert_eq!(device.len(), std::mem::size_of_val(&values[..]));
+        bytes.copy_from_slice(device);
+        scatter_bonds(&self.layout.to_csr(&values), &self.sub, damage);
     }
 
     /// Write this subdomain's bond status (status bits `mu` of the sliced order) into the

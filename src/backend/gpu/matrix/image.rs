@@ -1,6 +1,7 @@
 //! [`MatrixImage`]: everything a [`GpuMatrix`](super::GpuMatrix) uploads, assembled on the
-//! host once (the force sum's signed `A^T`, `Theta` and `Phi`, the bond vectors of the operators, the row status, the
-//! no-fail flags and the volumes), page-locked where it is uploaded again and again.
+//! host once (the force sum's signed `A^T`, `Theta` and `Phi`, the bond vectors, the row
+//! status, the no-fail flags, several materials' node indices and the volumes), page-locked
+//! where it is uploaded again and again.
 //!
 //! Units as in [`crate::operators`]: m, N/m^7, N/m^6, m^6, m^3; sizes in bytes.
 
@@ -34,6 +35,9 @@ pub struct MatrixImage<T: Real> {
     /// it may be page-locked).
     pub(super) mu: Vec<u8>,
     pub(super) no_fail: Vec<u8>,
+    /// Several materials: each node's material index (`MaterialMap::node`; empty for one
+    /// material), loaded with the image into a slot's index buffer.
+    pub(super) material: Vec<u8>,
 }
 
 impl<T: Real> MatrixImage<T> {
@@ -59,6 +63,10 @@ impl<T: Real> MatrixImage<T> {
         Ok(MatrixImage {
             pins: Vec::new(),
             no_fail: p.no_fail.iter().map(|&b| u8::from(b)).collect(),
+            material: p
+                .materials
+                .as_ref()
+                .map_or_else(Vec::new, |m| m.node.clone()),
             problem,
             storage,
             rows: Arc::new(rows),
@@ -114,6 +122,7 @@ impl<T: Real> MatrixImage<T> {
             bytes(&self.problem.body.volumes),
             bytes(&self.mu),
             bytes(&self.no_fail),
+            bytes(&self.material),
         ]);
         for m in [self.theta.as_ref(), Some(&self.damage)]
             .into_iter()
@@ -137,7 +146,8 @@ impl<T: Real> MatrixImage<T> {
         self.rows.bond_status(&self.mu)
     }
 
-    /// Bytes an upload moves: operators, bond vectors, status, no-fail flags, volumes.
+    /// Bytes an upload moves: operators, bond vectors, status, no-fail flags, material
+    /// indices, volumes.
     pub fn bytes(&self) -> usize {
         let csr = HostCsr::bytes;
         self.at.bytes()
@@ -147,6 +157,7 @@ impl<T: Real> MatrixImage<T> {
             + 8 * self.rows.len()
             + self.mu.len()
             + self.no_fail.len()
+            + self.material.len()
             + 8 * self.problem.body.len()
     }
 }

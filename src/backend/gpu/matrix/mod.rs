@@ -107,7 +107,8 @@ pub struct GpuMatrix<T: Real> {
     // Per node.
     no_fail: CudaSlice<u8>,
     volumes: CudaSlice<f64>,
-    /// Several materials (in core): each node's material index and the pair table
+    /// Several materials: each node's material index (a slot's: room for its largest
+    /// image, each image's indices loaded with it) and the pair table
     /// (`MaterialMap::device_table`, f64), which the bond kernels read for each row's
     /// critical stretch and each node's `K_d`.
     materials: Option<(CudaSlice<u8>, CudaSlice<f64>)>,

@@ -100,6 +100,13 @@ impl<T: Real> GpuMatrix<T> {
             .map(|i| Room::of(i))
             .fold(Room::default(), |a, b| a.max(&b));
         let mut slot = Self::with_room(&room, first, gpu, handle)?;
+        // (several materials: an index buffer for the largest image's nodes, each image's
+        // indices loaded with it; the pair table is every image's)
+        if let Some((indices, _)) = slot.materials.as_mut() {
+            *indices = (slot.gpu.stream())
+                .alloc_zeros::<u8>(room.nodes.max(1))
+                .map_err(driver_error)?;
+        }
         // size the workspaces once for every image's shapes (descriptors only, no copies)
         let mut need = [0usize; 2];
         for image in images {
@@ -258,6 +265,9 @@ impl<T: Real> GpuMatrix<T> {
             bytes += put(&g, &self.second, &image.rows.second, "second")?;
             bytes += put(&g, &self.mu, &image.mu, "row status")?;
             bytes += put(&g, &self.no_fail, &image.no_fail, "no-fail flags")?;
+            if let Some((indices, _)) = &self.materials {
+                bytes += put(&g, indices, &image.material, "material indices")?;
+            }
             let volumes = &image.problem.body.volumes;
             bytes += put(&g, &self.volumes, volumes, "volumes")?;
         }

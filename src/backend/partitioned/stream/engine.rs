@@ -12,12 +12,14 @@
 use super::placement::{Placement, Sizes};
 use super::slot::{device_addr, Pass, Slot, Streams};
 use crate::backend::gpu::bond_loop::{full_volume, law_params, Kernels};
+use crate::backend::partitioned::emulate::history_timing;
 use crate::backend::partitioned::exchange::{gather_into, scatter};
 use crate::backend::partitioned::fused::{scatter_forces, Carry, Update};
 use crate::backend::partitioned::parts::Part;
 use crate::backend::partitioned::report::{copy_bandwidth, settled_memory, Placed, SlotMemory};
 use crate::backend::GpuLoop;
 use crate::gpu::device::driver_error;
+use crate::gpu::params::BondParams;
 use crate::gpu::pinned::{copy_out, seconds_between};
 use crate::gpu::Gpu;
 use crate::material::Law;
@@ -46,12 +48,21 @@ pub(super) struct Engine<T: Real> {
     /// Slots with work enqueued and not yet finished, in enqueue order.
     in_flight: VecDeque<usize>,
     streams: Streams,
+    /// Several materials: the pair table (`MaterialMap::device_table`, f64, one for every
+    /// slot), its device address and the materials' count.
+    _pair_table: Option<CudaSlice<f64>>,
+    materials: (u64, u32),
     /// The broken-bond counter (kept for its allocation) and its device address.
     _broken: CudaSlice<u64>,
     broken_at: u64,
     pub broken_seen: u64,
     pub precracked: usize,
     full_volume: f64,
+    /// Breaking with history: each node's critical stretch from the previous breaking
+    /// evaluation (global; empty before the first), and the next, which the owned nodes'
+    /// results are scattered into (exchanged between the subdomains' passes).
+    pub node_s0: Vec<T>,
+    s0_next: Vec<T>,
     /// Global dilatation and `(alpha, p theta)` pairs exchanged between LPS passes.
     pub theta: Vec<T>,
     pair: Vec<T>,
@@ -107,7 +118,11 @@ impl<T: Real> Engine<T> {
         let lps = matches!(problem.material.law, Law::Lps { .. });
         let dim = problem.dim();
         let sizes = Sizes::of(&parts);
-        let bytes_of = |z: &Sizes| z.slot_bytes(dim, std::mem::size_of::<T>(), lps);
+        let history = history_timing(&problem).is_some();
+        let t = std::mem::size_of::<T>();
+        // (breaking with history: each slot's local and owned critical stretches)
+        let s0_bytes = |z: &Sizes| if history { (z.local + z.owned) * t } else { 0 };
+        let bytes_of = |z: &Sizes| z.slot_bytes(dim, t, lps) + s0_bytes(z);
         let (free, total) = settled_memory(&gpu)?;
         let limit = budget.map_or(free, |b| (b as usize).min(free));
         let place = place(&parts, &bytes_of, limit, budget, request)?;
@@ -120,12 +135,20 @@ impl<T: Real> Engine<T> {
         let slots = place
             .slot_sizes
             .iter()
-            .map(|&z| Slot::new(&gpu, comp, z, dim, lps))
+            .map(|&z| Slot::new(&gpu, comp, z, dim, (lps, history)))
             .collect::<Result<Vec<_>>>()?;
         let broken = comp.alloc_zeros::<u64>(1).map_err(driver_error)?;
         let broken_at = device_addr(&broken, comp);
+        let pair_table = (problem.materials.as_ref())
+            .map(|m| comp.clone_htod(&m.device_table()).map_err(driver_error))
+            .transpose()?;
+        let materials = match (&pair_table, &problem.materials) {
+            (Some(t), Some(m)) => (device_addr(t, comp), m.names.len() as u32),
+            _ => (0, 0),
+        };
         comp.synchronize().map_err(driver_error)?;
-        let allocated = slots.iter().map(Slot::bytes).sum::<usize>() + 8;
+        let table = (problem.materials.as_ref()).map_or(0, |m| 8 * m.device_table().len());
+        let allocated = slots.iter().map(Slot::bytes).sum::<usize>() + 8 + table;
         let (free_after, _) = gpu.memory_info()?;
         // the copy bandwidth the overlap is measured against: of a copy as large as the
         // largest subdomain's static block
@@ -142,9 +165,13 @@ impl<T: Real> Engine<T> {
             streams,
             broken_at,
             _broken: broken,
+            _pair_table: pair_table,
+            materials,
             broken_seen: 0,
             precracked: problem.precracked_bonds(),
             full_volume: full_volume(&problem),
+            node_s0: problem.restored.convert::<T>().node_s0,
+            s0_next: vec![T::zero(); if history { n } else { 0 }],
             theta: vec![T::zero(); if lps { n } else { 0 }],
             pair: vec![T::zero(); if lps { 2 * n } else { 0 }],
             energy: 0.0,
@@ -239,6 +266,9 @@ impl<T: Real> Engine<T> {
         if pass.reads_u() {
             gather_into(u, nodes, self.dim, &mut slot.u_in);
         }
+        if pass.reads_s0() {
+            gather_into(&self.node_s0, nodes, 1, &mut slot.s0_in);
+        }
         if pass.reads_theta(self.lps) {
             gather_into(&self.theta, nodes, 1, &mut slot.theta_in);
             gather_into(&self.pair, nodes, 2, &mut slot.pair_in);
@@ -251,12 +281,20 @@ impl<T: Real> Engine<T> {
         let (d, lps, evict) = (self.dim, self.lps, self.evicting(s));
         let part = &mut self.parts[s];
         let owned = part.owned();
-        let law = law_params(&self.problem, owned, pass.checks(), self.full_volume);
+        let law = BondParams {
+            pair_table: self.materials.0,
+            n_materials: self.materials.1,
+            ..law_params(&self.problem, owned, pass.checks(), self.full_volume)
+        };
         let slot = &mut self.slots[k];
         let params = slot.params(part, self.broken_at, law);
         let (lps_dilatation, lps_force) = self.k.lps(self.problem.material.law);
         let kernel = match pass {
             Pass::Forces { .. } if lps => lps_force,
+            // (a softening law: each bond scaled by `1 - d`, breaking nothing, as in core)
+            Pass::Forces { .. } if params.bond_damage != 0 => &self.k.pmb_force_softening,
+            // (several materials: the general loop reading the pair table, as in core)
+            Pass::Forces { .. } if params.material != 0 => &self.k.pmb_force_materials,
             // (the kernel without partial volumes and surface correction, as in core)
             Pass::Forces { .. }
                 if params.partial_volume == 0 && params.law.pmb.surface_correction == 0 =>
@@ -266,6 +304,9 @@ impl<T: Real> Engine<T> {
             Pass::Forces { .. } => &self.k.pmb_force,
             Pass::Dilatation { .. } => lps_dilatation,
             Pass::Break => &self.k.break_bonds,
+            Pass::Soften => &self.k.soften_bonds,
+            Pass::NodeS0 => &self.k.node_critical_stretch,
+            Pass::History => &self.k.history_breaks,
             Pass::Damage => &self.k.damage,
             Pass::Energy => &self.k.strain_energy,
         };
@@ -316,9 +357,25 @@ impl<T: Real> Engine<T> {
             }
             Pass::Damage => scatter(&slot.out, owned, 1, out),
             Pass::Energy => self.energy += slot.energy_out[..owned.len()].iter().sum::<f64>(),
-            Pass::Break => {}
+            Pass::NodeS0 | Pass::History => scatter(&slot.out, owned, 1, &mut self.s0_next),
+            Pass::Break | Pass::Soften => {}
         }
         self.times.host += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Breaking with each node's history at `u`, as `gpu-loop` in core: at the first
+    /// evaluation the owned nodes' critical stretches from the stretches at `u` (a pass of
+    /// its own); then every subdomain breaks its owned bonds past the smaller critical
+    /// stretch of their ends (a halo end's from its owner) and writes its owned nodes' next,
+    /// which becomes the previous for the next evaluation.
+    pub fn history_breaks(&mut self, u: &[T]) -> Result<()> {
+        if self.node_s0.is_empty() {
+            self.pass(Pass::NodeS0, u, &mut [])?;
+            self.node_s0 = self.s0_next.clone();
+        }
+        self.pass(Pass::History, u, &mut [])?;
+        std::mem::swap(&mut self.node_s0, &mut self.s0_next);
         Ok(())
     }
 
@@ -360,6 +417,36 @@ impl<T: Real> Engine<T> {
             }
         }
         Ok(status)
+    }
+
+    /// A softening law's damage per bond in global CSR order (`None` for the brittle law):
+    /// each subdomain's from the slot holding it, else from its host copy.
+    pub fn bond_damage(&mut self) -> Result<Option<Vec<T>>> {
+        if self.problem.material.softening.is_none() {
+            return Ok(None);
+        }
+        let mut damage = vec![T::zero(); self.problem.families.bonds()];
+        for s in 0..self.parts.len() {
+            let on_device = match self.evicting(s) {
+                true => None,
+                false => self.slots.iter().position(|slot| slot.held == Some(s)),
+            };
+            let part = &self.parts[s];
+            let Some(host) = &part.damage else { continue };
+            match on_device {
+                Some(k) => {
+                    let mut bytes = vec![0u8; host.len()];
+                    let d2h = &self.streams.d2h;
+                    // SAFETY: the slot's damage buffer holds at least this subdomain's
+                    // slots; waited for right away (pageable destination: synchronous).
+                    unsafe { copy_out(d2h, &mut bytes, self.slots[k].at.damage)? };
+                    d2h.synchronize().map_err(driver_error)?;
+                    part.scatter_damage(&bytes, &mut damage);
+                }
+                None => part.scatter_damage(host, &mut damage),
+            }
+        }
+        Ok(Some(damage))
     }
 
     /// How the subdomains run, what they allocated, and what moved per force evaluation.

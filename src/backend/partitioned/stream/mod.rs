@@ -16,7 +16,11 @@
 //! - **Passes.** A force evaluation is one pass (PMB, damage check fused) or two (LPS: the
 //!   dilatation of owned nodes, their exchange on the host, then forces), as in the CPU
 //!   emulation (`emulate.rs`). Halo values are those the caller passed: the same step's,
-//!   read-only; owned results are written back.
+//!   read-only; owned results are written back. Failure with a history adds a pass of its
+//!   own before or after the force pass (`break_timing`), as `gpu-loop` in core does: a
+//!   softening law's damage update (each subdomain's damage per slot travels with its
+//!   status bits), or breaking with each node's critical stretch (the local nodes' in, the
+//!   owned nodes' next out, exchanged through a global array).
 //! - **Exactness.** Each owned node runs the in-core kernel's arithmetic over its family in
 //!   the global order, so forces, bond status, damage and dilatation equal `gpu-loop`'s
 //!   bitwise (tests/gpu/stream.rs); the strain energy is summed per subdomain.
@@ -34,6 +38,7 @@ mod engine;
 mod placement;
 mod slot;
 
+use super::emulate::history_timing;
 use super::fused::{self, Carry, FusedForces, Update};
 use super::parts::Part;
 use crate::backend::coefficients::lps_coefficients;
@@ -41,7 +46,8 @@ use crate::backend::gpu::device_fault;
 use crate::backend::{Backend, Footprint};
 use crate::dynamics::{ExplicitCall, Forces, State};
 use crate::gpu::Gpu;
-use crate::material::Law;
+use crate::material::{FailureHistory, Law};
+use crate::model::BreakTiming;
 use crate::partition::Cuts;
 use crate::partition::{Residency, ResidencyRequest, StreamReport, StreamTimes};
 use crate::setup::Problem;
@@ -71,16 +77,8 @@ impl<T: Real> GpuStreamed<T> {
         budget: Option<u64>,
         request: ResidencyRequest,
     ) -> Result<Self> {
-        crate::backend::check_material(&problem, "gpu-loop", crate::backend::Scheme::Loop)?;
+        crate::backend::check_material(&problem, "gpu-loop", crate::backend::Scheme::GpuLoopParts)?;
         crate::backend::check_contact(&problem, "gpu-loop", false)?;
-        if problem.materials.is_some() {
-            return Err(crate::Error::Backend {
-                backend: "gpu-loop".into(),
-                message: "several materials ([[material]]) run on gpu-loop in core, and on \
-                          cpu-loop and cpu-matrix in subdomains; not on the GPU's subdomains"
-                    .into(),
-            });
-        }
         let cuts = Cuts::new(&problem, count)?;
         let gpu = Gpu::get()?;
         let lps = matches!(problem.material.law, Law::Lps { .. });
@@ -138,10 +136,29 @@ impl<T: Real> FusedForces<T> for GpuStreamed<T> {
     ) -> Result<usize> {
         let e = self.engine_mut();
         let t0 = Instant::now();
+        // (a softening law: the damage update is a pass of its own, before or after the
+        // force pass as `break_timing` says, and the force pass breaks nothing)
+        // (breaking with history likewise: `Engine::history_breaks`)
+        let soften = check && e.problem.material.softening.is_some();
+        let history = check && history_timing(&e.problem).is_some();
+        let timing = e.problem.material.break_timing;
+        let check = check && !soften && !history;
+        if soften && timing == BreakTiming::BeforeForce {
+            e.pass(Pass::Soften, u, &mut [])?;
+        }
+        if history && timing == BreakTiming::BeforeForce {
+            e.history_breaks(u)?;
+        }
         if e.lps {
             e.pass(Pass::Dilatation { check }, u, force)?;
         }
         e.pass_with(Pass::Forces { check }, u, force, update)?;
+        if soften && timing == BreakTiming::AfterForce {
+            e.pass(Pass::Soften, u, &mut [])?;
+        }
+        if history && timing == BreakTiming::AfterForce {
+            e.history_breaks(u)?;
+        }
         let broken = e.read_broken()?;
         e.times.force_evaluations += 1;
         e.times.wall += t0.elapsed().as_secs_f64();
@@ -168,7 +185,12 @@ impl<T: Real> Forces<T> for GpuStreamed<T> {
         if e.problem.material.critical_stretch.is_none() {
             return Ok(0);
         }
-        e.pass(Pass::Break, u, &mut [])
+        // (a softening law: each bond's damage at `u`, as cpu-loop's `break_bonds`)
+        let pass = match e.problem.material.softening {
+            Some(_) => Pass::Soften,
+            None => Pass::Break,
+        };
+        e.pass(pass, u, &mut [])
             .and_then(|_| e.read_broken())
             .map_err(device_fault(NAME, "bond breaking"))
     }
@@ -216,6 +238,20 @@ impl<T: Real> Forces<T> for GpuStreamed<T> {
         self.lock()
             .bond_status()
             .map_err(device_fault(NAME, "bond status download"))
+    }
+
+    fn bond_damage(&self) -> Result<Option<Vec<T>>> {
+        self.lock()
+            .bond_damage()
+            .map_err(device_fault(NAME, "bond damage download"))
+    }
+
+    /// A softening law's damage per bond, each node's critical stretch with history.
+    fn failure_history(&self) -> Result<FailureHistory<T>> {
+        Ok(FailureHistory {
+            bond_damage: self.bond_damage()?.unwrap_or_default(),
+            node_s0: self.lock().node_s0.clone(),
+        })
     }
 }
 

@@ -13,6 +13,8 @@ use crate::partition::{Residency, ResidencyRequest};
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Sizes {
     pub block: usize,
+    /// Bytes of a softening law's damage per slot (0 for the brittle law).
+    pub damage: usize,
     pub bonds: usize,
     pub local: usize,
     pub owned: usize,
@@ -23,6 +25,7 @@ impl Sizes {
         let mut z = Sizes::default();
         for p in parts {
             z.block = z.block.max(p.offsets.total);
+            z.damage = z.damage.max(p.damage.as_ref().map_or(0, |d| d.len()));
             z.bonds = z.bonds.max(p.layout.padded_len());
             z.local = z.local.max(p.local());
             z.owned = z.owned.max(p.owned());
@@ -34,6 +37,7 @@ impl Sizes {
     fn of_sizes(sizes: &[Sizes]) -> Sizes {
         sizes.iter().fold(Sizes::default(), |z, s| Sizes {
             block: z.block.max(s.block),
+            damage: z.damage.max(s.damage),
             bonds: z.bonds.max(s.bonds),
             local: z.local.max(s.local),
             owned: z.owned.max(s.owned),
@@ -44,6 +48,7 @@ impl Sizes {
     pub fn slot_bytes(&self, d: usize, t: usize, lps: bool) -> usize {
         let lps_bytes = if lps { 3 * self.local * t } else { 0 };
         self.block
+            + self.damage
             + 4 * status_words(self.bonds)
             + d * self.local * t
             + d * self.owned * t

@@ -1,5 +1,6 @@
 //! One device *slot* of a [`super::GpuStreamed`] run: the device buffers a subdomain runs in
-//! (its static block, bond status bits, displacement, outputs), sized for the largest
+//! (its static block, bond status bits, a softening law's damage per bond, displacement,
+//! outputs), sized for the largest
 //! subdomain the slot takes, with their pinned staging on the host and the events that time
 //! its copies and kernel; and what one subdomain's turn on a slot enqueues around the kernel:
 //! the copies in (static block and status when the slot does not hold the subdomain, node
@@ -28,6 +29,15 @@ pub(super) enum Pass {
     Dilatation { check: bool },
     /// Bond breaking only.
     Break,
+    /// A softening law's damage update of the owned bonds (`soften_bonds`), breaking those
+    /// reaching `d = 1`.
+    Soften,
+    /// The owned nodes' next critical stretch at the first breaking evaluation with history
+    /// (`node_critical_stretch`), breaking nothing.
+    NodeS0,
+    /// Breaking with each node's history (`history_breaks`: the local nodes' critical
+    /// stretches in, the owned nodes' next out).
+    History,
     /// Local damage.
     Damage,
     /// Strain energy per node (LPS from the exchanged dilatations).
@@ -39,13 +49,22 @@ impl Pass {
     pub fn checks(self) -> bool {
         matches!(
             self,
-            Pass::Forces { check: true } | Pass::Dilatation { check: true } | Pass::Break
+            Pass::Forces { check: true }
+                | Pass::Dilatation { check: true }
+                | Pass::Break
+                | Pass::Soften
+                | Pass::History
         )
     }
 
     /// Whether the pass reads the displacement.
     pub fn reads_u(self) -> bool {
         self != Pass::Damage
+    }
+
+    /// Whether the pass reads the local nodes' critical stretches.
+    pub fn reads_s0(self) -> bool {
+        self == Pass::History
     }
 
     /// Whether the pass reads the exchanged dilatations and pairs (LPS forces and energy).
@@ -66,6 +85,12 @@ pub(super) struct Slot<T> {
     block: CudaSlice<u8>,
     /// Bond status bits (`layout::pack_status`).
     mu: CudaSlice<u32>,
+    /// A softening law's damage per slot of the sliced order (bytes of `T` values).
+    damage: CudaSlice<u8>,
+    /// Breaking with history: the local nodes' critical stretches (read) and the owned
+    /// nodes' next (written).
+    s0: CudaSlice<T>,
+    s0_next: CudaSlice<T>,
     u: CudaSlice<T>,
     f: CudaSlice<T>,
     theta: CudaSlice<T>,
@@ -76,6 +101,7 @@ pub(super) struct Slot<T> {
     pub held: Option<usize>,
     /// Pinned staging: inputs (displacement, dilatation, pairs) and outputs.
     pub u_in: Pinned<T>,
+    pub s0_in: Pinned<T>,
     pub theta_in: Pinned<T>,
     pub pair_in: Pinned<T>,
     pub out: Pinned<T>,
@@ -94,6 +120,9 @@ pub(super) struct Slot<T> {
 pub(super) struct SlotAddrs {
     pub block: u64,
     pub mu: u64,
+    pub damage: u64,
+    pub s0: u64,
+    pub s0_next: u64,
     pub u: u64,
     pub f: u64,
     pub theta: u64,
@@ -108,9 +137,20 @@ pub(super) fn device_addr<T>(s: &CudaSlice<T>, stream: &Arc<CudaStream>) -> u64 
 }
 
 impl<T: Real> Slot<T> {
-    /// Buffers for subdomains up to `z` on `stream` (zeroed).
-    pub fn new(gpu: &Gpu, stream: &Arc<CudaStream>, z: Sizes, d: usize, lps: bool) -> Result<Self> {
+    /// Buffers for subdomains up to `z` on `stream` (zeroed); `(lps, history)`: the
+    /// state-based laws' dilatations and pairs, breaking with each node's history.
+    pub fn new(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        z: Sizes,
+        d: usize,
+        (lps, history): (bool, bool),
+    ) -> Result<Self> {
         let lps_local = if lps { z.local } else { 0 };
+        let (s0_local, s0_owned) = match history {
+            true => (z.local, z.owned),
+            false => (0, 0),
+        };
         let zeros_t = |len: usize| stream.alloc_zeros::<T>(len.max(1)).map_err(driver_error);
         let event = || timing_event(gpu);
         let events = [event()?, event()?, event()?, event()?, event()?, event()?];
@@ -120,6 +160,10 @@ impl<T: Real> Slot<T> {
         let mu = stream
             .alloc_zeros::<u32>(status_words(z.bonds).max(1))
             .map_err(driver_error)?;
+        let damage = stream
+            .alloc_zeros::<u8>(z.damage.max(1))
+            .map_err(driver_error)?;
+        let (s0, s0_next) = (zeros_t(s0_local)?, zeros_t(s0_owned)?);
         let u = zeros_t(d * z.local)?;
         let f = zeros_t(d * z.owned)?;
         let theta = zeros_t(lps_local)?;
@@ -131,6 +175,9 @@ impl<T: Real> Slot<T> {
         let at = SlotAddrs {
             block: device_addr(&block, stream),
             mu: device_addr(&mu, stream),
+            damage: device_addr(&damage, stream),
+            s0: device_addr(&s0, stream),
+            s0_next: device_addr(&s0_next, stream),
             u: device_addr(&u, stream),
             f: device_addr(&f, stream),
             theta: device_addr(&theta, stream),
@@ -141,6 +188,9 @@ impl<T: Real> Slot<T> {
         Ok(Slot {
             block,
             mu,
+            damage,
+            s0,
+            s0_next,
             u,
             f,
             theta,
@@ -149,6 +199,7 @@ impl<T: Real> Slot<T> {
             energy,
             held: None,
             u_in: Pinned::zeroed(gpu, d * z.local)?,
+            s0_in: Pinned::zeroed(gpu, s0_local)?,
             theta_in: Pinned::zeroed(gpu, lps_local)?,
             pair_in: Pinned::zeroed(gpu, 2 * lps_local)?,
             out: Pinned::zeroed(gpu, d * z.owned)?,
@@ -164,6 +215,9 @@ impl<T: Real> Slot<T> {
     pub fn bytes(&self) -> usize {
         self.block.num_bytes()
             + self.mu.num_bytes()
+            + self.damage.num_bytes()
+            + self.s0.num_bytes()
+            + self.s0_next.num_bytes()
             + self.u.num_bytes()
             + self.f.num_bytes()
             + self.theta.num_bytes()
@@ -174,7 +228,7 @@ impl<T: Real> Slot<T> {
 
     /// Kernel parameters of `part` in this slot: the addresses of its static block's fields
     /// and of the slot's buffers, the broken-bond counter at `broken`, and the law's
-    /// parameters from `law`.
+    /// parameters (with several materials the pair table's address and size) from `law`.
     pub fn params(&self, part: &Part, broken: u64, law: BondParams) -> BondParams {
         let base = self.at.block;
         let o = part.offsets;
@@ -189,6 +243,10 @@ impl<T: Real> Slot<T> {
             alpha: base + o.alpha as u64,
             pcoef: base + o.pcoef as u64,
             d_over_m: base + o.d_over_m as u64,
+            material: o.material.map_or(0, |at| base + at as u64),
+            bond_damage: part.damage.as_ref().map_or(0, |_| self.at.damage),
+            node_s0: self.at.s0,
+            node_s0_next: self.at.s0_next,
             mu: self.at.mu,
             u: self.at.u,
             force: self.at.f,
@@ -225,11 +283,19 @@ impl<T: Real> Slot<T> {
             copy_in(h2d, self.at.block, &part.block)?;
             copy_in(h2d, self.at.mu, &part.mu)?;
             bytes += part.block.len() + 4 * part.mu.len();
+            if let Some(damage) = &part.damage {
+                copy_in(h2d, self.at.damage, damage)?;
+                bytes += damage.len();
+            }
             self.held = Some(s);
         }
         if pass.reads_u() {
             copy_in(h2d, self.at.u, &self.u_in[..d * local])?;
             bytes += d * local * t;
+        }
+        if pass.reads_s0() {
+            copy_in(h2d, self.at.s0, &self.s0_in[..local])?;
+            bytes += local * t;
         }
         if pass.reads_theta(lps) {
             copy_in(h2d, self.at.theta, &self.theta_in[..local])?;
@@ -277,11 +343,19 @@ impl<T: Real> Slot<T> {
                 copy_out(d2h, &mut self.energy_out[..owned], self.at.energy)?;
                 bytes += 8 * owned;
             }
-            Pass::Break => {}
+            Pass::NodeS0 | Pass::History => {
+                copy_out(d2h, &mut self.out[..owned], self.at.s0_next)?;
+                bytes += owned * t;
+            }
+            Pass::Break | Pass::Soften => {}
         }
         if evict && !matches!(pass, Pass::Damage | Pass::Energy) {
             copy_out(d2h, &mut part.mu, self.at.mu)?;
             bytes += 4 * part.mu.len();
+            if let Some(damage) = part.damage.as_mut() {
+                copy_out(d2h, damage, self.at.damage)?;
+                bytes += damage.len();
+            }
         }
         self.events[5].record(d2h).map_err(driver_error)?;
         Ok(bytes)
