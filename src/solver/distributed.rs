@@ -6,13 +6,13 @@
 //! what does.
 
 use super::ranks::Ranks;
-use super::run::{simulate_from_in, RunOptions};
+use super::run::{simulate_from_in, Outcome, RunOptions};
 use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::BackendKind;
 use crate::model::SolverKind;
 use crate::output::Summary;
 use crate::setup::Problem;
-use crate::{Error, Precision, Result};
+use crate::{Error, Precision, Real, Result};
 
 /// Run this rank's part of a distributed run of `problem`, every rank calling this with the
 /// same problem and options; returns the summary (on every rank; rank 0 writes it).
@@ -23,6 +23,18 @@ pub fn run_distributed(problem: Problem, opts: &RunOptions, ranks: Ranks) -> Res
         Precision::F32 => simulate_from_in::<f32>(problem, opts, None, r).map(|o| o.summary),
         Precision::F64 => simulate_from_in::<f64>(problem, opts, None, r).map(|o| o.summary),
     }
+}
+
+/// [`run_distributed`] in precision `T` (ignoring `opts.precision`), returning the outcome:
+/// the final state gathered on every rank, and the rank's backend, whose reports (bond
+/// status, damage) are collective (every rank asks, in the same order).
+pub fn simulate_distributed<T: Real>(
+    problem: Problem,
+    opts: &RunOptions,
+    ranks: Ranks,
+) -> Result<Outcome<T>> {
+    supported(&problem, opts.backend, opts.subdomains.as_ref())?;
+    simulate_from_in::<T>(problem, opts, None, Some(ranks))
 }
 
 /// Refuse what does not run across ranks yet, naming what does.
