@@ -71,6 +71,9 @@ pub fn join(cancel: &peridot::solver::Cancel, refused: bool) -> anyhow::Result<O
         );
     }
     let comm = MpiComm::init()?;
+    // (ranks of one host take distinct GPUs while there are enough: the local rank modulo
+    // the devices, for the GPU backends; opened only by them)
+    peridot::gpu::select_device(comm.local_rank());
     let stop = StopFlags {
         raw: cancel.flag().clone(),
         agreed: Arc::new(AtomicBool::new(false)),

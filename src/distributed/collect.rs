@@ -5,9 +5,13 @@
 //!
 //! Units: as the values gathered.
 
-use super::{bytes_of, bytes_of_mut, Comm};
+use super::cpu::{HaloTimes, StopFlags};
+use super::{bytes_of, bytes_of_mut, Comm, RankPlan};
 use crate::backend::partitioned::exchange::scatter;
-use crate::Result;
+use crate::output::{ProbeRegions, ProbeValues};
+use crate::partition::RankReport;
+use crate::{Real, Result};
+use std::sync::atomic::Ordering;
 
 /// Every rank's owned values (`per` per node, rank `r`'s for the nodes `owned_of[r]`, this
 /// rank's in `mine`) written into `global` at their nodes.
@@ -56,4 +60,79 @@ pub(super) fn gather_bonds(
         }
     }
     Ok(status)
+}
+
+/// Every rank's report of a run whose ghosts carry `per` values of `T` per exchange step
+/// (gathered: collective).
+pub(super) fn rank_reports<T>(
+    comm: &dyn Comm,
+    plan: &RankPlan,
+    per: usize,
+    times: &HaloTimes,
+) -> Result<Vec<RankReport>> {
+    let row = plan.row();
+    let mine = RankReport {
+        rank: row.rank,
+        nodes: row.nodes,
+        bonds: row.bonds,
+        ghosts: row.ghosts,
+        peers: row.peers,
+        halo_bytes_per_step: plan.halo.recv_bytes(per, std::mem::size_of::<T>()) as u64,
+        exchanges: times.exchanges as u64,
+        bytes_received: times.bytes_received as u64,
+        exchange_seconds: times.exchange_seconds,
+        forces_seconds: times.forces_seconds,
+    };
+    let size = RankReport::VALUES * std::mem::size_of::<f64>();
+    let counts = vec![size; comm.size()];
+    let all = comm.all_gather(bytes_of(&mine.to_values()), &counts)?;
+    let values: Vec<f64> = (all.chunks_exact(8))
+        .map(|b| f64::from_ne_bytes(b.try_into().expect("8 bytes")))
+        .collect();
+    Ok(values
+        .chunks_exact(RankReport::VALUES)
+        .map(RankReport::from_values)
+        .collect())
+}
+
+/// Set the agreed stop flag on every rank where any rank's raw flag is set (collective).
+pub(super) fn agree_on_stop(comm: &dyn Comm, stop: Option<&StopFlags>) {
+    let Some(stop) = stop else { return };
+    if comm.any(stop.raw.load(Ordering::SeqCst)) {
+        stop.agreed.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Per rank, the nodes of any of `regions` it owns (ascending), of every rank's owned nodes
+/// `owned_of`.
+pub(super) fn probe_nodes(regions: &ProbeRegions, owned_of: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut all: Vec<usize> = (regions.regions.iter())
+        .flat_map(|(nodes, _)| nodes.iter().copied())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    (owned_of.iter())
+        .map(|owned| {
+            (all.iter().copied())
+                .filter(|i| owned.binary_search(i).is_ok())
+                .collect()
+        })
+        .collect()
+}
+
+/// The probe rows of `regions` from every rank's displacement and force density of its
+/// probe nodes (`nodes[r]`, this rank's in `mine_u`, `mine_f`, `d` per node), gathered into
+/// the global arrays `u`, `f` (`n d` values: only the probe nodes' are written), the sums in
+/// the order of a single process (collective).
+pub(super) fn probe_rows<T: Real>(
+    comm: &dyn Comm,
+    nodes: &[Vec<usize>],
+    (mine_u, mine_f): (&[T], &[T]),
+    d: usize,
+    (u, f): (&mut [T], &mut [T]),
+    regions: &ProbeRegions,
+) -> Result<Vec<ProbeValues>> {
+    gather_owned(comm, nodes, mine_u, d, u)?;
+    gather_owned(comm, nodes, mine_f, d, f)?;
+    Ok(regions.on_host(u, f))
 }

@@ -19,10 +19,12 @@
 //!
 //! Units: m, N/m^3, J.
 
-use super::collect::{gather_bonds, gather_owned};
+use super::collect::{
+    agree_on_stop, gather_bonds, gather_owned, probe_nodes, probe_rows, rank_reports,
+};
 use super::halo::HaloBuffers;
 use super::split::Split;
-use super::{bytes_of, Comm, RankPlan};
+use super::{Comm, RankPlan};
 use crate::backend::partitioned::exchange::gather_into;
 use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
 use crate::backend::{
@@ -34,7 +36,7 @@ use crate::output::{ProbeRegions, ProbeValues};
 use crate::partition::RankReport;
 use crate::setup::Problem;
 use crate::{Real, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -82,22 +84,6 @@ pub struct DistributedCpu<T: Real> {
     u_probe: Vec<T>,
     f_probe: Vec<T>,
     pub times: HaloTimes,
-}
-
-/// Per rank, the nodes of any of `regions` it owns (ascending).
-fn probe_nodes(regions: &ProbeRegions, owned_of: &[Vec<usize>]) -> Vec<Vec<usize>> {
-    let mut all: Vec<usize> = (regions.regions.iter())
-        .flat_map(|(nodes, _)| nodes.iter().copied())
-        .collect();
-    all.sort_unstable();
-    all.dedup();
-    (owned_of.iter())
-        .map(|owned| {
-            (all.iter().copied())
-                .filter(|i| owned.binary_search(i).is_ok())
-                .collect()
-        })
-        .collect()
 }
 
 impl<T: Real> DistributedCpu<T> {
@@ -257,39 +243,8 @@ impl<T: Real> DistributedCpu<T> {
 
     /// Every rank's report, gathered.
     fn rank_reports(&self) -> Result<Vec<RankReport>> {
-        let row = self.plan.row();
-        let t = &self.times;
         let per = self.dim + usize::from(self.lps);
-        let mine = RankReport {
-            rank: row.rank,
-            nodes: row.nodes,
-            bonds: row.bonds,
-            ghosts: row.ghosts,
-            peers: row.peers,
-            halo_bytes_per_step: self.plan.halo.recv_bytes(per, std::mem::size_of::<T>()) as u64,
-            exchanges: t.exchanges as u64,
-            bytes_received: t.bytes_received as u64,
-            exchange_seconds: t.exchange_seconds,
-            forces_seconds: t.forces_seconds,
-        };
-        let size = RankReport::VALUES * std::mem::size_of::<f64>();
-        let counts = vec![size; self.comm.size()];
-        let all = self.comm.all_gather(bytes_of(&mine.to_values()), &counts)?;
-        let values: Vec<f64> = (all.chunks_exact(8))
-            .map(|b| f64::from_ne_bytes(b.try_into().expect("8 bytes")))
-            .collect();
-        Ok(values
-            .chunks_exact(RankReport::VALUES)
-            .map(RankReport::from_values)
-            .collect())
-    }
-
-    /// Set the agreed stop flag on every rank where any rank's raw flag is set.
-    fn agree_on_stop(&self) {
-        let Some(stop) = &self.stop else { return };
-        if self.comm.any(stop.raw.load(Ordering::SeqCst)) {
-            stop.agreed.store(true, Ordering::SeqCst);
-        }
+        rank_reports::<T>(&*self.comm, &self.plan, per, &self.times)
     }
 }
 
@@ -393,7 +348,7 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
         if full_sync {
             self.gather_state(state)?;
         }
-        self.agree_on_stop();
+        agree_on_stop(&*self.comm, self.stop.as_ref());
         Ok(broken)
     }
 
@@ -438,14 +393,14 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
         );
         u.resize(state.u.len(), T::zero());
         f.resize(state.f.len(), T::zero());
-        for (global, from) in [(&mut u, &state.u), (&mut f, &state.f)] {
-            let mut mine = vec![T::zero(); d * nodes[self.plan.rank].len()];
-            gather_into(from, &nodes[self.plan.rank], d, &mut mine);
-            gather_owned(&*self.comm, nodes, &mine, d, global)?;
-        }
-        let values = regions.on_host(&u, &f);
+        let mine = &nodes[self.plan.rank];
+        let (mut mine_u, mut mine_f) = (vec![T::zero(); d * mine.len()], vec![T::zero(); d * mine.len()]);
+        gather_into(&state.u, mine, d, &mut mine_u);
+        gather_into(&state.f, mine, d, &mut mine_f);
+        let mine = (&mine_u[..], &mine_f[..]);
+        let rows = probe_rows(&*self.comm, nodes, mine, d, (&mut u, &mut f), regions);
         (self.u_probe, self.f_probe) = (u, f);
-        Ok(values)
+        rows
     }
 
     /// This rank's bytes, and every rank's report (collective).

@@ -29,6 +29,7 @@
 
 mod collect;
 pub mod cpu;
+pub mod gpu;
 pub mod halo;
 #[cfg(feature = "mpi")]
 pub mod mpi_comm;
@@ -37,6 +38,7 @@ mod split;
 pub mod thread_comm;
 
 pub use cpu::DistributedCpu;
+pub use gpu::DistributedGpu;
 pub use halo::Halo;
 #[cfg(feature = "mpi")]
 pub use mpi_comm::MpiComm;

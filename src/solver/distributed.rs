@@ -45,11 +45,12 @@ fn supported(
 ) -> Result<()> {
     let refuse = |what: &str| {
         Err(Error::Backend {
-            backend: "cpu-loop (distributed)".into(),
+            backend: format!("{} (distributed)", backend.name()),
             message: format!(
                 "{what} does not run across MPI ranks yet; what does: the explicit solver on \
-                 cpu-loop (PMB, LPS, several materials, pre-cracks, damping, probes, \
-                 snapshots); run it in one process instead"
+                 cpu-loop, or gpu-loop with one GPU per rank (PMB, LPS, several materials of \
+                 one density, pre-cracks, damping, probes, snapshots); run it in one process \
+                 instead"
             ),
         })
     };
@@ -57,7 +58,10 @@ fn supported(
     if m.solver.kind == SolverKind::Adr {
         return refuse("solver.kind = \"adr\"");
     }
-    if !matches!(backend, BackendKind::CpuLoop | BackendKind::Auto) {
+    if !matches!(
+        backend,
+        BackendKind::CpuLoop | BackendKind::GpuLoop | BackendKind::Auto
+    ) {
         return refuse(&format!("--backend {}", backend.name()));
     }
     if subdomains.is_some_and(|s| s.count.is_some() || s.budget.is_some()) {
