@@ -61,7 +61,10 @@ fn peridot_with(model_path: &Path, out: &Path, ranks: usize, more: &[&str]) -> O
             c
         }
     };
-    cmd.args(args).arg(out).args(more).env("RAYON_NUM_THREADS", "1");
+    cmd.args(args)
+        .arg(out)
+        .args(more)
+        .env("RAYON_NUM_THREADS", "1");
     if more.contains(&"gpu-loop") {
         cmd.env("PERIDOT_KERNEL_DEFINES", "PD_LATTICE=0");
     }
@@ -292,12 +295,19 @@ fn gpu_loop_across_two_ranks_equals_one_gpu() {
     run_ok_with(&path, &single, 0, &gpu);
     run_ok_with(&path, &dist, 2, &gpu);
     assert_same_state(&single, &dist, 2);
-    assert!(summary(&single)["broken_bonds"].as_u64().unwrap() > 0, "bonds break");
+    assert!(
+        summary(&single)["broken_bonds"].as_u64().unwrap() > 0,
+        "bonds break"
+    );
     assert_eq!(summary(&dist)["backend"], "gpu-loop-mpi");
     let (a, b) = (probe_table(&single), probe_table(&dist));
     assert_eq!(a.len(), b.len(), "probe rows");
     for c in 0..a[0].len() {
-        let scale = a.iter().map(|r| r[c].abs()).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+        let scale = a
+            .iter()
+            .map(|r| r[c].abs())
+            .fold(0.0, f64::max)
+            .max(f64::MIN_POSITIVE);
         for (x, y) in a.iter().zip(&b) {
             assert!(
                 (x[c] - y[c]).abs() <= 1e-12 * scale,

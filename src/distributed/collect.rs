@@ -1,17 +1,39 @@
 //! What a distributed run reports, brought together: each rank's owned values gathered into
 //! the global arrays every rank holds (for snapshots, probes and the summary, which then
-//! read them as in a single process, bit for bit), and the bond status in the global CSR
-//! order. Collective: every rank calls these in the same order.
+//! read them as in a single process, bit for bit), the bond status in the global CSR order,
+//! the probe rows, every rank's report of its exchanges ([`HaloTimes`]), and the stop flag
+//! the ranks agree on ([`StopFlags`]). Collective: every rank calls these in the same order.
 //!
 //! Units: as the values gathered.
 
-use super::cpu::{HaloTimes, StopFlags};
 use super::{bytes_of, bytes_of_mut, Comm, RankPlan};
-use crate::backend::partitioned::exchange::scatter;
+use crate::backend::partitioned::exchange::{gather_into, scatter};
+use crate::dynamics::State;
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::partition::RankReport;
 use crate::{Real, Result};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The stop flags of a distributed run: `raw` set by this process's signal handler, `agreed`
+/// (the one the driver reads) set on every rank once any rank's raw flag is set.
+#[derive(Debug, Clone)]
+pub struct StopFlags {
+    pub raw: Arc<AtomicBool>,
+    pub agreed: Arc<AtomicBool>,
+}
+
+/// Seconds and bytes of a rank's exchanges.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HaloTimes {
+    /// Ghost exchanges (pack, messages, unpack), less the bond work done meanwhile: the
+    /// communication the overlap did not hide.
+    pub exchange_seconds: f64,
+    /// Force evaluations, exchanges included.
+    pub forces_seconds: f64,
+    pub exchanges: usize,
+    pub bytes_received: usize,
+}
 
 /// Every rank's owned values (`per` per node, rank `r`'s for the nodes `owned_of[r]`, this
 /// rank's in `mine`) written into `global` at their nodes.
@@ -120,19 +142,54 @@ pub(super) fn probe_nodes(regions: &ProbeRegions, owned_of: &[Vec<usize>]) -> Ve
         .collect()
 }
 
+/// The displacement and force density of `nodes` (`d` per node) from the host `state`.
+pub(super) fn values_at<T: Real>(state: &State<T>, nodes: &[usize], d: usize) -> (Vec<T>, Vec<T>) {
+    let (mut u, mut f) = (
+        vec![T::zero(); d * nodes.len()],
+        vec![T::zero(); d * nodes.len()],
+    );
+    gather_into(&state.u, nodes, d, &mut u);
+    gather_into(&state.f, nodes, d, &mut f);
+    (u, f)
+}
+
 /// The probe rows of `regions` from every rank's displacement and force density of its
-/// probe nodes (`nodes[r]`, this rank's in `mine_u`, `mine_f`, `d` per node), gathered into
-/// the global arrays `u`, `f` (`n d` values: only the probe nodes' are written), the sums in
-/// the order of a single process (collective).
+/// probe nodes (`nodes[r]`, this rank's in `mine`, `d` per node), gathered into the global
+/// arrays `u`, `f` (sized here to `len`; only the probe nodes' are written), the sums in the
+/// order of a single process (collective).
 pub(super) fn probe_rows<T: Real>(
     comm: &dyn Comm,
     nodes: &[Vec<usize>],
-    (mine_u, mine_f): (&[T], &[T]),
+    mine: (Vec<T>, Vec<T>),
     d: usize,
-    (u, f): (&mut [T], &mut [T]),
+    (u, f): (&mut Vec<T>, &mut Vec<T>),
+    len: usize,
     regions: &ProbeRegions,
 ) -> Result<Vec<ProbeValues>> {
-    gather_owned(comm, nodes, mine_u, d, u)?;
-    gather_owned(comm, nodes, mine_f, d, f)?;
+    u.resize(len, T::zero());
+    f.resize(len, T::zero());
+    gather_owned(comm, nodes, &mine.0, d, u)?;
+    gather_owned(comm, nodes, &mine.1, d, f)?;
     Ok(regions.on_host(u, f))
+}
+
+/// The largest |u| of the owned dofs of `nodes` in the host `state` (infinite where one is
+/// not finite).
+pub(super) fn owned_max_abs<T: Real>(state: &State<T>, nodes: &[usize], d: usize) -> f64 {
+    (nodes.iter())
+        .flat_map(|&i| &state.u[d * i..d * (i + 1)])
+        .map(|x| x.f64().abs())
+        .fold(0.0, |m: f64, x| {
+            if x.is_finite() {
+                m.max(x)
+            } else {
+                f64::INFINITY
+            }
+        })
+}
+
+/// The largest of every rank's `mine` (`None` where one is not finite: collective).
+pub(super) fn largest(comm: &dyn Comm, mine: f64) -> Option<f64> {
+    let m = comm.max_f64(mine);
+    m.is_finite().then_some(m)
 }

@@ -20,7 +20,8 @@
 //! Units: m, N/m^3, J.
 
 use super::collect::{
-    agree_on_stop, gather_bonds, gather_owned, probe_nodes, probe_rows, rank_reports,
+    agree_on_stop, gather_bonds, gather_owned, largest, owned_max_abs, probe_nodes, probe_rows,
+    rank_reports, values_at, HaloTimes, StopFlags,
 };
 use super::halo::HaloBuffers;
 use super::split::Split;
@@ -36,29 +37,8 @@ use crate::output::{ProbeRegions, ProbeValues};
 use crate::partition::RankReport;
 use crate::setup::Problem;
 use crate::{Real, Result};
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The stop flags of a distributed run: `raw` set by this process's signal handler, `agreed`
-/// (the one the driver reads) set on every rank once any rank's raw flag is set.
-#[derive(Debug, Clone)]
-pub struct StopFlags {
-    pub raw: Arc<AtomicBool>,
-    pub agreed: Arc<AtomicBool>,
-}
-
-/// Seconds and bytes of a rank's exchanges.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct HaloTimes {
-    /// Ghost exchanges (pack, messages, unpack), less the bond work done meanwhile: the
-    /// communication the overlap did not hide.
-    pub exchange_seconds: f64,
-    /// Force evaluations, exchanges included.
-    pub forces_seconds: f64,
-    pub exchanges: usize,
-    pub bytes_received: usize,
-}
 
 /// `cpu-loop` on one rank's part of the problem.
 pub struct DistributedCpu<T: Real> {
@@ -359,20 +339,8 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
 
     /// The largest over the ranks' owned dofs (`None` where any is not finite).
     fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
-        let d = self.dim;
-        let mut m = 0.0f64;
-        for &i in self.plan.sub.owned_nodes() {
-            for x in &state.u[d * i..d * (i + 1)] {
-                let x = x.f64().abs();
-                m = if x.is_finite() {
-                    m.max(x)
-                } else {
-                    f64::INFINITY
-                };
-            }
-        }
-        let m = self.comm.max_f64(m);
-        Ok(m.is_finite().then_some(m))
+        let mine = owned_max_abs(state, self.plan.sub.owned_nodes(), self.dim);
+        Ok(largest(&*self.comm, mine))
     }
 
     /// The probe values from the regions' displacements and forces gathered to every rank
@@ -386,21 +354,17 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
             self.probe_nodes = Some(probe_nodes(regions, &self.plan.owned_of));
         }
         let nodes = self.probe_nodes.as_ref().expect("set above");
-        let d = self.dim;
-        let (mut u, mut f) = (
-            std::mem::take(&mut self.u_probe),
-            std::mem::take(&mut self.f_probe),
-        );
-        u.resize(state.u.len(), T::zero());
-        f.resize(state.f.len(), T::zero());
-        let mine = &nodes[self.plan.rank];
-        let (mut mine_u, mut mine_f) = (vec![T::zero(); d * mine.len()], vec![T::zero(); d * mine.len()]);
-        gather_into(&state.u, mine, d, &mut mine_u);
-        gather_into(&state.f, mine, d, &mut mine_f);
-        let mine = (&mine_u[..], &mine_f[..]);
-        let rows = probe_rows(&*self.comm, nodes, mine, d, (&mut u, &mut f), regions);
-        (self.u_probe, self.f_probe) = (u, f);
-        rows
+        let mine = values_at(state, &nodes[self.plan.rank], self.dim);
+        let bufs = (&mut self.u_probe, &mut self.f_probe);
+        probe_rows(
+            &*self.comm,
+            nodes,
+            mine,
+            self.dim,
+            bufs,
+            state.u.len(),
+            regions,
+        )
     }
 
     /// This rank's bytes, and every rank's report (collective).

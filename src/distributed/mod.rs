@@ -37,6 +37,7 @@ pub mod plan;
 mod split;
 pub mod thread_comm;
 
+pub use collect::{HaloTimes, StopFlags};
 pub use cpu::DistributedCpu;
 pub use gpu::DistributedGpu;
 pub use halo::Halo;

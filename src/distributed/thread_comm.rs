@@ -37,10 +37,12 @@ impl std::fmt::Debug for ThreadComm {
 impl ThreadComm {
     /// The `size` ranks of one group, rank `r` at index `r` (hand each to its own thread).
     pub fn group(size: usize) -> Vec<ThreadComm> {
-        let mut to: Vec<Vec<Option<Sender<Vec<u8>>>>> =
-            (0..size).map(|_| (0..size).map(|_| None).collect()).collect();
-        let mut from: Vec<Vec<Option<Mutex<Receiver<Vec<u8>>>>>> =
-            (0..size).map(|_| (0..size).map(|_| None).collect()).collect();
+        let mut to: Vec<Vec<Option<Sender<Vec<u8>>>>> = (0..size)
+            .map(|_| (0..size).map(|_| None).collect())
+            .collect();
+        let mut from: Vec<Vec<Option<Mutex<Receiver<Vec<u8>>>>>> = (0..size)
+            .map(|_| (0..size).map(|_| None).collect())
+            .collect();
         for (q, row) in to.iter_mut().enumerate() {
             for (r, slot) in row.iter_mut().enumerate() {
                 if q != r {

@@ -3,7 +3,7 @@
 //! writes alone, and the abort of every rank where one failed alone.
 
 use crate::backend::{Backend, BackendKind};
-use crate::distributed::cpu::StopFlags;
+use crate::distributed::StopFlags;
 use crate::distributed::{Comm, DistributedCpu, DistributedGpu};
 use crate::output::{Pieces, ProbeWriter, VtkSeries};
 use crate::setup::Problem;

@@ -673,7 +673,10 @@ pub fn distributed_end(problem: &Problem, backend: BackendKind, ranks: usize) ->
 /// the run), and that bonds broke (a run that breaks none would not test the crack across
 /// the cuts).
 pub fn assert_same_end(one: &RunEnd, ranks: &[RunEnd], what: &str) {
-    assert!(one.broken > 0, "{what}: the crack must grow (no bond broke)");
+    assert!(
+        one.broken > 0,
+        "{what}: the crack must grow (no bond broke)"
+    );
     for (r, end) in ranks.iter().enumerate() {
         let what = format!("{what}, rank {r} of {}", ranks.len());
         assert_bitwise(&end.u, &one.u, &format!("{what}: displacement"));

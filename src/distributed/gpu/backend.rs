@@ -5,9 +5,12 @@
 //!
 //! Units: m, N/m^3, J; bytes.
 
-use super::super::collect::{gather_bonds, probe_nodes, probe_rows, rank_reports};
+use super::super::collect::{
+    gather_bonds, largest, owned_max_abs, probe_nodes, probe_rows, rank_reports, values_at,
+};
 use super::halo::Packed;
 use super::{DistributedGpu, NAME};
+use crate::backend::gpu::buffers::addr;
 use crate::backend::gpu::device_fault;
 use crate::backend::partitioned::exchange::gather_into;
 use crate::backend::{Backend, Footprint};
@@ -122,13 +125,9 @@ impl<T: Real> Backend<T> for DistributedGpu<T> {
             true => (self.gl.stepper().device_max_abs(d * self.order.owned))
                 .map_err(device_fault(NAME, "displacement check"))?
                 .unwrap_or(f64::INFINITY),
-            false => (self.plan.sub.owned_nodes().iter())
-                .flat_map(|&i| &state.u[d * i..d * (i + 1)])
-                .map(|x| x.f64().abs())
-                .fold(0.0f64, |m, x| if x.is_finite() { m.max(x) } else { f64::INFINITY }),
+            false => owned_max_abs(state, self.plan.sub.owned_nodes(), d),
         };
-        let m = self.comm.max_f64(mine);
-        Ok(m.is_finite().then_some(m))
+        Ok(largest(&*self.comm, mine))
     }
 
     /// The probe rows from the regions' owned nodes (packed on the device where it holds
@@ -150,32 +149,25 @@ impl<T: Real> Backend<T> for DistributedGpu<T> {
         }
         let resident = self.resident(state.step);
         let gpu = self.gl.gpu().clone();
-        let (u_at, f_at) = {
-            let s = &self.gl.stepper().state;
-            let g = &gpu;
-            (crate::backend::gpu::buffers::addr(g, &s.u), crate::backend::gpu::buffers::addr(g, &s.f))
-        };
+        let s = &self.gl.stepper().state;
+        let (u_at, f_at) = (addr(&gpu, &s.u), addr(&gpu, &s.f));
         let (nodes, packed) = self.probes.as_mut().expect("made above");
         let mine_nodes = &nodes[self.plan.rank];
-        let (mut mine_u, mut mine_f) = (vec![T::zero(); d * mine_nodes.len()], vec![T::zero(); d * mine_nodes.len()]);
-        if resident {
-            let kernel = gpu.function(T::PRECISION, "halo_gather")?;
-            for (at, mine) in [(u_at, &mut mine_u), (f_at, &mut mine_f)] {
-                packed.gather(&gpu, &kernel, at)?;
-                gpu.synchronize().map_err(device_fault(NAME, "probe values"))?;
-                mine.copy_from_slice(&packed.host);
+        let mine = match resident {
+            true => {
+                let kernel = gpu.function(T::PRECISION, "halo_gather")?;
+                let mut values = |at: u64| -> Result<Vec<T>> {
+                    packed.gather(&gpu, &kernel, at)?;
+                    gpu.synchronize()
+                        .map_err(device_fault(NAME, "probe values"))?;
+                    Ok(packed.host.to_vec())
+                };
+                (values(u_at)?, values(f_at)?)
             }
-        } else {
-            gather_into(&state.u, mine_nodes, d, &mut mine_u);
-            gather_into(&state.f, mine_nodes, d, &mut mine_f);
-        }
-        let (mut u, mut f) = (std::mem::take(&mut self.u_probe), std::mem::take(&mut self.f_probe));
-        u.resize(state.u.len(), T::zero());
-        f.resize(state.f.len(), T::zero());
-        let mine = (&mine_u[..], &mine_f[..]);
-        let rows = probe_rows(&*self.comm, nodes, mine, d, (&mut u, &mut f), regions);
-        (self.u_probe, self.f_probe) = (u, f);
-        rows
+            false => values_at(state, mine_nodes, d),
+        };
+        let bufs = (&mut self.u_probe, &mut self.f_probe);
+        probe_rows(&*self.comm, nodes, mine, d, bufs, state.u.len(), regions)
     }
 
     /// This rank's bytes (its `GpuLoop` and exchange buffers) and every rank's report

@@ -42,7 +42,10 @@ impl<T: Real> Packed<T> {
         let len = per * nodes.len();
         Ok(Packed {
             index: upload(gpu, nodes)?,
-            device: gpu.stream().alloc_zeros::<T>(len.max(1)).map_err(driver_error)?,
+            device: gpu
+                .stream()
+                .alloc_zeros::<T>(len.max(1))
+                .map_err(driver_error)?,
             host: Pinned::zeroed(gpu, len)?,
             count: nodes.len(),
             per,
@@ -115,7 +118,10 @@ impl<T: Real> DeviceHalo<T> {
     /// values per node.
     pub fn new(gpu: &Gpu, halo: &Halo, order: &DeviceOrder, per: usize) -> Result<Self> {
         let nodes = |peers: &[super::super::halo::Peer]| -> Vec<u32> {
-            peers.iter().flat_map(|p| order.device_indices(&p.nodes)).collect()
+            peers
+                .iter()
+                .flat_map(|p| order.device_indices(&p.nodes))
+                .collect()
         };
         let peers = |peers: &[super::super::halo::Peer]| -> Vec<(usize, usize)> {
             peers.iter().map(|p| (p.rank, p.nodes.len())).collect()

@@ -34,8 +34,8 @@ mod backend;
 mod halo;
 mod order;
 
-use super::cpu::{HaloTimes, StopFlags};
 use super::{Comm, RankPlan};
+use super::{HaloTimes, StopFlags};
 use crate::backend::gpu::bond_loop::{full_volume, keeps_history};
 use crate::backend::gpu::buffers::addr;
 use crate::backend::gpu::time_loop::run_call;
@@ -299,7 +299,10 @@ impl<T: Real> DistributedGpu<T> {
         let len = self.dim * self.order.len();
         if self.scratch.is_none() {
             let zeros = || gpu.stream().alloc_zeros::<T>(len.max(1));
-            let pair = (zeros().map_err(driver_error)?, zeros().map_err(driver_error)?);
+            let pair = (
+                zeros().map_err(driver_error)?,
+                zeros().map_err(driver_error)?,
+            );
             self.scratch = Some(pair);
         }
         let mut host = vec![T::zero(); len];

@@ -84,11 +84,19 @@ impl DeviceOrder {
 
     /// Plan indices (as the halo lists hold them) as device indices.
     pub fn device_indices(&self, plan: &[u32]) -> Vec<u32> {
-        plan.iter().map(|&p| self.of_plan[p as usize] as u32).collect()
+        plan.iter()
+            .map(|&p| self.of_plan[p as usize] as u32)
+            .collect()
     }
 
     /// The owned nodes' values of a global array (`per` per node) in device order.
-    pub fn owned_of_global<T: Copy>(&self, global: &[T], sub: &Subdomain, per: usize, out: &mut [T]) {
+    pub fn owned_of_global<T: Copy>(
+        &self,
+        global: &[T],
+        sub: &Subdomain,
+        per: usize,
+        out: &mut [T],
+    ) {
         for (k, &p) in self.to_plan[..self.owned].iter().enumerate() {
             let i = sub.nodes[p];
             out[per * k..per * (k + 1)].copy_from_slice(&global[per * i..per * (i + 1)]);

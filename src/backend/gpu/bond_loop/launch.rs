@@ -89,7 +89,10 @@ impl<T: Real> GpuLoop<T> {
     /// The kernels of a force evaluation with `params`: for LPS its dilatation kernel, then
     /// the force kernel (the loop `params` asks for: a softening law's, several materials',
     /// the lattice's with or without the slot table, the plain list's, the general one).
-    pub(crate) fn force_kernels(&self, params: &BondParams) -> (Option<&CudaFunction>, &CudaFunction) {
+    pub(crate) fn force_kernels(
+        &self,
+        params: &BondParams,
+    ) -> (Option<&CudaFunction>, &CudaFunction) {
         match self.problem.material.law {
             Law::Pmb { .. } => {
                 let plain = params.partial_volume == 0 && params.law.pmb.surface_correction == 0;
