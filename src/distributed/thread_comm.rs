@@ -18,6 +18,9 @@ use crate::Result;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
+/// The receiving end of the channel from one rank.
+type From = Option<Mutex<Receiver<Vec<u8>>>>;
+
 /// One rank of a group of threads.
 pub struct ThreadComm {
     rank: usize,
@@ -25,7 +28,7 @@ pub struct ThreadComm {
     /// `to[q]`: the channel to rank `q` (none to itself).
     to: Vec<Option<Sender<Vec<u8>>>>,
     /// `from[q]`: the channel from rank `q`.
-    from: Vec<Option<Mutex<Receiver<Vec<u8>>>>>,
+    from: Vec<From>,
 }
 
 impl std::fmt::Debug for ThreadComm {
@@ -40,7 +43,7 @@ impl ThreadComm {
         let mut to: Vec<Vec<Option<Sender<Vec<u8>>>>> = (0..size)
             .map(|_| (0..size).map(|_| None).collect())
             .collect();
-        let mut from: Vec<Vec<Option<Mutex<Receiver<Vec<u8>>>>>> = (0..size)
+        let mut from: Vec<Vec<From>> = (0..size)
             .map(|_| (0..size).map(|_| None).collect())
             .collect();
         for (q, row) in to.iter_mut().enumerate() {
