@@ -606,12 +606,17 @@ pub fn snapshots(dir: &Path) -> Vec<PathBuf> {
 /// runs along x, across the cuts between ranks (slabs across x); PMB with the surface
 /// correction and partial volumes, or LPS; no outputs.
 pub fn cracked_plate(law: &str, steps: usize) -> Problem {
+    problem(&cracked_plate_text(law, steps), &[])
+}
+
+/// The model text of [`cracked_plate`].
+pub fn cracked_plate_text(law: &str, steps: usize) -> String {
     let nu = law.starts_with("lps").then_some(0.22);
     let corr = match law {
         "pmb" => "surface_correction = true\n",
         _ => "",
     };
-    let text = format!(
+    format!(
         "{}{corr}critical_stretch = 0.002\n[discretization]\ndimension = \"plane-stress\"\n\
          thickness = 1e-3\ndx = 1e-3\nhorizon_factor = 3.015\npartial_volume = \"linear\"\n\
          [geometry]\nbox = [{{ min = [0, 0], max = [0.047, 0.011] }}]\n\
@@ -623,8 +628,7 @@ pub fn cracked_plate(law: &str, steps: usize) -> Problem {
          [solver]\nkind = \"explicit\"\nsteps = {steps}\n\
          [output]\nimage = false\ntips_every = 0\n",
         material(law, nu)
-    );
-    problem(&text, &[])
+    )
 }
 
 /// What a run ends with: the final displacement and velocity, the bond status in CSR order

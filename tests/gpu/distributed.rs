@@ -10,7 +10,9 @@
 //! every node, the bond status of every bond and the bonds broken (each owned node sums its
 //! bonds in the global order with the in-core kernel's arithmetic; a cut bond is evaluated
 //! on both sides from the same two displacements). The run through the driver
-//! (`simulate_distributed`, `--backend gpu-loop`) ends at the same state too.
+//! (`simulate_distributed`, `--backend gpu-loop`) on P = 2, 3 ranks ends where the one-GPU
+//! run through the driver ends, bitwise (on a plate with a hole, which one GPU runs with the
+//! neighbour list too).
 //!
 //! Without a CUDA device each test prints `skipped: no CUDA device` and passes.
 
@@ -18,7 +20,7 @@ use super::have_gpu;
 use crate::common;
 use peridot::backend::{Backend, BackendKind, GpuLoop};
 use peridot::distributed::{run_ranks, DistributedGpu};
-use peridot::dynamics::{Forces, State};
+use peridot::dynamics::State;
 use std::sync::Arc;
 
 /// Steps of the plate (the crack grows across the cuts for P = 2 and 3), in calls of these
@@ -69,21 +71,28 @@ fn gpu_loop_across_thread_ranks_sharing_one_gpu_equals_in_core_list_form_bitwise
     }
 }
 
+/// Through the driver (`simulate_distributed`, `--backend gpu-loop`: its chunks of at most
+/// 10 steps, the state gathered at the end) on a plate with a hole, which is no full box
+/// lattice, so that the one-GPU run through the same driver takes the neighbour list too.
 #[test]
-fn gpu_loop_across_thread_ranks_through_the_driver_equals_in_core_list_form() {
+fn gpu_loop_across_thread_ranks_through_the_driver_equals_one_gpu_run() {
     if !have_gpu() {
         return;
     }
-    let problem = common::cracked_plate("pmb", 150);
-    let mut core = GpuLoop::<f64>::with_neighbour_list(Arc::new(problem.clone())).unwrap();
-    let (state, _) = common::chunked_run(&problem, &mut core, &[150]);
-    let status = core.bond_status().unwrap();
-    let one = common::RunEnd {
-        u: state.u,
-        v: state.v,
-        status,
-        broken: core.broken_bonds(),
-    };
-    let ends = common::distributed_end(&problem, BackendKind::GpuLoop, 2);
-    common::assert_same_end(&one, &ends, "pmb, gpu-loop on 2 ranks through the driver");
+    for law in ["pmb", "lps"] {
+        let text = common::cracked_plate_text(law, 150)
+            + "[[geometry.remove]]\nshape = \"circle\"\ncenter = [0.036, 0.004]\n\
+               radius = 0.0015\n";
+        let problem = common::problem(&text, &[]);
+        assert!(
+            GpuLoop::<f64>::lattice(&problem).is_none(),
+            "the hole: the list form"
+        );
+        let one = common::run_end(&problem, BackendKind::GpuLoop);
+        for p in [2, 3] {
+            let ends = common::distributed_end(&problem, BackendKind::GpuLoop, p);
+            let case = format!("{law}, gpu-loop on {p} ranks through the driver");
+            common::assert_same_end(&one, &ends, &case);
+        }
+    }
 }

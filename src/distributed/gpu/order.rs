@@ -123,3 +123,93 @@ impl DeviceOrder {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::CpuLoop;
+    use crate::distributed::RankPlan;
+    use crate::dynamics::{Forces, Loads};
+    use std::sync::Arc;
+
+    /// A pre-cracked plate of 30 x 10 nodes with partial volumes and the surface correction,
+    /// its top edge pulled: a cut across x leaves interior, boundary and ghost nodes.
+    fn plate() -> Problem {
+        let text = "[material]\nmodel = \"pmb\"\nyoungs_modulus = 200e9\ndensity = 8000\n\
+             critical_stretch = 0.004\nsurface_correction = true\n[discretization]\n\
+             dimension = \"plane-stress\"\nthickness = 1e-3\ndx = 1e-3\n\
+             horizon_factor = 3.015\npartial_volume = \"linear\"\n[geometry]\n\
+             box = [{ min = [0, 0], max = [0.029, 0.009] }]\n\
+             [[precrack]]\nstart = [-0.001, 0.0045]\nend = [0.01, 0.0045]\n\
+             [[region]]\nname = \"top\"\nshape = \"edge\"\nside = \"+y\"\ndepth_dx = 2\n\
+             [[boundary]]\nregion = \"top\"\nkind = \"velocity\"\ny = 1.0\n\
+             [solver]\nkind = \"explicit\"\nsteps = 1\n";
+        let model = crate::model::parse(text, "test.toml", &[]).expect("valid model");
+        Problem::build(model, std::path::Path::new(".")).expect("builds")
+    }
+
+    /// The rank's problem in device order, given every local node's displacement, gives
+    /// each owned node the force the whole problem gives it, bit for bit (the same bonds in
+    /// the same order with the same values), with the bonds broken by a displacement that
+    /// breaks some; the interior nodes read no ghost; the conditions restricted to the part
+    /// name the owned nodes' dofs of the whole problem's.
+    #[test]
+    fn the_part_in_device_order_gives_the_owned_forces_bitwise() {
+        let problem = plate();
+        let (n, d) = (problem.body.len(), problem.dim());
+        let u: Vec<f64> = (0..n * d)
+            .map(|k| 4e-6 * ((k * 7919 % 1013) as f64 / 1013.0 - 0.5))
+            .collect();
+        let mut whole = CpuLoop::<f64>::new(Arc::new(problem.clone()));
+        let mut f = vec![0.0; n * d];
+        let broken = whole.break_bonds_and_force(&u, &mut f).unwrap();
+        assert!(broken > 0, "the displacement breaks bonds");
+        let loads = Loads::new(&problem, 1e-8);
+        let mut broken_parts = 0;
+        for rank in 0..2 {
+            let plan = RankPlan::new(&problem, 2, rank).unwrap();
+            let order = DeviceOrder::new(&plan.sub, n);
+            assert!(
+                0 < order.interior && order.interior < order.owned,
+                "both kinds"
+            );
+            let local = order.problem(&problem, &plan.sub);
+            for k in 0..order.interior {
+                let family = local.families.family(k);
+                assert!(
+                    family.iter().all(|&l| (l as usize) < order.owned),
+                    "interior"
+                );
+            }
+            let nodes: Vec<usize> = order.to_plan.iter().map(|&p| plan.sub.nodes[p]).collect();
+            let mut u_local = vec![0.0; d * nodes.len()];
+            for (k, &i) in nodes.iter().enumerate() {
+                u_local[d * k..d * (k + 1)].copy_from_slice(&u[d * i..d * (i + 1)]);
+            }
+            let mut part = CpuLoop::<f64>::new(Arc::new(local));
+            let mut f_local = vec![0.0; u_local.len()];
+            broken_parts += part.break_bonds_and_force(&u_local, &mut f_local).unwrap();
+            for (k, &i) in nodes[..order.owned].iter().enumerate() {
+                for c in 0..d {
+                    let (a, b) = (f_local[d * k + c], f[d * i + c]);
+                    assert_eq!(
+                        a.to_bits(),
+                        b.to_bits(),
+                        "rank {rank}, node {i}: {a} vs {b}"
+                    );
+                }
+            }
+            let part_loads = loads.on_part(&order.owned_local, order.len());
+            let expected: Vec<usize> = (loads.constrained_dofs().iter())
+                .filter_map(|&k| {
+                    let at = order.owned_local[k / d];
+                    (at != u32::MAX).then_some(d * at as usize + k % d)
+                })
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            assert_eq!(part_loads.constrained_dofs(), &expected[..], "rank {rank}");
+        }
+        assert_eq!(broken_parts, broken, "each bond broken once, by its owner");
+    }
+}
