@@ -158,7 +158,7 @@ mod tests {
         let problem = plate();
         let (n, d) = (problem.body.len(), problem.dim());
         let u: Vec<f64> = (0..n * d)
-            .map(|k| 4e-6 * ((k * 7919 % 1013) as f64 / 1013.0 - 0.5))
+            .map(|k| 1.6e-5 * ((k * 7919 % 1013) as f64 / 1013.0 - 0.5))
             .collect();
         let mut whole = CpuLoop::<f64>::new(Arc::new(problem.clone()));
         let mut f = vec![0.0; n * d];
