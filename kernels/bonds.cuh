@@ -86,7 +86,9 @@ struct BondParams {
     const u8* material;
     const double* pair_table;
     u32 n_materials;
-    u32 pad_m;
+    // The first node of the launch: threads run nodes first .. n - 1 (0: every node; a
+    // distributed run launches its interior and boundary nodes apart, src/distributed/gpu/).
+    u32 first;
     // A softening damage law (law.softening, docs/materials.md): the damage of every slot of
     // the sliced order, in [0, 1] (0 in padding; the bond's status bit turns 0 when it
     // reaches 1). Null: the brittle law.
@@ -595,7 +597,7 @@ __device__ __forceinline__ void count_broken(const BondParams& p, u32 count) {
 #define PD_BOND_ENTRY_UNCAPPED(name, body)                \
     PD_KERNEL(name)(const BondParams p) { PD_BOND_BODY(body) }
 #define PD_BOND_BODY(body)                                \
-        const u32 i = blockIdx.x * blockDim.x + threadIdx.x; \
+        const u32 i = p.first + blockIdx.x * blockDim.x + threadIdx.x; \
         if (i >= p.n) return;                             \
         if (p.dim == 3) body<3>(p, i);                    \
         else body<2>(p, i);

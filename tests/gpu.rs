@@ -17,6 +17,8 @@ mod common;
 mod contact;
 #[path = "gpu/crack_nodes.rs"]
 mod crack_nodes;
+#[path = "gpu/distributed.rs"]
+mod distributed;
 #[path = "gpu/fields.rs"]
 mod fields;
 #[path = "gpu/guard.rs"]

@@ -45,6 +45,13 @@ fn model(law: &str, steps: usize) -> String {
 /// Run the built binary on `model_path` into `out`: alone with `ranks` = 0, else under
 /// `mpirun -n ranks` (one rayon thread per rank: the CI machine has two cores).
 fn peridot(model_path: &Path, out: &Path, ranks: usize) -> Output {
+    peridot_with(model_path, out, ranks, &[])
+}
+
+/// [`peridot`] with more arguments (`--backend gpu-loop`) and, for `gpu-loop`, the neighbour
+/// list form in one process too (`PD_LATTICE=0`: the distributed run always takes it; the
+/// lattice slot-table kernel agrees with it to 1e-12 only).
+fn peridot_with(model_path: &Path, out: &Path, ranks: usize, more: &[&str]) -> Output {
     let exe = env!("CARGO_BIN_EXE_peridot");
     let args = ["run", model_path.to_str().unwrap(), "--quiet", "--out"];
     let mut cmd = match ranks {
@@ -55,13 +62,23 @@ fn peridot(model_path: &Path, out: &Path, ranks: usize) -> Output {
             c
         }
     };
-    cmd.args(args).arg(out).env("RAYON_NUM_THREADS", "1");
+    cmd.args(args)
+        .arg(out)
+        .args(more)
+        .env("RAYON_NUM_THREADS", "1");
+    if more.contains(&"gpu-loop") {
+        cmd.env("PERIDOT_KERNEL_DEFINES", "PD_LATTICE=0");
+    }
     cmd.output()
         .unwrap_or_else(|e| panic!("cannot start mpirun / peridot ({e}): is MPI installed?"))
 }
 
 fn run_ok(model_path: &Path, out: &Path, ranks: usize) {
-    let o = peridot(model_path, out, ranks);
+    run_ok_with(model_path, out, ranks, &[]);
+}
+
+fn run_ok_with(model_path: &Path, out: &Path, ranks: usize, more: &[&str]) {
+    let o = peridot_with(model_path, out, ranks, more);
     assert!(
         o.status.success(),
         "{ranks} ranks: {}\n{}",
@@ -125,8 +142,25 @@ fn summary(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
-/// The distributed run in `dist` equals the single-process one in `single` bit for bit.
+/// The probe rows of `probes.csv` in `dir`.
+fn probe_table(dir: &Path) -> Vec<Vec<f64>> {
+    let text = std::fs::read_to_string(dir.join("probes.csv")).unwrap();
+    (text.lines().skip(1))
+        .map(|l| l.split(',').map(|x| x.trim().parse().unwrap()).collect())
+        .collect()
+}
+
+/// The distributed run in `dist` equals the single-process one in `single` bit for bit
+/// (`probes.csv` byte for byte).
 fn assert_same(single: &Path, dist: &Path, ranks: usize) {
+    assert_same_state(single, dist, ranks);
+    let read = |d: &Path| std::fs::read_to_string(d.join("probes.csv")).unwrap();
+    assert_eq!(read(single), read(dist), "{ranks} ranks: probes.csv");
+}
+
+/// The snapshots (from the pieces) and the summary of the distributed run in `dist` equal
+/// the single-process one's in `single` bit for bit.
+fn assert_same_state(single: &Path, dist: &Path, ranks: usize) {
     let snaps = single_snapshots(single);
     assert!(
         snaps.len() >= 3,
@@ -152,8 +186,6 @@ fn assert_same(single: &Path, dist: &Path, ranks: usize) {
             );
         }
     }
-    let read = |d: &Path| std::fs::read_to_string(d.join("probes.csv")).unwrap();
-    assert_eq!(read(single), read(dist), "{ranks} ranks: probes.csv");
     let (s, d) = (summary(single), summary(dist));
     for key in [
         "broken_bonds",
@@ -278,4 +310,57 @@ fn unsupported_models_are_refused_on_every_rank_naming_what_runs() {
         err.contains("solver.kind = \"adr\"") && err.contains("explicit solver on cpu-loop"),
         "{err}"
     );
+}
+
+/// Whether a CUDA device is there, else says the test is skipped.
+fn have_gpu() -> bool {
+    match peridot::gpu::Gpu::get() {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("skipped: no CUDA device ({e})");
+            false
+        }
+    }
+}
+
+/// `mpirun -n 2 peridot run --backend gpu-loop`: both ranks on this host's GPUs (one each
+/// where there are two, sharing one otherwise) end with the one-GPU run's snapshots bit for
+/// bit (the neighbour-list form in both) and its broken bonds; the probe rows, summed on the
+/// host from the gathered values where one GPU sums them on the device, agree to 1e-12 of
+/// each column's largest magnitude (a different summation order only).
+#[test]
+fn gpu_loop_across_two_ranks_equals_one_gpu() {
+    if !have_gpu() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("test.toml");
+    std::fs::write(&path, model("pmb", 320)).unwrap();
+    let gpu = ["--backend", "gpu-loop"];
+    let (single, dist) = (tmp.path().join("single"), tmp.path().join("ranks2"));
+    run_ok_with(&path, &single, 0, &gpu);
+    run_ok_with(&path, &dist, 2, &gpu);
+    assert_same_state(&single, &dist, 2);
+    assert!(
+        summary(&single)["broken_bonds"].as_u64().unwrap() > 0,
+        "bonds break"
+    );
+    assert_eq!(summary(&dist)["backend"], "gpu-loop-mpi");
+    let (a, b) = (probe_table(&single), probe_table(&dist));
+    assert_eq!(a.len(), b.len(), "probe rows");
+    for c in 0..a[0].len() {
+        let scale = a
+            .iter()
+            .map(|r| r[c].abs())
+            .fold(0.0, f64::max)
+            .max(f64::MIN_POSITIVE);
+        for (x, y) in a.iter().zip(&b) {
+            assert!(
+                (x[c] - y[c]).abs() <= 1e-12 * scale,
+                "probe column {c}: {} vs {}",
+                x[c],
+                y[c]
+            );
+        }
+    }
 }

@@ -578,8 +578,9 @@ fn matrix_budget_counts_fit_two_parts() {
 /// The partition of a run across ranks (`peridot info --ranks`, `distributed::plan`): every
 /// node owned once and every bond counted once, the ghosts exactly the halo, each rank's
 /// sends to a neighbour as long as that neighbour's receives from it (the lists match without
-/// a handshake), the halo bytes the ghosts' displacements, the bonds balanced to within one
-/// cell slab, and a lean problem's rows the same as the stored one's.
+/// a handshake), the halo bytes the ghosts' displacements (and the PCIe bytes of gpu-loop's
+/// exchange the sent nodes' and the ghosts'), the bonds balanced to within one cell slab,
+/// and a lean problem's rows the same as the stored one's.
 #[test]
 fn rank_plans_cover_the_model_and_match_their_neighbours() {
     use peridot::distributed::plan::rows;
@@ -610,6 +611,12 @@ fn rank_plans_cover_the_model_and_match_their_neighbours() {
                 "{p} ranks, rank {r}: ghosts"
             );
             assert_eq!(table[r].halo_bytes(2, 8, false), 16 * plan.sub.halo());
+            // (gpu-loop: the sent nodes' values down and the ghosts' up; LPS adds the
+            // (alpha, p theta) pair to the 2 displacement components)
+            let sent: usize = plan.halo.sends.iter().map(|q| q.nodes.len()).sum();
+            let moved = sent + plan.sub.halo();
+            assert_eq!(table[r].gpu_pcie_bytes(2, 8, false), 16 * moved);
+            assert_eq!(table[r].gpu_pcie_bytes(2, 4, true), 16 * moved);
             for send in &plan.halo.sends {
                 let back = &plans[send.rank].halo.recvs;
                 let recv = back

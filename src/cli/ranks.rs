@@ -1,6 +1,7 @@
 //! The ranks of `peridot run` under `mpirun` (`docs/distributed.md`), and the partition
 //! `peridot info --ranks P` shows.
 
+use peridot::backend::gpu::bond_loop::device_bytes_per;
 use peridot::distributed::plan::rows;
 use peridot::material::Law;
 use peridot::setup::Problem;
@@ -30,16 +31,25 @@ pub fn print_ranks(problem: &Problem, p: usize, precision: Precision) -> anyhow:
          bonds; halo bytes received per step in {}):",
         precision.name()
     );
-    println!("  rank      nodes        bonds     ghosts  peers  halo bytes/step");
+    println!(
+        "  rank      nodes        bonds     ghosts  peers  halo bytes/step  gpu-loop: PCIe \
+         bytes/step  device bytes"
+    );
+    // (the rank's GpuLoop in its neighbour-list form: per node of the part and per bond,
+    // padding of the sliced order left out)
+    let (node, slot) = device_bytes_per(dim, bytes, lps);
     for r in &table {
+        let device = node * (r.nodes + r.ghosts) + (slot * r.bonds as f64) as usize;
         println!(
-            "  {:>4} {:>10} {:>12} {:>10} {:>6} {:>16}",
+            "  {:>4} {:>10} {:>12} {:>10} {:>6} {:>16} {:>25} {:>13}",
             r.rank,
             r.nodes,
             r.bonds,
             r.ghosts,
             r.peers,
-            r.halo_bytes(dim, bytes, lps)
+            r.halo_bytes(dim, bytes, lps),
+            r.gpu_pcie_bytes(dim, bytes, lps),
+            device
         );
     }
     let total: usize = table.iter().map(|r| r.bonds).sum();
@@ -47,6 +57,17 @@ pub fn print_ranks(problem: &Problem, p: usize, precision: Precision) -> anyhow:
     println!(
         "  bond imbalance {:.3} (largest share over the mean)",
         most as f64 * p as f64 / total.max(1) as f64
+    );
+    println!(
+        "  gpu-loop runs one GPU per rank (local rank modulo the host's GPUs), the part \
+         resident on it; per step only the halo crosses PCIe: the values sent packed on the \
+         device and copied down, the ghosts' copied up ({} values a node{})",
+        dim + 2 * usize::from(lps),
+        if lps {
+            ": displacement and (alpha, p theta)"
+        } else {
+            ": displacement"
+        }
     );
     Ok(())
 }
@@ -57,8 +78,8 @@ pub fn print_ranks(problem: &Problem, p: usize, precision: Precision) -> anyhow:
 /// that does not run across ranks (`--restart`, `--export-stiffness`).
 #[cfg(feature = "mpi")]
 pub fn join(cancel: &peridot::solver::Cancel, refused: bool) -> anyhow::Result<Option<Ranks>> {
-    use peridot::distributed::cpu::StopFlags;
     use peridot::distributed::MpiComm;
+    use peridot::distributed::StopFlags;
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
     if launched_ranks().is_none() {
@@ -71,6 +92,9 @@ pub fn join(cancel: &peridot::solver::Cancel, refused: bool) -> anyhow::Result<O
         );
     }
     let comm = MpiComm::init()?;
+    // (ranks of one host take distinct GPUs while there are enough: the local rank modulo
+    // the devices, for the GPU backends; opened only by them)
+    peridot::gpu::select_device(comm.local_rank());
     let stop = StopFlags {
         raw: cancel.flag().clone(),
         agreed: Arc::new(AtomicBool::new(false)),

@@ -91,8 +91,11 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     // set up lean, holding no bond on the host)
     let counts = ModelCounts::of(&model, &dir, precision);
     // (a restart sets the checkpoint's bond status as the problem's initial one, which needs
-    // the bonds stored)
-    let may_be_lean = backend == BackendKind::GpuLoop && !export_stiffness && restart.is_none();
+    // the bonds stored; so does the partition of a distributed run)
+    let may_be_lean = backend == BackendKind::GpuLoop
+        && !export_stiffness
+        && restart.is_none()
+        && ranks.is_none();
     let mut shape = RunShape {
         lean: may_be_lean,
         subdomains: subdomains.count,
@@ -121,7 +124,10 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     // runs a full box lattice from its stencil
     shape.lean = lean;
     shape.listless = listless && nothing_to_stream;
-    guard_device(&counts, &shape)?;
+    // (a rank of a distributed run holds its part only: its GpuLoop checks that the part fits)
+    if ranks.is_none() {
+        guard_device(&counts, &shape)?;
+    }
     let mut problem = if lean {
         Problem::lean_from_body(model, body)?
     } else {

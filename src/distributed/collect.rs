@@ -1,13 +1,40 @@
 //! What a distributed run reports, brought together: each rank's owned values gathered into
 //! the global arrays every rank holds (for snapshots, probes and the summary, which then
-//! read them as in a single process, bit for bit), and the bond status (and a softening
-//! law's damage per bond) in the global CSR order. Collective: every rank calls these in the same order.
+//! read them as in a single process, bit for bit), the bond status (and a softening law's
+//! damage per bond) in the global CSR order, the probe rows, every rank's report of its
+//! exchanges ([`HaloTimes`]), and the stop flag the ranks agree on ([`StopFlags`]).
+//! Collective: every rank calls these in the same order.
 //!
 //! Units: as the values gathered.
 
-use super::{bytes_of, bytes_of_mut, Comm};
-use crate::backend::partitioned::exchange::scatter;
-use crate::Result;
+use super::{bytes_of, bytes_of_mut, Comm, RankPlan};
+use crate::backend::partitioned::exchange::{gather_into, scatter};
+use crate::dynamics::State;
+use crate::output::{ProbeRegions, ProbeValues};
+use crate::partition::RankReport;
+use crate::{Real, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The stop flags of a distributed run: `raw` set by this process's signal handler, `agreed`
+/// (the one the driver reads) set on every rank once any rank's raw flag is set.
+#[derive(Debug, Clone)]
+pub struct StopFlags {
+    pub raw: Arc<AtomicBool>,
+    pub agreed: Arc<AtomicBool>,
+}
+
+/// Seconds and bytes of a rank's exchanges.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HaloTimes {
+    /// Ghost exchanges (pack, messages, unpack), less the bond work done meanwhile: the
+    /// communication the overlap did not hide.
+    pub exchange_seconds: f64,
+    /// Force evaluations, exchanges included.
+    pub forces_seconds: f64,
+    pub exchanges: usize,
+    pub bytes_received: usize,
+}
 
 /// Every rank's owned values (`per` per node, rank `r`'s for the nodes `owned_of[r]`, this
 /// rank's in `mine`) written into `global` at their nodes.
@@ -60,4 +87,114 @@ pub(super) fn gather_bonds<V: Copy + Default>(
         }
     }
     Ok(values)
+}
+
+/// Every rank's report of a run whose ghosts carry `per` values of `T` per exchange step
+/// (gathered: collective).
+pub(super) fn rank_reports<T>(
+    comm: &dyn Comm,
+    plan: &RankPlan,
+    per: usize,
+    times: &HaloTimes,
+) -> Result<Vec<RankReport>> {
+    let row = plan.row();
+    let mine = RankReport {
+        rank: row.rank,
+        nodes: row.nodes,
+        bonds: row.bonds,
+        ghosts: row.ghosts,
+        peers: row.peers,
+        halo_bytes_per_step: plan.halo.recv_bytes(per, std::mem::size_of::<T>()) as u64,
+        exchanges: times.exchanges as u64,
+        bytes_received: times.bytes_received as u64,
+        exchange_seconds: times.exchange_seconds,
+        forces_seconds: times.forces_seconds,
+    };
+    let size = RankReport::VALUES * std::mem::size_of::<f64>();
+    let counts = vec![size; comm.size()];
+    let all = comm.all_gather(bytes_of(&mine.to_values()), &counts)?;
+    let values: Vec<f64> = (all.chunks_exact(8))
+        .map(|b| f64::from_ne_bytes(b.try_into().expect("8 bytes")))
+        .collect();
+    Ok(values
+        .chunks_exact(RankReport::VALUES)
+        .map(RankReport::from_values)
+        .collect())
+}
+
+/// Set the agreed stop flag on every rank where any rank's raw flag is set (collective).
+pub(super) fn agree_on_stop(comm: &dyn Comm, stop: Option<&StopFlags>) {
+    let Some(stop) = stop else { return };
+    if comm.any(stop.raw.load(Ordering::SeqCst)) {
+        stop.agreed.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Per rank, the nodes of any of `regions` it owns (ascending), of every rank's owned nodes
+/// `owned_of`.
+pub(super) fn probe_nodes(regions: &ProbeRegions, owned_of: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut all: Vec<usize> = (regions.regions.iter())
+        .flat_map(|(nodes, _)| nodes.iter().copied())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    (owned_of.iter())
+        .map(|owned| {
+            (all.iter().copied())
+                .filter(|i| owned.binary_search(i).is_ok())
+                .collect()
+        })
+        .collect()
+}
+
+/// The displacement and force density of `nodes` (`d` per node) from the host `state`.
+pub(super) fn values_at<T: Real>(state: &State<T>, nodes: &[usize], d: usize) -> (Vec<T>, Vec<T>) {
+    let (mut u, mut f) = (
+        vec![T::zero(); d * nodes.len()],
+        vec![T::zero(); d * nodes.len()],
+    );
+    gather_into(&state.u, nodes, d, &mut u);
+    gather_into(&state.f, nodes, d, &mut f);
+    (u, f)
+}
+
+/// The probe rows of `regions` from every rank's displacement and force density of its
+/// probe nodes (`nodes[r]`, this rank's in `mine`, `d` per node), gathered into the global
+/// arrays `u`, `f` (sized here to `len`; only the probe nodes' are written), the sums in the
+/// order of a single process (collective).
+pub(super) fn probe_rows<T: Real>(
+    comm: &dyn Comm,
+    nodes: &[Vec<usize>],
+    mine: (Vec<T>, Vec<T>),
+    d: usize,
+    (u, f): (&mut Vec<T>, &mut Vec<T>),
+    len: usize,
+    regions: &ProbeRegions,
+) -> Result<Vec<ProbeValues>> {
+    u.resize(len, T::zero());
+    f.resize(len, T::zero());
+    gather_owned(comm, nodes, &mine.0, d, u)?;
+    gather_owned(comm, nodes, &mine.1, d, f)?;
+    Ok(regions.on_host(u, f))
+}
+
+/// The largest |u| of the owned dofs of `nodes` in the host `state` (infinite where one is
+/// not finite).
+pub(super) fn owned_max_abs<T: Real>(state: &State<T>, nodes: &[usize], d: usize) -> f64 {
+    (nodes.iter())
+        .flat_map(|&i| &state.u[d * i..d * (i + 1)])
+        .map(|x| x.f64().abs())
+        .fold(0.0, |m: f64, x| {
+            if x.is_finite() {
+                m.max(x)
+            } else {
+                f64::INFINITY
+            }
+        })
+}
+
+/// The largest of every rank's `mine` (`None` where one is not finite: collective).
+pub(super) fn largest(comm: &dyn Comm, mine: f64) -> Option<f64> {
+    let m = comm.max_f64(mine);
+    m.is_finite().then_some(m)
 }

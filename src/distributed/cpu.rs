@@ -19,10 +19,13 @@
 //!
 //! Units: m, N/m^3, J.
 
-use super::collect::{gather_bonds, gather_owned};
+use super::collect::{
+    agree_on_stop, gather_bonds, gather_owned, largest, owned_max_abs, probe_nodes, probe_rows,
+    rank_reports, values_at, HaloTimes, StopFlags,
+};
 use super::halo::HaloBuffers;
 use super::split::Split;
-use super::{bytes_of, Comm, RankPlan};
+use super::{Comm, RankPlan};
 use crate::backend::partitioned::emulate::history_timing;
 use crate::backend::partitioned::exchange::{gather, gather_into};
 use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
@@ -34,29 +37,8 @@ use crate::output::{ProbeRegions, ProbeValues};
 use crate::partition::RankReport;
 use crate::setup::Problem;
 use crate::{Real, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The stop flags of a distributed run: `raw` set by this process's signal handler, `agreed`
-/// (the one the driver reads) set on every rank once any rank's raw flag is set.
-#[derive(Debug, Clone)]
-pub struct StopFlags {
-    pub raw: Arc<AtomicBool>,
-    pub agreed: Arc<AtomicBool>,
-}
-
-/// Seconds and bytes of a rank's exchanges.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct HaloTimes {
-    /// Ghost exchanges (pack, messages, unpack), less the bond work done meanwhile: the
-    /// communication the overlap did not hide.
-    pub exchange_seconds: f64,
-    /// Force evaluations, exchanges included.
-    pub forces_seconds: f64,
-    pub exchanges: usize,
-    pub bytes_received: usize,
-}
 
 /// `cpu-loop` on one rank's part of the problem.
 pub struct DistributedCpu<T: Real> {
@@ -88,22 +70,6 @@ pub struct DistributedCpu<T: Real> {
     u_probe: Vec<T>,
     f_probe: Vec<T>,
     pub times: HaloTimes,
-}
-
-/// Per rank, the nodes of any of `regions` it owns (ascending).
-fn probe_nodes(regions: &ProbeRegions, owned_of: &[Vec<usize>]) -> Vec<Vec<usize>> {
-    let mut all: Vec<usize> = (regions.regions.iter())
-        .flat_map(|(nodes, _)| nodes.iter().copied())
-        .collect();
-    all.sort_unstable();
-    all.dedup();
-    (owned_of.iter())
-        .map(|owned| {
-            (all.iter().copied())
-                .filter(|i| owned.binary_search(i).is_ok())
-                .collect()
-        })
-        .collect()
 }
 
 impl<T: Real> DistributedCpu<T> {
@@ -289,39 +255,8 @@ impl<T: Real> DistributedCpu<T> {
 
     /// Every rank's report, gathered.
     fn rank_reports(&self) -> Result<Vec<RankReport>> {
-        let row = self.plan.row();
-        let t = &self.times;
         let per = self.dim + usize::from(self.lps);
-        let mine = RankReport {
-            rank: row.rank,
-            nodes: row.nodes,
-            bonds: row.bonds,
-            ghosts: row.ghosts,
-            peers: row.peers,
-            halo_bytes_per_step: self.plan.halo.recv_bytes(per, std::mem::size_of::<T>()) as u64,
-            exchanges: t.exchanges as u64,
-            bytes_received: t.bytes_received as u64,
-            exchange_seconds: t.exchange_seconds,
-            forces_seconds: t.forces_seconds,
-        };
-        let size = RankReport::VALUES * std::mem::size_of::<f64>();
-        let counts = vec![size; self.comm.size()];
-        let all = self.comm.all_gather(bytes_of(&mine.to_values()), &counts)?;
-        let values: Vec<f64> = (all.chunks_exact(8))
-            .map(|b| f64::from_ne_bytes(b.try_into().expect("8 bytes")))
-            .collect();
-        Ok(values
-            .chunks_exact(RankReport::VALUES)
-            .map(RankReport::from_values)
-            .collect())
-    }
-
-    /// Set the agreed stop flag on every rank where any rank's raw flag is set.
-    fn agree_on_stop(&self) {
-        let Some(stop) = &self.stop else { return };
-        if self.comm.any(stop.raw.load(Ordering::SeqCst)) {
-            stop.agreed.store(true, Ordering::SeqCst);
-        }
+        rank_reports::<T>(&*self.comm, &self.plan, per, &self.times)
     }
 }
 
@@ -458,7 +393,7 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
         if full_sync {
             self.gather_state(state)?;
         }
-        self.agree_on_stop();
+        agree_on_stop(&*self.comm, self.stop.as_ref());
         Ok(broken)
     }
 
@@ -469,20 +404,8 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
 
     /// The largest over the ranks' owned dofs (`None` where any is not finite).
     fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
-        let d = self.dim;
-        let mut m = 0.0f64;
-        for &i in self.plan.sub.owned_nodes() {
-            for x in &state.u[d * i..d * (i + 1)] {
-                let x = x.f64().abs();
-                m = if x.is_finite() {
-                    m.max(x)
-                } else {
-                    f64::INFINITY
-                };
-            }
-        }
-        let m = self.comm.max_f64(m);
-        Ok(m.is_finite().then_some(m))
+        let mine = owned_max_abs(state, self.plan.sub.owned_nodes(), self.dim);
+        Ok(largest(&*self.comm, mine))
     }
 
     /// The probe values from the regions' displacements and forces gathered to every rank
@@ -496,21 +419,17 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
             self.probe_nodes = Some(probe_nodes(regions, &self.plan.owned_of));
         }
         let nodes = self.probe_nodes.as_ref().expect("set above");
-        let d = self.dim;
-        let (mut u, mut f) = (
-            std::mem::take(&mut self.u_probe),
-            std::mem::take(&mut self.f_probe),
-        );
-        u.resize(state.u.len(), T::zero());
-        f.resize(state.f.len(), T::zero());
-        for (global, from) in [(&mut u, &state.u), (&mut f, &state.f)] {
-            let mut mine = vec![T::zero(); d * nodes[self.plan.rank].len()];
-            gather_into(from, &nodes[self.plan.rank], d, &mut mine);
-            gather_owned(&*self.comm, nodes, &mine, d, global)?;
-        }
-        let values = regions.on_host(&u, &f);
-        (self.u_probe, self.f_probe) = (u, f);
-        Ok(values)
+        let mine = values_at(state, &nodes[self.plan.rank], self.dim);
+        let bufs = (&mut self.u_probe, &mut self.f_probe);
+        probe_rows(
+            &*self.comm,
+            nodes,
+            mine,
+            self.dim,
+            bufs,
+            state.u.len(),
+            regions,
+        )
     }
 
     /// This rank's bytes, and every rank's report (collective).

@@ -6,8 +6,10 @@
 //!
 //! - [`Comm`]: what a run needs of the transport (rank, size, one non-blocking exchange with
 //!   the neighbouring ranks, reductions, an all-gather, abort). [`SelfComm`] is the single
-//!   process; `MpiComm` (feature `mpi`, `mpi_comm.rs`) is MPI through rsmpi. The command line
-//!   creates the communicator; nothing below it knows MPI.
+//!   process; `MpiComm` (feature `mpi`, `mpi_comm.rs`) is MPI through rsmpi; [`ThreadComm`]
+//!   (`thread_comm.rs`) is P ranks as P threads of one process (a distributed run without
+//!   `mpirun`, for tests). The command line creates the communicator; nothing below it knows
+//!   MPI.
 //! - [`RankPlan`] (`plan.rs`): a rank's subdomain (`partition::Subdomain`: owned nodes, then
 //!   ghosts), its neighbours and the nodes it sends to and receives from each, every rank's
 //!   owned nodes; pure, so `peridot info --ranks P` shows it without MPI.
@@ -27,17 +29,22 @@
 
 mod collect;
 pub mod cpu;
+pub mod gpu;
 pub mod halo;
 #[cfg(feature = "mpi")]
 pub mod mpi_comm;
 pub mod plan;
 mod split;
+pub mod thread_comm;
 
+pub use collect::{HaloTimes, StopFlags};
 pub use cpu::DistributedCpu;
+pub use gpu::DistributedGpu;
 pub use halo::Halo;
 #[cfg(feature = "mpi")]
 pub use mpi_comm::MpiComm;
 pub use plan::{RankPlan, RankRow};
+pub use thread_comm::{run_ranks, ThreadComm};
 
 use crate::Result;
 

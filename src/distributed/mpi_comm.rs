@@ -48,6 +48,13 @@ impl MpiComm {
         })
     }
 
+    /// This process's rank among the ranks of its host (MPI's shared-memory split of the
+    /// world, `MPI_Comm_split_type` with `MPI_COMM_TYPE_SHARED`; collective): what picks
+    /// its GPU (`gpu::select_device`).
+    pub fn local_rank(&self) -> usize {
+        self.world.split_shared(0).rank() as usize
+    }
+
     /// The MPI library's version string.
     pub fn library_version() -> String {
         mpi::environment::library_version().unwrap_or_default()

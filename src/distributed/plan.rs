@@ -45,6 +45,13 @@ impl RankRow {
     pub fn halo_bytes(&self, dim: usize, bytes: usize, lps: bool) -> usize {
         self.ghosts * bytes * (dim + usize::from(lps))
     }
+
+    /// Bytes crossing PCIe per time step on `gpu-loop` with one GPU per rank: the packed
+    /// sends copied down and the ghosts' values copied up, each the displacement (`dim`
+    /// values of `bytes` each) and, for the state-based laws, the `(alpha, p theta)` pair.
+    pub fn gpu_pcie_bytes(&self, dim: usize, bytes: usize, lps: bool) -> usize {
+        (self.sent + self.ghosts) * bytes * (dim + 2 * usize::from(lps))
+    }
 }
 
 impl RankPlan {

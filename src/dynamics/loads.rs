@@ -95,6 +95,36 @@ impl Loads {
         }
     }
 
+    /// These conditions on a part of the nodes (a rank's, `distributed/gpu/`): `local[i]` is
+    /// node `i`'s index in the part, or `u32::MAX` where it is not in it; `n` the part's
+    /// nodes. Every condition stays, at its place (the factor table's columns), with the
+    /// nodes of the part in its own order.
+    pub fn on_part(&self, local: &[u32], n: usize) -> Loads {
+        let dim = self.dim;
+        let conditions: Vec<Condition> = (self.conditions.iter())
+            .map(|c| Condition {
+                nodes: (c.nodes.iter())
+                    .filter_map(|&i| (local[i] != u32::MAX).then_some(local[i] as usize))
+                    .collect(),
+                ..c.clone()
+            })
+            .collect();
+        let mut constrained = vec![false; n * dim];
+        for (k, &on) in self.constrained.iter().enumerate() {
+            let i = local[k / dim];
+            if on && i != u32::MAX {
+                constrained[dim * i as usize + k % dim] = true;
+            }
+        }
+        let constrained_dofs = (0..constrained.len()).filter(|&k| constrained[k]).collect();
+        Loads {
+            dim,
+            conditions,
+            constrained,
+            constrained_dofs,
+        }
+    }
+
     /// Components per node.
     pub fn dim(&self) -> usize {
         self.dim

@@ -1,4 +1,5 @@
-//! The process-wide GPU: device 0, its default stream, and the compiled kernel modules (one
+//! The process-wide GPU: device 0 (or the one [`select_device`] chose: a rank of a
+//! distributed run takes its local rank modulo the devices), its default stream, and the compiled kernel modules (one
 //! program per precision, compiled by NVRTC to a device binary for the device's compute
 //! capability on first use, kept for the life of the process and on disk between runs,
 //! `kernel_cache.rs`).
@@ -13,7 +14,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -31,6 +32,8 @@ pub struct Gpu {
     pub total_memory: usize,
     /// The driver's version (`13000` for CUDA 13.0).
     pub driver_version: i32,
+    /// The device's ordinal among the visible ones.
+    pub ordinal: usize,
     /// Compiled modules, `[f32, f64]`.
     modules: Mutex<[Option<Arc<CudaModule>>; 2]>,
     /// Nanoseconds spent making modules (compiling or reading the cache, and loading),
@@ -49,6 +52,17 @@ pub enum ProgramOrigin {
 
 /// The process's GPU, once opened.
 static GPU: OnceLock<std::result::Result<Arc<Gpu>, String>> = OnceLock::new();
+
+/// The local rank whose device [`Gpu::get`] opens (`usize::MAX`: none chosen, device 0).
+static LOCAL_RANK: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// Make [`Gpu::get`] open device `local_rank % devices` instead of device 0: ranks of a
+/// distributed run on one host (`local_rank`: the rank among them) take distinct devices
+/// while there are enough, and share them round-robin beyond. Call it before the device is
+/// first opened; later it changes nothing.
+pub fn select_device(local_rank: usize) {
+    LOCAL_RANK.store(local_rank, Ordering::SeqCst);
+}
 
 /// A driver error as a backend error.
 pub fn driver_error(e: DriverError) -> Error {
@@ -92,20 +106,25 @@ impl Gpu {
         // cudarc panics on a missing driver symbol; keep that an error too.
         let opened = catch_unwind(AssertUnwindSafe(
             || -> std::result::Result<_, DriverError> {
-                if CudaContext::device_count()? < 1 {
+                let count = CudaContext::device_count()?;
+                if count < 1 {
                     return Ok(None);
                 }
-                let ctx = CudaContext::new(0)?;
+                let ordinal = match LOCAL_RANK.load(Ordering::SeqCst) {
+                    usize::MAX => 0,
+                    r => r % count as usize,
+                };
+                let ctx = CudaContext::new(ordinal)?;
                 let (major, minor) = ctx.compute_capability()?;
                 let name = ctx.name()?;
                 let total = ctx.total_mem()?;
                 let mut driver = 0;
                 // SAFETY: a valid out-pointer; the driver is loaded (checked above).
                 unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver) }.result()?;
-                Ok(Some((ctx, (major, minor), name, total, driver)))
+                Ok(Some((ctx, (major, minor), name, total, driver, ordinal)))
             },
         ));
-        let (ctx, (major, minor), name, total_memory, driver_version) = match opened {
+        let (ctx, (major, minor), name, total_memory, driver_version, ordinal) = match opened {
             Ok(Ok(Some(found))) => found,
             Ok(Ok(None)) => return Err("no CUDA device found; use --backend cpu-loop".into()),
             Ok(Err(e)) => {
@@ -127,6 +146,7 @@ impl Gpu {
             arch: format!("sm_{major}{minor}"),
             total_memory,
             driver_version,
+            ordinal,
             modules: Mutex::new([None, None]),
             compile_nanos: Arc::new(AtomicU64::new(0)),
         })
@@ -297,6 +317,7 @@ impl Gpu {
             arch: self.arch.clone(),
             total_memory: self.total_memory,
             driver_version: self.driver_version,
+            ordinal: self.ordinal,
             modules: Mutex::new(modules),
             compile_nanos: self.compile_nanos.clone(),
         })

@@ -116,6 +116,7 @@ pub const STAGES: &[Stage] = &[
         ["adr_residual", "adr_finalize", "adr_velocity", "adr_drift"]
     ),
     stage!("scan.cu", ["scan_blocks", "scan_add"]),
+    stage!("halo.cu", ["halo_gather", "halo_scatter"]),
     stage!("cell_bin.cu" after "cell_grid.cuh", ["cell_count", "cell_scatter"]),
     stage!("neighbor_search.cu" after "cell_grid.cuh", ["neighbor_count", "neighbor_fill", "neighbor_sort_rows"]),
 ];

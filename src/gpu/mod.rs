@@ -20,4 +20,4 @@ pub mod params;
 pub mod pinned;
 
 pub use detect::{cusparse_available, driver_available, nvrtc_available};
-pub use device::Gpu;
+pub use device::{select_device, Gpu};

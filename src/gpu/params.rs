@@ -84,7 +84,9 @@ pub struct BondParams {
     /// `n^2` micromoduli, `n^2` critical stretches, `n` values of `K_d`.
     pub pair_table: u64,
     pub n_materials: u32,
-    pub pad_m: u32,
+    /// The first node of a launch: its threads run nodes `first .. n` (0: every node; a
+    /// distributed run launches its interior and boundary nodes apart).
+    pub first: u32,
     /// A softening damage law (`law.softening`): the damage of every slot of the sliced
     /// order (`T`, in [0, 1]; 0 in padding), or 0 for the brittle law.
     pub bond_damage: u64,
@@ -164,6 +166,18 @@ pub struct ReduceParams {
     pub u: u64,
     pub ndof: u64,
     pub out: u64,
+}
+
+/// The ghost exchange of a distributed run on the device (`halo.cu`): `count` nodes'
+/// `per` values each between `values` (at the nodes of `index`) and the packed `buffer`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HaloParams {
+    pub values: u64,
+    pub index: u64,
+    pub buffer: u64,
+    pub count: u64,
+    pub per: u64,
 }
 
 /// Probe sums of one region (`probe_sums` in `leapfrog.cu`).
@@ -258,6 +272,8 @@ unsafe impl DeviceRepr for ConditionParams {}
 unsafe impl DeviceRepr for ReduceParams {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for ProbeParams {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for HaloParams {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for AdrParams {}
 unsafe impl DeviceRepr for MatrixParams {}

@@ -6,13 +6,13 @@
 //! what does.
 
 use super::ranks::Ranks;
-use super::run::{simulate_from_in, RunOptions};
+use super::run::{simulate_from_in, Outcome, RunOptions};
 use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::BackendKind;
 use crate::model::SolverKind;
 use crate::output::Summary;
 use crate::setup::Problem;
-use crate::{Error, Precision, Result};
+use crate::{Error, Precision, Real, Result};
 
 /// Run this rank's part of a distributed run of `problem`, every rank calling this with the
 /// same problem and options; returns the summary (on every rank; rank 0 writes it).
@@ -25,6 +25,18 @@ pub fn run_distributed(problem: Problem, opts: &RunOptions, ranks: Ranks) -> Res
     }
 }
 
+/// [`run_distributed`] in precision `T` (ignoring `opts.precision`), returning the outcome:
+/// the final state gathered on every rank, and the rank's backend, whose reports (bond
+/// status, damage) are collective (every rank asks, in the same order).
+pub fn simulate_distributed<T: Real>(
+    problem: Problem,
+    opts: &RunOptions,
+    ranks: Ranks,
+) -> Result<Outcome<T>> {
+    supported(&problem, opts.backend, opts.subdomains.as_ref())?;
+    simulate_from_in::<T>(problem, opts, None, Some(ranks))
+}
+
 /// Refuse what does not run across ranks yet, naming what does.
 fn supported(
     problem: &Problem,
@@ -33,11 +45,12 @@ fn supported(
 ) -> Result<()> {
     let refuse = |what: &str| {
         Err(Error::Backend {
-            backend: "cpu-loop (distributed)".into(),
+            backend: format!("{} (distributed)", backend.name()),
             message: format!(
                 "{what} does not run across MPI ranks yet; what does: the explicit solver on \
-                 cpu-loop (PMB, LPS, several materials, pre-cracks, damping, probes, \
-                 snapshots); run it in one process instead"
+                 cpu-loop, or gpu-loop with one GPU per rank (PMB, LPS, several materials of \
+                 one density, pre-cracks, damping, probes, snapshots); run it in one process \
+                 instead"
             ),
         })
     };
@@ -45,7 +58,10 @@ fn supported(
     if m.solver.kind == SolverKind::Adr {
         return refuse("solver.kind = \"adr\"");
     }
-    if !matches!(backend, BackendKind::CpuLoop | BackendKind::Auto) {
+    if !matches!(
+        backend,
+        BackendKind::CpuLoop | BackendKind::GpuLoop | BackendKind::Auto
+    ) {
         return refuse(&format!("--backend {}", backend.name()));
     }
     if subdomains.is_some_and(|s| s.count.is_some() || s.budget.is_some()) {

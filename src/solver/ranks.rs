@@ -2,9 +2,9 @@
 //! (`distributed.rs`): this rank's backend and share of the snapshots, the outputs rank 0
 //! writes alone, and the abort of every rank where one failed alone.
 
-use crate::backend::Backend;
-use crate::distributed::cpu::StopFlags;
-use crate::distributed::{Comm, DistributedCpu};
+use crate::backend::{Backend, BackendKind};
+use crate::distributed::StopFlags;
+use crate::distributed::{Comm, DistributedCpu, DistributedGpu};
 use crate::output::{Pieces, ProbeWriter, VtkSeries};
 use crate::setup::Problem;
 use crate::{Error, Real, Result};
@@ -27,20 +27,34 @@ impl Ranks {
     }
 }
 
-/// This rank's backend, and the ranks with this rank's share of the snapshots.
+/// This rank's backend of kind `kind` (`gpu-loop`: [`DistributedGpu`] on the rank's device;
+/// otherwise `cpu-loop`, [`DistributedCpu`]), and the ranks with this rank's share of the
+/// snapshots.
 #[allow(clippy::type_complexity)]
 pub(super) fn backend<T: Real>(
     problem: &Problem,
+    kind: BackendKind,
     ranks: Ranks,
 ) -> Result<(Box<dyn Backend<T>>, Option<(Ranks, Pieces)>)> {
-    let backend = DistributedCpu::<T>::new(problem, ranks.comm.clone(), ranks.stop.clone())?;
-    let plan = backend.plan();
+    let (comm, stop) = (ranks.comm.clone(), ranks.stop.clone());
+    let (backend, plan): (Box<dyn Backend<T>>, _) = match kind {
+        BackendKind::GpuLoop => {
+            let b = DistributedGpu::<T>::new(problem, comm, stop)?;
+            let plan = b.plan().clone();
+            (Box::new(b), plan)
+        }
+        _ => {
+            let b = DistributedCpu::<T>::new(problem, comm, stop)?;
+            let plan = b.plan().clone();
+            (Box::new(b), plan)
+        }
+    };
     let pieces = Pieces {
         rank: plan.rank,
         ranks: plan.ranks,
         nodes: plan.owned_of[plan.rank].clone(),
     };
-    Ok((Box::new(backend), Some((ranks, pieces))))
+    Ok((backend, Some((ranks, pieces))))
 }
 
 /// Whether a distributed run in `dir` writes probe rows (every rank computes them).

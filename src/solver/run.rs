@@ -166,7 +166,7 @@ impl<T: Real> Runner<T> {
             T::PRECISION,
         );
         let (backend, ranks) = match ranks {
-            Some(ranks) => ranks::backend::<T>(&problem, ranks)?,
+            Some(ranks) => ranks::backend::<T>(&problem, opts.backend, ranks)?,
             None => (
                 backend::create::<T>(opts.backend, problem.clone(), subdomains.as_ref())?,
                 None,

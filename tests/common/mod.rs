@@ -630,3 +630,92 @@ pub fn snapshots(dir: &Path) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// A plate of 48 x 12 nodes (1 mm) pre-cracked from its left edge to a third of its length
+/// at mid-height, top and bottom layers pulled apart at 6 m/s for `steps` steps: the crack
+/// runs along x, across the cuts between ranks (slabs across x); PMB with the surface
+/// correction and partial volumes, or LPS; no outputs.
+pub fn cracked_plate(law: &str, steps: usize) -> Problem {
+    problem(&cracked_plate_text(law, steps), &[])
+}
+
+/// The model text of [`cracked_plate`].
+pub fn cracked_plate_text(law: &str, steps: usize) -> String {
+    let nu = law.starts_with("lps").then_some(0.22);
+    let corr = match law {
+        "pmb" => "surface_correction = true\n",
+        _ => "",
+    };
+    format!(
+        "{}{corr}critical_stretch = 0.002\n[discretization]\ndimension = \"plane-stress\"\n\
+         thickness = 1e-3\ndx = 1e-3\nhorizon_factor = 3.015\npartial_volume = \"linear\"\n\
+         [geometry]\nbox = [{{ min = [0, 0], max = [0.047, 0.011] }}]\n\
+         [[precrack]]\nstart = [-0.001, 0.0055]\nend = [0.016, 0.0055]\n\
+         [[region]]\nname = \"bottom\"\nshape = \"edge\"\nside = \"-y\"\ndepth_dx = 3\n\
+         [[region]]\nname = \"top\"\nshape = \"edge\"\nside = \"+y\"\ndepth_dx = 3\n\
+         [[boundary]]\nregion = \"bottom\"\nkind = \"velocity\"\ny = -6.0\n\
+         [[boundary]]\nregion = \"top\"\nkind = \"velocity\"\ny = 6.0\n\
+         [solver]\nkind = \"explicit\"\nsteps = {steps}\n\
+         [output]\nimage = false\ntips_every = 0\n",
+        material(law, nu)
+    )
+}
+
+/// What a run ends with: the final displacement and velocity, the bond status in CSR order
+/// and the bonds broken.
+pub struct RunEnd {
+    pub u: Vec<f64>,
+    pub v: Vec<f64>,
+    pub status: Vec<u8>,
+    pub broken: usize,
+}
+
+/// The end of a single-process run of `problem` on `backend` in f64.
+pub fn run_end(problem: &Problem, backend: BackendKind) -> RunEnd {
+    let opts = options(backend, Precision::F64, None);
+    let o = simulate::<f64>(problem.clone(), &opts).expect("run succeeds");
+    RunEnd {
+        status: o.backend.bond_status().expect("bond status"),
+        broken: o.summary.broken_bonds,
+        u: o.state.u,
+        v: o.state.v,
+    }
+}
+
+/// The end of a run of `problem` on `backend` in f64 across `ranks` ranks, each a thread
+/// of this process (`peridot::distributed::ThreadComm`), as every rank sees it.
+pub fn distributed_end(problem: &Problem, backend: BackendKind, ranks: usize) -> Vec<RunEnd> {
+    use peridot::solver::distributed::simulate_distributed;
+    use peridot::solver::Ranks;
+    peridot::distributed::run_ranks(ranks, |comm| {
+        let opts = options(backend, Precision::F64, None);
+        let ranks = Ranks { comm, stop: None };
+        let o = simulate_distributed::<f64>(problem.clone(), &opts, ranks)
+            .unwrap_or_else(|e| panic!("distributed run: {e}"));
+        // (collective: every rank asks)
+        let status = o.backend.bond_status().expect("bond status");
+        RunEnd {
+            status,
+            broken: o.summary.broken_bonds,
+            u: o.state.u,
+            v: o.state.v,
+        }
+    })
+}
+
+/// Assert every rank's end of a distributed run equals `one`'s bit for bit (`what` names
+/// the run), and that bonds broke (a run that breaks none would not test the crack across
+/// the cuts).
+pub fn assert_same_end(one: &RunEnd, ranks: &[RunEnd], what: &str) {
+    assert!(
+        one.broken > 0,
+        "{what}: the crack must grow (no bond broke)"
+    );
+    for (r, end) in ranks.iter().enumerate() {
+        let what = format!("{what}, rank {r} of {}", ranks.len());
+        assert_bitwise(&end.u, &one.u, &format!("{what}: displacement"));
+        assert_bitwise(&end.v, &one.v, &format!("{what}: velocity"));
+        assert_eq!(end.broken, one.broken, "{what}: bonds broken");
+        assert!(end.status == one.status, "{what}: bond status differs");
+    }
+}

@@ -26,7 +26,7 @@ pub fn addr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> u64 {
 }
 
 /// Copy the first `out.len()` values of `src` to the host and wait for them.
-pub(super) fn download<U: DeviceRepr>(gpu: &Gpu, src: &CudaSlice<U>, out: &mut [U]) -> Result<()> {
+pub(crate) fn download<U: DeviceRepr>(gpu: &Gpu, src: &CudaSlice<U>, out: &mut [U]) -> Result<()> {
     if out.is_empty() {
         return Ok(());
     }

@@ -15,7 +15,7 @@
 pub mod adr;
 mod adr_buffers;
 pub mod bond_loop;
-mod buffers;
+pub(crate) mod buffers;
 pub mod conditions;
 pub mod lattice;
 pub mod matrix;

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// How a GPU backend computes forces inside the device time loop.
-pub(super) trait DeviceForces<T: Real> {
+pub(crate) trait DeviceForces<T: Real> {
     /// The backend's time-loop state if it has made one.
     fn loop_if_made(&mut self) -> Option<&mut DeviceLoop<T>>;
 
@@ -59,7 +59,7 @@ pub(super) trait DeviceForces<T: Real> {
 }
 
 /// Device buffers of the explicit state (`u`, `v`, `a`, `f`, `b`, half-step velocity).
-pub(super) struct DeviceState<T> {
+pub(crate) struct DeviceState<T> {
     pub u: CudaSlice<T>,
     pub v: CudaSlice<T>,
     pub a: CudaSlice<T>,
@@ -93,13 +93,13 @@ struct LeapfrogKernels {
 
 /// The device time loop's state: the resident explicit state, the per-step factor table,
 /// the condition lists and the reduction result.
-pub(super) struct DeviceLoop<T> {
-    pub(super) gpu: Arc<Gpu>,
+pub(crate) struct DeviceLoop<T> {
+    pub(crate) gpu: Arc<Gpu>,
     k: LeapfrogKernels,
     /// The explicit state while the time loop runs on the device.
-    pub(super) state: DeviceState<T>,
+    pub(crate) state: DeviceState<T>,
     /// `State::step` the device state holds, if it holds one.
-    pub(super) resident_step: Option<usize>,
+    pub(crate) resident_step: Option<usize>,
     /// Device buffer of per-step condition factors (grown on demand).
     table: Option<CudaSlice<f64>>,
     /// Boundary-condition lists.
@@ -116,8 +116,8 @@ pub(super) struct DeviceLoop<T> {
 }
 
 /// What one call of `steps` steps launches with: the state addresses and the factor table.
-pub(super) struct Plan {
-    pub(super) sp: StepParams,
+pub(crate) struct Plan {
+    pub(crate) sp: StepParams,
     table: u64,
     stride: usize,
     t_end: f64,
@@ -125,7 +125,7 @@ pub(super) struct Plan {
 
 impl Plan {
     /// Device address of the factor-table row of step `s` of the call.
-    pub(super) fn row(&self, s: usize) -> u64 {
+    pub(crate) fn row(&self, s: usize) -> u64 {
         self.table + (s * self.stride * std::mem::size_of::<f64>()) as u64
     }
 }
@@ -214,7 +214,7 @@ impl<T: Real> DeviceLoop<T> {
     }
 
     /// Largest |u| of the resident displacement (`ndof` values), `None` if not finite.
-    fn device_max_abs(&mut self, ndof: usize) -> Result<Option<f64>> {
+    pub(crate) fn device_max_abs(&mut self, ndof: usize) -> Result<Option<f64>> {
         let s = self.gpu.stream().clone();
         s.memset_zeros(&mut self.reduce_out).map_err(driver_error)?;
         let p = ReduceParams {
@@ -457,7 +457,7 @@ impl<T: Real> DeviceLoop<T> {
 /// [`crate::backend::Backend::advance_explicit`]): prepare the state, lists and factor table,
 /// run `steps_of(backend, integrator, plan, steps)`, read the bonds broken (the whole as
 /// force time), then end the call (state to the host if asked, clock advanced).
-pub(super) fn run_call<T: Real, B: DeviceForces<T>>(
+pub(crate) fn run_call<T: Real, B: DeviceForces<T>>(
     backend: &mut B,
     call: ExplicitCall<'_, T>,
     steps_of: impl FnOnce(&mut B, &Explicit, &Plan, usize) -> Result<()>,

@@ -32,6 +32,19 @@ pub(super) fn advance_fused<T: Real>(
 impl<T: Real> GpuLoop<T> {
     /// The `steps` steps of one call, launched with `plan`.
     fn fused_steps(&mut self, ex: &Explicit, plan: &Plan, steps: usize) -> Result<()> {
+        self.fused_steps_with(ex, plan, steps, |gl, params| gl.forces_in_order(params))
+    }
+
+    /// The `steps` steps of one call, launched with `plan`, each step's force kernels (with
+    /// the fused update) by `forces(self, params)`: the distributed run's launches them in
+    /// two parts around its ghost exchange (`distributed/gpu/`).
+    pub(crate) fn fused_steps_with(
+        &mut self,
+        ex: &Explicit,
+        plan: &Plan,
+        steps: usize,
+        mut forces: impl FnMut(&mut Self, &BondParams) -> Result<()>,
+    ) -> Result<()> {
         let sp = plan.sp;
         if steps > 0 {
             self.stepper.before_forces(&sp, plan.row(0))?;
@@ -41,7 +54,7 @@ impl<T: Real> GpuLoop<T> {
             self.stepper.body_force(plan.row(s))?;
             // (with a failure pass before or after the force kernels where the model has one)
             let params = self.step_params(ex, &sp, last);
-            self.forces_in_order(&params)?;
+            forces(self, &params)?;
             if last {
                 self.stepper.impose(plan.row(s))?;
             } else {

@@ -13,7 +13,7 @@ use crate::gpu::params::BondParams;
 use crate::gpu::Gpu;
 use crate::material::Law;
 use crate::{Real, Result};
-use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, ValidAsZeroBits};
 
 /// The scratch buffer `slot` of `len` values, allocated on first use (after checking that it
 /// fits: an error naming the bytes needed and free otherwise).
@@ -36,7 +36,7 @@ fn scratch<'a, U: DeviceRepr + ValidAsZeroBits>(
 impl<T: Real> GpuLoop<T> {
     /// Bond-loop parameters reading displacement `u` and writing force density `force`
     /// (device addresses).
-    pub(super) fn bond_params(&self, u: u64, force: u64, check_bonds: bool) -> BondParams {
+    pub(crate) fn bond_params(&self, u: u64, force: u64, check_bonds: bool) -> BondParams {
         let g = &self.gpu;
         let params = BondParams {
             slice_start: addr(g, &self.slice_start),
@@ -86,40 +86,51 @@ impl<T: Real> GpuLoop<T> {
         self.forces_in_order(&params)
     }
 
-    /// Launch the force kernels with `params` (which may ask for the fused explicit update);
-    /// a softening law's kernel breaks nothing (its failure pass does: `failure.rs`).
-    pub(super) fn launch_force_kernels(&self, params: &BondParams) -> Result<()> {
-        let params = *params;
-        let n = self.problem.body.len();
-        // SAFETY: `params` holds this backend's buffers, sized for `n` nodes and their bonds;
-        // `u` and `force` address `d n` values.
-        unsafe {
-            match self.problem.material.law {
-                Law::Pmb { .. } => {
-                    let plain =
-                        params.partial_volume == 0 && params.law.pmb.surface_correction == 0;
-                    let k = match (plain, params.stencil != 0) {
-                        _ if params.bond_damage != 0 => &self.k.pmb_force_softening,
-                        _ if params.material != 0 => &self.k.pmb_force_materials,
-                        _ if params.slot_geometry != 0 => &self.k.pmb_force_lattice_table,
-                        (true, true) => &self.k.pmb_force_plain_lattice,
-                        (true, false) => &self.k.pmb_force_plain,
-                        // (the general loop tests `stencil` itself)
-                        (false, _) => &self.k.pmb_force,
-                    };
-                    self.gpu.launch(k, n, &params)
-                }
-                law @ Law::Lps { .. } => {
-                    let (dilatation, force) = self.k.lps(law);
-                    self.gpu.launch(dilatation, n, &params)?;
-                    self.gpu.launch(force, n, &params)
-                }
+    /// The kernels of a force evaluation with `params`: for LPS its dilatation kernel, then
+    /// the force kernel (the loop `params` asks for: a softening law's, several materials',
+    /// the lattice's with or without the slot table, the plain list's, the general one).
+    pub(crate) fn force_kernels(
+        &self,
+        params: &BondParams,
+    ) -> (Option<&CudaFunction>, &CudaFunction) {
+        match self.problem.material.law {
+            Law::Pmb { .. } => {
+                let plain = params.partial_volume == 0 && params.law.pmb.surface_correction == 0;
+                let k = match (plain, params.stencil != 0) {
+                    _ if params.bond_damage != 0 => &self.k.pmb_force_softening,
+                    _ if params.material != 0 => &self.k.pmb_force_materials,
+                    _ if params.slot_geometry != 0 => &self.k.pmb_force_lattice_table,
+                    (true, true) => &self.k.pmb_force_plain_lattice,
+                    (true, false) => &self.k.pmb_force_plain,
+                    // (the general loop tests `stencil` itself)
+                    (false, _) => &self.k.pmb_force,
+                };
+                (None, k)
+            }
+            law @ Law::Lps { .. } => {
+                let (dilatation, force) = self.k.lps(law);
+                (Some(dilatation), force)
             }
         }
     }
 
+    /// Launch the force kernels with `params` (which may ask for the fused explicit update);
+    /// a softening law's kernel breaks nothing (its failure pass does: `failure.rs`).
+    pub(super) fn launch_force_kernels(&self, params: &BondParams) -> Result<()> {
+        let n = self.problem.body.len();
+        let (dilatation, force) = self.force_kernels(params);
+        // SAFETY: `params` holds this backend's buffers, sized for `n` nodes and their bonds;
+        // `u` and `force` address `d n` values.
+        unsafe {
+            if let Some(dilatation) = dilatation {
+                self.gpu.launch(dilatation, n, params)?;
+            }
+            self.gpu.launch(force, n, params)
+        }
+    }
+
     /// Bonds broken on the device since the last read.
-    pub(super) fn read_broken(&mut self) -> Result<usize> {
+    pub(crate) fn read_broken(&mut self) -> Result<usize> {
         Ok(self.broken.take(&self.gpu)? as usize)
     }
 

@@ -33,6 +33,7 @@ mod records;
 mod setup;
 
 pub use bond_arrays::{bond_slot_bytes, device_bond_arrays};
+pub(crate) use failure::keeps_history;
 pub(crate) use params::{full_volume, law_params, Kernels};
 pub(crate) use records::{node_records, node_records_f32, record_centre};
 pub use setup::device_bytes_per;
@@ -109,4 +110,27 @@ pub struct GpuLoop<T: Real> {
     full_volume: f64,
     /// The device time loop: resident state, condition lists, leapfrog kernels.
     stepper: DeviceLoop<T>,
+}
+
+impl<T: Real> GpuLoop<T> {
+    /// The device this backend runs on.
+    pub(crate) fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// Set the largest horizon volume the surface correction refers to, m^3: a part of a
+    /// body (a rank's nodes, `distributed/gpu/`) takes the whole body's, as the in-core run.
+    pub(crate) fn set_full_volume(&mut self, full_volume: f64) {
+        self.full_volume = full_volume;
+    }
+
+    /// The device time loop (resident state, condition lists, leapfrog kernels).
+    pub(crate) fn stepper(&mut self) -> &mut DeviceLoop<T> {
+        &mut self.stepper
+    }
+
+    /// The problem this backend holds.
+    pub(crate) fn problem(&self) -> &Arc<Problem> {
+        &self.problem
+    }
 }

@@ -1,0 +1,191 @@
+//! The traits the distributed GPU loop implements: `Forces` (the calls on the driver's
+//! global arrays: the start of a run and its outputs; each gathers or sums over the ranks)
+//! and `Backend` (the explicit loop on the device, the stability check and the probe rows
+//! reduced over the ranks, the footprint with every rank's report).
+//!
+//! Units: m, N/m^3, J; bytes.
+
+use super::super::collect::{
+    gather_bonds, largest, owned_max_abs, probe_nodes, probe_rows, rank_reports, values_at,
+};
+use super::halo::Packed;
+use super::{DistributedGpu, NAME};
+use crate::backend::gpu::buffers::addr;
+use crate::backend::gpu::device_fault;
+use crate::backend::partitioned::exchange::gather_into;
+use crate::backend::{Backend, Footprint};
+use crate::dynamics::{ExplicitCall, Forces, State};
+use crate::gpu::pinned::copy_out;
+use crate::output::{ProbeRegions, ProbeValues};
+use crate::{Real, Result};
+
+impl<T: Real> DistributedGpu<T> {
+    /// The local displacement (device order) at the global `u`: owned from `u`, ghosts from
+    /// their owners (exchanged on the host: the trait calls that read ghosts on the host's
+    /// side).
+    fn local_displacement(&self, u: &[T]) -> Result<Vec<T>> {
+        let (d, sub) = (self.dim, &self.plan.sub);
+        let mut plan_order = vec![T::zero(); d * sub.nodes.len()];
+        gather_into(u, sub.owned_nodes(), d, &mut plan_order[..d * sub.owned]);
+        let mut buf = Default::default();
+        let halo = &self.plan.halo;
+        halo.refresh(&*self.comm, &mut plan_order, d, &mut buf)?;
+        let mut local = vec![T::zero(); plan_order.len()];
+        for (k, &p) in self.order.to_plan.iter().enumerate() {
+            local[d * k..d * (k + 1)].copy_from_slice(&plan_order[d * p..d * (p + 1)]);
+        }
+        Ok(local)
+    }
+
+    /// The owned nodes' values of the device array at `src` (`per` per node, device order),
+    /// gathered into `global` on every rank.
+    fn gather_device(&self, src: u64, per: usize, global: &mut [T]) -> Result<()> {
+        let gpu = self.gl.gpu();
+        let mut local = vec![T::zero(); per * self.order.len()];
+        // SAFETY: `src` addresses `per` values for each of the part's nodes; waited for
+        // right away.
+        unsafe { copy_out(gpu.stream(), &mut local, src)? };
+        gpu.synchronize()?;
+        self.gather_device_order(&local, per, global)
+    }
+}
+
+impl<T: Real> Forces<T> for DistributedGpu<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.trait_forces(u, Some(force), false, true)
+            .map(|_| ())
+            .map_err(device_fault(NAME, "force evaluation"))
+    }
+
+    /// Break the owned nodes' over-stretched bonds; the bonds this rank broke.
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        self.trait_forces(u, None, true, true)
+            .map_err(device_fault(NAME, "bond breaking"))
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        self.trait_forces(u, Some(force), true, true)
+            .map_err(device_fault(NAME, "bond breaking and force evaluation"))
+    }
+
+    /// The damage of every node, on every rank.
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
+        let mut local = vec![T::zero(); self.order.len()];
+        self.gl.damage(&mut local)?;
+        self.gather_device_order(&local, 1, phi)
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
+        if self.halos.pair.is_none() {
+            return Ok(false);
+        }
+        self.trait_forces(u, None, false, false)
+            .map_err(device_fault(NAME, "dilatation"))?;
+        let at = self.gl.bond_params(0, 0, false).theta;
+        self.gather_device(at, 1, theta)?;
+        Ok(true)
+    }
+
+    /// The strain energy summed over the ranks (in rank order).
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        let local = self.local_displacement(u)?;
+        let mine = self.gl.strain_energy(&local)?;
+        Ok(self.comm.sum_f64(mine))
+    }
+
+    /// The bonds broken on every rank (pre-cracks included).
+    fn broken_bonds(&self) -> usize {
+        self.comm.sum_u64(self.gl.broken_bonds() as u64) as usize
+    }
+
+    /// The bond status of every bond, on every rank.
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        let local = self.gl.bond_status()?;
+        let families = &self.gl.problem().families;
+        let mine = self.order.status_in_plan_order(&local, families);
+        gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
+    }
+}
+
+impl<T: Real> Backend<T> for DistributedGpu<T> {
+    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        self.advance(call)
+    }
+
+    fn state_changed(&mut self, _state: &State<T>) -> Result<()> {
+        self.gl.stepper().resident_step = None;
+        Ok(())
+    }
+
+    /// The largest over the ranks' owned dofs (`None` where any is not finite): from the
+    /// device where it holds `state`.
+    fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
+        let d = self.dim;
+        let mine = match self.resident(state.step) {
+            true => (self.gl.stepper().device_max_abs(d * self.order.owned))
+                .map_err(device_fault(NAME, "displacement check"))?
+                .unwrap_or(f64::INFINITY),
+            false => owned_max_abs(state, self.plan.sub.owned_nodes(), d),
+        };
+        Ok(largest(&*self.comm, mine))
+    }
+
+    /// The probe rows from the regions' owned nodes (packed on the device where it holds
+    /// `state`, else from `state`) gathered to every rank, the sums in the order of a single
+    /// process.
+    fn probe_values(
+        &mut self,
+        state: &State<T>,
+        regions: &ProbeRegions,
+    ) -> Result<Vec<ProbeValues>> {
+        let d = self.dim;
+        if self.probes.is_none() {
+            let nodes = probe_nodes(regions, &self.plan.owned_of);
+            let local: Vec<u32> = (nodes[self.plan.rank].iter())
+                .map(|&i| self.order.owned_local[i])
+                .collect();
+            let packed = Packed::new(self.gl.gpu(), &local, d)?;
+            self.probes = Some((nodes, packed));
+        }
+        let resident = self.resident(state.step);
+        let gpu = self.gl.gpu().clone();
+        let s = &self.gl.stepper().state;
+        let (u_at, f_at) = (addr(&gpu, &s.u), addr(&gpu, &s.f));
+        let (nodes, packed) = self.probes.as_mut().expect("made above");
+        let mine_nodes = &nodes[self.plan.rank];
+        let mine = match resident {
+            true => {
+                let kernel = gpu.function(T::PRECISION, "halo_gather")?;
+                let mut values = |at: u64| -> Result<Vec<T>> {
+                    packed.gather(&gpu, &kernel, at)?;
+                    gpu.synchronize()
+                        .map_err(device_fault(NAME, "probe values"))?;
+                    Ok(packed.host.to_vec())
+                };
+                (values(u_at)?, values(f_at)?)
+            }
+            false => values_at(state, mine_nodes, d),
+        };
+        let bufs = (&mut self.u_probe, &mut self.f_probe);
+        probe_rows(&*self.comm, nodes, mine, d, bufs, state.u.len(), regions)
+    }
+
+    /// This rank's bytes (its `GpuLoop` and exchange buffers) and every rank's report
+    /// (collective).
+    fn footprint(&self) -> Footprint {
+        let h = &self.halos;
+        let halo_bytes = h.u.bytes() + h.pair.as_ref().map_or(0, |p| p.bytes());
+        let per = h.per(self.dim);
+        Footprint {
+            ranks: rank_reports::<T>(&*self.comm, &self.plan, per, &h.times).ok(),
+            ..Footprint::new(
+                self.gl.memory_bytes() + halo_bytes,
+                self.gl.bytes_per_step(),
+            )
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "gpu-loop-mpi"
+    }
+}

@@ -1,0 +1,183 @@
+//! The ghost exchange of a rank on its device: the values other ranks need gathered by a
+//! kernel (`halo_gather`, `kernels/halo.cu`) into one contiguous device buffer, copied into
+//! a page-locked host buffer, sent and received through [`Comm::exchange`], the received
+//! values copied up into one device buffer and put at the ghosts by a kernel
+//! (`halo_scatter`). Only these bytes cross PCIe per exchange: `per` values per node sent
+//! and per ghost received.
+//!
+//! [`DeviceHalo::post`] enqueues the gather and the copy down, and records an event;
+//! the caller then enqueues work that reads no ghost (the interior's kernel) and calls
+//! [`DeviceHalo::complete`], which waits for the event only (not for that work), exchanges,
+//! and enqueues the copy up and the scatter: the messages travel while the device computes.
+//! Everything runs on the device's one stream, so the ghosts are in place for whatever is
+//! enqueued next.
+//!
+//! Units: values as the arrays exchanged; bytes; seconds.
+
+use super::super::halo::Halo;
+use super::super::{bytes_of, bytes_of_mut, Comm};
+use super::order::DeviceOrder;
+use crate::backend::gpu::buffers::{addr, upload};
+use crate::gpu::device::driver_error;
+use crate::gpu::params::HaloParams;
+use crate::gpu::pinned::{copy_in, copy_out, timing_event, Pinned};
+use crate::gpu::Gpu;
+use crate::{Real, Result};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice};
+use std::time::Instant;
+
+/// One list of nodes whose values are packed into (or unpacked from) a contiguous buffer on
+/// the device and its page-locked host copy.
+pub(super) struct Packed<T> {
+    index: CudaSlice<u32>,
+    device: CudaSlice<T>,
+    pub host: Pinned<T>,
+    count: usize,
+    per: usize,
+}
+
+impl<T: Real> Packed<T> {
+    /// The list of `nodes` (device indices), `per` values each.
+    pub fn new(gpu: &Gpu, nodes: &[u32], per: usize) -> Result<Self> {
+        let len = per * nodes.len();
+        Ok(Packed {
+            index: upload(gpu, nodes)?,
+            device: gpu
+                .stream()
+                .alloc_zeros::<T>(len.max(1))
+                .map_err(driver_error)?,
+            host: Pinned::zeroed(gpu, len)?,
+            count: nodes.len(),
+            per,
+        })
+    }
+
+    fn params(&self, gpu: &Gpu, values: u64) -> HaloParams {
+        HaloParams {
+            values,
+            index: addr(gpu, &self.index),
+            buffer: addr(gpu, &self.device),
+            count: self.count as u64,
+            per: self.per as u64,
+        }
+    }
+
+    /// Enqueue the gather of the listed nodes' values of `values` (a device address) and
+    /// their copy into `host` (read it once the stream has passed this point).
+    pub fn gather(&mut self, gpu: &Gpu, kernel: &CudaFunction, values: u64) -> Result<()> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        let p = self.params(gpu, values);
+        // SAFETY: `index` holds `count` nodes of `values` (`per` values each), `device`
+        // `per count` values; `host` is pinned, as long as `device`, and read only after the
+        // stream has passed the copy (the caller's event or synchronization).
+        unsafe {
+            gpu.launch(kernel, self.count * self.per, &p)?;
+            copy_out(gpu.stream(), &mut self.host, p.buffer)
+        }
+    }
+
+    /// Enqueue the copy of `host` to the device and the scatter of its values to the listed
+    /// nodes of `values` (a device address).
+    pub fn scatter(&self, gpu: &Gpu, kernel: &CudaFunction, values: u64) -> Result<()> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        let p = self.params(gpu, values);
+        // SAFETY: as in `gather`; `host` is not written again before the copy has run (the
+        // next exchange first waits for an event recorded after it on the same stream).
+        unsafe {
+            copy_in(gpu.stream(), p.buffer, &self.host)?;
+            gpu.launch(kernel, self.count * self.per, &p)
+        }
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.index.num_bytes() + self.device.num_bytes() + self.host.num_bytes()
+    }
+}
+
+/// A rank's exchange of one array (`per` values per node) on its device.
+pub(super) struct DeviceHalo<T> {
+    sends: Packed<T>,
+    recvs: Packed<T>,
+    /// Per neighbouring rank, its rank and the nodes sent to it or received from it, in the
+    /// order of the packed buffers.
+    send_peers: Vec<(usize, usize)>,
+    recv_peers: Vec<(usize, usize)>,
+    per: usize,
+    gather: CudaFunction,
+    scatter: CudaFunction,
+    /// Recorded after the copy of the packed values to the host.
+    packed: CudaEvent,
+}
+
+impl<T: Real> DeviceHalo<T> {
+    /// The exchange of `halo` (plan indices, mapped to the device's by `order`), `per`
+    /// values per node.
+    pub fn new(gpu: &Gpu, halo: &Halo, order: &DeviceOrder, per: usize) -> Result<Self> {
+        let nodes = |peers: &[super::super::halo::Peer]| -> Vec<u32> {
+            peers
+                .iter()
+                .flat_map(|p| order.device_indices(&p.nodes))
+                .collect()
+        };
+        let peers = |peers: &[super::super::halo::Peer]| -> Vec<(usize, usize)> {
+            peers.iter().map(|p| (p.rank, p.nodes.len())).collect()
+        };
+        Ok(DeviceHalo {
+            sends: Packed::new(gpu, &nodes(&halo.sends), per)?,
+            recvs: Packed::new(gpu, &nodes(&halo.recvs), per)?,
+            send_peers: peers(&halo.sends),
+            recv_peers: peers(&halo.recvs),
+            per,
+            gather: gpu.function(T::PRECISION, "halo_gather")?,
+            scatter: gpu.function(T::PRECISION, "halo_scatter")?,
+            packed: timing_event(gpu)?,
+        })
+    }
+
+    /// Enqueue the packing of the values other ranks need from `values` (a device address)
+    /// and their copy to the host; record the event [`complete`](Self::complete) waits for.
+    pub fn post(&mut self, gpu: &Gpu, values: u64) -> Result<()> {
+        self.sends.gather(gpu, &self.gather, values)?;
+        self.packed.record(gpu.stream()).map_err(driver_error)
+    }
+
+    /// Wait for the packed values (not for the work enqueued after [`post`](Self::post)),
+    /// exchange them with the neighbours, and enqueue the received values' copy up and
+    /// scatter to the ghosts of `values`. Returns the seconds the host spent here.
+    pub fn complete(&mut self, gpu: &Gpu, comm: &dyn Comm, values: u64) -> Result<f64> {
+        let t0 = Instant::now();
+        self.packed.synchronize().map_err(driver_error)?;
+        let per = self.per;
+        let mut send = Vec::with_capacity(self.send_peers.len());
+        let mut rest: &[T] = &self.sends.host;
+        for &(rank, nodes) in &self.send_peers {
+            let (mine, more) = rest.split_at(per * nodes);
+            send.push((rank, bytes_of(mine)));
+            rest = more;
+        }
+        let mut recv = Vec::with_capacity(self.recv_peers.len());
+        let mut rest: &mut [T] = &mut self.recvs.host;
+        for &(rank, nodes) in &self.recv_peers {
+            let (mine, more) = rest.split_at_mut(per * nodes);
+            recv.push((rank, bytes_of_mut(mine)));
+            rest = more;
+        }
+        comm.exchange(&send, &mut recv, &mut || Ok(()))?;
+        self.recvs.scatter(gpu, &self.scatter, values)?;
+        Ok(t0.elapsed().as_secs_f64())
+    }
+
+    /// Bytes received per exchange.
+    pub fn recv_bytes(&self) -> usize {
+        self.recvs.count * self.per * std::mem::size_of::<T>()
+    }
+
+    /// Bytes held (device and pinned host).
+    pub fn bytes(&self) -> usize {
+        self.sends.bytes() + self.recvs.bytes()
+    }
+}

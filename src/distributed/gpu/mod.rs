@@ -1,0 +1,354 @@
+//! `gpu-loop` on one rank's part, one GPU per rank: the rank's subdomain (owned nodes with
+//! their families in the global CSR order, ghosts one family radius deep, from
+//! [`RankPlan`]) resident on the rank's device as a [`GpuLoop`] of its own (the neighbour
+//! list form), in the order of `order.rs` (interior, boundary, ghosts). The explicit loop
+//! runs on the device as in core (`backend/gpu/time_loop.rs`, the update fused into the
+//! force kernel, `bond_loop/fused.rs`); the state (u, v, a, the bond status) stays there.
+//!
+//! Each step the force kernels run in two launches around the ghost exchange
+//! (`halo.rs`): the owned values other ranks need are packed on the device and copied to a
+//! page-locked buffer, the interior's kernel (which reads no ghost) is enqueued, the
+//! messages are exchanged (`Comm::exchange`) while it runs, the ghosts' values are copied
+//! up and scattered, and the boundary's kernel is enqueued. LPS does this twice: the
+//! displacement before the dilatation kernels, then the ghosts' `(alpha, p theta)` pairs
+//! (what the force kernel reads of a neighbour) before the force kernels. Per step only the
+//! halo crosses PCIe: `d` values per ghost received and per sent node sent, `d + 2` for LPS.
+//!
+//! Each owned node sums its bonds in the global order with the in-core kernel's arithmetic
+//! and the same values, so the run equals the one-GPU `gpu-loop` run in its neighbour-list
+//! form bit for bit (the lattice slot-table kernel of a full box lattice, which a one-GPU
+//! run takes by default, agrees with the list to 1e-12 only: `docs/distributed.md`).
+//!
+//! Collective as [`super::DistributedCpu`]: the stop flag agreed at each call's end, the
+//! largest displacement and the probe rows reduced over the ranks, the state, damage and
+//! bond status gathered to every rank where the driver asks (`collect.rs`). Several ranks
+//! may share one device (threads of one process with [`super::ThreadComm`], or processes).
+//!
+//! Files: `order.rs` (the device order and the rank's problem in it), `halo.rs` (the
+//! exchange on the device), this file (setup, the split launches, the time loop),
+//! `backend.rs` (the `Forces` and `Backend` impls).
+//!
+//! Units: m, m/s, N/m^3, s; bytes.
+
+mod backend;
+mod halo;
+mod order;
+
+use super::{Comm, RankPlan};
+use super::{HaloTimes, StopFlags};
+use crate::backend::gpu::bond_loop::{full_volume, keeps_history};
+use crate::backend::gpu::buffers::addr;
+use crate::backend::gpu::time_loop::run_call;
+use crate::backend::{check_contact, check_material, GpuLoop, Scheme};
+use crate::dynamics::{ExplicitCall, State};
+use crate::gpu::device::driver_error;
+use crate::gpu::params::BondParams;
+use crate::material::Law;
+use crate::setup::Problem;
+use crate::{Error, Real, Result};
+use cudarc::driver::CudaSlice;
+use halo::{DeviceHalo, Packed};
+use order::DeviceOrder;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The backend's name in errors and summaries.
+const NAME: &str = "gpu-loop (distributed)";
+
+/// A rank's exchanges on its device and the split of its owned nodes.
+struct Halos<T> {
+    /// The displacement (`d` per node).
+    u: DeviceHalo<T>,
+    /// LPS: the `(alpha, p theta)` pairs (2 per node).
+    pair: Option<DeviceHalo<T>>,
+    interior: usize,
+    owned: usize,
+    times: HaloTimes,
+}
+
+impl<T: Real> Halos<T> {
+    /// Launch the force evaluation of `params` (its `u`, `force`, checks and fused update)
+    /// over the owned nodes in two parts around each exchange: the interior's kernel while
+    /// the ghosts' values travel, the boundary's after. `forces`: false stops after LPS's
+    /// dilatation (its pairs then are not exchanged).
+    fn launch(
+        &mut self,
+        gl: &GpuLoop<T>,
+        comm: &dyn Comm,
+        params: &BondParams,
+        forces: bool,
+    ) -> Result<()> {
+        let gpu = gl.gpu().clone();
+        let (dilatation, force) = gl.force_kernels(params);
+        let part = |first: usize, end: usize| BondParams {
+            first: first as u32,
+            n: end as u32,
+            ..*params
+        };
+        let (inner, edge) = (part(0, self.interior), part(self.interior, self.owned));
+        let run = |k, p: &BondParams| {
+            // SAFETY: `params` holds the rank's `GpuLoop` buffers, sized for its nodes (owned
+            // and ghosts) and bonds; the launch runs nodes `first .. n` of them.
+            unsafe { gpu.launch(k, (p.n - p.first) as usize, p) }
+        };
+        let first = dilatation.unwrap_or(force);
+        self.u.post(&gpu, params.u)?;
+        run(first, &inner)?;
+        self.times.exchange_seconds += self.u.complete(&gpu, comm, params.u)?;
+        self.count(self.u.recv_bytes());
+        run(first, &edge)?;
+        let (Some(pair), true) = (self.pair.as_mut(), dilatation.is_some() && forces) else {
+            return Ok(());
+        };
+        pair.post(&gpu, params.lps_pair)?;
+        run(force, &inner)?;
+        self.times.exchange_seconds += pair.complete(&gpu, comm, params.lps_pair)?;
+        let bytes = pair.recv_bytes();
+        self.count(bytes);
+        run(force, &edge)
+    }
+
+    fn count(&mut self, bytes: usize) {
+        self.times.exchanges += 1;
+        self.times.bytes_received += bytes;
+    }
+
+    /// Values per ghost and step: `d`, and the pair for LPS.
+    fn per(&self, dim: usize) -> usize {
+        dim + if self.pair.is_some() { 2 } else { 0 }
+    }
+}
+
+/// `gpu-loop` on one rank's part of the problem, on the rank's device.
+pub struct DistributedGpu<T: Real> {
+    comm: Arc<dyn Comm>,
+    plan: RankPlan,
+    order: DeviceOrder,
+    gl: GpuLoop<T>,
+    halos: Halos<T>,
+    /// The global CSR offsets (the bond status's order).
+    offsets: Vec<usize>,
+    dim: usize,
+    /// The state in device order, between the driver's global state and the device.
+    local: State<T>,
+    /// The trait calls' displacement and force (device order), allocated by the first.
+    scratch: Option<(CudaSlice<T>, CudaSlice<T>)>,
+    stop: Option<StopFlags>,
+    /// Per rank, the probe regions' nodes it owns, and this rank's on the device (made by
+    /// the first probe row).
+    probes: Option<(Vec<Vec<usize>>, Packed<T>)>,
+    u_probe: Vec<T>,
+    f_probe: Vec<T>,
+}
+
+/// Refuse what the distributed GPU loop does not run, naming what does.
+fn check(problem: &Problem) -> Result<()> {
+    check_material(problem, NAME, Scheme::GpuLoop)?;
+    check_contact(problem, NAME, false)?;
+    if problem.materials.as_ref().is_some_and(|m| m.densities_differ()) {
+        return Err(Error::Backend {
+            backend: NAME.into(),
+            message: "materials of different densities do not run on gpu-loop across ranks \
+                      yet (each rank's device loop updates with one density); they run on \
+                      cpu-loop across ranks and on every backend in one process"
+                .into(),
+        });
+    }
+    if keeps_history(&problem.model) {
+        return Err(Error::Backend {
+            backend: NAME.into(),
+            message: "bond failure with a history (a softening damage law, \
+                      critical_stretch_alpha, break_timing = \"after-force\") does not run \
+                      across ranks yet; brittle failure does"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
+impl<T: Real> DistributedGpu<T> {
+    /// This rank's part of `problem` (its bonds stored) over `comm`, on this process's device
+    /// (`Gpu::get`: the one `gpu::select_device` chose for the rank). Runs what `gpu-loop` in
+    /// core runs, less contact, several densities and failure with a history.
+    pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
+        check(problem)?;
+        let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
+        let order = DeviceOrder::new(&plan.sub, problem.body.len());
+        let local = Arc::new(order.problem(problem, &plan.sub));
+        let mut gl = GpuLoop::<T>::with_neighbour_list(local)
+            .map_err(|e| crate::backend::gpu::rename(e, NAME))?;
+        gl.set_full_volume(full_volume(problem));
+        let gpu = gl.gpu().clone();
+        let dim = problem.dim();
+        let lps = matches!(problem.material.law, Law::Lps { .. });
+        let halos = Halos {
+            u: DeviceHalo::new(&gpu, &plan.halo, &order, dim)?,
+            pair: match lps {
+                true => Some(DeviceHalo::new(&gpu, &plan.halo, &order, 2)?),
+                false => None,
+            },
+            interior: order.interior,
+            owned: order.owned,
+            times: HaloTimes::default(),
+        };
+        gpu.synchronize()?;
+        Ok(DistributedGpu {
+            local: State::at_rest(dim * order.len()),
+            offsets: problem.families.offsets.clone(),
+            dim,
+            gl,
+            halos,
+            order,
+            comm,
+            plan,
+            scratch: None,
+            stop,
+            probes: None,
+            u_probe: Vec::new(),
+            f_probe: Vec::new(),
+        })
+    }
+
+    /// This rank's part.
+    pub fn plan(&self) -> &RankPlan {
+        &self.plan
+    }
+
+    /// Whether the device holds the state of step `step`.
+    fn resident(&mut self, step: usize) -> bool {
+        self.gl.stepper().resident_step == Some(step)
+    }
+
+    /// The owned entries of the driver's `state` into the local state (device order), for
+    /// the upload a call makes where the device does not hold the state.
+    fn local_from(&mut self, state: &State<T>) {
+        let (o, sub, d, l) = (&self.order, &self.plan.sub, self.dim, &mut self.local);
+        for (global, local) in [
+            (&state.u, &mut l.u),
+            (&state.v, &mut l.v),
+            (&state.a, &mut l.a),
+            (&state.f, &mut l.f),
+            (&state.b, &mut l.b),
+        ] {
+            o.owned_of_global(global, sub, d, local);
+        }
+    }
+
+    /// The owned entries of the local state (just downloaded) gathered into the driver's
+    /// `state` on every rank.
+    fn state_to_all(&self, state: &mut State<T>) -> Result<()> {
+        let (d, l) = (self.dim, &self.local);
+        for (local, global) in [
+            (&l.u, &mut state.u),
+            (&l.v, &mut state.v),
+            (&l.a, &mut state.a),
+            (&l.f, &mut state.f),
+            (&l.b, &mut state.b),
+        ] {
+            self.gather_device_order(local, d, global)?;
+        }
+        Ok(())
+    }
+
+    /// The owned values of a device-order array (`per` per node) gathered into `global` on
+    /// every rank.
+    fn gather_device_order(&self, local: &[T], per: usize, global: &mut [T]) -> Result<()> {
+        let mine = self.order.owned_in_plan_order(local, per);
+        super::collect::gather_owned(&*self.comm, &self.plan.owned_of, &mine, per, global)
+    }
+
+    /// Run one call of the driver's explicit loop on the device (see
+    /// [`crate::backend::Backend::advance_explicit`]): the state uploaded from the driver's
+    /// where the device does not hold it, the steps with the split launches, the state
+    /// gathered to every rank where `full_sync` asks.
+    fn advance(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        let t0 = Instant::now();
+        let ExplicitCall {
+            integrator,
+            loads,
+            state,
+            times,
+            steps,
+            full_sync,
+        } = call;
+        if !self.resident(state.step) {
+            self.local_from(state);
+        }
+        (self.local.step, self.local.time) = (state.step, state.time);
+        let loads = loads.on_part(&self.order.owned_local, self.order.len());
+        let call = ExplicitCall {
+            integrator,
+            loads: &loads,
+            state: &mut self.local,
+            times,
+            steps,
+            full_sync,
+        };
+        let (halos, comm) = (&mut self.halos, &*self.comm);
+        let broken = run_call(&mut self.gl, call, |gl, ex, plan, steps| {
+            gl.fused_steps_with(ex, plan, steps, |gl, params| {
+                halos.launch(gl, comm, params, true)
+            })
+        })
+        .map_err(|e| crate::backend::gpu::rename(e, NAME))?;
+        (state.step, state.time) = (self.local.step, self.local.time);
+        if full_sync {
+            self.state_to_all(state)?;
+        }
+        super::collect::agree_on_stop(&*self.comm, self.stop.as_ref());
+        self.halos.times.forces_seconds += t0.elapsed().as_secs_f64();
+        Ok(broken)
+    }
+
+    /// The trait calls' device buffers: the displacement `u` (owned entries from the global
+    /// array, ghosts exchanged by the launch) and the force, as addresses.
+    fn upload_u(&mut self, u: &[T]) -> Result<(u64, u64)> {
+        let gpu = self.gl.gpu().clone();
+        let len = self.dim * self.order.len();
+        if self.scratch.is_none() {
+            let zeros = || gpu.stream().alloc_zeros::<T>(len.max(1));
+            let pair = (
+                zeros().map_err(driver_error)?,
+                zeros().map_err(driver_error)?,
+            );
+            self.scratch = Some(pair);
+        }
+        let mut host = vec![T::zero(); len];
+        self.order
+            .owned_of_global(u, &self.plan.sub, self.dim, &mut host);
+        let (u_dev, f_dev) = self.scratch.as_mut().expect("allocated above");
+        gpu.stream()
+            .memcpy_htod(&host, u_dev)
+            .map_err(driver_error)?;
+        Ok((addr(&gpu, u_dev), addr(&gpu, f_dev)))
+    }
+
+    /// A force evaluation of a trait call at the global `u` (breaking first with `check`;
+    /// `forces` false: LPS's dilatation only): the owned forces scattered into `force` where
+    /// given; the bonds this rank broke.
+    fn trait_forces(
+        &mut self,
+        u: &[T],
+        force: Option<&mut [T]>,
+        check: bool,
+        forces: bool,
+    ) -> Result<usize> {
+        let t0 = Instant::now();
+        let (u_dev, f_dev) = self.upload_u(u)?;
+        let params = self.gl.bond_params(u_dev, f_dev, check);
+        self.halos.launch(&self.gl, &*self.comm, &params, forces)?;
+        if let Some(force) = force {
+            let mut local = vec![T::zero(); self.dim * self.order.len()];
+            let (_, f) = self.scratch.as_ref().expect("allocated by upload_u");
+            crate::backend::gpu::buffers::download(self.gl.gpu(), f, &mut local)?;
+            let (d, sub) = (self.dim, &self.plan.sub);
+            for (k, &p) in self.order.to_plan[..self.order.owned].iter().enumerate() {
+                let i = sub.nodes[p];
+                force[d * i..d * (i + 1)].copy_from_slice(&local[d * k..d * (k + 1)]);
+            }
+        }
+        let broken = self.gl.read_broken()?;
+        self.halos.times.forces_seconds += t0.elapsed().as_secs_f64();
+        Ok(broken)
+    }
+}

@@ -1,0 +1,215 @@
+//! A rank's part in the order its device holds it: the interior owned nodes (no ghost in
+//! their family), then the boundary owned nodes (a ghost in their family), each in ascending
+//! global index, then the ghosts as the plan has them (ascending). One bond kernel launch
+//! covers a contiguous range of nodes (`BondParams::first .. n`), so the interior's forces
+//! are one launch made before the ghosts arrive and the boundary's another made after.
+//!
+//! The rank's problem in that order keeps each owned node's family in the global CSR order
+//! (neighbours renumbered), its bonds' data and status, and the ghosts without families:
+//! each owned node's sums run over the same bonds in the same order with the same values as
+//! in core.
+//!
+//! Units: indices; values as the arrays they come from.
+
+use crate::backend::partitioned::emulate::problem_of;
+use crate::neighbors::Families;
+use crate::partition::Subdomain;
+use crate::setup::Problem;
+
+/// The device order of a rank's nodes and the maps to the plan's order and the global one.
+#[derive(Debug, Clone)]
+pub(super) struct DeviceOrder {
+    /// Device index -> plan index (the plan's local index: owned ascending, then ghosts).
+    pub to_plan: Vec<usize>,
+    /// Plan index -> device index.
+    pub of_plan: Vec<usize>,
+    /// Interior nodes (device indices `0..interior`).
+    pub interior: usize,
+    /// Owned nodes (device indices `0..owned`; the boundary is `interior..owned`).
+    pub owned: usize,
+    /// Global node -> its device index where this rank owns it, else `u32::MAX` (what the
+    /// boundary conditions are restricted with, `Loads::on_part`).
+    pub owned_local: Vec<u32>,
+}
+
+impl DeviceOrder {
+    /// The order of `sub`'s nodes (a part of a body of `n_global` nodes).
+    pub fn new(sub: &Subdomain, n_global: usize) -> DeviceOrder {
+        let owned = sub.owned;
+        let edge = |k: usize| sub.families.family(k).iter().any(|&l| l as usize >= owned);
+        let (boundary, mut to_plan): (Vec<usize>, Vec<usize>) = (0..owned).partition(|&k| edge(k));
+        let interior = to_plan.len();
+        to_plan.extend(boundary);
+        to_plan.extend(owned..sub.nodes.len());
+        let mut of_plan = vec![0; to_plan.len()];
+        for (k, &p) in to_plan.iter().enumerate() {
+            of_plan[p] = k;
+        }
+        let mut owned_local = vec![u32::MAX; n_global];
+        for (k, &p) in to_plan[..owned].iter().enumerate() {
+            owned_local[sub.nodes[p]] = k as u32;
+        }
+        DeviceOrder {
+            to_plan,
+            of_plan,
+            interior,
+            owned,
+            owned_local,
+        }
+    }
+
+    /// Nodes of the part (owned and ghosts).
+    pub fn len(&self) -> usize {
+        self.to_plan.len()
+    }
+
+    /// The problem of `sub`'s nodes in this order: owned nodes with their families (global
+    /// CSR order, device indices) and bonds, ghosts without.
+    pub fn problem(&self, problem: &Problem, sub: &Subdomain) -> Problem {
+        let nodes: Vec<usize> = self.to_plan.iter().map(|&p| sub.nodes[p]).collect();
+        let mut offsets = Vec::with_capacity(self.len() + 1);
+        offsets.push(0);
+        let (mut neighbors, mut bond_index) = (Vec::new(), Vec::new());
+        for &p in &self.to_plan {
+            if p < sub.owned {
+                let family = sub.families.family(p).iter();
+                neighbors.extend(family.map(|&l| self.of_plan[l as usize] as u32));
+                bond_index.extend(sub.global_bonds(p));
+            }
+            offsets.push(neighbors.len());
+        }
+        let families = Families { offsets, neighbors };
+        problem_of(problem, &nodes, families, &bond_index)
+    }
+
+    /// Plan indices (as the halo lists hold them) as device indices.
+    pub fn device_indices(&self, plan: &[u32]) -> Vec<u32> {
+        plan.iter()
+            .map(|&p| self.of_plan[p as usize] as u32)
+            .collect()
+    }
+
+    /// The owned nodes' values of a global array (`per` per node) in device order.
+    pub fn owned_of_global<T: Copy>(
+        &self,
+        global: &[T],
+        sub: &Subdomain,
+        per: usize,
+        out: &mut [T],
+    ) {
+        for (k, &p) in self.to_plan[..self.owned].iter().enumerate() {
+            let i = sub.nodes[p];
+            out[per * k..per * (k + 1)].copy_from_slice(&global[per * i..per * (i + 1)]);
+        }
+    }
+
+    /// The owned nodes' values of a device-order array (`per` per node) in the plan's order
+    /// (ascending global index: what the gathers across ranks take).
+    pub fn owned_in_plan_order<T: Copy>(&self, device: &[T], per: usize) -> Vec<T> {
+        let mut out = Vec::with_capacity(per * self.owned);
+        for &k in &self.of_plan[..self.owned] {
+            out.extend_from_slice(&device[per * k..per * (k + 1)]);
+        }
+        out
+    }
+
+    /// The owned nodes' bond status in the plan's order (each family in CSR order), from the
+    /// status of the part's problem (`families`: its families, in device order).
+    pub fn status_in_plan_order(&self, status: &[u8], families: &Families) -> Vec<u8> {
+        let mut out = Vec::with_capacity(status.len());
+        for &k in &self.of_plan[..self.owned] {
+            out.extend_from_slice(&status[families.range(k)]);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::CpuLoop;
+    use crate::distributed::RankPlan;
+    use crate::dynamics::{Forces, Loads};
+    use std::sync::Arc;
+
+    /// A pre-cracked plate of 30 x 10 nodes with partial volumes and the surface correction,
+    /// its top edge pulled: a cut across x leaves interior, boundary and ghost nodes.
+    fn plate() -> Problem {
+        let text = "[material]\nmodel = \"pmb\"\nyoungs_modulus = 200e9\ndensity = 8000\n\
+             critical_stretch = 0.004\nsurface_correction = true\n[discretization]\n\
+             dimension = \"plane-stress\"\nthickness = 1e-3\ndx = 1e-3\n\
+             horizon_factor = 3.015\npartial_volume = \"linear\"\n[geometry]\n\
+             box = [{ min = [0, 0], max = [0.029, 0.009] }]\n\
+             [[precrack]]\nstart = [-0.001, 0.0045]\nend = [0.01, 0.0045]\n\
+             [[region]]\nname = \"top\"\nshape = \"edge\"\nside = \"+y\"\ndepth_dx = 2\n\
+             [[boundary]]\nregion = \"top\"\nkind = \"velocity\"\ny = 1.0\n\
+             [solver]\nkind = \"explicit\"\nsteps = 1\n";
+        let model = crate::model::parse(text, "test.toml", &[]).expect("valid model");
+        Problem::build(model, std::path::Path::new(".")).expect("builds")
+    }
+
+    /// The rank's problem in device order, given every local node's displacement, gives
+    /// each owned node the force the whole problem gives it, bit for bit (the same bonds in
+    /// the same order with the same values), with the bonds broken by a displacement that
+    /// breaks some; the interior nodes read no ghost; the conditions restricted to the part
+    /// name the owned nodes' dofs of the whole problem's.
+    #[test]
+    fn the_part_in_device_order_gives_the_owned_forces_bitwise() {
+        let problem = plate();
+        let (n, d) = (problem.body.len(), problem.dim());
+        let u: Vec<f64> = (0..n * d)
+            .map(|k| 1.6e-5 * ((k * 7919 % 1013) as f64 / 1013.0 - 0.5))
+            .collect();
+        let mut whole = CpuLoop::<f64>::new(Arc::new(problem.clone()));
+        let mut f = vec![0.0; n * d];
+        let broken = whole.break_bonds_and_force(&u, &mut f).unwrap();
+        assert!(broken > 0, "the displacement breaks bonds");
+        let loads = Loads::new(&problem, 1e-8);
+        let mut broken_parts = 0;
+        for rank in 0..2 {
+            let plan = RankPlan::new(&problem, 2, rank).unwrap();
+            let order = DeviceOrder::new(&plan.sub, n);
+            assert!(
+                0 < order.interior && order.interior < order.owned,
+                "both kinds"
+            );
+            let local = order.problem(&problem, &plan.sub);
+            for k in 0..order.interior {
+                let family = local.families.family(k);
+                assert!(
+                    family.iter().all(|&l| (l as usize) < order.owned),
+                    "interior"
+                );
+            }
+            let nodes: Vec<usize> = order.to_plan.iter().map(|&p| plan.sub.nodes[p]).collect();
+            let mut u_local = vec![0.0; d * nodes.len()];
+            for (k, &i) in nodes.iter().enumerate() {
+                u_local[d * k..d * (k + 1)].copy_from_slice(&u[d * i..d * (i + 1)]);
+            }
+            let mut part = CpuLoop::<f64>::new(Arc::new(local));
+            let mut f_local = vec![0.0; u_local.len()];
+            broken_parts += part.break_bonds_and_force(&u_local, &mut f_local).unwrap();
+            for (k, &i) in nodes[..order.owned].iter().enumerate() {
+                for c in 0..d {
+                    let (a, b) = (f_local[d * k + c], f[d * i + c]);
+                    assert_eq!(
+                        a.to_bits(),
+                        b.to_bits(),
+                        "rank {rank}, node {i}: {a} vs {b}"
+                    );
+                }
+            }
+            let part_loads = loads.on_part(&order.owned_local, order.len());
+            let expected: Vec<usize> = (loads.constrained_dofs().iter())
+                .filter_map(|&k| {
+                    let at = order.owned_local[k / d];
+                    (at != u32::MAX).then_some(d * at as usize + k % d)
+                })
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            assert_eq!(part_loads.constrained_dofs(), &expected[..], "rank {rank}");
+        }
+        assert_eq!(broken_parts, broken, "each bond broken once, by its owner");
+    }
+}
