@@ -43,7 +43,8 @@ fn model(law: &str, steps: usize) -> String {
 }
 
 /// Run the built binary on `model_path` into `out`: alone with `ranks` = 0, else under
-/// `mpirun -n ranks` (one rayon thread per rank: the CI machine has two cores).
+/// `mpirun -n ranks` (one rayon thread per rank: the CI machine has two cores), on
+/// `cpu-loop` unless `more` names a backend (`auto` would take the GPU on a machine with one).
 fn peridot(model_path: &Path, out: &Path, ranks: usize) -> Output {
     peridot_with(model_path, out, ranks, &[])
 }
@@ -66,6 +67,9 @@ fn peridot_with(model_path: &Path, out: &Path, ranks: usize, more: &[&str]) -> O
         .arg(out)
         .args(more)
         .env("RAYON_NUM_THREADS", "1");
+    if !more.contains(&"--backend") {
+        cmd.args(["--backend", "cpu-loop"]);
+    }
     if more.contains(&"gpu-loop") {
         cmd.env("PERIDOT_KERNEL_DEFINES", "PD_LATTICE=0");
     }
