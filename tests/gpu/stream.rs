@@ -23,6 +23,31 @@ use peridot::solver::{simulate, RunOptions};
 use peridot::Precision;
 use std::sync::Arc;
 
+/// A damaging explicit run of `problem` on `core` (in-core `gpu-loop`) against the same run
+/// on `GpuStreamed` with each of `counts` subdomains streamed through two slots, taken in
+/// uneven chunks (`common::assert_chunked_run_equals`: bitwise). `label` names the case.
+/// Returns `core` and the last streamed backend for further checks.
+fn streamed_runs_equal_in_core(
+    problem: &peridot::setup::Problem,
+    mut core: GpuLoop<f64>,
+    counts: &[usize],
+    label: &str,
+) -> (GpuLoop<f64>, Option<GpuStreamed<f64>>) {
+    let shared = Arc::new(problem.clone());
+    let reference = common::explicit_run(problem, &mut core);
+    assert!(reference.1 > 0, "{label}: the run breaks bonds");
+    let mut last = None;
+    for &count in counts {
+        let mut part =
+            GpuStreamed::<f64>::new(shared.clone(), count, None, ResidencyRequest::Streamed)
+                .unwrap();
+        let case = format!("{label}, {count} subdomains");
+        common::assert_chunked_run_equals(problem, &mut part, &reference, &case);
+        last = Some(part);
+    }
+    (core, last)
+}
+
 /// A run of `problem` on `backend` in f64 under `--gpu-memory-budget budget`.
 fn budget_run(
     problem: &peridot::setup::Problem,
@@ -227,17 +252,8 @@ fn fused_explicit_steps_on_the_gpu_equal_the_host_loop_bitwise() {
         return;
     }
     let problem = common::conditions_bar();
-    let shared = Arc::new(problem.clone());
-    let mut core = GpuLoop::<f64>::with_neighbour_list(shared.clone()).unwrap();
-    let core = common::explicit_run(&problem, &mut core);
-    assert!(core.1 > 0, "the run breaks bonds");
-    for count in [3, 7] {
-        let mut part =
-            GpuStreamed::<f64>::new(shared.clone(), count, None, ResidencyRequest::Streamed)
-                .unwrap();
-        let case = format!("{count} subdomains");
-        common::assert_chunked_run_equals(&problem, &mut part, &core, &case);
-    }
+    let core = GpuLoop::<f64>::with_neighbour_list(Arc::new(problem.clone())).unwrap();
+    streamed_runs_equal_in_core(&problem, core, &[3, 7], "conditions bar");
 }
 
 /// In f32 the subdomains read the same f32 node records as in core (relative to the body's
@@ -439,17 +455,9 @@ fn several_materials_on_gpu_subdomains_equal_in_core_gpu_loop_bitwise() {
     }
     for (law, dim) in [("pmb", "plane-stress"), ("lps", "3d")] {
         let problem = common::two_densities(law, dim, 40);
-        let shared = Arc::new(problem.clone());
-        let mut core = GpuLoop::<f64>::with_neighbour_list(shared.clone()).unwrap();
-        let core = common::explicit_run(&problem, &mut core);
-        assert!(core.1 > 0, "{law} {dim}: the run breaks bonds");
-        for count in [2, 3] {
-            let mut part =
-                GpuStreamed::<f64>::new(shared.clone(), count, None, ResidencyRequest::Streamed)
-                    .unwrap();
-            let case = format!("two densities {law} {dim}, {count} subdomains");
-            common::assert_chunked_run_equals(&problem, &mut part, &core, &case);
-        }
+        let core = GpuLoop::<f64>::with_neighbour_list(Arc::new(problem.clone())).unwrap();
+        let label = format!("two densities {law} {dim}");
+        streamed_runs_equal_in_core(&problem, core, &[2, 3], &label);
     }
 }
 
@@ -525,18 +533,14 @@ fn softening_on_gpu_subdomains_equals_in_core_gpu_loop_bitwise() {
             }
         }
         let problem = common::partition_bar_with(law, dim, keys, 40);
-        let shared = Arc::new(problem.clone());
-        let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
-        let reference = common::explicit_run(&problem, &mut core);
-        assert!(reference.1 > 0, "{law} {dim}: the run breaks bonds");
-        let mut part =
-            GpuStreamed::<f64>::new(shared.clone(), 5, None, ResidencyRequest::Streamed).unwrap();
-        let case = format!("softening {law} {dim}, 5 streamed subdomains");
-        common::assert_chunked_run_equals(&problem, &mut part, &reference, &case);
+        let core = GpuLoop::<f64>::new(Arc::new(problem.clone())).unwrap();
+        let label = format!("softening {law} {dim}");
+        let (core, part) = streamed_runs_equal_in_core(&problem, core, &[5], &label);
+        let part = part.expect("one streamed run");
         assert_eq!(
             part.bond_damage().unwrap(),
             core.bond_damage().unwrap(),
-            "{case}: damage per bond"
+            "{label}: damage per bond"
         );
     }
 }
@@ -581,13 +585,8 @@ fn history_breaking_on_gpu_subdomains_equals_in_core_gpu_loop_bitwise() {
             }
         }
         let problem = common::partition_bar_with(law, dim, keys, 40);
-        let shared = Arc::new(problem.clone());
-        let mut core = GpuLoop::<f64>::new(shared.clone()).unwrap();
-        let reference = common::explicit_run(&problem, &mut core);
-        assert!(reference.1 > 0, "{law} {dim}: the run breaks bonds");
-        let mut part =
-            GpuStreamed::<f64>::new(shared.clone(), 5, None, ResidencyRequest::Streamed).unwrap();
-        let case = format!("history {law} {dim}, 5 streamed subdomains");
-        common::assert_chunked_run_equals(&problem, &mut part, &reference, &case);
+        let core = GpuLoop::<f64>::new(Arc::new(problem.clone())).unwrap();
+        let label = format!("history {law} {dim}");
+        streamed_runs_equal_in_core(&problem, core, &[5], &label);
     }
 }

@@ -145,7 +145,11 @@ pub struct DistributedGpu<T: Real> {
 fn check(problem: &Problem) -> Result<()> {
     check_material(problem, NAME, Scheme::GpuLoop)?;
     check_contact(problem, NAME, false)?;
-    if problem.materials.as_ref().is_some_and(|m| m.densities_differ()) {
+    if problem
+        .materials
+        .as_ref()
+        .is_some_and(|m| m.densities_differ())
+    {
         return Err(Error::Backend {
             backend: NAME.into(),
             message: "materials of different densities do not run on gpu-loop across ranks \

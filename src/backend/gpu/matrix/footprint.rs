@@ -122,19 +122,20 @@ impl<T: Real> GpuMatrix<T> {
     }
 
     /// Minimal bytes of one explicit step with bond checking: the bond kernel reads the
-    /// row ends, both ends' displacements, `xi`, the length, `a` and `w`, reads and writes
-    /// the status and writes `Z`; the force sum reads `A^T`'s row pointers and signed rows,
-    /// each row's `Z` twice (once per end), each node's volume, and writes the force; LPS
-    /// writes and reads `ze`, runs `Theta` (matrix read once, input read once, output
-    /// written once) and reads `g` (and `g_ji`) and both ends' dilatations.
+    /// row ends, `xi`, the length, `a` and `w`, reads and writes the status, writes `Z`, and
+    /// reads every node's displacement once (the rows' gathers of it hit the caches); the
+    /// force sum reads `A^T`'s row pointers and signed rows, each row's `Z` twice (once per
+    /// end), each node's volume, and writes the force; LPS writes and reads `ze`, runs
+    /// `Theta` (matrix read once, input read once, output written once) and reads `g` (and
+    /// `g_ji`) and the dilatations.
     pub fn bytes_per_step(&self) -> usize {
         let t = std::mem::size_of::<T>();
         let (n, d, rows) = (self.problem.body.len(), self.dim, self.nrows());
-        let mut bytes = rows * (8 + 2 * d * t + d * t + 3 * t + 2 + d * t);
+        let mut bytes = rows * (8 + d * t + 3 * t + 2 + d * t) + n * d * t;
         bytes += 4 * (n + 1) + 2 * rows * (4 + d * t) + n * (8 + d * t);
         if let Some(op) = &self.theta_op {
             let half = usize::from(self.storage == Storage::Half);
-            bytes += op.traffic() + rows * (2 * t + (1 + half) * t + 2 * t);
+            bytes += op.traffic() + rows * (2 * t + (1 + half) * t) + n * t;
         }
         bytes
     }
