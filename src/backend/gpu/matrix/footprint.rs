@@ -141,7 +141,7 @@ impl<T: Real> GpuMatrix<T> {
     }
 
     pub fn operator_nnz(&self) -> Vec<(&'static str, usize)> {
-        let mut out = vec![("A^T", self.at_col.len())];
+        let mut out = vec![("A^T", self.at_nnz)];
         if let Some(m) = &self.theta_op {
             out.push(("Theta", m.matrix.nnz));
         }

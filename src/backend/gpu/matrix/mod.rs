@@ -95,6 +95,8 @@ pub struct GpuMatrix<T: Real> {
     /// and row indices with the first-end bit ([`host_csr::SignedIncidence`]).
     at_ptr: CudaSlice<u32>,
     at_col: CudaSlice<u32>,
+    /// Entries of the loaded image's `A^T` (a slot's buffers may be longer).
+    at_nnz: usize,
     /// `theta = Theta ze` (LPS).
     theta_op: Option<Spmv<T>>,
     /// `phi = Phi (1 - mu)`.

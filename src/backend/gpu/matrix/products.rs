@@ -64,7 +64,7 @@ impl<T: Real> GpuMatrix<T> {
         let (theta, phi) = (addr(&g, &self.theta), addr(&g, &self.phi));
         let mut out = Vec::new();
         let n = self.problem.body.len();
-        let at_nnz = self.at_col.len();
+        let at_nnz = self.at_nnz;
         let t = std::mem::size_of::<T>();
         let seconds = time_best(&g, reps, || self.force_product(f))?;
         out.push(ProductTiming {

@@ -187,6 +187,7 @@ impl<T: Real> GpuMatrix<T> {
             handle,
             at_ptr: words(room.at.0).map_err(e)?,
             at_col: words(room.at.1).map_err(e)?,
+            at_nnz: 0,
             theta_op,
             damage_op,
             stepper: None,
@@ -256,6 +257,7 @@ impl<T: Real> GpuMatrix<T> {
         unsafe {
             bytes += put(&g, &self.at_ptr, &image.at.row_ptr, "A^T row pointers")?;
             bytes += put(&g, &self.at_col, &image.at.col, "A^T rows")?;
+            self.at_nnz = image.at.col.len();
             bytes += image.damage.copy_into(h, &mut self.damage_op.matrix)?;
             if let (Some(op), Some(m)) = (self.theta_op.as_mut(), image.theta.as_ref()) {
                 bytes += m.copy_into(h, &mut op.matrix)?;
