@@ -21,25 +21,9 @@ use std::process::{Command, Output};
 /// the crack runs along x, through the cuts between ranks (slabs across x); snapshots every
 /// 40 steps, probes of both layers every 10.
 fn model(law: &str, steps: usize) -> String {
-    let nu = law.starts_with("lps").then_some(0.22);
-    let corr = match law {
-        "pmb" => "surface_correction = true\n",
-        _ => "",
-    };
-    format!(
-        "{}{corr}critical_stretch = 0.002\n[discretization]\ndimension = \"plane-stress\"\n\
-         thickness = 1e-3\ndx = 1e-3\nhorizon_factor = 3.015\npartial_volume = \"linear\"\n\
-         [geometry]\nbox = [{{ min = [0, 0], max = [0.059, 0.015] }}]\n\
-         [[precrack]]\nstart = [-0.001, 0.0075]\nend = [0.02, 0.0075]\n\
-         [[region]]\nname = \"bottom\"\nshape = \"edge\"\nside = \"-y\"\ndepth_dx = 3\n\
-         [[region]]\nname = \"top\"\nshape = \"edge\"\nside = \"+y\"\ndepth_dx = 3\n\
-         [[boundary]]\nregion = \"bottom\"\nkind = \"velocity\"\ny = -5.0\n\
-         [[boundary]]\nregion = \"top\"\nkind = \"velocity\"\ny = 5.0\n\
-         [solver]\nkind = \"explicit\"\nsteps = {steps}\n\
-         [output]\nvtk_every = 40\nprobes = [\"bottom\", \"top\"]\nprobe_every = 10\n\
-         image = false\ntips_every = 0\n",
-        common::material(law, nu)
-    )
+    let output = "vtk_every = 40\nprobes = [\"bottom\", \"top\"]\nprobe_every = 10\n\
+                  image = false\ntips_every = 0\n";
+    common::cracked_plate_model(law, steps, (60, 16), 5.0, output)
 }
 
 /// Run the built binary on `model_path` into `out`: alone with `ranks` = 0, else under

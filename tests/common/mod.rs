@@ -641,23 +641,41 @@ pub fn cracked_plate(law: &str, steps: usize) -> Problem {
 
 /// The model text of [`cracked_plate`].
 pub fn cracked_plate_text(law: &str, steps: usize) -> String {
+    cracked_plate_model(law, steps, (48, 12), 6.0, "image = false\ntips_every = 0\n")
+}
+
+/// A plate of `nx` x `ny` nodes (1 mm) pre-cracked from its left edge to a third of its
+/// length at mid-height, its top and bottom layers (3 nodes deep) pulled apart at `speed`
+/// m/s for `steps` steps; PMB with the surface correction and partial volumes, or LPS;
+/// `output` the keys of its `[output]` table.
+pub fn cracked_plate_model(
+    law: &str,
+    steps: usize,
+    (nx, ny): (usize, usize),
+    speed: f64,
+    output: &str,
+) -> String {
     let nu = law.starts_with("lps").then_some(0.22);
     let corr = match law {
         "pmb" => "surface_correction = true\n",
         _ => "",
     };
+    let mm = |x: f64| x / 1000.0;
+    let (lx, ly) = (mm((nx - 1) as f64), mm((ny - 1) as f64));
+    let (tip, mid) = (mm((nx / 3) as f64), mm((ny - 1) as f64 / 2.0));
     format!(
         "{}{corr}critical_stretch = 0.002\n[discretization]\ndimension = \"plane-stress\"\n\
          thickness = 1e-3\ndx = 1e-3\nhorizon_factor = 3.015\npartial_volume = \"linear\"\n\
-         [geometry]\nbox = [{{ min = [0, 0], max = [0.047, 0.011] }}]\n\
-         [[precrack]]\nstart = [-0.001, 0.0055]\nend = [0.016, 0.0055]\n\
+         [geometry]\nbox = [{{ min = [0, 0], max = [{lx:?}, {ly:?}] }}]\n\
+         [[precrack]]\nstart = [-0.001, {mid:?}]\nend = [{tip:?}, {mid:?}]\n\
          [[region]]\nname = \"bottom\"\nshape = \"edge\"\nside = \"-y\"\ndepth_dx = 3\n\
          [[region]]\nname = \"top\"\nshape = \"edge\"\nside = \"+y\"\ndepth_dx = 3\n\
-         [[boundary]]\nregion = \"bottom\"\nkind = \"velocity\"\ny = -6.0\n\
-         [[boundary]]\nregion = \"top\"\nkind = \"velocity\"\ny = 6.0\n\
+         [[boundary]]\nregion = \"bottom\"\nkind = \"velocity\"\ny = {:?}\n\
+         [[boundary]]\nregion = \"top\"\nkind = \"velocity\"\ny = {speed:?}\n\
          [solver]\nkind = \"explicit\"\nsteps = {steps}\n\
-         [output]\nimage = false\ntips_every = 0\n",
-        material(law, nu)
+         [output]\n{output}",
+        material(law, nu),
+        -speed
     )
 }
 
