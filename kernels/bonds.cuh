@@ -114,7 +114,8 @@ struct SlotGeometry {
     real xi[3];
     real x;
     real rx;
-    real pad[3];  // pad[0]: the slot's node offset (an integer below 2^24 in magnitude)
+    real pad[3];  // pad[0]: the bits of the slot's node offset (an int in f32, a long long
+                  // in f64; below 2^24 in magnitude)
 };
 
 // A slot's entry in aligned vector loads (two in f32, three in f64; pad[1..] not read).
@@ -132,8 +133,10 @@ __device__ __forceinline__ SlotGeometry load_slot(const SlotGeometry* e) {
     return g;
 }
 
-// The node offset a slot entry carries in pad[0].
-__device__ __forceinline__ int slot_offset(const SlotGeometry& g) { return (int)g.pad[0]; }
+// The node offset a slot entry carries in pad[0]'s bits (no conversion instruction).
+__device__ __forceinline__ int offset_of_bits(float v) { return __float_as_int(v); }
+__device__ __forceinline__ int offset_of_bits(double v) { return (int)__double_as_longlong(v); }
+__device__ __forceinline__ int slot_offset(const SlotGeometry& g) { return offset_of_bits(g.pad[0]); }
 
 
 

@@ -10,7 +10,8 @@
 #       (1 M nodes) and gpu-matrix (PMB block f64, 1 M nodes) with the baseline (if present)
 #       and the new binary, interleaved ROUNDS times (default 1); with VARIANTS (words
 #       of comma-separated kernel defines, e.g. VARIANTS="PD_PREFETCH=0 PD_MIN_BLOCKS=3"),
-#       the 3D block, the plate and the GPU tests once per variant; then the GPU tests
+#       the 3D block, the plate and the agreement tests named by VFILTER (default gpu_loop)
+#       once per variant; then the GPU tests
 #       (PERIDOT_REQUIRE_GPU=1) and Nsight Compute on the PMB force kernel (3D, 1 M nodes).
 #       STEPS (default 20) and STEPS2D (default 200: a 2D step is short) set the timed steps;
 #       NCU=0 skips Nsight Compute, TESTS=0 the GPU tests. Logs go to $OUT (or ./gpu-out).
@@ -64,7 +65,8 @@ run() {
             --precisions f64,f32 --sizes 4M --out "$WORK/v-pmb3d" 2>&1 | grep gpu-loop
         timeout 60 "$G/peridot" bench "$G/models/precracked_plate_2d.toml" --backends gpu-loop \
             --precisions f32 --sizes 1M --out "$WORK/v-plate2d" 2>&1 | grep gpu-loop
-        PERIDOT_REQUIRE_GPU=1 timeout 120 "$G/gpu_tests" --test-threads 4 2>&1 | grep "test result"
+        PERIDOT_REQUIRE_GPU=1 timeout 120 "$G/agreement_tests" ${VFILTER:-gpu_loop} \
+            --test-threads 4 2>&1 | grep -E "test result|panicked|FAILED"
         unset PERIDOT_KERNEL_DEFINES
     done 2>&1 | tee "$OUTDIR/variants.log"
     if [ "${TESTS:-1}" = 1 ]; then

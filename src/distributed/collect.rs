@@ -32,6 +32,12 @@ pub struct HaloTimes {
     pub exchange_seconds: f64,
     /// Force evaluations, exchanges included.
     pub forces_seconds: f64,
+    /// The parts of `exchange_seconds` (`partition::RankReport`): the host waiting for the
+    /// device before the messages (GPU ranks), and the messages.
+    pub wait_seconds: f64,
+    pub message_seconds: f64,
+    /// The rank's CUDA device ordinal, -1 on a CPU rank.
+    pub device: i64,
     pub exchanges: usize,
     pub bytes_received: usize,
 }
@@ -109,6 +115,9 @@ pub(super) fn rank_reports<T>(
         bytes_received: times.bytes_received as u64,
         exchange_seconds: times.exchange_seconds,
         forces_seconds: times.forces_seconds,
+        wait_seconds: times.wait_seconds,
+        message_seconds: times.message_seconds,
+        device: times.device,
     };
     let size = RankReport::VALUES * std::mem::size_of::<f64>();
     let counts = vec![size; comm.size()];

@@ -108,7 +108,10 @@ impl<T: Real> DistributedCpu<T> {
             probe_nodes: None,
             u_probe: Vec::new(),
             f_probe: Vec::new(),
-            times: HaloTimes::default(),
+            times: HaloTimes {
+                device: -1,
+                ..HaloTimes::default()
+            },
         })
     }
 
@@ -156,6 +159,7 @@ impl<T: Real> DistributedCpu<T> {
 
     fn count_exchange(&mut self, seconds: f64, per: usize) {
         self.times.exchange_seconds += seconds;
+        self.times.message_seconds += seconds;
         self.times.exchanges += 1;
         self.times.bytes_received += self.plan.halo.recv_bytes(per, std::mem::size_of::<T>());
     }

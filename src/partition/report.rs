@@ -131,11 +131,20 @@ pub struct RankReport {
     /// included) and of the force evaluations (exchanges included).
     pub exchange_seconds: f64,
     pub forces_seconds: f64,
+    /// The parts of `exchange_seconds` on a GPU rank: the host waiting for the device to
+    /// have packed the values it sends (`wait_seconds`: the device still busy with earlier
+    /// work), and the messages (`message_seconds`: posting, travel, waiting for the
+    /// neighbours). On a CPU rank `wait_seconds` is 0 and `message_seconds` the messages'
+    /// wall time not hidden by the interior's work.
+    pub wait_seconds: f64,
+    pub message_seconds: f64,
+    /// The CUDA device ordinal the rank ran on (-1: none, a CPU rank).
+    pub device: i64,
 }
 
 impl RankReport {
     /// Number of values [`RankReport::to_values`] gives.
-    pub const VALUES: usize = 10;
+    pub const VALUES: usize = 13;
 
     /// The report as numbers (for a gather across ranks).
     pub fn to_values(&self) -> [f64; RankReport::VALUES] {
@@ -150,6 +159,9 @@ impl RankReport {
             self.bytes_received as f64,
             self.exchange_seconds,
             self.forces_seconds,
+            self.wait_seconds,
+            self.message_seconds,
+            self.device as f64,
         ]
     }
 
@@ -166,6 +178,9 @@ impl RankReport {
             bytes_received: v[7] as u64,
             exchange_seconds: v[8],
             forces_seconds: v[9],
+            wait_seconds: v[10],
+            message_seconds: v[11],
+            device: v[12] as i64,
         }
     }
 }

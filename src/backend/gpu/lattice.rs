@@ -48,7 +48,8 @@ impl Stencil {
     /// The bond geometry of each slot as `kernels/bonds.cuh`'s `SlotGeometry` reads it, 8
     /// values a slot in the kernel's precision `T`: the bond vector `xi = step dx` (m), its
     /// length and inverse length (computed in f64, rounded once), and the slot's node offset
-    /// as a value (exact: `None` where an offset exceeds `2^24`, f32's exact integers).
+    /// as the bits of a 32- or 64-bit integer (`offset_bits`; the kernel reads them back
+    /// without a conversion); `None` where an offset exceeds `2^24`.
     pub fn slot_geometry<T: Real>(&self, dx: f64) -> Option<Vec<T>> {
         if self.offsets.iter().any(|o| o.unsigned_abs() > 1 << 24) {
             return None;
@@ -58,7 +59,8 @@ impl Stencil {
             let xi = step.map(|s| s as f64 * dx);
             let x = (xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2]).sqrt();
             out.extend(xi.map(T::of));
-            out.extend([x, 1.0 / x, offset as f64, 0.0, 0.0].map(T::of));
+            out.extend([T::of(x), T::of(1.0 / x), offset_bits(offset as i64)]);
+            out.extend([T::zero(), T::zero()]);
         }
         Some(out)
     }
@@ -135,5 +137,22 @@ impl Stencil {
                     .map(move |slot| ((words[(i / SLICE) * k + slot] >> lane) & 1) as u8)
             })
             .collect()
+    }
+}
+
+/// The value whose bits are the two's complement integer `offset` (32 bits in f32, 64 in
+/// f64): what `slot_offset` in `kernels/bonds.cuh` reads back as an integer.
+fn offset_bits<T: Real>(offset: i64) -> T {
+    match std::mem::size_of::<T>() {
+        4 => {
+            let bits = offset as i32 as u32;
+            // SAFETY: `T` is f32 here (4 bytes; `Real` is f32 or f64): any bits are an f32.
+            unsafe { std::mem::transmute_copy::<u32, T>(&bits) }
+        }
+        _ => {
+            let bits = offset as u64;
+            // SAFETY: `T` is f64 here (8 bytes): any bits are an f64.
+            unsafe { std::mem::transmute_copy::<u64, T>(&bits) }
+        }
     }
 }

@@ -98,6 +98,15 @@ impl<T: Real> Packed<T> {
     }
 }
 
+/// Host seconds of one [`DeviceHalo::complete`]: in all, waiting for the device's event, and
+/// in the messages.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Spent {
+    pub total: f64,
+    pub wait: f64,
+    pub message: f64,
+}
+
 /// A rank's exchange of one array (`per` values per node) on its device.
 pub(super) struct DeviceHalo<T> {
     sends: Packed<T>,
@@ -147,10 +156,12 @@ impl<T: Real> DeviceHalo<T> {
 
     /// Wait for the packed values (not for the work enqueued after [`post`](Self::post)),
     /// exchange them with the neighbours, and enqueue the received values' copy up and
-    /// scatter to the ghosts of `values`. Returns the seconds the host spent here.
-    pub fn complete(&mut self, gpu: &Gpu, comm: &dyn Comm, values: u64) -> Result<f64> {
+    /// scatter to the ghosts of `values`. Returns the seconds the host spent here: in all,
+    /// waiting for the event, and in the messages.
+    pub fn complete(&mut self, gpu: &Gpu, comm: &dyn Comm, values: u64) -> Result<Spent> {
         let t0 = Instant::now();
         self.packed.synchronize().map_err(driver_error)?;
+        let wait = t0.elapsed().as_secs_f64();
         let per = self.per;
         let mut send = Vec::with_capacity(self.send_peers.len());
         let mut rest: &[T] = &self.sends.host;
@@ -166,9 +177,15 @@ impl<T: Real> DeviceHalo<T> {
             recv.push((rank, bytes_of_mut(mine)));
             rest = more;
         }
+        let t1 = Instant::now();
         comm.exchange(&send, &mut recv, &mut || Ok(()))?;
+        let message = t1.elapsed().as_secs_f64();
         self.recvs.scatter(gpu, &self.scatter, values)?;
-        Ok(t0.elapsed().as_secs_f64())
+        Ok(Spent {
+            total: t0.elapsed().as_secs_f64(),
+            wait,
+            message,
+        })
     }
 
     /// Bytes received per exchange.

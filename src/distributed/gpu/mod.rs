@@ -47,7 +47,7 @@ use crate::material::Law;
 use crate::setup::Problem;
 use crate::{Error, Real, Result};
 use cudarc::driver::CudaSlice;
-use halo::{DeviceHalo, Packed};
+use halo::{DeviceHalo, Packed, Spent};
 use order::DeviceOrder;
 use std::sync::Arc;
 use std::time::Instant;
@@ -94,21 +94,24 @@ impl<T: Real> Halos<T> {
         let first = dilatation.unwrap_or(force);
         self.u.post(&gpu, params.u)?;
         run(first, &inner)?;
-        self.times.exchange_seconds += self.u.complete(&gpu, comm, params.u)?;
-        self.count(self.u.recv_bytes());
+        let spent = self.u.complete(&gpu, comm, params.u)?;
+        self.count(spent, self.u.recv_bytes());
         run(first, &edge)?;
         let (Some(pair), true) = (self.pair.as_mut(), dilatation.is_some() && forces) else {
             return Ok(());
         };
         pair.post(&gpu, params.lps_pair)?;
         run(force, &inner)?;
-        self.times.exchange_seconds += pair.complete(&gpu, comm, params.lps_pair)?;
+        let spent = pair.complete(&gpu, comm, params.lps_pair)?;
         let bytes = pair.recv_bytes();
-        self.count(bytes);
+        self.count(spent, bytes);
         run(force, &edge)
     }
 
-    fn count(&mut self, bytes: usize) {
+    fn count(&mut self, spent: Spent, bytes: usize) {
+        self.times.exchange_seconds += spent.total;
+        self.times.wait_seconds += spent.wait;
+        self.times.message_seconds += spent.message;
         self.times.exchanges += 1;
         self.times.bytes_received += bytes;
     }
@@ -193,7 +196,10 @@ impl<T: Real> DistributedGpu<T> {
             },
             interior: order.interior,
             owned: order.owned,
-            times: HaloTimes::default(),
+            times: HaloTimes {
+                device: gpu.ordinal as i64,
+                ..HaloTimes::default()
+            },
         };
         gpu.synchronize()?;
         Ok(DistributedGpu {
