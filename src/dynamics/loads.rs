@@ -109,14 +109,19 @@ impl Loads {
                 ..c.clone()
             })
             .collect();
+        // (from the constrained dofs' list, not the whole model's flags: a distributed run
+        // calls this once per call of its time loop)
         let mut constrained = vec![false; n * dim];
-        for (k, &on) in self.constrained.iter().enumerate() {
-            let i = local[k / dim];
-            if on && i != u32::MAX {
-                constrained[dim * i as usize + k % dim] = true;
-            }
+        let mut constrained_dofs: Vec<usize> = (self.constrained_dofs.iter())
+            .filter_map(|&k| {
+                let i = local[k / dim];
+                (i != u32::MAX).then(|| dim * i as usize + k % dim)
+            })
+            .collect();
+        constrained_dofs.sort_unstable();
+        for &q in &constrained_dofs {
+            constrained[q] = true;
         }
-        let constrained_dofs = (0..constrained.len()).filter(|&k| constrained[k]).collect();
         Loads {
             dim,
             conditions,
