@@ -188,6 +188,8 @@ impl<T: Real> DistributedGpu<T> {
         let mut gl = GpuLoop::<T>::with_neighbour_list(local)
             .map_err(|e| crate::backend::gpu::rename(e, NAME))?;
         gl.set_full_volume(full_volume(problem));
+        // (uploaded: the host keeps the part's family sizes, no per-bond array)
+        gl.release_host_bonds();
         let gpu = gl.gpu().clone();
         let dim = problem.dim();
         let lps = matches!(problem.material.law, Law::Lps { .. });
