@@ -39,3 +39,25 @@ fn cpu_loop_across_thread_ranks_equals_one_process_bitwise() {
         assert!(across > 0, "{law}: no bond broke across the cut of 2 ranks");
     }
 }
+
+/// A rank of `mpirun ... peridot run` builds the problem lean (no bond stored: each rank
+/// searches its own part's families and computes their bond data per bond,
+/// `distributed/part.rs`). From the lean problem, `cpu-loop` on 1 and 3 thread ranks ends
+/// bit for bit where the one-process run of the stored problem ends, for PMB (partial
+/// volumes and the surface correction, the factors a lean rank computes) and LPS: the lean
+/// rank's bond data equal the stored ones exactly, so no tolerance.
+#[test]
+fn cpu_loop_ranks_from_a_lean_problem_equal_the_stored_run_bitwise() {
+    for law in ["pmb", "lps"] {
+        let stored = common::cracked_plate(law, STEPS);
+        let model = stored.model.clone();
+        let lean = peridot::setup::Problem::build_lean(model, std::path::Path::new("."))
+            .expect("the lean problem builds");
+        assert!(!lean.bonds_stored && lean.families.neighbors.is_empty(), "lean");
+        let one = common::run_end(&stored, BackendKind::CpuLoop);
+        for p in [1, 3] {
+            let ends = common::distributed_end(&lean, BackendKind::CpuLoop, p);
+            common::assert_same_end(&one, &ends, &format!("{law}, lean, cpu-loop on {p} ranks"));
+        }
+    }
+}

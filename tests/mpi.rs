@@ -184,6 +184,20 @@ fn assert_same_state(single: &Path, dist: &Path, ranks: usize) {
     ] {
         assert_eq!(s[key], d[key], "{ranks} ranks: summary {key}");
     }
+    // rank 0's setup names its own phases, which with its loops' assembly make up the
+    // backend's creation (the same seconds split, so equal to rounding)
+    let setup = &d["setup"];
+    let phases = ["rank_cut", "rank_subdomain", "rank_part", "assembly"];
+    let seconds = |key: &str| {
+        let x = setup[key].as_f64();
+        x.unwrap_or_else(|| panic!("{ranks} ranks: setup lacks {key}: {setup}"))
+    };
+    let parts: f64 = phases.iter().map(|k| seconds(k)).sum();
+    let whole = d["phase_seconds"]["assembly"].as_f64().unwrap();
+    assert!(
+        (parts - whole).abs() <= 1e-9 * whole.max(1.0),
+        "{ranks} ranks: setup phases {parts} s against the backend's creation {whole} s"
+    );
     // the .pvd lists every snapshot's .pvtu
     let pvd = std::fs::read_to_string(dist.join("test.pvd")).unwrap();
     assert_eq!(

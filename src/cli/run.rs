@@ -128,7 +128,11 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     if ranks.is_none() {
         guard_device(&counts, &shape)?;
     }
-    let mut problem = if lean {
+    // A rank of a distributed run builds the problem lean as well: it holds the per-node
+    // arrays the driver needs whole (state, loads, outputs), and the bonds of its own part
+    // only, searched for its owned nodes (`partition::Cuts::subdomain`) with their data
+    // computed per bond (`distributed/part.rs`): the same values as a stored problem's.
+    let mut problem = if lean || ranks.is_some() {
         Problem::lean_from_body(model, body)?
     } else {
         Problem::from_body(model, body, backend.neighbor_search(precision))?

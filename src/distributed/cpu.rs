@@ -24,8 +24,8 @@ use super::collect::{
     rank_reports, values_at, HaloTimes, StopFlags,
 };
 use super::halo::HaloBuffers;
-use super::split::Split;
-use super::{Comm, RankPlan};
+use super::split::{Split, SplitParts};
+use super::{Comm, RankPlan, RankSetup};
 use crate::backend::partitioned::emulate::history_timing;
 use crate::backend::partitioned::exchange::{gather, gather_into};
 use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
@@ -70,24 +70,32 @@ pub struct DistributedCpu<T: Real> {
     u_probe: Vec<T>,
     f_probe: Vec<T>,
     pub times: HaloTimes,
+    /// The seconds of this backend's creation by phase.
+    pub setup: RankSetup,
 }
 
 impl<T: Real> DistributedCpu<T> {
-    /// This rank's part of `problem` (its bonds stored) over `comm`. Runs what `cpu-loop` in
-    /// subdomains runs: the explicit solver, every law and failure option and several
-    /// materials (each owned node's density in the fused update), no contact.
+    /// This rank's part of `problem` (stored, or lean: the part searches its own families)
+    /// over `comm`. Runs what `cpu-loop` in subdomains runs: the explicit solver, every law
+    /// and failure option and several materials (each owned node's density in the fused
+    /// update), no contact.
     pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
         check_material(problem, "cpu-loop (distributed)", Scheme::CpuLoopParts)?;
         check_contact(problem, "cpu-loop (distributed)", false)?;
-        let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
+        let mut times = RankSetup::default();
+        let mut plan = RankPlan::timed(problem, comm.size(), comm.rank(), &mut times)?;
         let (dim, n) = (problem.dim(), plan.sub.nodes.len());
+        let parts = SplitParts::new(problem, &plan.sub, plan.on_edge(), &mut times);
+        // (the loops hold their own families: the plan's go before the loops' arrays come)
+        plan.release_families();
+        let split = Split::new(parts);
         // (a restart's history; `--restart` does not run across ranks yet)
         let node_s0 = match problem.restored.node_s0.is_empty() {
             true => Vec::new(),
             false => gather(&problem.restored.convert::<T>().node_s0, &plan.sub.nodes, 1),
         };
         Ok(DistributedCpu {
-            split: Split::new(problem, &plan.sub),
+            split,
             offsets: problem.families.offsets.clone(),
             dim,
             lps: matches!(problem.material.law, Law::Lps { .. }),
@@ -112,6 +120,7 @@ impl<T: Real> DistributedCpu<T> {
                 device: -1,
                 ..HaloTimes::default()
             },
+            setup: times,
         })
     }
 

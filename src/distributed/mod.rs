@@ -34,6 +34,7 @@ pub mod halo;
 #[cfg(feature = "mpi")]
 pub mod mpi_comm;
 pub mod plan;
+mod part;
 mod split;
 pub mod thread_comm;
 
@@ -43,7 +44,7 @@ pub use gpu::DistributedGpu;
 pub use halo::Halo;
 #[cfg(feature = "mpi")]
 pub use mpi_comm::MpiComm;
-pub use plan::{RankPlan, RankRow};
+pub use plan::{RankPlan, RankRow, RankSetup};
 pub use thread_comm::{run_ranks, ThreadComm};
 
 use crate::Result;

@@ -9,8 +9,9 @@
 
 use super::halo::{Halo, Peer};
 use crate::partition::{usage, Balance, Cuts, Subdomain};
-use crate::setup::Problem;
+use crate::setup::{timed, Problem};
 use crate::Result;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// One rank's part.
@@ -23,6 +24,20 @@ pub struct RankPlan {
     pub halo: Halo,
     /// Every rank's owned nodes (global, ascending), for the gathers of the outputs.
     pub owned_of: Vec<Vec<usize>>,
+}
+
+/// Seconds of the phases of a rank's backend creation before its own loops or upload (the
+/// `setup` keys `rank_cut`, `rank_subdomain`, `rank_part` of `summary.json`).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct RankSetup {
+    /// The cut into parts (every node's slab and owner, balanced by bonds).
+    pub cut: Option<f64>,
+    /// The rank's subdomain (its owned nodes' families in local indices, the ghosts) and
+    /// the halo lists.
+    pub subdomain: Option<f64>,
+    /// The rank's local problems built from it: `cpu-loop`'s interior and boundary ones,
+    /// `gpu-loop`'s in device order (the order included).
+    pub part: Option<f64>,
 }
 
 /// One row of `peridot info --ranks P`: a rank's share.
@@ -55,16 +70,25 @@ impl RankRow {
 }
 
 impl RankPlan {
-    /// The part of `rank` of a `ranks`-way run of `problem` (its families stored).
+    /// The part of `rank` of a `ranks`-way run of `problem` (its families stored, or a lean
+    /// problem's searched for this rank's owned nodes alone).
     pub fn new(problem: &Problem, ranks: usize, rank: usize) -> Result<RankPlan> {
-        if !problem.bonds_stored {
-            return Err(usage(
-                "ranks",
-                "a distributed run needs the problem's bonds stored (not a lean problem)",
-            ));
-        }
-        let cuts = cut(problem, ranks)?;
-        Ok(RankPlan::of_cuts(problem, &cuts, rank))
+        RankPlan::timed(problem, ranks, rank, &mut RankSetup::default())
+    }
+
+    /// [`RankPlan::new`], its phases' seconds in `times` (`cut`, `subdomain`).
+    pub fn timed(
+        problem: &Problem,
+        ranks: usize,
+        rank: usize,
+        times: &mut RankSetup,
+    ) -> Result<RankPlan> {
+        let (cuts, seconds) = timed(|| cut(problem, ranks));
+        times.cut = Some(seconds);
+        let cuts = cuts?;
+        let (plan, seconds) = timed(|| RankPlan::of_cuts(problem, &cuts, rank));
+        times.subdomain = Some(seconds);
+        Ok(plan)
     }
 
     /// The part of `rank` of the cut `cuts`.
@@ -76,18 +100,23 @@ impl RankPlan {
             let q = owner[sub.nodes[k]] as usize;
             recvs.entry(q).or_default().push(k as u32);
         }
+        // the ranks each boundary node (a ghost in its family) is sent to
+        let peers_of: Vec<(u32, Vec<usize>)> = (0..sub.owned)
+            .into_par_iter()
+            .filter_map(|k| {
+                let mut peers: Vec<usize> = (sub.families.family(k).iter())
+                    .filter(|&&l| l as usize >= sub.owned)
+                    .map(|&l| owner[sub.nodes[l as usize]] as usize)
+                    .collect();
+                peers.sort_unstable();
+                peers.dedup();
+                (!peers.is_empty()).then_some((k as u32, peers))
+            })
+            .collect();
         let mut sends: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
-        let mut peers = Vec::new();
-        for k in 0..sub.owned {
-            peers.clear();
-            peers.extend(sub.families.family(k).iter().filter_map(|&l| {
-                let l = l as usize;
-                (l >= sub.owned).then(|| owner[sub.nodes[l]] as usize)
-            }));
-            peers.sort_unstable();
-            peers.dedup();
-            for &q in &peers {
-                sends.entry(q).or_default().push(k as u32);
+        for (k, peers) in peers_of {
+            for q in peers {
+                sends.entry(q).or_default().push(k);
             }
         }
         let peers = |m: BTreeMap<usize, Vec<u32>>| {
@@ -102,6 +131,22 @@ impl RankPlan {
             owned_of: (0..cuts.count()).map(|s| cuts.owned(s).to_vec()).collect(),
             sub,
         }
+    }
+
+    /// Per owned node (local index), whether a ghost is in its family (a boundary node: its
+    /// forces wait for the exchange).
+    pub fn on_edge(&self) -> Vec<bool> {
+        let sub = &self.sub;
+        (0..sub.owned)
+            .into_par_iter()
+            .map(|k| sub.families.family(k).iter().any(|&l| l as usize >= sub.owned))
+            .collect()
+    }
+
+    /// Release the owned nodes' families (local indices; their sizes kept) once the rank's
+    /// backend holds its own copy: what the plan keeps for the run is per node.
+    pub fn release_families(&mut self) {
+        self.sub.families.neighbors = Vec::new();
     }
 
     /// This rank's row of the partition report.

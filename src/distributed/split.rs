@@ -8,14 +8,15 @@
 //!
 //! Units: m, N/m^3, 1 (dilatation, damage).
 
-use crate::backend::partitioned::emulate::problem_of;
+use super::part::{local_problem, BondArrays};
+use super::RankSetup;
 use crate::backend::CpuLoop;
 use crate::dynamics::Forces;
-use crate::neighbors::Families;
 use crate::partition::Subdomain;
 use crate::setup::Problem;
 use crate::{Real, Result};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The two loops of a rank and which owned nodes each holds.
 pub struct Split<T: Real> {
@@ -29,43 +30,58 @@ pub struct Split<T: Real> {
     family: Vec<usize>,
 }
 
-/// The problem of `sub`'s local nodes holding the families (and bonds) of the owned nodes
-/// `keep` says, the others' empty.
-fn part_problem(problem: &Problem, sub: &Subdomain, keep: impl Fn(usize) -> bool) -> Problem {
-    let n = sub.nodes.len();
-    let mut offsets = Vec::with_capacity(n + 1);
-    offsets.push(0);
-    let (mut neighbors, mut bond_index) = (Vec::new(), Vec::new());
-    for k in 0..n {
-        if k < sub.owned && keep(k) {
-            neighbors.extend_from_slice(sub.families.family(k));
-            bond_index.extend(sub.global_bonds(k));
+/// The problems of a [`Split`]'s two loops, before the loops are made.
+pub struct SplitParts {
+    inner: Problem,
+    edge: Problem,
+    on_edge: Vec<bool>,
+    family: Vec<usize>,
+}
+
+impl SplitParts {
+    /// The problems of `sub`'s interior and boundary nodes (`on_edge`: per owned node, a
+    /// ghost in its family), built straight from the subdomain (`part.rs`), in parallel;
+    /// `times.part` their seconds.
+    pub fn new(
+        problem: &Problem,
+        sub: &Subdomain,
+        on_edge: Vec<bool>,
+        times: &mut RankSetup,
+    ) -> SplitParts {
+        let t0 = Instant::now();
+        let part = |edge: bool| {
+            local_problem(problem, sub, None, |k| on_edge[k] == edge, BondArrays::All)
+        };
+        let (inner, edge) = rayon::join(|| part(false), || part(true));
+        let family = (0..sub.owned)
+            .map(|k| sub.families.range(k).len())
+            .collect();
+        times.part = Some(t0.elapsed().as_secs_f64());
+        SplitParts {
+            inner,
+            edge,
+            on_edge,
+            family,
         }
-        offsets.push(neighbors.len());
     }
-    let families = Families { offsets, neighbors };
-    problem_of(problem, &sub.nodes, families, &bond_index)
 }
 
 impl<T: Real> Split<T> {
-    pub fn new(problem: &Problem, sub: &Subdomain) -> Split<T> {
-        let on_edge: Vec<bool> = (0..sub.owned)
-            .map(|k| {
-                sub.families
-                    .family(k)
-                    .iter()
-                    .any(|&l| l as usize >= sub.owned)
-            })
-            .collect();
-        let inner = part_problem(problem, sub, |k| !on_edge[k]);
-        let edge = part_problem(problem, sub, |k| on_edge[k]);
+    /// The two loops of `parts` (their per-bond coefficients: the run's `assembly`).
+    pub fn new(parts: SplitParts) -> Split<T> {
+        let SplitParts {
+            inner,
+            edge,
+            on_edge,
+            family,
+        } = parts;
+        let loops = |p: Problem| CpuLoop::new(Arc::new(p));
+        let (inner, edge) = rayon::join(|| loops(inner), || loops(edge));
         Split {
-            inner: CpuLoop::new(Arc::new(inner)),
-            edge: CpuLoop::new(Arc::new(edge)),
-            boundary: (0..sub.owned).filter(|&k| on_edge[k]).collect(),
-            family: (0..sub.owned)
-                .map(|k| sub.families.family(k).len())
-                .collect(),
+            inner,
+            edge,
+            boundary: (0..on_edge.len()).filter(|&k| on_edge[k]).collect(),
+            family,
             on_edge,
         }
     }

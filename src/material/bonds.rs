@@ -74,16 +74,37 @@ impl BondSource for SearchedBonds<'_> {
     fn for_each_bond(&self, i: usize, mut f: impl FnMut(usize, f64, f64)) {
         let mut family = Vec::with_capacity(256);
         self.finder.family_into(i, &mut family);
-        let (p, b) = (&self.body.positions, self.body);
         for &j in &family {
             let j = j as usize;
-            let beta = partial_volume(self.kind, bond_length(p, i, j), b.delta, b.dx);
-            let lambda = self
-                .correction
-                .map_or(1.0, |(full, vh)| correction_factor(full, vh[i], vh[j]));
+            let (beta, lambda) = self.factors(i, j);
             f(j, beta, lambda);
         }
     }
+}
+
+impl SearchedBonds<'_> {
+    /// `(beta, lambda)` of bond `i -> j` ([`bond_factors`]).
+    #[inline]
+    fn factors(&self, i: usize, j: usize) -> (f64, f64) {
+        bond_factors(self.body, self.kind, self.correction, i, j)
+    }
+}
+
+/// `(beta, lambda)` of bond `i -> j` of `body` from its nodes' positions (and for the surface
+/// correction, `(largest horizon volume, horizon volume per node)`), computed as
+/// [`BondData::new`] computes the stored ones, bit for bit.
+#[inline]
+pub fn bond_factors(
+    body: &Body,
+    kind: PartialVolume,
+    correction: Option<(f64, &[f64])>,
+    i: usize,
+    j: usize,
+) -> (f64, f64) {
+    let p = &body.positions;
+    let beta = partial_volume(kind, bond_length(p, i, j), body.delta, body.dx);
+    let lambda = correction.map_or(1.0, |(full, vh)| correction_factor(full, vh[i], vh[j]));
+    (beta, lambda)
 }
 
 /// Surface-correction factor of a bond between nodes of horizon volumes `vi` and `vj`:

@@ -221,16 +221,22 @@ impl<'a> FamilyFinder<'a> {
 
     /// Exact-size CSR families of the first `n` nodes (all of the body's), each sorted.
     pub fn families(&self, n: usize) -> Families {
+        self.families_of(n, |k| k)
+    }
+
+    /// Exact-size CSR families of the nodes `query(0..count)` of the body, each sorted (in
+    /// the body's indices), in parallel.
+    pub fn families_of(&self, count: usize, query: impl Fn(usize) -> usize + Sync) -> Families {
         let stencil = match self {
             FamilyFinder::Lattice(s) => s,
-            FamilyFinder::Cells(c) => return c.families_of(n, |k| k),
+            FamilyFinder::Cells(c) => return c.families_of(count, query),
         };
         csr_families(
-            n,
-            |i| stencil.count(i),
-            |i, slot| {
+            count,
+            |k| stencil.count(query(k)),
+            |k, slot| {
                 let mut at = 0;
-                stencil.for_each_neighbor(i, |j| {
+                stencil.for_each_neighbor(query(k), |j| {
                     slot[at] = j as u32;
                     at += 1;
                 });

@@ -19,7 +19,8 @@ pub use report::{RankReport, Residency, ResidencyRequest, StreamReport, StreamTi
 pub use slabs::Balance;
 
 use crate::material::family_radius;
-use crate::neighbors::{CellList, Families};
+use crate::neighbors::cell_list::csr_families;
+use crate::neighbors::{CellList, Families, FamilyFinder, Stencil};
 use crate::setup::Problem;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -165,117 +166,106 @@ impl Cuts {
         before + after
     }
 
-    /// Subdomain `s`: from the problem's families where it stores them, else from a cell
-    /// list over the subdomain's cell slabs and one slab on each side (a neighbour is at
-    /// most one slab away); the same subdomain either way.
+    /// Subdomain `s`: its owned nodes' families from the problem's where it stores them,
+    /// else searched for those nodes alone (the body's lattice stencil, or a cell list over
+    /// the subdomain's cell slabs and one slab on each side: a neighbour is at most one slab
+    /// away); the same subdomain either way. Parallel throughout; besides the subdomain it holds one `u32` per node of the
+    /// body while it renumbers.
     pub fn subdomain(&self, problem: &Problem, s: usize) -> Subdomain {
         let cells = self.assignment.cells[s].clone();
         let owned = self.owned[s].clone();
-        match problem.bonds_stored {
-            true => subdomain(&problem.families, &self.assignment.owner, s, owned, cells),
-            false => self.searched(problem, s, owned, cells),
-        }
+        // (global neighbour indices of the owned nodes' families, renumbered below)
+        let families = match problem.bonds_stored {
+            true => {
+                let f = &problem.families;
+                csr_families(
+                    owned.len(),
+                    |k| f.range(owned[k]).len(),
+                    |k, slot| slot.copy_from_slice(f.family(owned[k])),
+                )
+            }
+            false => self.searched(problem, s, &owned),
+        };
+        let bond_start = owned.par_iter().map(|&i| problem.families.offsets[i]).collect();
+        local_subdomain(&self.assignment.owner, s, owned, families, bond_start, cells)
     }
+}
 
-    /// Subdomain `s` of a problem without stored families.
-    fn searched(
-        &self,
-        problem: &Problem,
-        s: usize,
-        owned: Vec<usize>,
-        cells: Range<usize>,
-    ) -> Subdomain {
+impl Cuts {
+    /// The families (global indices, each sorted) of subdomain `s`'s owned nodes `owned` of
+    /// a problem without stored families.
+    fn searched(&self, problem: &Problem, s: usize, owned: &[usize]) -> Families {
+        let body = &problem.body;
+        let kind = problem.model.discretization.partial_volume;
+        let radius = family_radius(kind, body.delta, body.dx);
+        if let Some(stencil) = Stencil::of_lattice(body, radius) {
+            return FamilyFinder::Lattice(stencil).families_of(owned.len(), |k| owned[k]);
+        }
         let a = &self.assignment;
+        let cells = &a.cells[s];
         let reach = cells.start.saturating_sub(1)..cells.end + 1;
-        // candidates, ascending: the local order of the search is the global one
+        // candidates, ascending: the order of the search is the global one
         let candidates: Vec<usize> = (0..a.slab.len())
             .into_par_iter()
             .filter(|&i| reach.contains(&(a.slab[i] as usize)))
             .collect();
-        let body = &problem.body;
         let positions: Vec<[f64; 3]> = candidates.par_iter().map(|&i| body.positions[i]).collect();
-        let kind = problem.model.discretization.partial_volume;
-        let radius = family_radius(kind, body.delta, body.dx);
         let list = CellList::new(&positions, body.dim(), radius);
         let owned_at: Vec<usize> = (0..candidates.len())
             .into_par_iter()
             .filter(|&c| a.owner[candidates[c]] == s as u32)
             .collect();
+        debug_assert_eq!(owned_at.len(), owned.len());
         let mut families = list.families_of(owned_at.len(), |k| owned_at[k]);
-        // local index of each candidate: owned k -> k, halo -> owned + rank
-        let mut local = vec![u32::MAX; candidates.len()];
-        for (k, &c) in owned_at.iter().enumerate() {
-            local[c] = k as u32;
-        }
-        let mut halo: Vec<u32> = families
-            .neighbors
-            .par_iter()
-            .copied()
-            .filter(|&c| local[c as usize] == u32::MAX)
-            .collect();
-        halo.par_sort_unstable();
-        halo.dedup();
-        let n_owned = owned.len();
-        for (r, &c) in halo.iter().enumerate() {
-            local[c as usize] = (n_owned + r) as u32;
-        }
         families
             .neighbors
             .par_iter_mut()
-            .for_each(|c| *c = local[*c as usize]);
-        let bond_start = owned.iter().map(|&i| problem.families.offsets[i]).collect();
-        let mut nodes = owned;
-        nodes.extend(halo.iter().map(|&c| candidates[c as usize]));
-        Subdomain {
-            nodes,
-            owned: n_owned,
-            families,
-            bond_start,
-            cells,
-        }
+            .for_each(|c| *c = candidates[*c as usize] as u32);
+        families
     }
 }
 
-/// The subdomain `s` owning `owned` (ascending global indices).
-fn subdomain(
-    families: &Families,
+/// The subdomain `s` owning `owned` (ascending global indices) whose families `families`
+/// hold in global indices: the halo (every neighbour owned elsewhere, ascending) appended to
+/// the nodes, the families renumbered to local indices in place.
+fn local_subdomain(
     owner: &[u32],
     s: usize,
     owned: Vec<usize>,
+    mut families: Families,
+    bond_start: Vec<usize>,
     cells: Range<usize>,
 ) -> Subdomain {
     let s = s as u32;
-    let mut halo: Vec<usize> = owned
-        .iter()
-        .flat_map(|&i| families.family(i).iter().map(|&j| j as usize))
-        .filter(|&j| owner[j] != s)
+    let mut halo: Vec<u32> = families
+        .neighbors
+        .par_iter()
+        .copied()
+        .filter(|&j| owner[j as usize] != s)
         .collect();
-    halo.sort_unstable();
+    halo.par_sort_unstable();
     halo.dedup();
     let n_owned = owned.len();
-    let mut nodes = owned;
-    nodes.extend_from_slice(&halo);
-    let local_of = |j: usize| -> u32 {
-        let k = match owner[j] == s {
-            true => nodes[..n_owned].binary_search(&j),
-            false => halo.binary_search(&j).map(|k| n_owned + k),
-        };
-        k.expect("a neighbour is owned or in the halo") as u32
-    };
-    let mut offsets = Vec::with_capacity(n_owned + 1);
-    offsets.push(0);
-    let mut neighbors = Vec::new();
-    let mut bond_start = Vec::with_capacity(n_owned);
-    for &i in &nodes[..n_owned] {
-        bond_start.push(families.offsets[i]);
-        neighbors.extend(families.family(i).iter().map(|&j| local_of(j as usize)));
-        offsets.push(neighbors.len());
+    // global -> local, for the nodes of this subdomain
+    let mut local = vec![u32::MAX; owner.len()];
+    for (k, &i) in owned.iter().enumerate() {
+        local[i] = k as u32;
     }
+    for (r, &j) in halo.iter().enumerate() {
+        local[j as usize] = (n_owned + r) as u32;
+    }
+    families
+        .neighbors
+        .par_iter_mut()
+        .for_each(|j| *j = local[*j as usize]);
+    drop(local);
+    let mut nodes = owned;
+    nodes.extend(halo.iter().map(|&j| j as usize));
     Subdomain {
-        families: Families { offsets, neighbors },
-        bond_start,
-        owned: n_owned,
         nodes,
+        owned: n_owned,
+        families,
+        bond_start,
         cells,
     }
 }

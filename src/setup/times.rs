@@ -29,8 +29,19 @@ pub struct SetupTimes {
     /// The stable time step (a pass over every bond).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub time_step: Option<f64>,
+    /// A rank of a distributed run: the cut of the body into one part per rank.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rank_cut: Option<f64>,
+    /// A rank of a distributed run: its subdomain (its owned nodes' families in local
+    /// indices, from the problem's or searched for them alone; its ghosts) and halo lists.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rank_subdomain: Option<f64>,
+    /// A rank of a distributed run: its local problems (`cpu-loop`: interior and boundary;
+    /// `gpu-loop`: in device order), their bonds' data gathered or computed per bond.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rank_part: Option<f64>,
     /// Creating a CPU backend (per-bond coefficients, matrix assembly); with
-    /// `kernel_compilation` and `upload`, `phase_seconds.assembly`.
+    /// `kernel_compilation`, `upload` and the `rank_*` phases, `phase_seconds.assembly`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub assembly: Option<f64>,
     /// Compiling (or reading from the on-disk cache) and loading the kernel program: every
@@ -72,6 +83,9 @@ impl SetupTimes {
             self.bonds,
             self.regions,
             self.time_step,
+            self.rank_cut,
+            self.rank_subdomain,
+            self.rank_part,
             self.assembly,
             self.kernel_compilation,
             self.upload,

@@ -4,7 +4,8 @@
 
 use crate::backend::{Backend, BackendKind};
 use crate::distributed::StopFlags;
-use crate::distributed::{Comm, DistributedCpu, DistributedGpu};
+pub(super) use crate::distributed::RankSetup;
+use crate::distributed::{Comm, DistributedCpu, DistributedGpu, RankPlan};
 use crate::output::{Pieces, ProbeWriter, VtkSeries};
 use crate::setup::Problem;
 use crate::{Error, Real, Result};
@@ -28,36 +29,36 @@ impl Ranks {
 }
 
 /// This rank's backend of kind `kind` (`gpu-loop`: [`DistributedGpu`] on the rank's device;
-/// otherwise `cpu-loop`, [`DistributedCpu`]), and the ranks with this rank's share of the
-/// snapshots.
+/// otherwise `cpu-loop`, [`DistributedCpu`]), the ranks with this rank's share of the
+/// snapshots, and the seconds of the backend's creation by phase.
 #[allow(clippy::type_complexity)]
 pub(super) fn backend<T: Real>(
     problem: &Problem,
     kind: BackendKind,
     ranks: Ranks,
-) -> Result<(Box<dyn Backend<T>>, Option<(Ranks, Pieces)>)> {
+) -> Result<(Box<dyn Backend<T>>, Option<(Ranks, Pieces)>, RankSetup)> {
     let (comm, stop) = (ranks.comm.clone(), ranks.stop.clone());
-    let (backend, plan): (Box<dyn Backend<T>>, _) = match kind {
+    let pieces = |plan: &RankPlan| Pieces {
+        rank: plan.rank,
+        ranks: plan.ranks,
+        nodes: plan.owned_of[plan.rank].clone(),
+    };
+    let (backend, pieces, setup): (Box<dyn Backend<T>>, _, _) = match kind {
         BackendKind::GpuLoop => {
             let b = DistributedGpu::<T>::new(problem, comm, stop)?;
-            let plan = b.plan().clone();
-            (Box::new(b), plan)
+            let (pieces, setup) = (pieces(b.plan()), b.setup);
+            (Box::new(b), pieces, setup)
         }
         _ => {
             let b = DistributedCpu::<T>::new(problem, comm, stop)?;
-            let plan = b.plan().clone();
-            (Box::new(b), plan)
+            let (pieces, setup) = (pieces(b.plan()), b.setup);
+            (Box::new(b), pieces, setup)
         }
     };
     // (every rank's setup done before the first exchange: the exchanges' timings then measure
     // the loop, not the wait for a rank still setting up)
     ranks.comm.sum_u64(0);
-    let pieces = Pieces {
-        rank: plan.rank,
-        ranks: plan.ranks,
-        nodes: plan.owned_of[plan.rank].clone(),
-    };
-    Ok((backend, Some((ranks, pieces))))
+    Ok((backend, Some((ranks, pieces)), setup))
 }
 
 /// Whether a distributed run in `dir` writes probe rows (every rank computes them).

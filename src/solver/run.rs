@@ -165,11 +165,12 @@ impl<T: Real> Runner<T> {
             opts.backend,
             T::PRECISION,
         );
-        let (backend, ranks) = match ranks {
+        let (backend, ranks, rank_setup) = match ranks {
             Some(ranks) => ranks::backend::<T>(&problem, opts.backend, ranks)?,
             None => (
                 backend::create::<T>(opts.backend, problem.clone(), subdomains.as_ref())?,
                 None,
+                Default::default(),
             ),
         };
         let assembly = since(t_setup);
@@ -182,10 +183,14 @@ impl<T: Real> Runner<T> {
         runner.summary.phase_seconds.assembly = Some(assembly);
         let setup = &mut runner.summary.setup;
         setup.add_compilation(compilation);
+        // (a rank's part comes first: its cut, subdomain and local problems)
+        let ranks::RankSetup { cut, subdomain, part } = rank_setup;
+        (setup.rank_cut, setup.rank_subdomain, setup.rank_part) = (cut, subdomain, part);
+        let own = assembly - [cut, subdomain, part].into_iter().flatten().sum::<f64>();
         // (a GPU backend's creation is its kernels and its upload; a CPU backend's, assembly)
         match runner.backend.name().starts_with("gpu") {
-            true => setup.upload = Some((assembly - compilation).max(0.0)),
-            false => setup.assembly = Some(assembly),
+            true => setup.upload = Some((own - compilation).max(0.0)),
+            false => setup.assembly = Some(own.max(0.0)),
         }
         Ok(runner)
     }

@@ -34,7 +34,7 @@ mod backend;
 mod halo;
 mod order;
 
-use super::{Comm, RankPlan};
+use super::{Comm, RankPlan, RankSetup};
 use super::{HaloTimes, StopFlags};
 use crate::backend::gpu::bond_loop::{full_volume, keeps_history};
 use crate::backend::gpu::buffers::addr;
@@ -142,6 +142,8 @@ pub struct DistributedGpu<T: Real> {
     probes: Option<(Vec<Vec<usize>>, Packed<T>)>,
     u_probe: Vec<T>,
     f_probe: Vec<T>,
+    /// The seconds of this backend's creation by phase.
+    pub setup: RankSetup,
 }
 
 /// Refuse what the distributed GPU loop does not run, naming what does.
@@ -174,17 +176,23 @@ fn check(problem: &Problem) -> Result<()> {
 }
 
 impl<T: Real> DistributedGpu<T> {
-    /// This rank's part of `problem` (its bonds stored) over `comm`, on this process's device
+    /// This rank's part of `problem` (stored or lean) over `comm`, on this process's device
     /// (`Gpu::get`: the one `gpu::select_device` chose for the rank). Runs what `gpu-loop` in
     /// core runs, less contact, several densities and failure with a history.
     pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
         check(problem)?;
-        let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
-        let order = DeviceOrder::new(&plan.sub, problem.body.len());
+        let mut times = RankSetup::default();
+        let mut plan = RankPlan::timed(problem, comm.size(), comm.rank(), &mut times)?;
+        let t0 = Instant::now();
+        let order = DeviceOrder::new(&plan.sub, problem.body.len(), &plan.on_edge());
         let local = Arc::new(order.problem(problem, &plan.sub));
+        plan.release_families();
+        times.part = Some(t0.elapsed().as_secs_f64());
         let mut gl = GpuLoop::<T>::with_neighbour_list(local)
             .map_err(|e| crate::backend::gpu::rename(e, NAME))?;
         gl.set_full_volume(full_volume(problem));
+        // (uploaded: the host keeps the part's family sizes, no per-bond array)
+        gl.release_host_bonds();
         let gpu = gl.gpu().clone();
         let dim = problem.dim();
         let lps = matches!(problem.material.law, Law::Lps { .. });
@@ -216,6 +224,7 @@ impl<T: Real> DistributedGpu<T> {
             probes: None,
             u_probe: Vec::new(),
             f_probe: Vec::new(),
+            setup: times,
         })
     }
 

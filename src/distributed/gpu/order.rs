@@ -11,7 +11,7 @@
 //!
 //! Units: indices; values as the arrays they come from.
 
-use crate::backend::partitioned::emulate::problem_of;
+use crate::distributed::part::{local_problem, BondArrays};
 use crate::neighbors::Families;
 use crate::partition::Subdomain;
 use crate::setup::Problem;
@@ -33,11 +33,12 @@ pub(super) struct DeviceOrder {
 }
 
 impl DeviceOrder {
-    /// The order of `sub`'s nodes (a part of a body of `n_global` nodes).
-    pub fn new(sub: &Subdomain, n_global: usize) -> DeviceOrder {
+    /// The order of `sub`'s nodes (a part of a body of `n_global` nodes; `on_edge`: per
+    /// owned node, a ghost in its family, `RankPlan::on_edge`).
+    pub fn new(sub: &Subdomain, n_global: usize, on_edge: &[bool]) -> DeviceOrder {
         let owned = sub.owned;
-        let edge = |k: usize| sub.families.family(k).iter().any(|&l| l as usize >= owned);
-        let (boundary, mut to_plan): (Vec<usize>, Vec<usize>) = (0..owned).partition(|&k| edge(k));
+        let (boundary, mut to_plan): (Vec<usize>, Vec<usize>) =
+            (0..owned).partition(|&k| on_edge[k]);
         let interior = to_plan.len();
         to_plan.extend(boundary);
         to_plan.extend(owned..sub.nodes.len());
@@ -64,22 +65,17 @@ impl DeviceOrder {
     }
 
     /// The problem of `sub`'s nodes in this order: owned nodes with their families (global
-    /// CSR order, device indices) and bonds, ghosts without.
+    /// CSR order, device indices) and bond status, ghosts without; no `beta` nor surface
+    /// correction (the kernels recompute both from positions), built straight from the
+    /// subdomain (`part.rs`).
     pub fn problem(&self, problem: &Problem, sub: &Subdomain) -> Problem {
-        let nodes: Vec<usize> = self.to_plan.iter().map(|&p| sub.nodes[p]).collect();
-        let mut offsets = Vec::with_capacity(self.len() + 1);
-        offsets.push(0);
-        let (mut neighbors, mut bond_index) = (Vec::new(), Vec::new());
-        for &p in &self.to_plan {
-            if p < sub.owned {
-                let family = sub.families.family(p).iter();
-                neighbors.extend(family.map(|&l| self.of_plan[l as usize] as u32));
-                bond_index.extend(sub.global_bonds(p));
-            }
-            offsets.push(neighbors.len());
-        }
-        let families = Families { offsets, neighbors };
-        problem_of(problem, &nodes, families, &bond_index)
+        self.problem_with(problem, sub, BondArrays::StatusOnly)
+    }
+
+    /// [`DeviceOrder::problem`] with the bond arrays `arrays` says.
+    fn problem_with(&self, problem: &Problem, sub: &Subdomain, arrays: BondArrays) -> Problem {
+        let order = Some((&self.to_plan[..], &self.of_plan[..]));
+        local_problem(problem, sub, order, |_| true, arrays)
     }
 
     /// Plan indices (as the halo lists hold them) as device indices.
@@ -132,19 +128,9 @@ mod tests {
     use crate::dynamics::{Forces, Loads};
     use std::sync::Arc;
 
-    /// A pre-cracked plate of 30 x 10 nodes with partial volumes and the surface correction,
-    /// its top edge pulled: a cut across x leaves interior, boundary and ghost nodes.
+    /// The plate of `part.rs`'s tests, stored.
     fn plate() -> Problem {
-        let text = "[material]\nmodel = \"pmb\"\nyoungs_modulus = 200e9\ndensity = 8000\n\
-             critical_stretch = 0.004\nsurface_correction = true\n[discretization]\n\
-             dimension = \"plane-stress\"\nthickness = 1e-3\ndx = 1e-3\n\
-             horizon_factor = 3.015\npartial_volume = \"linear\"\n[geometry]\n\
-             box = [{ min = [0, 0], max = [0.029, 0.009] }]\n\
-             [[precrack]]\nstart = [-0.001, 0.0045]\nend = [0.01, 0.0045]\n\
-             [[region]]\nname = \"top\"\nshape = \"edge\"\nside = \"+y\"\ndepth_dx = 2\n\
-             [[boundary]]\nregion = \"top\"\nkind = \"velocity\"\ny = 1.0\n\
-             [solver]\nkind = \"explicit\"\nsteps = 1\n";
-        let model = crate::model::parse(text, "test.toml", &[]).expect("valid model");
+        let model = crate::distributed::part::tests::plate_model();
         Problem::build(model, std::path::Path::new(".")).expect("builds")
     }
 
@@ -152,7 +138,8 @@ mod tests {
     /// each owned node the force the whole problem gives it, bit for bit (the same bonds in
     /// the same order with the same values), with the bonds broken by a displacement that
     /// breaks some; the interior nodes read no ghost; the conditions restricted to the part
-    /// name the owned nodes' dofs of the whole problem's.
+    /// name the owned nodes' dofs of the whole problem's. The same from the lean twin of the
+    /// problem (each rank's families searched, their bond data computed per bond).
     #[test]
     fn the_part_in_device_order_gives_the_owned_forces_bitwise() {
         let problem = plate();
@@ -166,14 +153,19 @@ mod tests {
         assert!(broken > 0, "the displacement breaks bonds");
         let loads = Loads::new(&problem, 1e-8);
         let mut broken_parts = 0;
-        for rank in 0..2 {
-            let plan = RankPlan::new(&problem, 2, rank).unwrap();
-            let order = DeviceOrder::new(&plan.sub, n);
+        // (the part from the stored problem and from its lean twin, whose rank searches its
+        // own families and computes their bond data)
+        let lean = Problem::build_lean(problem.model.clone(), std::path::Path::new("."));
+        let lean = lean.expect("builds");
+        for (rank, source) in [(0, &problem), (1, &problem), (0, &lean), (1, &lean)] {
+            let plan = RankPlan::new(source, 2, rank).unwrap();
+            let order = DeviceOrder::new(&plan.sub, n, &plan.on_edge());
             assert!(
                 0 < order.interior && order.interior < order.owned,
                 "both kinds"
             );
-            let local = order.problem(&problem, &plan.sub);
+            // (with `beta` and the correction: the host loop below reads them)
+            let local = order.problem_with(source, &plan.sub, BondArrays::All);
             for k in 0..order.interior {
                 let family = local.families.family(k);
                 assert!(
@@ -210,6 +202,7 @@ mod tests {
                 .collect();
             assert_eq!(part_loads.constrained_dofs(), &expected[..], "rank {rank}");
         }
-        assert_eq!(broken_parts, broken, "each bond broken once, by its owner");
+        // (twice: the stored and the lean source)
+        assert_eq!(broken_parts, 2 * broken, "each bond broken once, by its owner");
     }
 }

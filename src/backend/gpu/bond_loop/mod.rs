@@ -124,6 +124,25 @@ impl<T: Real> GpuLoop<T> {
         self.full_volume = full_volume;
     }
 
+    /// Drop the host's copy of the per-bond arrays the upload read (the neighbour indices
+    /// and the initial bond status; the family sizes stay) where this backend runs its
+    /// neighbour list and holds the only reference to its problem: the kernels, the bond
+    /// status and the reports read the family sizes only. A distributed rank's part calls
+    /// it after the upload (`distributed/gpu/`), so the host keeps no per-bond array of
+    /// the part for the run; a later read of the dropped arrays would fail loudly (an index
+    /// out of range), never read stale values. Returns whether they were dropped.
+    pub(crate) fn release_host_bonds(&mut self) -> bool {
+        if self.lattice.is_some() || self.history.num_bytes() > 0 {
+            return false;
+        }
+        let Some(p) = Arc::get_mut(&mut self.problem) else {
+            return false;
+        };
+        p.families.neighbors = Vec::new();
+        p.initial_mu = Vec::new();
+        true
+    }
+
     /// The device time loop (resident state, condition lists, leapfrog kernels).
     pub(crate) fn stepper(&mut self) -> &mut DeviceLoop<T> {
         &mut self.stepper
