@@ -65,6 +65,20 @@ pub(super) fn gather_owned<T: Copy + Default + Send + Sync>(
     Ok(())
 }
 
+/// The bond-count damage of every node on every rank, from this rank's values of its owned
+/// nodes (`mine`, in the order of its owned nodes): per node, not per bond, so a gather of
+/// `8 N` bytes instead of every bond's status.
+pub(super) fn gather_node_damage(
+    comm: &dyn Comm,
+    owned_of: &[Vec<usize>],
+    mine: &[f64],
+) -> Result<Vec<f64>> {
+    let nodes = owned_of.iter().map(Vec::len).sum();
+    let mut all = vec![0.0; nodes];
+    gather_owned(comm, owned_of, mine, 1, &mut all)?;
+    Ok(all)
+}
+
 /// A global per-bond array (CSR order of `offsets`: the bond status, a softening law's damage
 /// per bond) from every rank's values of its owned nodes' bonds (`mine`: in the order of its
 /// owned nodes, each family in CSR order).

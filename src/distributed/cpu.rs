@@ -20,8 +20,8 @@
 //! Units: m, N/m^3, J.
 
 use super::collect::{
-    agree_on_stop, gather_bonds, gather_owned, largest, owned_max_abs, probe_nodes, probe_rows,
-    rank_reports, values_at, HaloTimes, StopFlags,
+    agree_on_stop, gather_bonds, gather_node_damage, gather_owned, largest, owned_max_abs,
+    probe_nodes, probe_rows, rank_reports, values_at, HaloTimes, StopFlags,
 };
 use super::halo::HaloBuffers;
 use super::split::{Split, SplitParts};
@@ -30,6 +30,7 @@ use crate::backend::partitioned::emulate::history_timing;
 use crate::backend::partitioned::exchange::{gather, gather_into};
 use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
 use crate::backend::{check_contact, check_material, Backend, CpuLoop, Footprint, Scheme};
+use crate::dynamics::forces::bond_count_damage;
 use crate::dynamics::{ExplicitCall, Forces, State};
 use crate::material::{FailureHistory, Law};
 use crate::model::BreakTiming;
@@ -360,6 +361,21 @@ impl<T: Real> Forces<T> for DistributedCpu<T> {
     fn bond_status(&self) -> Result<Vec<u8>> {
         let mine = self.split.bond_status()?;
         gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
+    }
+
+    /// Counted on each rank over its owned nodes' bonds, gathered per node.
+    fn bond_count_damage(&self, _offsets: &[usize]) -> Result<Vec<f64>> {
+        let status = self.split.bond_status()?;
+        let damage = self.split.bond_damage()?;
+        let owned = &self.plan.owned_of[self.plan.rank];
+        let mut local = Vec::with_capacity(owned.len() + 1);
+        local.push(0);
+        for &i in owned {
+            let last = *local.last().expect("starts with 0");
+            local.push(last + self.offsets[i + 1] - self.offsets[i]);
+        }
+        let mine = bond_count_damage(&local, &status, damage.as_deref());
+        gather_node_damage(&*self.comm, &self.plan.owned_of, &mine)
     }
 
     /// A softening law's damage per bond, on every rank.

@@ -33,8 +33,8 @@ pub mod gpu;
 pub mod halo;
 #[cfg(feature = "mpi")]
 pub mod mpi_comm;
-pub mod plan;
 mod part;
+pub mod plan;
 mod split;
 pub mod thread_comm;
 
@@ -122,6 +122,51 @@ impl Comm for SelfComm {
     }
 }
 
+/// An all-gather (`counts[r]` bytes from rank `r`, this rank's `mine`) through `round`, a
+/// transport's gather whose whole buffer must stay within `limit` bytes: in one round where
+/// the whole fits, else in rounds of at most `limit / P` bytes from each rank, the pieces put
+/// back in place. Every rank computes the same rounds from `counts`.
+pub(crate) fn gather_in_rounds(
+    mine: &[u8],
+    counts: &[usize],
+    limit: usize,
+    round: &mut dyn FnMut(&[u8], &[usize], &mut [u8]) -> Result<()>,
+) -> Result<Vec<u8>> {
+    let total: usize = counts.iter().sum();
+    let mut all = vec![0u8; total];
+    if total <= limit {
+        round(mine, counts, &mut all)?;
+        return Ok(all);
+    }
+    let chunk = (limit / counts.len().max(1)).max(1);
+    let rounds = counts.iter().map(|c| c.div_ceil(chunk)).max().unwrap_or(0);
+    let starts: Vec<usize> = (counts.iter())
+        .scan(0, |at, &c| {
+            let start = *at;
+            *at += c;
+            Some(start)
+        })
+        .collect();
+    for r in 0..rounds {
+        let part: Vec<usize> = (counts.iter())
+            .map(|&c| c.saturating_sub(r * chunk).min(chunk))
+            .collect();
+        let (from, to) = (
+            (r * chunk).min(mine.len()),
+            ((r + 1) * chunk).min(mine.len()),
+        );
+        let mut buf = vec![0u8; part.iter().sum()];
+        round(&mine[from..to], &part, &mut buf)?;
+        let mut at = 0;
+        for (q, &len) in part.iter().enumerate() {
+            let dest = starts[q] + r * chunk;
+            all[dest..dest + len].copy_from_slice(&buf[at..at + len]);
+            at += len;
+        }
+    }
+    Ok(all)
+}
+
 /// The bytes of a slice of plain numbers.
 pub(crate) fn bytes_of<T: Copy>(values: &[T]) -> &[u8] {
     // SAFETY: `T` is a plain number type (f32, f64, u8, ...): every byte is initialized and
@@ -134,4 +179,46 @@ pub(crate) fn bytes_of_mut<T: Copy>(values: &mut [T]) -> &mut [u8] {
     let len = std::mem::size_of_val(values);
     // SAFETY: as `bytes_of`; the callers' types (f32, f64, u8) accept any bit pattern.
     unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast(), len) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gather_in_rounds;
+
+    /// Rank 1 of 3 gathers through a transport that holds at most `limit` bytes a round (a
+    /// simulated gather: each round's buffer is the ranks' pieces of that round, in rank
+    /// order); the result must be every rank's bytes concatenated, whatever the limit.
+    #[test]
+    fn a_gather_in_rounds_puts_every_piece_in_place() {
+        let data: Vec<Vec<u8>> = [7usize, 0, 23]
+            .iter()
+            .enumerate()
+            .map(|(q, &n)| (0..n).map(|k| (31 * q + k) as u8).collect())
+            .collect();
+        let counts: Vec<usize> = data.iter().map(Vec::len).collect();
+        let whole: Vec<u8> = data.concat();
+        for limit in [3, 4, 5, 9, 29, 30, 1000] {
+            let chunk = (limit / 3).max(1);
+            let mut round_no = 0;
+            let mut largest = 0;
+            let got = gather_in_rounds(&data[1], &counts, limit, &mut |mine, part, all| {
+                assert_eq!(mine.len(), part[1], "rank 1's piece");
+                let start = if all.len() == 30 { 0 } else { round_no * chunk };
+                let mut at = 0;
+                for (q, &len) in part.iter().enumerate().filter(|(_, &len)| len > 0) {
+                    all[at..at + len].copy_from_slice(&data[q][start..start + len]);
+                    at += len;
+                }
+                largest = largest.max(all.len());
+                round_no += 1;
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, whole, "limit {limit}");
+            assert!(
+                largest <= limit.max(3),
+                "a round of {largest} bytes over {limit}"
+            );
+        }
+    }
 }

@@ -61,6 +61,24 @@ impl MpiComm {
     }
 }
 
+impl MpiComm {
+    /// One all-gather of `mine` (`counts[r]` bytes from rank `r`) into `all`, whose length,
+    /// the counts and their offsets fit MPI's count.
+    fn gather_round(&self, mine: &[u8], counts: &[usize], all: &mut [u8]) -> Result<()> {
+        count(all.len())?;
+        let mut displs = Vec::with_capacity(counts.len());
+        let mut at = 0usize;
+        for &c in counts {
+            displs.push(count(at)?);
+            at += c;
+        }
+        let counts: Vec<Count> = counts.iter().map(|&c| count(c)).collect::<Result<_>>()?;
+        let mut part = PartitionMut::new(all, counts, displs);
+        self.world.all_gather_varcount_into(mine, &mut part);
+        Ok(())
+    }
+}
+
 /// A length as MPI's count, or an error naming it.
 fn count(bytes: usize) -> Result<Count> {
     Count::try_from(bytes).map_err(|_| Error::Usage {
@@ -131,19 +149,16 @@ impl Comm for MpiComm {
         out
     }
 
+    /// In one collective where the whole fits MPI's count, else in rounds
+    /// ([`super::gather_in_rounds`]): a gather of every bond's status of a large model
+    /// exceeds one count.
     fn all_gather(&self, mine: &[u8], counts: &[usize]) -> Result<Vec<u8>> {
-        let total: usize = counts.iter().sum();
-        let mut all = vec![0u8; total];
-        let mut displs = Vec::with_capacity(counts.len());
-        let mut at = 0usize;
-        for &c in counts {
-            displs.push(count(at)?);
-            at += c;
-        }
-        let counts: Vec<Count> = counts.iter().map(|&c| count(c)).collect::<Result<_>>()?;
-        let mut part = PartitionMut::new(&mut all[..], counts, displs);
-        self.world.all_gather_varcount_into(mine, &mut part);
-        Ok(all)
+        super::gather_in_rounds(
+            mine,
+            counts,
+            Count::MAX as usize,
+            &mut |mine, counts, all| self.gather_round(mine, counts, all),
+        )
     }
 
     fn abort(&self, code: i32) -> ! {

@@ -186,8 +186,18 @@ impl Cuts {
             }
             false => self.searched(problem, s, &owned),
         };
-        let bond_start = owned.par_iter().map(|&i| problem.families.offsets[i]).collect();
-        local_subdomain(&self.assignment.owner, s, owned, families, bond_start, cells)
+        let bond_start = owned
+            .par_iter()
+            .map(|&i| problem.families.offsets[i])
+            .collect();
+        local_subdomain(
+            &self.assignment.owner,
+            s,
+            owned,
+            families,
+            bond_start,
+            cells,
+        )
     }
 }
 

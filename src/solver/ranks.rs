@@ -3,8 +3,8 @@
 //! writes alone, and the abort of every rank where one failed alone.
 
 use crate::backend::{Backend, BackendKind};
-use crate::distributed::StopFlags;
 pub(super) use crate::distributed::RankSetup;
+use crate::distributed::StopFlags;
 use crate::distributed::{Comm, DistributedCpu, DistributedGpu, RankPlan};
 use crate::output::{Pieces, ProbeWriter, VtkSeries};
 use crate::setup::Problem;

@@ -6,7 +6,8 @@
 //! Units: m, N/m^3, J; bytes.
 
 use super::super::collect::{
-    gather_bonds, largest, owned_max_abs, probe_nodes, probe_rows, rank_reports, values_at,
+    gather_bonds, gather_node_damage, largest, owned_max_abs, probe_nodes, probe_rows,
+    rank_reports, values_at,
 };
 use super::halo::Packed;
 use super::{DistributedGpu, NAME};
@@ -96,6 +97,15 @@ impl<T: Real> Forces<T> for DistributedGpu<T> {
     /// The bonds broken on every rank (pre-cracks included).
     fn broken_bonds(&self) -> usize {
         self.comm.sum_u64(self.gl.broken_bonds() as u64) as usize
+    }
+
+    /// Counted on each rank's device over its owned nodes' bonds, gathered per node.
+    fn bond_count_damage(&self, _offsets: &[usize]) -> Result<Vec<f64>> {
+        let local = self
+            .gl
+            .bond_count_damage(&self.gl.problem().families.offsets)?;
+        let mine = self.order.owned_in_plan_order(&local, 1);
+        gather_node_damage(&*self.comm, &self.plan.owned_of, &mine)
     }
 
     /// The bond status of every bond, on every rank.
