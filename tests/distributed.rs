@@ -53,7 +53,10 @@ fn cpu_loop_ranks_from_a_lean_problem_equal_the_stored_run_bitwise() {
         let model = stored.model.clone();
         let lean = peridot::setup::Problem::build_lean(model, std::path::Path::new("."))
             .expect("the lean problem builds");
-        assert!(!lean.bonds_stored && lean.families.neighbors.is_empty(), "lean");
+        assert!(
+            !lean.bonds_stored && lean.families.neighbors.is_empty(),
+            "lean"
+        );
         let one = common::run_end(&stored, BackendKind::CpuLoop);
         for p in [1, 3] {
             let ends = common::distributed_end(&lean, BackendKind::CpuLoop, p);

@@ -33,8 +33,8 @@ pub mod gpu;
 pub mod halo;
 #[cfg(feature = "mpi")]
 pub mod mpi_comm;
-pub mod plan;
 mod part;
+pub mod plan;
 mod split;
 pub mod thread_comm;
 

@@ -55,7 +55,10 @@ pub(super) fn local_problem(
             }
         },
     );
-    let nodes: Vec<usize> = (0..n).into_par_iter().map(|k| sub.nodes[plan_of(k)]).collect();
+    let nodes: Vec<usize> = (0..n)
+        .into_par_iter()
+        .map(|k| sub.nodes[plan_of(k)])
+        .collect();
     // the global index of local bond `b` of local node `k` (a kept owned node)
     let global = |k: usize, b: usize| sub.bond_start[plan_of(k)] + (b - families.offsets[k]);
     let stored = problem.bonds_stored;
@@ -74,15 +77,16 @@ pub(super) fn local_problem(
         (BondArrays::All, true) => {
             let b = &problem.bonds;
             let beta = families.per_bond(|k, bond, _| b.beta[global(k, bond)]);
-            let correction = (b.correction.as_ref())
-                .map(|c| families.per_bond(|k, bond, _| c[global(k, bond)]));
+            let correction =
+                (b.correction.as_ref()).map(|c| families.per_bond(|k, bond, _| c[global(k, bond)]));
             (beta, correction)
         }
         (BondArrays::All, false) => {
             let body = &problem.body;
             let kind = problem.model.discretization.partial_volume;
             let reference = problem.bonds.correction_reference(&problem.material);
-            let factors = |k: usize, l: usize| bond_factors(body, kind, reference, nodes[k], nodes[l]);
+            let factors =
+                |k: usize, l: usize| bond_factors(body, kind, reference, nodes[k], nodes[l]);
             let beta = families.per_bond(|k, _, l| factors(k, l).0);
             let correction = reference.map(|_| families.per_bond(|k, _, l| factors(k, l).1));
             (beta, correction)
@@ -151,6 +155,9 @@ pub(crate) mod tests {
         assert!(stored.precracked_bonds() > 0, "the pre-crack cuts bonds");
         let plan = crate::distributed::RankPlan::new(&lean, 3, 0).unwrap();
         let local = local_problem(&lean, &plan.sub, None, |_| true, BondArrays::All);
-        assert!(local.precracked > 0, "rank 0's part holds pre-cracked bonds");
+        assert!(
+            local.precracked > 0,
+            "rank 0's part holds pre-cracked bonds"
+        );
     }
 }

@@ -139,7 +139,12 @@ impl RankPlan {
         let sub = &self.sub;
         (0..sub.owned)
             .into_par_iter()
-            .map(|k| sub.families.family(k).iter().any(|&l| l as usize >= sub.owned))
+            .map(|k| {
+                sub.families
+                    .family(k)
+                    .iter()
+                    .any(|&l| l as usize >= sub.owned)
+            })
             .collect()
     }
 

@@ -49,9 +49,8 @@ impl SplitParts {
         times: &mut RankSetup,
     ) -> SplitParts {
         let t0 = Instant::now();
-        let part = |edge: bool| {
-            local_problem(problem, sub, None, |k| on_edge[k] == edge, BondArrays::All)
-        };
+        let part =
+            |edge: bool| local_problem(problem, sub, None, |k| on_edge[k] == edge, BondArrays::All);
         let (inner, edge) = rayon::join(|| part(false), || part(true));
         let family = (0..sub.owned)
             .map(|k| sub.families.range(k).len())

@@ -169,8 +169,8 @@ impl Cuts {
     /// Subdomain `s`: its owned nodes' families from the problem's where it stores them,
     /// else searched for those nodes alone (the body's lattice stencil, or a cell list over
     /// the subdomain's cell slabs and one slab on each side: a neighbour is at most one slab
-    /// away); the same subdomain either way. Parallel throughout; besides the subdomain it holds one `u32` per node of the
-    /// body while it renumbers.
+    /// away); the same subdomain either way. Parallel throughout; besides the subdomain it
+    /// holds one `u32` per node of the body while it renumbers.
     pub fn subdomain(&self, problem: &Problem, s: usize) -> Subdomain {
         let cells = self.assignment.cells[s].clone();
         let owned = self.owned[s].clone();
@@ -186,12 +186,20 @@ impl Cuts {
             }
             false => self.searched(problem, s, &owned),
         };
-        let bond_start = owned.par_iter().map(|&i| problem.families.offsets[i]).collect();
-        local_subdomain(&self.assignment.owner, s, owned, families, bond_start, cells)
+        let bond_start = owned
+            .par_iter()
+            .map(|&i| problem.families.offsets[i])
+            .collect();
+        local_subdomain(
+            &self.assignment.owner,
+            s,
+            owned,
+            families,
+            bond_start,
+            cells,
+        )
     }
-}
 
-impl Cuts {
     /// The families (global indices, each sorted) of subdomain `s`'s owned nodes `owned` of
     /// a problem without stored families.
     fn searched(&self, problem: &Problem, s: usize, owned: &[usize]) -> Families {

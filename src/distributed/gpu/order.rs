@@ -203,6 +203,10 @@ mod tests {
             assert_eq!(part_loads.constrained_dofs(), &expected[..], "rank {rank}");
         }
         // (twice: the stored and the lean source)
-        assert_eq!(broken_parts, 2 * broken, "each bond broken once, by its owner");
+        assert_eq!(
+            broken_parts,
+            2 * broken,
+            "each bond broken once, by its owner"
+        );
     }
 }
