@@ -126,6 +126,7 @@ impl Comm for SelfComm {
 /// transport's gather whose whole buffer must stay within `limit` bytes: in one round where
 /// the whole fits, else in rounds of at most `limit / P` bytes from each rank, the pieces put
 /// back in place. Every rank computes the same rounds from `counts`.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn gather_in_rounds(
     mine: &[u8],
     counts: &[usize],

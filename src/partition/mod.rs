@@ -169,8 +169,8 @@ impl Cuts {
     /// Subdomain `s`: its owned nodes' families from the problem's where it stores them,
     /// else searched for those nodes alone (the body's lattice stencil, or a cell list over
     /// the subdomain's cell slabs and one slab on each side: a neighbour is at most one slab
-    /// away); the same subdomain either way. Parallel throughout; besides the subdomain it holds one `u32` per node of the
-    /// body while it renumbers.
+    /// away); the same subdomain either way. Parallel throughout; besides the subdomain it
+    /// holds one `u32` per node of the body while it renumbers.
     pub fn subdomain(&self, problem: &Problem, s: usize) -> Subdomain {
         let cells = self.assignment.cells[s].clone();
         let owned = self.owned[s].clone();
@@ -199,9 +199,7 @@ impl Cuts {
             cells,
         )
     }
-}
 
-impl Cuts {
     /// The families (global indices, each sorted) of subdomain `s`'s owned nodes `owned` of
     /// a problem without stored families.
     fn searched(&self, problem: &Problem, s: usize, owned: &[usize]) -> Families {

@@ -3,11 +3,11 @@
 //! writes alone, and the abort of every rank where one failed alone.
 
 use crate::backend::{Backend, BackendKind};
-pub(super) use crate::distributed::RankSetup;
+use crate::distributed::RankSetup;
 use crate::distributed::StopFlags;
 use crate::distributed::{Comm, DistributedCpu, DistributedGpu, RankPlan};
 use crate::output::{Pieces, ProbeWriter, VtkSeries};
-use crate::setup::Problem;
+use crate::setup::{Problem, SetupTimes};
 use crate::{Error, Real, Result};
 use std::path::Path;
 use std::sync::Arc;
@@ -59,6 +59,18 @@ pub(super) fn backend<T: Real>(
     // the loop, not the wait for a rank still setting up)
     ranks.comm.sum_u64(0);
     Ok((backend, Some((ranks, pieces)), setup))
+}
+
+/// A rank's setup phases into the run's `setup` (`rank_cut`, `rank_subdomain`,
+/// `rank_part`); their sum, s (0 for a run in one process).
+pub(super) fn record_setup(setup: &mut SetupTimes, rank: RankSetup) -> f64 {
+    let RankSetup {
+        cut,
+        subdomain,
+        part,
+    } = rank;
+    (setup.rank_cut, setup.rank_subdomain, setup.rank_part) = (cut, subdomain, part);
+    [cut, subdomain, part].into_iter().flatten().sum()
 }
 
 /// Whether a distributed run in `dir` writes probe rows (every rank computes them).

@@ -184,13 +184,7 @@ impl<T: Real> Runner<T> {
         let setup = &mut runner.summary.setup;
         setup.add_compilation(compilation);
         // (a rank's part comes first: its cut, subdomain and local problems)
-        let ranks::RankSetup {
-            cut,
-            subdomain,
-            part,
-        } = rank_setup;
-        (setup.rank_cut, setup.rank_subdomain, setup.rank_part) = (cut, subdomain, part);
-        let own = assembly - [cut, subdomain, part].into_iter().flatten().sum::<f64>();
+        let own = assembly - ranks::record_setup(setup, rank_setup);
         // (a GPU backend's creation is its kernels and its upload; a CPU backend's, assembly)
         match runner.backend.name().starts_with("gpu") {
             true => setup.upload = Some((own - compilation).max(0.0)),
