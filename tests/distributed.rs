@@ -39,3 +39,182 @@ fn cpu_loop_across_thread_ranks_equals_one_process_bitwise() {
         assert!(across > 0, "{law}: no bond broke across the cut of 2 ranks");
     }
 }
+
+/// What an ADR run ends with: the displacement and velocity, the bond status, the
+/// iterations and the relative residual.
+struct AdrEnd {
+    u: Vec<f64>,
+    v: Vec<f64>,
+    status: Vec<u8>,
+    steps: usize,
+    residual: f64,
+}
+
+fn adr_end(o: peridot::solver::Outcome<f64>) -> AdrEnd {
+    AdrEnd {
+        status: o.backend.bond_status().expect("bond status"),
+        steps: o.state.step,
+        residual: o
+            .summary
+            .static_residual
+            .expect("an ADR run has a residual"),
+        u: o.state.u,
+        v: o.state.v,
+    }
+}
+
+/// ADR across P = 1..4 thread ranks ends where the one-process ADR ends, bit for bit
+/// (displacement, velocity, bond status, iterations, residual): its global sums (the
+/// residual's norms, the damping coefficient's Rayleigh quotient) are exact until one
+/// rounding, so each rank's part merged equals the whole (`dynamics/exact_sum.rs`); on the
+/// tiny plate whose top is pulled until bonds break (they break across the cuts: the crack
+/// runs along x, the cuts across it), with and without load steps, PMB and LPS.
+#[test]
+fn adr_across_thread_ranks_equals_one_process_bitwise() {
+    use peridot::solver::distributed::simulate_distributed;
+    use peridot::solver::{simulate, Ranks};
+    use peridot::Precision;
+    let lps = ["material.model=\"lps\"", "material.poisson_ratio=0.22"];
+    for extra in [&[][..], &["solver.load_steps=4"][..], &lps[..]] {
+        let problem = common::problem(common::cli::TINY_ADR, extra);
+        let opts = common::options(BackendKind::CpuLoop, Precision::F64, None);
+        let one = adr_end(simulate::<f64>(problem.clone(), &opts).unwrap());
+        let broken = one.status.iter().filter(|&&s| s == 0).count();
+        assert!(
+            broken > problem.precracked_bonds(),
+            "{extra:?}: bonds must break beyond the pre-crack"
+        );
+        for p in [1, 2, 3, 4] {
+            let ends = peridot::distributed::run_ranks(p, |comm| {
+                let ranks = Ranks { comm, stop: None };
+                let o = simulate_distributed::<f64>(problem.clone(), &opts, ranks);
+                adr_end(o.unwrap_or_else(|e| panic!("distributed ADR: {e}")))
+            });
+            for (r, end) in ends.iter().enumerate() {
+                let what = format!("ADR {extra:?} on {p} ranks, rank {r}");
+                common::assert_bitwise(&end.u, &one.u, &format!("{what}: displacement"));
+                common::assert_bitwise(&end.v, &one.v, &format!("{what}: velocity"));
+                assert!(end.status == one.status, "{what}: bond status differs");
+                assert_eq!(end.steps, one.steps, "{what}: iterations");
+                assert_eq!(
+                    end.residual.to_bits(),
+                    one.residual.to_bits(),
+                    "{what}: residual"
+                );
+            }
+        }
+    }
+}
+
+/// What a run in `out` (one process where `p` = 0, else across `p` thread ranks; resumed
+/// from the latest checkpoint in `restart`) ends with, as rank 0 sees it (every rank's
+/// state is checked equal to rank 0's): displacement, velocity, bond status, the step it
+/// resumed from.
+fn end_in(
+    problem: &peridot::setup::Problem,
+    p: usize,
+    out: &std::path::Path,
+    restart: Option<&std::path::Path>,
+) -> (Vec<f64>, Vec<f64>, Vec<u8>, Option<usize>) {
+    use peridot::solver::distributed::simulate_distributed_from;
+    use peridot::solver::run::simulate_from;
+    use peridot::solver::Ranks;
+    let opts = common::options(BackendKind::CpuLoop, peridot::Precision::F64, Some(out));
+    let end = |o: peridot::solver::Outcome<f64>| {
+        let status = o.backend.bond_status().expect("bond status");
+        (o.state.u, o.state.v, status, o.summary.restarted_from_step)
+    };
+    if p == 0 {
+        return end(simulate_from::<f64>(problem.clone(), &opts, restart).unwrap());
+    }
+    let ends = peridot::distributed::run_ranks(p, |comm| {
+        let ranks = Ranks { comm, stop: None };
+        let o = simulate_distributed_from::<f64>(problem.clone(), &opts, restart, ranks);
+        end(o.unwrap_or_else(|e| panic!("distributed run: {e}")))
+    });
+    for (r, e) in ends.iter().enumerate() {
+        common::assert_bitwise(&e.0, &ends[0].0, &format!("rank {r} of {p}: displacement"));
+        assert!(e.2 == ends[0].2, "rank {r} of {p}: bond status");
+    }
+    ends.into_iter().next().unwrap()
+}
+
+/// Checkpoints across ranks: a run across 2 thread ranks checkpointing half way (rank 0
+/// writes the one-process file, whole and atomically), resumed from that checkpoint across
+/// 2 ranks, across 3 and in one process, ends with the uninterrupted run's displacement,
+/// velocity and bond status bit for bit, its `probes.csv` byte for byte and its `.pvd`
+/// listing the same snapshots; for the explicit plate whose crack runs across the cuts
+/// (PMB, and LPS with a node history: `critical_stretch_alpha`, breaking after the force)
+/// and for ADR with bonds breaking.
+#[test]
+fn checkpoints_across_thread_ranks_resume_bitwise_on_any_count() {
+    let plate = common::cracked_plate_text("pmb", STEPS);
+    let alpha = common::cracked_plate_text("lps", STEPS).replacen(
+        "critical_stretch = 0.002\n",
+        "critical_stretch = 0.002\ncritical_stretch_alpha = 0.25\nbreak_timing = \"after-force\"\n",
+        1,
+    );
+    let probes = [
+        "output.probes=[\"top\", \"bottom\"]",
+        "output.probe_every=5",
+    ];
+    let cases = [
+        ("pmb", plate.as_str(), 75, "output.vtk_every=50"),
+        ("lps alpha", alpha.as_str(), 75, "output.vtk_every=50"),
+        ("adr", common::cli::TINY_ADR, 30, "output.vtk_every=10"),
+    ];
+    for (name, text, half, vtk) in cases {
+        let mut keys = vec![vtk, probes[1]];
+        if name != "adr" {
+            keys.push(probes[0]);
+        }
+        let problem = common::problem(text, &keys);
+        let tmp = tempfile::tempdir().unwrap();
+        let full = tmp.path().join("full");
+        let one = end_in(&problem, 2, &full, None);
+        let every = format!("output.checkpoint_every={half}");
+        let checked = common::problem(text, &[keys.clone(), vec![every.as_str()]].concat());
+        for p in [2, 3, 0] {
+            let dir = tmp.path().join(format!("part{p}"));
+            let steps = checked.model.solver.steps;
+            let all = end_in(&checked, 2, &dir, None);
+            common::assert_bitwise(
+                &all.0,
+                &one.0,
+                &format!("{name}: checkpoints change nothing"),
+            );
+            // back to the checkpoint half way: the last one removed
+            let ckpts = peridot::output::checkpoint::list(&dir).unwrap();
+            let steps_of: Vec<usize> = ckpts.iter().map(|c| c.0).collect();
+            assert!(
+                steps_of.contains(&half),
+                "{name}: a checkpoint at {half}: {steps_of:?}"
+            );
+            for (step, path) in &ckpts {
+                assert!(path.exists() && *step <= steps, "{name}: {path:?}");
+                if *step > half {
+                    std::fs::remove_file(path).unwrap();
+                }
+            }
+            let what = format!("{name}: resumed from step {half} on {p} ranks");
+            let resumed = end_in(&checked, p, &dir, Some(&dir));
+            assert_eq!(resumed.3, Some(half), "{what}: the step resumed from");
+            common::assert_bitwise(&resumed.0, &one.0, &format!("{what}: displacement"));
+            common::assert_bitwise(&resumed.1, &one.1, &format!("{what}: velocity"));
+            assert!(resumed.2 == one.2, "{what}: bond status");
+            let read = |d: &std::path::Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+            assert_eq!(
+                read(&dir, "probes.csv"),
+                read(&full, "probes.csv"),
+                "{what}"
+            );
+            // the .pvd lists the same snapshots (steps and times; one process writes .vtu)
+            let pvd = |d| read(d, &format!("{}.pvd", problem.name)).replace(".pvtu", ".vtu");
+            if p != 0 {
+                assert_eq!(pvd(&dir), pvd(&full), "{what}: .pvd");
+            }
+        }
+        let broken = one.2.iter().filter(|&&s| s == 0).count();
+        assert!(broken > problem.precracked_bonds(), "{name}: bonds break");
+    }
+}

@@ -4,8 +4,10 @@
 //! byte for byte; the broken bonds and largest damage of `summary.json`), on a pre-cracked
 //! plate pulled apart whose crack runs across the cuts between ranks (PMB), and for LPS,
 //! whose dilatation is exchanged too; with the softening law, `alpha` and `after-force`, and
-//! materials of different densities; a model that does not run across ranks is refused on
-//! every rank with a message naming what runs, and no rank is left waiting.
+//! materials of different densities; ADR (bitwise too: its global sums are exact); a run
+//! resumed across ranks from a checkpoint continues bit for bit; a model that does not run
+//! across ranks is refused on every rank with a message naming what runs, and no rank is
+//! left waiting.
 //!
 //! Built with `--features mpi`; needs `mpirun` (MPICH or Open MPI) on the path.
 #![cfg(feature = "mpi")]
@@ -288,16 +290,73 @@ fn failure_options_and_densities_across_ranks_equal_one_process_bitwise() {
 #[test]
 fn unsupported_models_are_refused_on_every_rank_naming_what_runs() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("adr.toml");
-    let text = model("pmb", 10).replace("kind = \"explicit\"", "kind = \"adr\"");
-    std::fs::write(&path, text).unwrap();
-    let o = peridot(&path, &tmp.path().join("out"), 2);
+    let path = tmp.path().join("plate.toml");
+    std::fs::write(&path, model("pmb", 10)).unwrap();
+    let o = peridot_with(&path, &tmp.path().join("out"), 2, &["--subdomains", "2"]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "ADR across ranks is refused");
+    assert!(!o.status.success(), "subdomains across ranks are refused");
     assert!(
-        err.contains("solver.kind = \"adr\"") && err.contains("explicit solver on cpu-loop"),
+        err.contains("--subdomains") && err.contains("ADR on cpu-loop"),
         "{err}"
     );
+}
+
+/// The tiny plate relaxed by ADR (`common::cli::TINY_ADR`: bottom held, top pulled until
+/// bonds break), named as the other test models, with snapshots every 10 iterations and
+/// probes of both edges every 5.
+fn adr_model() -> String {
+    common::cli::TINY_ADR
+        .replace("name = \"tiny_adr\"\n", "")
+        .replace(
+            "[output]\nvtk_every = 10\nprobes = [\"top\"]\n",
+            "[output]\nvtk_every = 10\nprobes = [\"top\", \"bottom\"]\nprobe_every = 5\n\
+             image = false\ntips_every = 0\n",
+        )
+}
+
+/// ADR across 2 and 3 ranks equals the one-process ADR bit for bit (snapshots, probes,
+/// summary, its residual too): its global sums are exact until one rounding, so each rank's
+/// part merged over the ranks (`MPI_Allgather`) gives the one-process sums.
+#[test]
+fn adr_across_ranks_equals_one_process_bitwise() {
+    let (_tmp, single) = check_text(&adr_model(), &[2, 3]);
+    let s = summary(&single);
+    assert!(s["broken_bonds"].as_u64().unwrap() > 0, "bonds break");
+    let dir = single.parent().unwrap();
+    for p in [2, 3] {
+        let d = summary(&dir.join(format!("ranks{p}")));
+        for key in ["static_residual", "converged"] {
+            assert_eq!(s[key], d[key], "{p} ranks: summary {key}");
+        }
+    }
+}
+
+/// `mpirun -n 2 peridot run --restart`: a run across 2 ranks checkpointing every 80 steps
+/// (rank 0 writes the one-process file), its checkpoints after step 160 removed, resumed
+/// from step 160 across 2 ranks, ends with the one-process run's snapshots bit for bit and
+/// its `probes.csv` byte for byte.
+#[test]
+fn restart_across_ranks_continues_bitwise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("test.toml");
+    let text = model("pmb", 320).replace(
+        "[output]\n",
+        "[output]\ncheckpoint_every = 80\ncheckpoint_keep = 10\n",
+    );
+    std::fs::write(&path, text).unwrap();
+    let (single, dist) = (tmp.path().join("single"), tmp.path().join("ranks2"));
+    run_ok(&path, &single, 0);
+    run_ok(&path, &dist, 2);
+    let ckpts = peridot::output::checkpoint::list(&dist).unwrap();
+    assert!(ckpts.iter().any(|c| c.0 == 160), "{ckpts:?}");
+    for (step, file) in &ckpts {
+        if *step > 160 {
+            std::fs::remove_file(file).unwrap();
+        }
+    }
+    run_ok_with(&path, &dist, 2, &["--restart", dist.to_str().unwrap()]);
+    assert_eq!(summary(&dist)["restarted_from_step"], 160);
+    assert_same(&single, &dist, 2);
 }
 
 /// Whether a CUDA device is there, else says the test is skipped.

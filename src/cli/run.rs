@@ -45,7 +45,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     // during setup stops it at step 0, after that step's outputs.
     let cancel = signals::install()?;
     // under an MPI launcher: this process's rank of a distributed run (`ranks.rs`)
-    let ranks = super::ranks::join(&cancel, restart.is_some() || export_stiffness)?;
+    let ranks = super::ranks::join(&cancel, export_stiffness)?;
     let (loaded, parse_seconds) = timed(|| load_model(args));
     let (mut model, dir) = loaded?;
     if checkpoint_every.is_some() {
@@ -150,7 +150,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
         process_start: Some(process_start()),
     };
     let s = match (export_stiffness, &restart, ranks) {
-        (_, _, Some(ranks)) => run_distributed(problem, &opts, ranks)?,
+        (_, _, Some(ranks)) => run_distributed(problem, &opts, restart.as_deref(), ranks)?,
         (true, _, None) => run_and_export_stiffness(problem, &opts, restart.as_deref())?,
         (false, Some(from), None) => run_restarted(problem, &opts, from)?,
         (false, None, None) => simulate(problem, &opts)?,
@@ -158,7 +158,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     if !writes {
         // (rank 0 reports the run)
         return match s.status == RunStatus::Interrupted {
-            true => Err(Interrupted::ranked(s.steps, out_dir).into()),
+            true => Err(Interrupted::ranked(s.steps, out_dir, s.backend == "cpu-loop-mpi").into()),
             false => Ok(()),
         };
     }
@@ -226,7 +226,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     println!("outputs in {}", out_dir.display());
     if interrupted {
         return Err(match s.backend.ends_with("-mpi") {
-            true => Interrupted::ranked(s.steps, out_dir),
+            true => Interrupted::ranked(s.steps, out_dir, s.backend == "cpu-loop-mpi"),
             false => Interrupted::new(s.steps, out_dir),
         }
         .into());

@@ -9,7 +9,8 @@
 
 use super::{bytes_of, bytes_of_mut, Comm, RankPlan};
 use crate::backend::partitioned::exchange::{gather_into, scatter};
-use crate::dynamics::State;
+use crate::dynamics::exact_sum::EXACT_SUM_BYTES;
+use crate::dynamics::{ExactSum, State};
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::partition::RankReport;
 use crate::{Real, Result};
@@ -197,4 +198,20 @@ pub(super) fn owned_max_abs<T: Real>(state: &State<T>, nodes: &[usize], d: usize
 pub(super) fn largest(comm: &dyn Comm, mine: f64) -> Option<f64> {
     let m = comm.max_f64(mine);
     m.is_finite().then_some(m)
+}
+
+/// Every rank's partial `sums` merged into the whole's, on every rank (collective): exact,
+/// so the merged sums round to the one-process values bit for bit (`dynamics/exact_sum.rs`).
+pub(super) fn merge_sums(comm: &dyn Comm, sums: &mut [ExactSum]) -> Result<()> {
+    if comm.size() == 1 || sums.is_empty() {
+        return Ok(());
+    }
+    let mine: Vec<u8> = sums.iter().flat_map(ExactSum::to_bytes).collect();
+    let all = comm.all_gather(&mine, &vec![mine.len(); comm.size()])?;
+    let mut merged = vec![ExactSum::default(); sums.len()];
+    for (k, bytes) in all.chunks_exact(EXACT_SUM_BYTES).enumerate() {
+        merged[k % sums.len()].merge(&ExactSum::from_bytes(bytes));
+    }
+    sums.clone_from_slice(&merged);
+    Ok(())
 }

@@ -20,8 +20,8 @@
 //! Units: m, N/m^3, J.
 
 use super::collect::{
-    agree_on_stop, gather_bonds, gather_owned, largest, owned_max_abs, probe_nodes, probe_rows,
-    rank_reports, values_at, HaloTimes, StopFlags,
+    agree_on_stop, gather_bonds, gather_owned, largest, merge_sums, owned_max_abs, probe_nodes,
+    probe_rows, rank_reports, values_at, HaloTimes, StopFlags,
 };
 use super::halo::HaloBuffers;
 use super::split::Split;
@@ -30,7 +30,7 @@ use crate::backend::partitioned::emulate::history_timing;
 use crate::backend::partitioned::exchange::{gather, gather_into};
 use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
 use crate::backend::{check_contact, check_material, Backend, CpuLoop, Footprint, Scheme};
-use crate::dynamics::{ExplicitCall, Forces, State};
+use crate::dynamics::{Adr, AdrCall, AdrPart, ExactSum, ExplicitCall, Forces, State};
 use crate::material::{FailureHistory, Law};
 use crate::model::BreakTiming;
 use crate::output::{ProbeRegions, ProbeValues};
@@ -399,6 +399,39 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
 
     fn state_changed(&mut self, _state: &State<T>) -> Result<()> {
         fused::state_changed(self);
+        Ok(())
+    }
+
+    /// One ADR iteration on the owned dofs, its global sums merged over the ranks (exact, so
+    /// the one-process iteration's bit for bit); the ranks then agree on the stop flag.
+    fn advance_adr(&mut self, call: AdrCall<'_, T>) -> Result<usize> {
+        let AdrCall {
+            adr,
+            loads,
+            state,
+            h,
+        } = call;
+        let (owned, comm) = (self.plan.sub.owned_nodes().to_vec(), self.comm.clone());
+        let mut complete = |sums: &mut [ExactSum]| merge_sums(&*comm, sums);
+        let part = AdrPart {
+            nodes: Some(&owned),
+            complete: Some(&mut complete),
+        };
+        let broken = adr.iterate_part(state, loads, self, h, part)?;
+        agree_on_stop(&*self.comm, self.stop.as_ref());
+        Ok(broken)
+    }
+
+    /// The whole state on every rank (after ADR iterations, which update the owned dofs).
+    fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
+        self.gather_state(state)
+    }
+
+    /// The last free force of every dof on every rank (for a checkpoint).
+    fn sync_adr(&mut self, adr: &mut Adr<T>) -> Result<()> {
+        let mut history = adr.history();
+        self.gather_global(&mut history.f_prev, self.dim)?;
+        adr.restore(history);
         Ok(())
     }
 
