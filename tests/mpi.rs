@@ -4,7 +4,8 @@
 //! byte for byte; the broken bonds and largest damage of `summary.json`), on a pre-cracked
 //! plate pulled apart whose crack runs across the cuts between ranks (PMB), and for LPS,
 //! whose dilatation is exchanged too; with the softening law, `alpha` and `after-force`, and
-//! materials of different densities; ADR (bitwise too: its global sums are exact); a run
+//! materials of different densities; ADR (bitwise too: its global sums are exact);
+//! `cpu-matrix` across ranks to 1e-12 (round-off: each rank's rows in local order); a run
 //! resumed across ranks from a checkpoint continues bit for bit; a model that does not run
 //! across ranks is refused on every rank with a message naming what runs, and no rank is
 //! left waiting.
@@ -30,14 +31,10 @@ fn model(law: &str, steps: usize) -> String {
 
 /// Run the built binary on `model_path` into `out`: alone with `ranks` = 0, else under
 /// `mpirun -n ranks` (one rayon thread per rank: the CI machine has two cores), on
-/// `cpu-loop` unless `more` names a backend (`auto` would take the GPU on a machine with one).
-fn peridot(model_path: &Path, out: &Path, ranks: usize) -> Output {
-    peridot_with(model_path, out, ranks, &[])
-}
-
-/// [`peridot`] with more arguments (`--backend gpu-loop`) and, for `gpu-loop`, the neighbour
-/// list form in one process too (`PD_LATTICE=0`: the distributed run always takes it; the
-/// lattice slot-table kernel agrees with it to 1e-12 only).
+/// `cpu-loop` unless `more` names a backend (`auto` would take the GPU on a machine with
+/// one), with `more` arguments (`--backend gpu-loop`, `--restart DIR`) and, for `gpu-loop`,
+/// the neighbour list form in one process too (`PD_LATTICE=0`: the distributed run always
+/// takes it; the lattice slot-table kernel agrees with it to 1e-12 only).
 fn peridot_with(model_path: &Path, out: &Path, ranks: usize, more: &[&str]) -> Output {
     let exe = env!("CARGO_BIN_EXE_peridot");
     let args = ["run", model_path.to_str().unwrap(), "--quiet", "--out"];
@@ -296,7 +293,7 @@ fn unsupported_models_are_refused_on_every_rank_naming_what_runs() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "subdomains across ranks are refused");
     assert!(
-        err.contains("--subdomains") && err.contains("ADR on cpu-loop"),
+        err.contains("--subdomains") && err.contains("ADR on cpu-loop and cpu-matrix"),
         "{err}"
     );
 }
@@ -359,6 +356,46 @@ fn restart_across_ranks_continues_bitwise() {
     assert_same(&single, &dist, 2);
 }
 
+/// `mpirun -n 2 peridot run --backend cpu-matrix` (each rank the operators' rows of its
+/// owned nodes with ghost columns) agrees with `cpu-matrix` in one process: the same bonds
+/// broken and largest damage, and every probe value within 1e-12 of its column's largest
+/// magnitude (the rows' sums run in each rank's local order: round-off only).
+#[test]
+fn cpu_matrix_across_two_ranks_agrees_with_one_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("test.toml");
+    std::fs::write(&path, model("pmb", 160)).unwrap();
+    let matrix = ["--backend", "cpu-matrix"];
+    let (single, dist) = (tmp.path().join("single"), tmp.path().join("ranks2"));
+    run_ok_with(&path, &single, 0, &matrix);
+    run_ok_with(&path, &dist, 2, &matrix);
+    let (s, d) = (summary(&single), summary(&dist));
+    assert_eq!(d["backend"], "cpu-matrix-mpi");
+    assert!(s["broken_bonds"].as_u64().unwrap() > 0, "bonds break");
+    for key in ["broken_bonds", "max_damage", "steps"] {
+        assert_eq!(s[key], d[key], "summary {key}");
+    }
+    assert_probes_close(&probe_table(&single), &probe_table(&dist), 1e-12);
+}
+
+/// Every value of the probe rows `b` within `tol` of its column's largest magnitude in `a`.
+fn assert_probes_close(a: &[Vec<f64>], b: &[Vec<f64>], tol: f64) {
+    assert_eq!(a.len(), b.len(), "probe rows");
+    for c in 0..a[0].len() {
+        let scale = (a.iter().map(|r| r[c].abs()))
+            .fold(0.0, f64::max)
+            .max(f64::MIN_POSITIVE);
+        for (x, y) in a.iter().zip(b) {
+            assert!(
+                (x[c] - y[c]).abs() <= tol * scale,
+                "probe column {c}: {} vs {}",
+                x[c],
+                y[c]
+            );
+        }
+    }
+}
+
 /// Whether a CUDA device is there, else says the test is skipped.
 fn have_gpu() -> bool {
     match peridot::gpu::Gpu::get() {
@@ -393,21 +430,5 @@ fn gpu_loop_across_two_ranks_equals_one_gpu() {
         "bonds break"
     );
     assert_eq!(summary(&dist)["backend"], "gpu-loop-mpi");
-    let (a, b) = (probe_table(&single), probe_table(&dist));
-    assert_eq!(a.len(), b.len(), "probe rows");
-    for c in 0..a[0].len() {
-        let scale = a
-            .iter()
-            .map(|r| r[c].abs())
-            .fold(0.0, f64::max)
-            .max(f64::MIN_POSITIVE);
-        for (x, y) in a.iter().zip(&b) {
-            assert!(
-                (x[c] - y[c]).abs() <= 1e-12 * scale,
-                "probe column {c}: {} vs {}",
-                x[c],
-                y[c]
-            );
-        }
-    }
+    assert_probes_close(&probe_table(&single), &probe_table(&dist), 1e-12);
 }

@@ -158,7 +158,9 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     if !writes {
         // (rank 0 reports the run)
         return match s.status == RunStatus::Interrupted {
-            true => Err(Interrupted::ranked(s.steps, out_dir, s.backend == "cpu-loop-mpi").into()),
+            true => {
+                Err(Interrupted::ranked(s.steps, out_dir, s.backend.starts_with("cpu-")).into())
+            }
             false => Ok(()),
         };
     }
@@ -226,7 +228,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     println!("outputs in {}", out_dir.display());
     if interrupted {
         return Err(match s.backend.ends_with("-mpi") {
-            true => Interrupted::ranked(s.steps, out_dir, s.backend == "cpu-loop-mpi"),
+            true => Interrupted::ranked(s.steps, out_dir, s.backend.starts_with("cpu-")),
             false => Interrupted::new(s.steps, out_dir),
         }
         .into());

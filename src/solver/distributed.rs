@@ -70,9 +70,10 @@ fn supported(
             backend: format!("{} (distributed)", backend.name()),
             message: format!(
                 "{what} does not run across MPI ranks yet; what does: the explicit solver and \
-                 ADR on cpu-loop, with checkpoints and --restart, or the explicit solver on \
-                 gpu-loop with one GPU per rank (PMB, LPS, several materials of one density, \
-                 pre-cracks, damping, probes, snapshots); run it in one process instead"
+                 ADR on cpu-loop and cpu-matrix, with checkpoints and --restart, or the \
+                 explicit solver on gpu-loop with one GPU per rank (PMB, LPS, several \
+                 materials of one density, pre-cracks, damping, probes, snapshots); run it in \
+                 one process instead"
             ),
         })
     };
@@ -82,7 +83,7 @@ fn supported(
     }
     if !matches!(
         backend,
-        BackendKind::CpuLoop | BackendKind::GpuLoop | BackendKind::Auto
+        BackendKind::CpuLoop | BackendKind::CpuMatrix | BackendKind::GpuLoop | BackendKind::Auto
     ) {
         return refuse(&format!("--backend {}", backend.name()));
     }

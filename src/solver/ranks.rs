@@ -5,7 +5,7 @@
 
 use crate::backend::{Backend, BackendKind};
 use crate::distributed::StopFlags;
-use crate::distributed::{Comm, DistributedCpu, DistributedGpu};
+use crate::distributed::{Comm, DistributedCpu, DistributedGpu, DistributedMatrix};
 use crate::output::checkpoint::Checkpoint;
 use crate::output::{Pieces, ProbeWriter, VtkSeries};
 use crate::setup::Problem;
@@ -30,8 +30,8 @@ impl Ranks {
 }
 
 /// This rank's backend of kind `kind` (`gpu-loop`: [`DistributedGpu`] on the rank's device;
-/// otherwise `cpu-loop`, [`DistributedCpu`]), and the ranks with this rank's share of the
-/// snapshots.
+/// `cpu-matrix`: [`DistributedMatrix`]; otherwise `cpu-loop`, [`DistributedCpu`]), and the
+/// ranks with this rank's share of the snapshots.
 #[allow(clippy::type_complexity)]
 pub(super) fn backend<T: Real>(
     problem: &Problem,
@@ -42,6 +42,11 @@ pub(super) fn backend<T: Real>(
     let (backend, plan): (Box<dyn Backend<T>>, _) = match kind {
         BackendKind::GpuLoop => {
             let b = DistributedGpu::<T>::new(problem, comm, stop)?;
+            let plan = b.plan().clone();
+            (Box::new(b), plan)
+        }
+        BackendKind::CpuMatrix => {
+            let b = DistributedMatrix::<T>::new(problem, comm, stop)?;
             let plan = b.plan().clone();
             (Box::new(b), plan)
         }
@@ -90,10 +95,11 @@ pub(super) fn open_outputs<T: Real>(
 }
 
 /// Whether a run writes checkpoints (where it has an output folder): in one process, and
-/// across ranks on `cpu-loop` (`backend` the rank's backend's name), every rank taking the
-/// same decisions and gathering the same values, rank 0 writing the one-process file.
+/// across ranks on the CPU backends (`backend` the rank's backend's name), every rank
+/// taking the same decisions and gathering the same values, rank 0 writing the one-process
+/// file.
 pub(super) fn checkpoints(ranks: Option<&Ranks>, backend: &str) -> bool {
-    ranks.is_none() || backend == "cpu-loop-mpi"
+    ranks.is_none() || backend.starts_with("cpu-")
 }
 
 /// End every rank where this rank failed alone: an error every rank meets at the same step
