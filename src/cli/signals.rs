@@ -130,7 +130,7 @@ impl fmt::Display for Interrupted {
             };
             let resume = match self.resumable {
                 true => format!(
-                    " (resume with mpirun -n P peridot run --restart {}, any P)",
+                    " (resume with mpirun -n P peridot run MODEL --restart {}, any P)",
                     self.out_dir.display()
                 ),
                 false => String::new(),
