@@ -4,8 +4,11 @@
 //! byte for byte; the broken bonds and largest damage of `summary.json`), on a pre-cracked
 //! plate pulled apart whose crack runs across the cuts between ranks (PMB), and for LPS,
 //! whose dilatation is exchanged too; with the softening law, `alpha` and `after-force`, and
-//! materials of different densities; a model that does not run across ranks is refused on
-//! every rank with a message naming what runs, and no rank is left waiting.
+//! materials of different densities; ADR (bitwise too: its global sums are exact);
+//! `cpu-matrix` across ranks to 1e-12 (round-off: each rank's rows in local order); a run
+//! resumed across ranks from a checkpoint continues bit for bit; a model that does not run
+//! across ranks is refused on every rank with a message naming what runs, and no rank is
+//! left waiting.
 //!
 //! Built with `--features mpi`; needs `mpirun` (MPICH or Open MPI) on the path.
 #![cfg(feature = "mpi")]
@@ -28,14 +31,10 @@ fn model(law: &str, steps: usize) -> String {
 
 /// Run the built binary on `model_path` into `out`: alone with `ranks` = 0, else under
 /// `mpirun -n ranks` (one rayon thread per rank: the CI machine has two cores), on
-/// `cpu-loop` unless `more` names a backend (`auto` would take the GPU on a machine with one).
-fn peridot(model_path: &Path, out: &Path, ranks: usize) -> Output {
-    peridot_with(model_path, out, ranks, &[])
-}
-
-/// [`peridot`] with more arguments (`--backend gpu-loop`) and, for `gpu-loop`, the neighbour
-/// list form in one process too (`PD_LATTICE=0`: the distributed run always takes it; the
-/// lattice slot-table kernel agrees with it to 1e-12 only).
+/// `cpu-loop` unless `more` names a backend (`auto` would take the GPU on a machine with
+/// one), with `more` arguments (`--backend gpu-loop`, `--restart DIR`) and, for `gpu-loop`,
+/// the neighbour list form in one process too (`PD_LATTICE=0`: the distributed run always
+/// takes it; the lattice slot-table kernel agrees with it to 1e-12 only).
 fn peridot_with(model_path: &Path, out: &Path, ranks: usize, more: &[&str]) -> Output {
     let exe = env!("CARGO_BIN_EXE_peridot");
     let args = ["run", model_path.to_str().unwrap(), "--quiet", "--out"];
@@ -302,16 +301,113 @@ fn failure_options_and_densities_across_ranks_equal_one_process_bitwise() {
 #[test]
 fn unsupported_models_are_refused_on_every_rank_naming_what_runs() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("adr.toml");
-    let text = model("pmb", 10).replace("kind = \"explicit\"", "kind = \"adr\"");
-    std::fs::write(&path, text).unwrap();
-    let o = peridot(&path, &tmp.path().join("out"), 2);
+    let path = tmp.path().join("plate.toml");
+    std::fs::write(&path, model("pmb", 10)).unwrap();
+    let o = peridot_with(&path, &tmp.path().join("out"), 2, &["--subdomains", "2"]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "ADR across ranks is refused");
+    assert!(!o.status.success(), "subdomains across ranks are refused");
     assert!(
-        err.contains("solver.kind = \"adr\"") && err.contains("explicit solver on cpu-loop"),
+        err.contains("--subdomains") && err.contains("ADR on cpu-loop and cpu-matrix"),
         "{err}"
     );
+}
+
+/// The tiny plate relaxed by ADR (`common::cli::TINY_ADR`: bottom held, top pulled until
+/// bonds break), named as the other test models, with snapshots every 10 iterations and
+/// probes of both edges every 5.
+fn adr_model() -> String {
+    common::cli::TINY_ADR
+        .replace("name = \"tiny_adr\"\n", "")
+        .replace(
+            "[output]\nvtk_every = 10\nprobes = [\"top\"]\n",
+            "[output]\nvtk_every = 10\nprobes = [\"top\", \"bottom\"]\nprobe_every = 5\n\
+             image = false\ntips_every = 0\n",
+        )
+}
+
+/// ADR across 2 and 3 ranks equals the one-process ADR bit for bit (snapshots, probes,
+/// summary, its residual too): its global sums are exact until one rounding, so each rank's
+/// part merged over the ranks (`MPI_Allgather`) gives the one-process sums.
+#[test]
+fn adr_across_ranks_equals_one_process_bitwise() {
+    let (_tmp, single) = check_text(&adr_model(), &[2, 3]);
+    let s = summary(&single);
+    assert!(s["broken_bonds"].as_u64().unwrap() > 0, "bonds break");
+    let dir = single.parent().unwrap();
+    for p in [2, 3] {
+        let d = summary(&dir.join(format!("ranks{p}")));
+        for key in ["static_residual", "converged"] {
+            assert_eq!(s[key], d[key], "{p} ranks: summary {key}");
+        }
+    }
+}
+
+/// `mpirun -n 2 peridot run --restart`: a run across 2 ranks checkpointing every 80 steps
+/// (rank 0 writes the one-process file), its checkpoints after step 160 removed, resumed
+/// from step 160 across 2 ranks, ends with the one-process run's snapshots bit for bit and
+/// its `probes.csv` byte for byte.
+#[test]
+fn restart_across_ranks_continues_bitwise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("test.toml");
+    let text = model("pmb", 320).replace(
+        "[output]\n",
+        "[output]\ncheckpoint_every = 80\ncheckpoint_keep = 10\n",
+    );
+    std::fs::write(&path, text).unwrap();
+    let (single, dist) = (tmp.path().join("single"), tmp.path().join("ranks2"));
+    run_ok(&path, &single, 0);
+    run_ok(&path, &dist, 2);
+    let ckpts = peridot::output::checkpoint::list(&dist).unwrap();
+    assert!(ckpts.iter().any(|c| c.0 == 160), "{ckpts:?}");
+    for (step, file) in &ckpts {
+        if *step > 160 {
+            std::fs::remove_file(file).unwrap();
+        }
+    }
+    run_ok_with(&path, &dist, 2, &["--restart", dist.to_str().unwrap()]);
+    assert_eq!(summary(&dist)["restarted_from_step"], 160);
+    assert_same(&single, &dist, 2);
+}
+
+/// `mpirun -n 2 peridot run --backend cpu-matrix` (each rank the operators' rows of its
+/// owned nodes with ghost columns) agrees with `cpu-matrix` in one process: the same bonds
+/// broken and largest damage, and every probe value within 1e-12 of its column's largest
+/// magnitude (the rows' sums run in each rank's local order: round-off only).
+#[test]
+fn cpu_matrix_across_two_ranks_agrees_with_one_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("test.toml");
+    std::fs::write(&path, model("pmb", 160)).unwrap();
+    let matrix = ["--backend", "cpu-matrix"];
+    let (single, dist) = (tmp.path().join("single"), tmp.path().join("ranks2"));
+    run_ok_with(&path, &single, 0, &matrix);
+    run_ok_with(&path, &dist, 2, &matrix);
+    let (s, d) = (summary(&single), summary(&dist));
+    assert_eq!(d["backend"], "cpu-matrix-mpi");
+    assert!(s["broken_bonds"].as_u64().unwrap() > 0, "bonds break");
+    for key in ["broken_bonds", "max_damage", "steps"] {
+        assert_eq!(s[key], d[key], "summary {key}");
+    }
+    assert_probes_close(&probe_table(&single), &probe_table(&dist), 1e-12);
+}
+
+/// Every value of the probe rows `b` within `tol` of its column's largest magnitude in `a`.
+fn assert_probes_close(a: &[Vec<f64>], b: &[Vec<f64>], tol: f64) {
+    assert_eq!(a.len(), b.len(), "probe rows");
+    for c in 0..a[0].len() {
+        let scale = (a.iter().map(|r| r[c].abs()))
+            .fold(0.0, f64::max)
+            .max(f64::MIN_POSITIVE);
+        for (x, y) in a.iter().zip(b) {
+            assert!(
+                (x[c] - y[c]).abs() <= tol * scale,
+                "probe column {c}: {} vs {}",
+                x[c],
+                y[c]
+            );
+        }
+    }
 }
 
 /// Whether a CUDA device is there, else says the test is skipped.
@@ -348,21 +444,5 @@ fn gpu_loop_across_two_ranks_equals_one_gpu() {
         "bonds break"
     );
     assert_eq!(summary(&dist)["backend"], "gpu-loop-mpi");
-    let (a, b) = (probe_table(&single), probe_table(&dist));
-    assert_eq!(a.len(), b.len(), "probe rows");
-    for c in 0..a[0].len() {
-        let scale = a
-            .iter()
-            .map(|r| r[c].abs())
-            .fold(0.0, f64::max)
-            .max(f64::MIN_POSITIVE);
-        for (x, y) in a.iter().zip(&b) {
-            assert!(
-                (x[c] - y[c]).abs() <= 1e-12 * scale,
-                "probe column {c}: {} vs {}",
-                x[c],
-                y[c]
-            );
-        }
-    }
+    assert_probes_close(&probe_table(&single), &probe_table(&dist), 1e-12);
 }

@@ -75,7 +75,7 @@ pub fn print_ranks(problem: &Problem, p: usize, precision: Precision) -> anyhow:
 /// This process's place in a distributed run where an MPI launcher started it (see
 /// [`launched_ranks`]; one rank of one runs the distributed path too), `None` otherwise. The
 /// raw stop flag is `cancel`'s (set by this process's signal handler). `refused`: an option
-/// that does not run across ranks (`--restart`, `--export-stiffness`).
+/// that does not run across ranks (`--export-stiffness`).
 #[cfg(feature = "mpi")]
 pub fn join(cancel: &peridot::solver::Cancel, refused: bool) -> anyhow::Result<Option<Ranks>> {
     use peridot::distributed::MpiComm;
@@ -87,8 +87,7 @@ pub fn join(cancel: &peridot::solver::Cancel, refused: bool) -> anyhow::Result<O
     }
     if refused {
         anyhow::bail!(
-            "--restart and --export-stiffness do not run across MPI ranks yet; run them in one \
-             process"
+            "--export-stiffness does not run across MPI ranks yet; run it in one process"
         );
     }
     let comm = MpiComm::init()?;

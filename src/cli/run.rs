@@ -45,7 +45,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     // during setup stops it at step 0, after that step's outputs.
     let cancel = signals::install()?;
     // under an MPI launcher: this process's rank of a distributed run (`ranks.rs`)
-    let ranks = super::ranks::join(&cancel, restart.is_some() || export_stiffness)?;
+    let ranks = super::ranks::join(&cancel, export_stiffness)?;
     let (loaded, parse_seconds) = timed(|| load_model(args));
     let (mut model, dir) = loaded?;
     if checkpoint_every.is_some() {
@@ -132,7 +132,9 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     // arrays the driver needs whole (state, loads, outputs), and the bonds of its own part
     // only, searched for its owned nodes (`partition::Cuts::subdomain`) with their data
     // computed per bond (`distributed/part.rs`): the same values as a stored problem's.
-    let mut problem = if lean || ranks.is_some() {
+    // (`cpu-matrix` across ranks assembles its rows from a stored problem's bonds)
+    let rank_lean = ranks.is_some() && backend != BackendKind::CpuMatrix;
+    let mut problem = if lean || rank_lean {
         Problem::lean_from_body(model, body)?
     } else {
         Problem::from_body(model, body, backend.neighbor_search(precision))?
@@ -154,7 +156,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
         process_start: Some(process_start()),
     };
     let s = match (export_stiffness, &restart, ranks) {
-        (_, _, Some(ranks)) => run_distributed(problem, &opts, ranks)?,
+        (_, _, Some(ranks)) => run_distributed(problem, &opts, restart.as_deref(), ranks)?,
         (true, _, None) => run_and_export_stiffness(problem, &opts, restart.as_deref())?,
         (false, Some(from), None) => run_restarted(problem, &opts, from)?,
         (false, None, None) => simulate(problem, &opts)?,
@@ -162,7 +164,9 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     if !writes {
         // (rank 0 reports the run)
         return match s.status == RunStatus::Interrupted {
-            true => Err(Interrupted::ranked(s.steps, out_dir).into()),
+            true => {
+                Err(Interrupted::ranked(s.steps, out_dir, s.backend.starts_with("cpu-")).into())
+            }
             false => Ok(()),
         };
     }
@@ -230,7 +234,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     println!("outputs in {}", out_dir.display());
     if interrupted {
         return Err(match s.backend.ends_with("-mpi") {
-            true => Interrupted::ranked(s.steps, out_dir),
+            true => Interrupted::ranked(s.steps, out_dir, s.backend.starts_with("cpu-")),
             false => Interrupted::new(s.steps, out_dir),
         }
         .into());

@@ -79,9 +79,10 @@ pub struct Interrupted {
     pub step: usize,
     /// Where that step's outputs are.
     pub out_dir: PathBuf,
-    /// A rank of a distributed run (no checkpoint to resume from; the signal may have
-    /// reached another rank).
+    /// A rank of a distributed run (the signal may have reached another rank).
     pub ranked: bool,
+    /// Whether a checkpoint of the step was written (not by a distributed `gpu-loop` run).
+    pub resumable: bool,
 }
 
 impl Interrupted {
@@ -92,13 +93,16 @@ impl Interrupted {
             step,
             out_dir,
             ranked: false,
+            resumable: true,
         }
     }
 
-    /// For a rank of a distributed run that stopped at `step` with the others.
-    pub fn ranked(step: usize, out_dir: PathBuf) -> Self {
+    /// For a rank of a distributed run that stopped at `step` with the others (`resumable`:
+    /// with a checkpoint of the step written).
+    pub fn ranked(step: usize, out_dir: PathBuf, resumable: bool) -> Self {
         Interrupted {
             ranked: true,
+            resumable,
             ..Interrupted::new(step, out_dir)
         }
     }
@@ -124,10 +128,17 @@ impl fmt::Display for Interrupted {
                 Some(_) => format!("by {}", self.signal_name()),
                 None => "with the other ranks (a signal reached one of them)".into(),
             };
+            let resume = match self.resumable {
+                true => format!(
+                    " (resume with mpirun -n P peridot run MODEL --restart {}, any P)",
+                    self.out_dir.display()
+                ),
+                false => String::new(),
+            };
             return write!(
                 f,
                 "interrupted {by} at step {}; the outputs of that step and summary.json are \
-                 in {}",
+                 in {}{resume}",
                 self.step,
                 self.out_dir.display()
             );

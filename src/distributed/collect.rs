@@ -9,7 +9,8 @@
 
 use super::{bytes_of, bytes_of_mut, Comm, RankPlan};
 use crate::backend::partitioned::exchange::{gather_into, scatter};
-use crate::dynamics::State;
+use crate::dynamics::exact_sum::EXACT_SUM_BYTES;
+use crate::dynamics::{Adr, AdrCall, AdrPart, ExactSum, Forces, State};
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::partition::RankReport;
 use crate::{Real, Result};
@@ -220,4 +221,127 @@ pub(super) fn owned_max_abs<T: Real>(state: &State<T>, nodes: &[usize], d: usize
 pub(super) fn largest(comm: &dyn Comm, mine: f64) -> Option<f64> {
     let m = comm.max_f64(mine);
     m.is_finite().then_some(m)
+}
+
+/// Every rank's partial `sums` merged into the whole's, on every rank (collective): exact,
+/// so the merged sums round to the one-process values bit for bit (`dynamics/exact_sum.rs`).
+pub(super) fn merge_sums(comm: &dyn Comm, sums: &mut [ExactSum]) -> Result<()> {
+    if comm.size() == 1 || sums.is_empty() {
+        return Ok(());
+    }
+    let mine: Vec<u8> = sums.iter().flat_map(ExactSum::to_bytes).collect();
+    let all = comm.all_gather(&mine, &vec![mine.len(); comm.size()])?;
+    let mut merged = vec![ExactSum::default(); sums.len()];
+    for (k, bytes) in all.chunks_exact(EXACT_SUM_BYTES).enumerate() {
+        merged[k % sums.len()].merge(&ExactSum::from_bytes(bytes));
+    }
+    sums.clone_from_slice(&merged);
+    Ok(())
+}
+
+/// One ADR iteration of a rank's part, `forces` its backend: the dofs of its owned `nodes`,
+/// the global sums merged over the ranks (exact, so the one-process iteration's bit for
+/// bit); then the ranks agree on the stop flag (collective).
+pub(super) fn adr_on_ranks<T: Real>(
+    call: AdrCall<'_, T>,
+    forces: &mut dyn Forces<T>,
+    nodes: &[usize],
+    comm: &dyn Comm,
+    stop: Option<&StopFlags>,
+) -> Result<usize> {
+    let AdrCall {
+        adr,
+        loads,
+        state,
+        h,
+    } = call;
+    let mut complete = |sums: &mut [ExactSum]| merge_sums(comm, sums);
+    let part = AdrPart {
+        nodes: Some(nodes),
+        complete: Some(&mut complete),
+    };
+    let broken = adr.iterate_part(state, loads, forces, h, part)?;
+    agree_on_stop(comm, stop);
+    Ok(broken)
+}
+
+/// What the probe rows of a distributed run on the host keep: per rank, the probe regions'
+/// nodes it owns (once probes are asked for), and the global arrays they are gathered into.
+#[derive(Debug, Default)]
+pub(super) struct ProbeCache<T> {
+    nodes: Option<Vec<Vec<usize>>>,
+    u: Vec<T>,
+    f: Vec<T>,
+}
+
+impl<T: Real> ProbeCache<T> {
+    /// The probe rows of `regions` at the host `state`, whose owned values are current, from
+    /// every rank's owned probe nodes (`plan`'s; `d` per node) gathered (collective).
+    pub(super) fn rows(
+        &mut self,
+        comm: &dyn Comm,
+        plan: &RankPlan,
+        state: &State<T>,
+        regions: &ProbeRegions,
+        d: usize,
+    ) -> Result<Vec<ProbeValues>> {
+        let nodes = (self.nodes).get_or_insert_with(|| probe_nodes(regions, &plan.owned_of));
+        let mine = values_at(state, &nodes[plan.rank], d);
+        let len = state.u.len();
+        probe_rows(
+            comm,
+            nodes,
+            mine,
+            d,
+            (&mut self.u, &mut self.f),
+            len,
+            regions,
+        )
+    }
+}
+
+/// A rank's CPU backend, whose owned values the driver's global arrays hold: the gathers and
+/// reductions over them (collective), given the transport, the rank's part and the
+/// components per node.
+pub(super) trait OwnedValues<T: Real> {
+    fn parts(&self) -> (&dyn Comm, &RankPlan, usize);
+
+    /// Owned values of a local array (`per` per node) gathered into `global` on every rank.
+    fn gather_local(&self, local: &[T], per: usize, global: &mut [T]) -> Result<()> {
+        let (comm, plan, _) = self.parts();
+        let mine = &local[..per * plan.sub.owned];
+        gather_owned(comm, &plan.owned_of, mine, per, global)
+    }
+
+    /// Owned values of a global array gathered into it on every rank.
+    fn gather_global(&self, global: &mut [T], per: usize) -> Result<()> {
+        let (comm, plan, _) = self.parts();
+        let owned = plan.sub.owned_nodes();
+        let mut mine = vec![T::zero(); per * owned.len()];
+        gather_into(global, owned, per, &mut mine);
+        gather_owned(comm, &plan.owned_of, &mine, per, global)
+    }
+
+    /// The whole state (`u`, `v`, `a`, `f`) on every rank.
+    fn gather_state(&self, state: &mut State<T>) -> Result<()> {
+        let d = self.parts().2;
+        for v in [&mut state.u, &mut state.v, &mut state.a, &mut state.f] {
+            self.gather_global(v, d)?;
+        }
+        Ok(())
+    }
+
+    /// ADR's last free force of every dof on every rank (for a checkpoint).
+    fn gather_adr(&self, adr: &mut Adr<T>) -> Result<()> {
+        let mut history = adr.history();
+        self.gather_global(&mut history.f_prev, self.parts().2)?;
+        adr.restore(history);
+        Ok(())
+    }
+
+    /// The largest |u| over the ranks' owned dofs (`None` where any is not finite).
+    fn largest_owned(&self, state: &State<T>) -> Option<f64> {
+        let (comm, plan, d) = self.parts();
+        largest(comm, owned_max_abs(state, plan.sub.owned_nodes(), d))
+    }
 }

@@ -20,8 +20,8 @@
 //! Units: m, N/m^3, J.
 
 use super::collect::{
-    agree_on_stop, gather_bonds, gather_node_damage, gather_owned, largest, owned_max_abs,
-    probe_nodes, probe_rows, rank_reports, values_at, HaloTimes, StopFlags,
+    adr_on_ranks, agree_on_stop, gather_bonds, gather_node_damage, rank_reports, HaloTimes,
+    OwnedValues, ProbeCache, StopFlags,
 };
 use super::halo::HaloBuffers;
 use super::split::{Split, SplitParts};
@@ -31,7 +31,7 @@ use crate::backend::partitioned::exchange::{gather, gather_into};
 use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
 use crate::backend::{check_contact, check_material, Backend, CpuLoop, Footprint, Scheme};
 use crate::dynamics::forces::bond_count_damage;
-use crate::dynamics::{ExplicitCall, Forces, State};
+use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::material::{FailureHistory, Law};
 use crate::model::BreakTiming;
 use crate::output::{ProbeRegions, ProbeValues};
@@ -65,11 +65,7 @@ pub struct DistributedCpu<T: Real> {
     /// computed here, ghosts' from their owners; empty before the first).
     node_s0: Vec<T>,
     stop: Option<StopFlags>,
-    /// Per rank, the probe regions' nodes it owns (ascending), once probes are asked for;
-    /// the global arrays they are gathered into.
-    probe_nodes: Option<Vec<Vec<usize>>>,
-    u_probe: Vec<T>,
-    f_probe: Vec<T>,
+    probes: ProbeCache<T>,
     pub times: HaloTimes,
     /// The seconds of this backend's creation by phase.
     pub setup: RankSetup,
@@ -114,9 +110,7 @@ impl<T: Real> DistributedCpu<T> {
             comm,
             plan,
             stop,
-            probe_nodes: None,
-            u_probe: Vec::new(),
-            f_probe: Vec::new(),
+            probes: ProbeCache::default(),
             times: HaloTimes {
                 device: -1,
                 ..HaloTimes::default()
@@ -244,29 +238,6 @@ impl<T: Real> DistributedCpu<T> {
         Ok(broken)
     }
 
-    /// Owned values of a local array (`per` per node) gathered into `global` on every rank.
-    fn gather_local(&self, local: &[T], per: usize, global: &mut [T]) -> Result<()> {
-        let mine = &local[..per * self.plan.sub.owned];
-        gather_owned(&*self.comm, &self.plan.owned_of, mine, per, global)
-    }
-
-    /// Owned values of a global array gathered into it on every rank.
-    fn gather_global(&self, global: &mut [T], per: usize) -> Result<()> {
-        let owned = self.plan.sub.owned_nodes();
-        let mut mine = vec![T::zero(); per * owned.len()];
-        gather_into(global, owned, per, &mut mine);
-        gather_owned(&*self.comm, &self.plan.owned_of, &mine, per, global)
-    }
-
-    /// The whole state on every rank.
-    fn gather_state(&self, state: &mut State<T>) -> Result<()> {
-        let d = self.dim;
-        for v in [&mut state.u, &mut state.v, &mut state.a, &mut state.f] {
-            self.gather_global(v, d)?;
-        }
-        Ok(())
-    }
-
     /// Every rank's report, gathered.
     fn rank_reports(&self) -> Result<Vec<RankReport>> {
         let per = self.dim + usize::from(self.lps);
@@ -309,6 +280,12 @@ impl<T: Real> FusedForces<T> for DistributedCpu<T> {
 
     fn carry(&mut self) -> &mut Carry<T> {
         &mut self.carry
+    }
+}
+
+impl<T: Real> OwnedValues<T> for DistributedCpu<T> {
+    fn parts(&self) -> (&dyn Comm, &RankPlan, usize) {
+        (&*self.comm, &self.plan, self.dim)
     }
 }
 
@@ -431,10 +408,27 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
         Ok(())
     }
 
+    /// One ADR iteration on the owned dofs, its global sums merged over the ranks (exact, so
+    /// the one-process iteration's bit for bit); the ranks then agree on the stop flag.
+    fn advance_adr(&mut self, call: AdrCall<'_, T>) -> Result<usize> {
+        let (owned, comm) = (self.plan.sub.owned_nodes().to_vec(), self.comm.clone());
+        let stop = self.stop.clone();
+        adr_on_ranks(call, self, &owned, &*comm, stop.as_ref())
+    }
+
+    /// The whole state on every rank (after ADR iterations, which update the owned dofs).
+    fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
+        self.gather_state(state)
+    }
+
+    /// The last free force of every dof on every rank (for a checkpoint).
+    fn sync_adr(&mut self, adr: &mut Adr<T>) -> Result<()> {
+        self.gather_adr(adr)
+    }
+
     /// The largest over the ranks' owned dofs (`None` where any is not finite).
     fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
-        let mine = owned_max_abs(state, self.plan.sub.owned_nodes(), self.dim);
-        Ok(largest(&*self.comm, mine))
+        Ok(self.largest_owned(state))
     }
 
     /// The probe values from the regions' displacements and forces gathered to every rank
@@ -444,21 +438,7 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
         state: &State<T>,
         regions: &ProbeRegions,
     ) -> Result<Vec<ProbeValues>> {
-        if self.probe_nodes.is_none() {
-            self.probe_nodes = Some(probe_nodes(regions, &self.plan.owned_of));
-        }
-        let nodes = self.probe_nodes.as_ref().expect("set above");
-        let mine = values_at(state, &nodes[self.plan.rank], self.dim);
-        let bufs = (&mut self.u_probe, &mut self.f_probe);
-        probe_rows(
-            &*self.comm,
-            nodes,
-            mine,
-            self.dim,
-            bufs,
-            state.u.len(),
-            regions,
-        )
+        (self.probes).rows(&*self.comm, &self.plan, state, regions, self.dim)
     }
 
     /// This rank's bytes, and every rank's report (collective).

@@ -20,6 +20,8 @@
 //! - [`DistributedCpu`] (`cpu.rs`): `cpu-loop` on a rank's part, bitwise the in-core run,
 //!   its interior's bond work overlapping the exchange (`split.rs`: interior and boundary
 //!   nodes in two loops).
+//! - [`DistributedMatrix`] (`matrix.rs`): `cpu-matrix` on a rank's part, the operators' rows
+//!   of its owned nodes with ghost columns, the in-core run to round-off.
 //!
 //! The driver (`solver::run`) runs on every rank with the same decisions (the same steps,
 //! outputs, checks), so the collective calls line up; what only one rank does (write
@@ -31,6 +33,7 @@ mod collect;
 pub mod cpu;
 pub mod gpu;
 pub mod halo;
+pub mod matrix;
 #[cfg(feature = "mpi")]
 pub mod mpi_comm;
 mod part;
@@ -42,6 +45,7 @@ pub use collect::{HaloTimes, StopFlags};
 pub use cpu::DistributedCpu;
 pub use gpu::DistributedGpu;
 pub use halo::Halo;
+pub use matrix::DistributedMatrix;
 #[cfg(feature = "mpi")]
 pub use mpi_comm::MpiComm;
 pub use plan::{RankPlan, RankRow, RankSetup};

@@ -2,7 +2,13 @@
 //! fictitious dynamics with a diagonal density from Gerschgorin row sums of the stiffness and
 //! a damping coefficient from the Rayleigh quotient of a diagonal local stiffness. The
 //! fictitious time step is 1, so "time" counts iterations.
+//!
+//! The iteration's global sums (the residual's norms, the Rayleigh quotient) are exact until
+//! one rounding (`exact_sum.rs`): the same bits in any order, over threads' blocks of dofs
+//! or over the ranks of a distributed run, each updating its owned dofs ([`AdrPart`]), so
+//! ADR across ranks equals the one-process ADR bit for bit.
 
+use super::exact_sum::ExactSum;
 use super::forces::{evaluate, Forces};
 use super::loads::Loads;
 use super::state::State;
@@ -42,8 +48,12 @@ pub struct AdrHistory<T> {
 pub struct Adr<T: Real> {
     /// Fictitious density per dof (force density per displacement), N/m^4.
     lambda: Vec<T>,
+    /// Components per node.
+    dim: usize,
     /// `F^{n-1}` (free dofs; constrained ones zero).
     f_prev: Vec<T>,
+    /// The array the next free force is written into (the one before `f_prev`).
+    f_next: Vec<T>,
     /// Whether bonds may break.
     damage: bool,
     started: bool,
@@ -61,7 +71,9 @@ impl<T: Real> Adr<T> {
         let n = lambda.len();
         Adr {
             lambda,
+            dim,
             f_prev: vec![T::zero(); n],
+            f_next: vec![T::zero(); n],
             damage,
             started: false,
             residual: f64::INFINITY,
@@ -106,68 +118,176 @@ impl<T: Real> Adr<T> {
         forces: &mut dyn Forces<T>,
         h: f64,
     ) -> Result<usize> {
+        self.iterate_part(state, loads, forces, h, AdrPart::whole())
+    }
+
+    /// [`Adr::iterate`] on the dofs of `part` (a rank's owned nodes; the forces give those),
+    /// the global sums completed by `part` (merged over the ranks): each sum is exact until
+    /// one rounding ([`ExactSum`]), so any part of the nodes, merged, gives the one-process
+    /// value bit for bit. The other dofs of `state` are left as they were (the loads' kinematic
+    /// conditions excepted).
+    pub fn iterate_part(
+        &mut self,
+        state: &mut State<T>,
+        loads: &Loads,
+        forces: &mut dyn Forces<T>,
+        h: f64,
+        part: AdrPart<'_>,
+    ) -> Result<usize> {
         let broken = evaluate(forces, self.damage, &state.u, &mut state.f)?;
         loads.body_force(state.time, &mut state.b);
         let mask = loads.constrained();
-        let mut force: Vec<T> = (0..state.f.len())
-            .into_par_iter()
-            .map(|k| {
-                if mask[k] {
-                    T::zero()
-                } else {
-                    state.f[k] + state.b[k]
-                }
-            })
-            .collect();
-        self.residual = residual(&force, &state.f, &state.b);
+        let n = self.lambda.len();
+        let mut force = std::mem::take(&mut self.f_next);
+        force.resize(n, T::zero());
+        let dofs = Dofs::of(part.nodes, n / self.dim.max(1), self.dim);
+        dofs.for_each(|k| {
+            force[k] = match mask[k] {
+                true => T::zero(),
+                false => state.f[k] + state.b[k],
+            }
+        });
+        let mut sums = self.sums(&dofs, state, &force);
+        if let Some(complete) = part.complete {
+            complete(&mut sums)?;
+        }
+        let [free, internal, body, den, num] = sums.map(|s| s.value());
+        self.residual = relative(free, internal, body);
         let two = T::of(2.0);
         if !self.started {
             self.started = true;
-            for k in 0..force.len() {
-                state.v[k] = force[k] / (two * self.lambda[k]);
-            }
+            dofs.for_each(|k| state.v[k] = force[k] / (two * self.lambda[k]));
         } else {
-            let c = T::of(self.damping_coefficient(state, &force));
-            for k in 0..force.len() {
-                state.v[k] = ((two - c) * state.v[k] + two * force[k] / self.lambda[k]) / (two + c);
-            }
+            let c = T::of(damping(num, den));
+            dofs.for_each(|k| {
+                state.v[k] = ((two - c) * state.v[k] + two * force[k] / self.lambda[k]) / (two + c)
+            });
         }
         let t1 = state.time + h;
         loads.step_velocity(state.time, t1, &state.u, &mut state.v);
         // Free dofs move by the fictitious step 1; constrained ones over the load interval.
         let hh = T::of(h);
-        state
-            .u
-            .par_iter_mut()
-            .zip(&state.v)
-            .zip(mask)
-            .for_each(|((u, &v), &fixed)| *u += if fixed { hh * v } else { v });
+        dofs.for_each(|k| state.u[k] += if mask[k] { hh * state.v[k] } else { state.v[k] });
         loads.impose(t1, &mut state.u, &mut state.v);
         state.time = t1;
         state.step += 1;
         std::mem::swap(&mut self.f_prev, &mut force);
+        self.f_next = force;
         Ok(broken)
     }
 
-    /// `c = 2 sqrt(u^T K1 u / u^T u)`, 0 where the quotient is not positive, below 2.
-    fn damping_coefficient(&self, state: &State<T>, force: &[T]) -> f64 {
-        let mut num = 0.0;
-        let mut den = 0.0;
-        for k in 0..force.len() {
-            let u = state.u[k].f64();
-            let v = state.v[k].f64();
-            den += u * u;
+    /// The exact sums over `dofs` of an iteration: `|F_free|^2`, `|L|^2`, `|b|^2`, and the
+    /// Rayleigh quotient's denominator `u^T u` and numerator `u^T K1 u` (with the local
+    /// stiffness `K1 = -(F/lambda - F^{n-1}/lambda) / v` of each dof whose velocity is not
+    /// zero), in parallel over blocks of dofs (exact: the blocks do not change the sums).
+    fn sums(&self, dofs: &Dofs<'_>, state: &State<T>, force: &[T]) -> [ExactSum; 5] {
+        let term = |k: usize, s: &mut [ExactSum; 5]| {
+            let sq = |x: T| x.f64() * x.f64();
+            s[0].add(sq(force[k]));
+            s[1].add(sq(state.f[k]));
+            s[2].add(sq(state.b[k]));
+            let (u, v) = (state.u[k].f64(), state.v[k].f64());
+            s[3].add(u * u);
             if v != 0.0 {
                 let l = self.lambda[k].f64();
                 let k1 = -(force[k].f64() / l - self.f_prev[k].f64() / l) / v;
-                num += u * u * k1;
+                s[4].add(u * u * k1);
             }
+        };
+        const BLOCK: usize = 4096;
+        let blocks = dofs.len().div_ceil(BLOCK);
+        (0..blocks)
+            .into_par_iter()
+            .map(|b| {
+                let mut s: [ExactSum; 5] = Default::default();
+                dofs.range(b * BLOCK..((b + 1) * BLOCK).min(dofs.len()))
+                    .for_each(|k| term(k, &mut s));
+                s
+            })
+            .reduce(Default::default, |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(a, b)| a.merge(b));
+                a
+            })
+    }
+}
+
+/// The dofs an ADR iteration updates and how its global sums are completed: in one process
+/// every dof and nothing to complete; on a rank of a distributed run the dofs of its owned
+/// nodes, the sums merged over the ranks.
+pub struct AdrPart<'a> {
+    /// The nodes whose dofs are updated (ascending), `None` for every node.
+    pub nodes: Option<&'a [usize]>,
+    /// Completes this part's sums into the whole body's (collective on the ranks); `None`
+    /// where the part is the whole.
+    pub complete: Option<CompleteSums<'a>>,
+}
+
+/// What completes a part's exact sums into the whole body's, in place.
+pub type CompleteSums<'a> = &'a mut dyn FnMut(&mut [ExactSum]) -> Result<()>;
+
+impl AdrPart<'_> {
+    /// Every dof, in one process.
+    pub fn whole() -> AdrPart<'static> {
+        AdrPart {
+            nodes: None,
+            complete: None,
         }
-        if den > 0.0 && num > 0.0 {
-            (2.0 * (num / den).sqrt()).min(1.99)
-        } else {
-            0.0
+    }
+}
+
+/// The dofs of every node, or of some nodes (`dim` per node).
+enum Dofs<'a> {
+    All(usize),
+    Nodes(&'a [usize], usize),
+}
+
+impl<'a> Dofs<'a> {
+    fn of(nodes: Option<&'a [usize]>, n: usize, dim: usize) -> Self {
+        match nodes {
+            None => Dofs::All(n * dim),
+            Some(nodes) => Dofs::Nodes(nodes, dim),
         }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Dofs::All(n) => *n,
+            Dofs::Nodes(nodes, d) => nodes.len() * d,
+        }
+    }
+
+    /// The dofs of positions `r` in this list.
+    fn range(&self, r: std::ops::Range<usize>) -> impl Iterator<Item = usize> + '_ {
+        let (all, nodes) = match self {
+            Dofs::All(_) => (Some(r.clone()), None),
+            Dofs::Nodes(nodes, d) => (None, Some(r.map(move |p| d * nodes[p / d] + p % d))),
+        };
+        all.into_iter().flatten().chain(nodes.into_iter().flatten())
+    }
+
+    fn for_each(&self, f: impl FnMut(usize)) {
+        self.range(0..self.len()).for_each(f)
+    }
+}
+
+/// `c = 2 sqrt(num / den)` (the Rayleigh quotient `u^T K1 u / u^T u`), 0 where the quotient
+/// is not positive, below 2.
+fn damping(num: f64, den: f64) -> f64 {
+    if den > 0.0 && num > 0.0 {
+        (2.0 * (num / den).sqrt()).min(1.99)
+    } else {
+        0.0
+    }
+}
+
+/// `free / max(internal, body)` of the square norms' square roots (0 when nothing is
+/// loaded).
+fn relative(free2: f64, internal2: f64, body2: f64) -> f64 {
+    let scale = internal2.sqrt().max(body2.sqrt());
+    if scale > 0.0 {
+        free2.sqrt() / scale
+    } else {
+        0.0
     }
 }
 

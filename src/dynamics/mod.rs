@@ -9,13 +9,15 @@
 
 pub mod adr;
 pub mod contact;
+pub mod exact_sum;
 pub mod explicit;
 pub mod forces;
 pub mod loads;
 pub mod state;
 
-pub use adr::{Adr, AdrCall, AdrHistory};
+pub use adr::{Adr, AdrCall, AdrHistory, AdrPart};
 pub use contact::Contact;
+pub use exact_sum::ExactSum;
 pub use explicit::{Explicit, ExplicitCall, StepTimes};
 pub use forces::{AsForces, Forces};
 pub use loads::Loads;

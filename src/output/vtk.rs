@@ -100,9 +100,16 @@ impl VtkSeries {
     ) -> crate::Result<Self> {
         let mut series = VtkSeries::new(dir, stem)?;
         for (_, _, name) in &entries {
-            let (src, dst) = (from.join(name), dir.join(name));
-            if src != dst && !dst.exists() {
-                std::fs::copy(&src, &dst).map_err(|e| Error::io(&src, e))?;
+            // (a distributed run's `.pvtu` with the pieces it names)
+            let sources = match name.ends_with(".pvtu") {
+                true => pvtu_sources(&from.join(name))?,
+                false => Vec::new(),
+            };
+            for name in std::iter::once(name).chain(&sources) {
+                let (src, dst) = (from.join(name), dir.join(name));
+                if src != dst && !dst.exists() {
+                    std::fs::copy(&src, &dst).map_err(|e| Error::io(&src, e))?;
+                }
             }
         }
         series.entries = entries;
@@ -111,8 +118,9 @@ impl VtkSeries {
         Ok(series)
     }
 
-    /// Remove `<stem>_<step>.vtu` files of steps from `after` on that the series does not
-    /// list.
+    /// Remove the snapshot files of steps from `after` on that the series does not list:
+    /// `<stem>_<step>.vtu`, and a distributed run's `<stem>_<step>.pvtu` and pieces
+    /// `<stem>_<step>_<rank>.vtu`.
     fn remove_unlisted(&self, after: usize) -> crate::Result<()> {
         let Ok(files) = std::fs::read_dir(&self.dir) else {
             return Ok(());
@@ -120,11 +128,10 @@ impl VtkSeries {
         let prefix = format!("{}_", self.stem);
         for file in files.flatten() {
             let name = file.file_name().to_string_lossy().into_owned();
-            let step = name
-                .strip_prefix(&prefix)
-                .and_then(|r| r.strip_suffix(".vtu"))
-                .and_then(|r| r.parse::<usize>().ok());
-            let listed = self.entries.iter().any(|e| e.2 == name);
+            let step = (name.strip_prefix(&prefix))
+                .and_then(|r| r.strip_suffix(".vtu").or_else(|| r.strip_suffix(".pvtu")))
+                .and_then(|r| r.split('_').next()?.parse::<usize>().ok());
+            let listed = self.entries.iter().any(|e| Some(e.0) == step);
             if step.is_some_and(|s| s >= after) && !listed {
                 let path = file.path();
                 std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
@@ -359,6 +366,20 @@ impl Array {
             Array::Types => write_repeated_byte(w, VTK_VERTEX, n as usize),
         }
     }
+}
+
+/// The piece files a `.pvtu` at `path` names (its `<Piece Source="...">`s).
+fn pvtu_sources(path: &Path) -> crate::Result<Vec<String>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let unescape = |s: &str| {
+        (s.replace("&quot;", "\"").replace("&apos;", "'"))
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&")
+    };
+    Ok((text.split("<Piece Source=\"").skip(1))
+        .filter_map(|s| Some(unescape(&s[..s.find('"')?])))
+        .collect())
 }
 
 /// A `.pvtu`: the point arrays of `fields` (names, types, components) and the pieces'

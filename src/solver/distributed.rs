@@ -1,9 +1,10 @@
 //! A run across ranks (`docs/distributed.md`): the same driver (`run.rs`) on every rank with
 //! the same decisions, the backend a rank's part (`distributed::DistributedCpu`), the
 //! snapshots written in pieces (one `.vtu` per rank, rank 0 the `.pvtu` and `.pvd`),
-//! `probes.csv`, `summary.json` and the damage picture written by rank 0 from the values
-//! gathered there (`ranks.rs`). What does not run across ranks yet is refused here, naming
-//! what does.
+//! `probes.csv`, `summary.json`, the damage picture and the checkpoints written by rank 0
+//! from the values gathered there (`ranks.rs`; a checkpoint is the one-process file, so a
+//! restart may take another number of ranks, or one process). What does not run across
+//! ranks yet is refused here, naming what does.
 
 use super::ranks::Ranks;
 use super::run::{simulate_from_in, Outcome, RunOptions};
@@ -13,15 +14,23 @@ use crate::model::SolverKind;
 use crate::output::Summary;
 use crate::setup::Problem;
 use crate::{Error, Precision, Real, Result};
+use std::path::Path;
 
-/// Run this rank's part of a distributed run of `problem`, every rank calling this with the
-/// same problem and options; returns the summary (on every rank; rank 0 writes it).
-pub fn run_distributed(problem: Problem, opts: &RunOptions, ranks: Ranks) -> Result<Summary> {
-    supported(&problem, opts.backend, opts.subdomains.as_ref())?;
-    let r = Some(ranks);
+/// Run this rank's part of a distributed run of `problem` (resumed from the latest
+/// checkpoint in `restart`), every rank calling this with the same problem and options;
+/// returns the summary (on every rank; rank 0 writes it).
+pub fn run_distributed(
+    problem: Problem,
+    opts: &RunOptions,
+    restart: Option<&Path>,
+    ranks: Ranks,
+) -> Result<Summary> {
+    let s = opts.subdomains.as_ref();
+    supported(&problem, opts.backend, s, restart.is_some())?;
+    let (r, from) = (Some(ranks), restart);
     match opts.precision {
-        Precision::F32 => simulate_from_in::<f32>(problem, opts, None, r).map(|o| o.summary),
-        Precision::F64 => simulate_from_in::<f64>(problem, opts, None, r).map(|o| o.summary),
+        Precision::F32 => simulate_from_in::<f32>(problem, opts, from, r).map(|o| o.summary),
+        Precision::F64 => simulate_from_in::<f64>(problem, opts, from, r).map(|o| o.summary),
     }
 }
 
@@ -33,8 +42,20 @@ pub fn simulate_distributed<T: Real>(
     opts: &RunOptions,
     ranks: Ranks,
 ) -> Result<Outcome<T>> {
-    supported(&problem, opts.backend, opts.subdomains.as_ref())?;
-    simulate_from_in::<T>(problem, opts, None, Some(ranks))
+    simulate_distributed_from(problem, opts, None, ranks)
+}
+
+/// [`simulate_distributed`] resumed from the latest checkpoint in `restart` (a checkpoint of
+/// a run in one process or across any number of ranks).
+pub fn simulate_distributed_from<T: Real>(
+    problem: Problem,
+    opts: &RunOptions,
+    restart: Option<&Path>,
+    ranks: Ranks,
+) -> Result<Outcome<T>> {
+    let s = opts.subdomains.as_ref();
+    supported(&problem, opts.backend, s, restart.is_some())?;
+    simulate_from_in::<T>(problem, opts, restart, Some(ranks))
 }
 
 /// Refuse what does not run across ranks yet, naming what does.
@@ -42,33 +63,36 @@ fn supported(
     problem: &Problem,
     backend: BackendKind,
     subdomains: Option<&SubdomainRequest>,
+    restart: bool,
 ) -> Result<()> {
     let refuse = |what: &str| {
         Err(Error::Backend {
             backend: format!("{} (distributed)", backend.name()),
             message: format!(
-                "{what} does not run across MPI ranks yet; what does: the explicit solver on \
-                 cpu-loop, or gpu-loop with one GPU per rank (PMB, LPS, several materials of \
-                 one density, pre-cracks, damping, probes, snapshots); run it in one process \
-                 instead"
+                "{what} does not run across MPI ranks yet; what does: the explicit solver and \
+                 ADR on cpu-loop and cpu-matrix, with checkpoints and --restart, or the \
+                 explicit solver on gpu-loop with one GPU per rank (PMB, LPS, several \
+                 materials of one density, pre-cracks, damping, probes, snapshots); run it in \
+                 one process instead"
             ),
         })
     };
     let m = &problem.model;
-    if m.solver.kind == SolverKind::Adr {
-        return refuse("solver.kind = \"adr\"");
+    if m.solver.kind == SolverKind::Adr && backend == BackendKind::GpuLoop {
+        return refuse("solver.kind = \"adr\" on gpu-loop");
     }
     if !matches!(
         backend,
-        BackendKind::CpuLoop | BackendKind::GpuLoop | BackendKind::Auto
+        BackendKind::CpuLoop | BackendKind::CpuMatrix | BackendKind::GpuLoop | BackendKind::Auto
     ) {
         return refuse(&format!("--backend {}", backend.name()));
     }
     if subdomains.is_some_and(|s| s.count.is_some() || s.budget.is_some()) {
         return refuse("--subdomains / --gpu-memory-budget");
     }
-    if m.output.checkpoint_every.is_some() {
-        return refuse("output.checkpoint_every (checkpoints and restarts)");
+    let gpu = backend == BackendKind::GpuLoop;
+    if gpu && (m.output.checkpoint_every.is_some() || restart) {
+        return refuse("output.checkpoint_every or --restart on gpu-loop");
     }
     Ok(())
 }

@@ -1,11 +1,13 @@
 //! What the run driver (`run.rs`) does differently on the ranks of a distributed run
 //! (`distributed.rs`): this rank's backend and share of the snapshots, the outputs rank 0
-//! writes alone, and the abort of every rank where one failed alone.
+//! writes alone (resumed from a checkpoint too), whether checkpoints are written, and the
+//! abort of every rank where one failed alone.
 
 use crate::backend::{Backend, BackendKind};
 use crate::distributed::RankSetup;
 use crate::distributed::StopFlags;
-use crate::distributed::{Comm, DistributedCpu, DistributedGpu, RankPlan};
+use crate::distributed::{Comm, DistributedCpu, DistributedGpu, DistributedMatrix, RankPlan};
+use crate::output::checkpoint::Checkpoint;
 use crate::output::{Pieces, ProbeWriter, VtkSeries};
 use crate::setup::{Problem, SetupTimes};
 use crate::{Error, Real, Result};
@@ -29,8 +31,9 @@ impl Ranks {
 }
 
 /// This rank's backend of kind `kind` (`gpu-loop`: [`DistributedGpu`] on the rank's device;
-/// otherwise `cpu-loop`, [`DistributedCpu`]), the ranks with this rank's share of the
-/// snapshots, and the seconds of the backend's creation by phase.
+/// `cpu-matrix`: [`DistributedMatrix`]; otherwise `cpu-loop`, [`DistributedCpu`]), the ranks
+/// with this rank's share of the snapshots, and the seconds of the backend's creation by
+/// phase.
 #[allow(clippy::type_complexity)]
 pub(super) fn backend<T: Real>(
     problem: &Problem,
@@ -47,6 +50,11 @@ pub(super) fn backend<T: Real>(
         BackendKind::GpuLoop => {
             let b = DistributedGpu::<T>::new(problem, comm, stop)?;
             let (pieces, setup) = (pieces(b.plan()), b.setup);
+            (Box::new(b), pieces, setup)
+        }
+        BackendKind::CpuMatrix => {
+            let b = DistributedMatrix::<T>::new(problem, comm, stop)?;
+            let (pieces, setup) = (pieces(b.plan()), RankSetup::default());
             (Box::new(b), pieces, setup)
         }
         _ => {
@@ -79,16 +87,19 @@ pub(super) fn probes_on(problem: &Problem, dir: Option<&Path>) -> bool {
 }
 
 /// The VTK series (in pieces, on every rank) and the probe writer (rank 0) of a run in
-/// `dir`.
-pub(super) fn open_outputs(
+/// `dir`, resumed from `resume` (a checkpoint and the folder it is in: rank 0 lists its
+/// snapshots and probe rows again, as a run in one process does).
+pub(super) fn open_outputs<T: Real>(
     problem: &Problem,
     dir: Option<&Path>,
     ranks: &Ranks,
     pieces: Pieces,
+    resume: Option<(&Checkpoint<T>, &Path)>,
 ) -> Result<(Option<VtkSeries>, Option<ProbeWriter>)> {
-    let (vtk, probes) = match ranks.writes() {
-        true => super::outputs::open_outputs(problem, dir)?,
-        false => {
+    let (vtk, probes) = match (ranks.writes(), resume) {
+        (true, Some((ckpt, from))) => super::restart::resume_outputs(problem, ckpt, from, dir)?,
+        (true, None) => super::outputs::open_outputs(problem, dir)?,
+        (false, _) => {
             let out = &problem.model.output;
             let vtk = match dir {
                 Some(dir) if out.vtk => Some(VtkSeries::new(dir, &problem.name)?),
@@ -98,6 +109,14 @@ pub(super) fn open_outputs(
         }
     };
     Ok((vtk.map(|v| v.in_pieces(pieces)), probes))
+}
+
+/// Whether a run writes checkpoints (where it has an output folder): in one process, and
+/// across ranks on the CPU backends (`backend` the rank's backend's name), every rank
+/// taking the same decisions and gathering the same values, rank 0 writing the one-process
+/// file.
+pub(super) fn checkpoints(ranks: Option<&Ranks>, backend: &str) -> bool {
+    ranks.is_none() || backend.starts_with("cpu-")
 }
 
 /// End every rank where this rank failed alone: an error every rank meets at the same step

@@ -198,11 +198,15 @@ pub(crate) struct Saver {
     /// The last file written, and its step.
     pub(crate) written: Option<PathBuf>,
     pub(crate) written_step: Option<usize>,
+    /// Whether this process writes the files (rank 0 of a distributed run; the other ranks
+    /// take the same decisions and gather the same values without writing).
+    writes: bool,
 }
 
 impl Saver {
-    /// Checkpoints of `problem`'s run into output folder `out`, the first due after `start`.
-    pub(crate) fn new(problem: &Problem, out: &Path, start: usize) -> Self {
+    /// Checkpoints of `problem`'s run into output folder `out`, the first due after `start`,
+    /// written where `writes`.
+    pub(crate) fn new(problem: &Problem, out: &Path, start: usize, writes: bool) -> Self {
         let o = &problem.model.output;
         Saver {
             out: out.to_path_buf(),
@@ -211,6 +215,7 @@ impl Saver {
             last: start,
             written: None,
             written_step: None,
+            writes,
         }
     }
 
@@ -222,9 +227,10 @@ impl Saver {
 
     /// Write `ckpt` (whether due or not: an interrupted run writes one anyway).
     pub(crate) fn save<T: Real>(&mut self, ckpt: &Checkpoint<T>) -> Result<()> {
-        let path = checkpoint::write(&self.out, ckpt, self.keep)?;
+        if self.writes {
+            self.written = Some(checkpoint::write(&self.out, ckpt, self.keep)?);
+        }
         self.last = ckpt.state.step;
-        self.written = Some(path);
         self.written_step = Some(ckpt.state.step);
         Ok(())
     }

@@ -253,14 +253,18 @@ impl<T: Real> Runner<T> {
     ) -> Result<Self> {
         let dir = opts.out_dir.as_deref();
         let ((vtk, probes), ranks) = match (&resume, ranks) {
-            (None, Some((r, pieces))) => (ranks::open_outputs(&problem, dir, &r, pieces)?, Some(r)),
+            (r, Some((ranks, pieces))) => {
+                let resume = r.as_ref().map(|(c, from)| (c, *from));
+                let opened = ranks::open_outputs(&problem, dir, &ranks, pieces, resume)?;
+                (opened, Some(ranks))
+            }
             (Some((ckpt, from)), _) => (restart::resume_outputs(&problem, ckpt, from, dir)?, None),
             (None, None) => (outputs::open_outputs(&problem, dir)?, None),
         };
         let probes_on = probes.is_some() || (ranks.is_some() && ranks::probes_on(&problem, dir));
         let resumed = resume.as_ref().map(|(ckpt, _)| ckpt.state.step);
         let tips_place = resume.as_ref().and_then(|(ckpt, _)| ckpt.tips.as_ref());
-        // (across ranks: no crack tips nor checkpoints yet, `docs/distributed.md`)
+        // (across ranks: no crack tips yet, `docs/distributed.md`)
         let tips = match ranks {
             Some(_) => None,
             None => TipOutput::open(&problem, dir, tips_place)?,
@@ -269,8 +273,9 @@ impl<T: Real> Runner<T> {
             Some((ckpt, _)) => (ckpt.state, ckpt.adr),
             None => (State::initial(&problem), None),
         };
-        let saver = (dir.filter(|_| ranks.is_none()))
-            .map(|d| Saver::new(&problem, d, resumed.unwrap_or(0)));
+        let writes = ranks.as_ref().is_none_or(Ranks::writes);
+        let saver = (dir.filter(|_| ranks::checkpoints(ranks.as_ref(), backend.name())))
+            .map(|d| Saver::new(&problem, d, resumed.unwrap_or(0), writes));
         let mut summary = initial_summary(&problem, backend.name(), T::NAME, dt);
         summary.restarted_from_step = resumed;
         let steps = problem.model.solver.steps as u64;

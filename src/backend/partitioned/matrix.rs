@@ -145,8 +145,9 @@ pub fn local_problem_of(problem: &Problem, sub: &Subdomain) -> Problem {
 
 /// The local problem of `sub` for the matrix scheme: owned nodes with their families, halo
 /// nodes with their bonds into owned nodes, every family sorted by local index; and the
-/// global bond of each local bond.
-fn local_problem(problem: &Problem, sub: &Subdomain) -> (Problem, Vec<usize>) {
+/// global bond of each local bond (also a rank's part of a distributed run,
+/// `distributed/matrix.rs`).
+pub(crate) fn local_problem(problem: &Problem, sub: &Subdomain) -> (Problem, Vec<usize>) {
     let families = &problem.families;
     let owned = sub.owned_nodes();
     let halo = sub.halo_nodes();

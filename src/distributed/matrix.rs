@@ -1,0 +1,310 @@
+//! `cpu-matrix` on one rank's part: the rows of the sparse operators for the rank's owned
+//! nodes, with ghost columns, assembled from the local problem the matrix scheme in
+//! subdomains assembles (`partitioned::matrix::local_problem`: the owned nodes with their
+//! families, the ghosts with only their bonds into owned nodes, each family sorted by local
+//! index), run by one [`CpuMatrix`].
+//!
+//! Per force evaluation the owned displacements go into the local array and the ghosts' come
+//! from their owners ([`Halo`](super::Halo), no work overlapped); for LPS the owned
+//! dilatations (rows of `Theta` of the owned nodes, complete) are exchanged the same way
+//! before the forces, whose entering rows `j -> i` read the ghost `j`'s. A bond cut by the
+//! partition is held on both sides (as an owned row on the owner of its first node, an
+//! entering row on the other) and breaks on both at the same step, from the same two
+//! displacements. The local families run in local order, so the sums of a row run in
+//! another order than in core: forces agree with the in-core `cpu-matrix` to round-off
+//! (1e-12), not bitwise. The explicit step is the host's (`Explicit::step`) on the driver's
+//! global arrays, whose owned entries are current (the rest goes stale between gathers, as
+//! on `cpu-loop`); ADR, outputs, checkpoints and reductions as `DistributedCpu`.
+//!
+//! Units: m, N/m^3, J.
+
+use super::collect::{
+    adr_on_ranks, agree_on_stop, gather_bonds, rank_reports, HaloTimes, OwnedValues, ProbeCache,
+    StopFlags,
+};
+use super::halo::HaloBuffers;
+use super::{Comm, RankPlan};
+use crate::backend::partitioned::exchange::{gather_into, scatter};
+use crate::backend::partitioned::matrix::local_problem;
+use crate::backend::partitioned::matrix::MatrixPart;
+use crate::backend::{check_contact, check_material, Backend, CpuMatrix, Footprint, Scheme};
+use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
+use crate::material::Law;
+use crate::operators::Storage;
+use crate::output::{ProbeRegions, ProbeValues};
+use crate::setup::Problem;
+use crate::{Real, Result};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The backend's name in `summary.json`.
+const NAME: &str = "cpu-matrix-mpi";
+
+/// `cpu-matrix` on one rank's part of the problem.
+pub struct DistributedMatrix<T: Real> {
+    comm: Arc<dyn Comm>,
+    plan: RankPlan,
+    matrix: CpuMatrix<T>,
+    /// Local bond rows of the owned nodes (the first rows; the entering rows follow).
+    owned_rows: usize,
+    /// Per owned row, its place among the rank's owned bonds in the global CSR order (the
+    /// order [`gather_bonds`] takes).
+    csr_place: Vec<usize>,
+    offsets: Vec<usize>,
+    dim: usize,
+    lps: bool,
+    u_local: Vec<T>,
+    f_local: Vec<T>,
+    theta_local: Vec<T>,
+    buf: HaloBuffers<T>,
+    buf_theta: HaloBuffers<T>,
+    stop: Option<StopFlags>,
+    probes: ProbeCache<T>,
+    pub times: HaloTimes,
+}
+
+impl<T: Real> DistributedMatrix<T> {
+    /// This rank's part of `problem` (its bonds stored) over `comm`: the explicit solver and
+    /// ADR, what `cpu-matrix` runs (no failure history, no contact).
+    pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
+        check_material(problem, "cpu-matrix (distributed)", Scheme::MatrixParts)?;
+        check_contact(problem, "cpu-matrix (distributed)", false)?;
+        let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
+        let (local, bond_index) = local_problem(problem, &plan.sub);
+        let owned_rows = local.families.offsets[plan.sub.owned];
+        let offsets = problem.families.offsets.clone();
+        // (an owned node's rows are its whole family, in local order)
+        let (mut csr_place, mut at) = (Vec::with_capacity(owned_rows), 0);
+        for (k, &i) in plan.sub.owned_nodes().iter().enumerate() {
+            let rows = local.families.range(k);
+            csr_place.extend(rows.map(|r| at + bond_index[r] - offsets[i]));
+            at += offsets[i + 1] - offsets[i];
+        }
+        let (dim, n) = (problem.dim(), plan.sub.nodes.len());
+        Ok(DistributedMatrix {
+            matrix: CpuMatrix::new(Arc::new(local), Storage::Full)?,
+            owned_rows,
+            csr_place,
+            offsets,
+            dim,
+            lps: matches!(problem.material.law, Law::Lps { .. }),
+            u_local: vec![T::zero(); dim * n],
+            f_local: vec![T::zero(); dim * n],
+            theta_local: vec![T::zero(); n],
+            buf: HaloBuffers::default(),
+            buf_theta: HaloBuffers::default(),
+            comm,
+            plan,
+            stop,
+            probes: ProbeCache::default(),
+            times: HaloTimes::default(),
+        })
+    }
+
+    /// This rank's part.
+    pub fn plan(&self) -> &RankPlan {
+        &self.plan
+    }
+
+    /// `local` (`per` per local node) with the ghosts' values from their owners.
+    fn refresh(&mut self, per: usize, theta: bool) -> Result<()> {
+        let t0 = Instant::now();
+        let (halo, comm) = (&self.plan.halo, &*self.comm);
+        match theta {
+            false => halo.refresh(comm, &mut self.u_local, per, &mut self.buf)?,
+            true => halo.refresh(comm, &mut self.theta_local, per, &mut self.buf_theta)?,
+        }
+        self.times.exchange_seconds += t0.elapsed().as_secs_f64();
+        self.times.exchanges += 1;
+        let bytes = self.plan.halo.recv_bytes(per, std::mem::size_of::<T>());
+        self.times.bytes_received += bytes;
+        Ok(())
+    }
+
+    /// The local displacement from the global `u`: owned from `u`, ghosts from their owners.
+    fn local_displacement(&mut self, u: &[T]) -> Result<()> {
+        let (d, owned) = (self.dim, self.plan.sub.owned);
+        let local = &mut self.u_local[..d * owned];
+        gather_into(u, self.plan.sub.owned_nodes(), d, local);
+        self.refresh(d, false)
+    }
+
+    /// The owned nodes' dilatation at the local displacement, the ghosts' from their owners.
+    fn local_dilatation(&mut self) -> Result<()> {
+        let mut theta = std::mem::take(&mut self.theta_local);
+        self.matrix.dilatation(&self.u_local, &mut theta)?;
+        self.theta_local = theta;
+        self.refresh(1, true)
+    }
+
+    /// Forces of the owned nodes at the local displacement into `force` (global).
+    fn forces_into(&mut self, force: &mut [T]) -> Result<()> {
+        let t0 = Instant::now();
+        match self.lps {
+            true => {
+                self.local_dilatation()?;
+                let (u, theta) = (&self.u_local, &self.theta_local);
+                self.matrix
+                    .internal_force_with_theta(u, theta, &mut self.f_local);
+            }
+            false => self
+                .matrix
+                .internal_force(&self.u_local, &mut self.f_local)?,
+        }
+        let d = self.dim;
+        let owned = &self.f_local[..d * self.plan.sub.owned];
+        scatter(owned, self.plan.sub.owned_nodes(), d, force);
+        self.times.forces_seconds += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Owned rows broken so far.
+    fn owned_broken(&self) -> Result<usize> {
+        self.matrix.broken_before(self.owned_rows)
+    }
+}
+
+impl<T: Real> OwnedValues<T> for DistributedMatrix<T> {
+    fn parts(&self) -> (&dyn Comm, &RankPlan, usize) {
+        (&*self.comm, &self.plan, self.dim)
+    }
+}
+
+impl<T: Real> Forces<T> for DistributedMatrix<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.local_displacement(u)?;
+        self.forces_into(force)
+    }
+
+    /// Break the over-stretched rows (owned and entering) at `u`; the owned ones broken.
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        self.local_displacement(u)?;
+        let before = self.owned_broken()?;
+        self.matrix.break_bonds(&self.u_local)?;
+        Ok(self.owned_broken()? - before)
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        self.local_displacement(u)?;
+        let before = self.owned_broken()?;
+        self.matrix.break_bonds(&self.u_local)?;
+        let broken = self.owned_broken()? - before;
+        self.forces_into(force)?;
+        Ok(broken)
+    }
+
+    /// The damage of every node, on every rank.
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
+        let mut local = vec![T::zero(); self.plan.sub.nodes.len()];
+        self.matrix.damage(&mut local)?;
+        self.gather_local(&local, 1, phi)
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
+        if !self.lps {
+            return Ok(false);
+        }
+        self.local_displacement(u)?;
+        self.local_dilatation()?;
+        self.gather_local(&self.theta_local, 1, theta)?;
+        Ok(true)
+    }
+
+    /// The strain energy of the owned rows and nodes, summed over the ranks.
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        self.local_displacement(u)?;
+        let (rows, nodes) = (self.owned_rows, self.plan.sub.owned);
+        let mine = self.matrix.energy_of(&self.u_local, rows, nodes)?;
+        Ok(self.comm.sum_f64(mine))
+    }
+
+    /// The bonds broken on every rank.
+    fn broken_bonds(&self) -> usize {
+        let mine = self.owned_broken().unwrap_or(0) as u64;
+        self.comm.sum_u64(mine) as usize
+    }
+
+    /// The bond status of every bond, on every rank.
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        let local = self.matrix.bond_status()?;
+        let mut mine = vec![0u8; self.owned_rows];
+        for (r, &place) in self.csr_place.iter().enumerate() {
+            mine[place] = local[r];
+        }
+        gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
+    }
+}
+
+impl<T: Real> Backend<T> for DistributedMatrix<T> {
+    /// The host's explicit steps, the forces of the owned nodes; the whole state gathered
+    /// with `full_sync`; then the ranks agree on the stop flag.
+    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        let ExplicitCall {
+            integrator,
+            loads,
+            state,
+            times,
+            steps,
+            full_sync,
+        } = call;
+        let call = ExplicitCall {
+            integrator,
+            loads,
+            state: &mut *state,
+            times,
+            steps,
+            full_sync,
+        };
+        let broken = call.on_host(self)?;
+        if full_sync {
+            self.gather_state(state)?;
+        }
+        agree_on_stop(&*self.comm, self.stop.as_ref());
+        Ok(broken)
+    }
+
+    /// One ADR iteration on the owned dofs, its sums merged over the ranks.
+    fn advance_adr(&mut self, call: AdrCall<'_, T>) -> Result<usize> {
+        let (owned, comm) = (self.plan.sub.owned_nodes().to_vec(), self.comm.clone());
+        let stop = self.stop.clone();
+        adr_on_ranks(call, self, &owned, &*comm, stop.as_ref())
+    }
+
+    /// The whole state on every rank.
+    fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
+        self.gather_state(state)
+    }
+
+    /// The last free force of every dof on every rank (for a checkpoint).
+    fn sync_adr(&mut self, adr: &mut Adr<T>) -> Result<()> {
+        self.gather_adr(adr)
+    }
+
+    /// The largest over the ranks' owned dofs (`None` where any is not finite).
+    fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
+        Ok(self.largest_owned(state))
+    }
+
+    /// The probe values from the regions' values gathered to every rank.
+    fn probe_values(
+        &mut self,
+        state: &State<T>,
+        regions: &ProbeRegions,
+    ) -> Result<Vec<ProbeValues>> {
+        (self.probes).rows(&*self.comm, &self.plan, state, regions, self.dim)
+    }
+
+    /// This rank's bytes, and every rank's report (collective).
+    fn footprint(&self) -> Footprint {
+        let per = self.dim + usize::from(self.lps);
+        let mine = self.matrix.footprint();
+        Footprint {
+            ranks: rank_reports::<T>(&*self.comm, &self.plan, per, &self.times).ok(),
+            ..Footprint::new(mine.memory_bytes, mine.bytes_per_step)
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        NAME
+    }
+}
