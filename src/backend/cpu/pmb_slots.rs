@@ -106,8 +106,16 @@ impl<T: Real> SlotTable<T> {
         let words = stencil.len().div_ceil(64);
         let mut present = vec![0u64; n * words];
         for (i, bits) in present.chunks_mut(words.max(1)).enumerate().take(n) {
+            let mut last = None;
             for &j in fam.family(i) {
                 let l = slot_of[&(j as i64 - i as i64)];
+                // (a lane sums its bonds in stencil order: the family's order must be it,
+                // as where families are sorted by neighbour index; a subdomain's local
+                // numbering need not be)
+                if last.is_some_and(|k| k >= l) {
+                    return None;
+                }
+                last = Some(l);
                 bits[l / 64] |= 1 << (l % 64);
             }
         }
