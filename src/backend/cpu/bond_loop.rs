@@ -5,7 +5,10 @@
 //! Per bond it keeps the reference length and the weight in the working precision, and a
 //! status byte that also says whether the bond may break (`pmb_kernel::{BROKEN, INTACT,
 //! KEPT}`), so no square root of the reference length and no no-fail lookup is repeated per
-//! step. The PMB force loop, with the bond-break check fused in, is `pmb_kernel.rs`. The
+//! step. The PMB force loop, with the bond-break check fused in, is `pmb_kernel.rs`; on a
+//! lattice whose bonds' lengths and weights it reproduces bitwise (one material, no surface
+//! correction; a CPU with AVX-512) it runs in the slot-table form of `pmb_slots.rs`, eight
+//! nodes at a time, reading one status byte per bond and nothing else per bond. The
 //! failure options that need each node's history (`critical_stretch_alpha`,
 //! `break_timing = "after-force"`, `docs/materials.md`) run here only, as a breaking pass of
 //! their own before or after the force; so do the softening damage laws (`softening.rs`: a
@@ -16,6 +19,7 @@ use super::pmb_kernel::{
     forces_and_breaks, node_records, stage_displacement, NodeRecord, PmbBonds, Simd, BROKEN,
     INTACT, KEPT,
 };
+use super::pmb_slots::SlotTable;
 use super::softening::SofteningBonds;
 use crate::backend::coefficients::{bond_weight, lps_coefficients};
 use crate::backend::{Backend, Footprint};
@@ -43,6 +47,9 @@ pub struct CpuLoop<T: Real> {
     /// PMB: per node, the reference position and the displacement (copied in at each
     /// evaluation), padded, in one cache line.
     records: Vec<NodeRecord<T>>,
+    /// PMB on a lattice: the slot table (`pmb_slots.rs`), where it reproduces every bond's
+    /// length and weight bitwise.
+    slots: Option<SlotTable<T>>,
     /// LPS per node: `alpha_i`, `p_i = d K_d / m_i - alpha_i / d`, `d / m_i`.
     alpha: Vec<T>,
     pcoef: Vec<T>,
@@ -72,9 +79,14 @@ impl<T: Real> CpuLoop<T> {
         });
         let coef = lps_coefficients(p);
         let to_t = |v: Vec<f64>| v.into_iter().map(T::of).collect::<Vec<T>>();
-        let records = match m.law {
-            Law::Pmb { .. } => node_records(pos),
-            Law::Lps { .. } => Vec::new(),
+        let slots = match m.law {
+            Law::Pmb { .. } => SlotTable::build(p, &length, &weight),
+            Law::Lps { .. } => None,
+        };
+        // (the slot table keeps its own positions and displacement)
+        let records = match (m.law, &slots) {
+            (Law::Pmb { .. }, None) => node_records(pos),
+            _ => Vec::new(),
         };
         CpuLoop {
             dim: p.dim(),
@@ -82,6 +94,7 @@ impl<T: Real> CpuLoop<T> {
             length,
             weight,
             records,
+            slots,
             alpha: to_t(coef.alpha),
             pcoef: to_t(coef.pcoef),
             d_over_m: to_t(coef.d_over_m),
@@ -299,13 +312,17 @@ impl<T: Real> CpuLoop<T> {
         let Law::Pmb { linearized, .. } = p.material.law else {
             unreachable!("pmb_pass on a PMB material only");
         };
-        stage_displacement(u, self.dim, &mut self.records);
+        match &mut self.slots {
+            Some(t) => t.stage_displacement(u),
+            None => stage_displacement(u, self.dim, &mut self.records),
+        }
         let bonds = PmbBonds {
             offsets: &p.families.offsets,
             neighbors: &p.families.neighbors,
             length: &self.length,
             weight: &self.weight,
             linearized,
+            slots: self.slots.as_ref(),
         };
         let (recs, status) = (&self.records, &mut self.status);
         forces_and_breaks(Simd::detect(), &bonds, self.dim, recs, s0, status, force)
@@ -529,7 +546,8 @@ impl<T: Real> CpuLoop<T> {
         // status, length and weight per bond (and a softening law's damage); four LPS
         // coefficients per node; PMB padded positions (4 f64) and displacement (4 T) per node
         let padded = self.records.len() * std::mem::size_of::<NodeRecord<T>>();
-        nb * (1 + 2 * t) + self.damage.len() * t + 4 * n * t + padded
+        let slots = self.slots.as_ref().map_or(0, |s| s.memory_bytes());
+        nb * (1 + 2 * t) + self.damage.len() * t + 4 * n * t + padded + slots
     }
 
     pub fn bytes_per_step(&self) -> usize {
@@ -537,6 +555,11 @@ impl<T: Real> CpuLoop<T> {
         let (n, nb, d) = (self.problem.body.len(), self.status.len(), self.dim);
         // per bond: neighbour index, status, length, weight; per node: positions (f64),
         // offset, displacement in, force out (LPS: theta written once and read once more)
+        if self.slots.is_some() {
+            // slot table: the status byte per bond; per node its position and volume, the
+            // offset, the displacement in, staged and read back, and the force out
+            return nb + n * (3 * 8 + 8 + 8 + 4 * d * t);
+        }
         let lps = matches!(self.problem.material.law, Law::Lps { .. });
         let node = 3 * 8 + 8 + 2 * d * t + if lps { 2 * t + 3 * t } else { 0 };
         nb * (4 + 1 + 2 * t) + n * node

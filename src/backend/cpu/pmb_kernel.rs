@@ -18,16 +18,12 @@
 //! Units: displacement m, force density N/m^3.
 
 use super::blocks::par_node_blocks_with;
+use super::pmb_slots::SlotTable;
 use crate::material::laws::pmb;
 use crate::Real;
 use std::ops::Range;
 
-/// Bond status: broken.
-pub const BROKEN: u8 = 0;
-/// Bond status: intact, breaks past the critical stretch.
-pub const INTACT: u8 = 1;
-/// Bond status: intact and never breaks (an end node is in a no-fail zone).
-pub const KEPT: u8 = 2;
+pub use super::status::{BROKEN, INTACT, KEPT};
 
 /// A node's vector padded to four components (unused ones zero).
 pub type Quad<T> = [T; 4];
@@ -51,6 +47,9 @@ pub struct PmbBonds<'a, T> {
     pub weight: &'a [T],
     /// Linearized PMB (`s = n . eta / x`, force along `xi`) instead of the nonlinear law.
     pub linearized: bool,
+    /// The lattice's slot table (its displacement staged): runs of nodes that share a slot
+    /// list are evaluated by it, [`super::pmb_slots::LANES`] at a time, bitwise as here.
+    pub slots: Option<&'a SlotTable<T>>,
 }
 
 /// Node records for reference positions `positions` (displacements zero).
@@ -73,7 +72,8 @@ pub fn stage_displacement<T: Real>(u: &[T], dim: usize, recs: &mut [NodeRecord<T
 }
 
 /// Force density of every node into `force` (`dim` per node, overwritten) at the padded
-/// displacement `u`, by the build of the loop for `simd` ([`Simd::detect`]: the best this
+/// displacement `u` (unread, and may be empty, where `bonds.slots` is given: the slot table
+/// has its own copy), by the build of the loop for `simd` ([`Simd::detect`]: the best this
 /// CPU has; every build gives the same bits). Before its force is added, every `INTACT` bond
 /// whose stretch exceeds `s0` is marked `BROKEN` in `status` (pass `s0 = +inf` to break
 /// none). Returns the number of bonds broken.
@@ -89,7 +89,7 @@ pub fn forces_and_breaks<T: Real>(
     // (later variants need less of the CPU)
     let simd = simd.max(Simd::detect());
     let n = bonds.offsets.len() - 1;
-    assert!(recs.len() == n && force.len() == dim * n);
+    assert!(force.len() == dim * n && (bonds.slots.is_some() || recs.len() == n));
     assert!(status.len() == bonds.length.len() && bonds.weight.len() == bonds.length.len());
     let pass = Pass { bonds, recs, s0 };
     par_node_blocks_with(bonds.offsets, status, force, dim, |nodes, status, force| {
@@ -196,12 +196,24 @@ fn block_body<T: Real, const D: usize, const LIN: bool>(p: Pass<T>, b: Block<T>)
     let first = nodes.start;
     let mut scratch = Scratch::<T>::default();
     let mut broken = 0;
-    for i in nodes {
+    let mut i = nodes.start;
+    while i < nodes.end {
         let range = bonds.offsets[i]..bonds.offsets[i + 1];
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = bonds.slots {
+            let (st, f) = (&mut status[range.start - base..], &mut force[D * (i - first)..]);
+            let count = super::pmb_slots::LANES.min(nodes.end - i);
+            let offsets = &bonds.offsets[i..=i + count];
+            // SAFETY: a slot table exists only where the CPU has AVX-512 (`SlotTable::build`).
+            broken += unsafe { t.lanes::<D, LIN>(i, offsets, s0, st, f) };
+            i += count;
+            continue;
+        }
         let st = &mut status[range.start - base..range.end - base];
         let (f, b) = node::<T, D, LIN>(bonds, recs, s0, i, range, st, &mut scratch);
         force[D * (i - first)..D * (i - first + 1)].copy_from_slice(&f[..D]);
         broken += b;
+        i += 1;
     }
     broken
 }
@@ -383,6 +395,7 @@ mod tests {
             length: &length,
             weight: &weight,
             linearized,
+            slots: None,
         };
         let s0 = T::of(0.004);
         let broken = forces_and_breaks(simd, &bonds, d, &recs, s0, &mut status, &mut force);

@@ -1,0 +1,266 @@
+//! The lane kernel of the slot table (`pmb_slots.rs`) in AVX-512: eight nodes at a time, one
+//! per lane (f64 in 512-bit registers, f32 in 256-bit ones), the positions, lengths and
+//! weights in f64 as the per-node loop has them, then rounded to the working precision, and
+//! the PMB bond arithmetic of `pmb_kernel::terms` operation for operation (IEEE, no fused
+//! multiply-add), so every lane gives its node the per-node loop's bits.
+//!
+//! Units: as `pmb_slots.rs`.
+
+#[cfg(target_arch = "x86_64")]
+use super::SlotTable;
+#[cfg(target_arch = "x86_64")]
+use crate::backend::cpu::status::{BROKEN, INTACT};
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+/// Lanes per call (the slot table's `LANES`).
+#[cfg(target_arch = "x86_64")]
+const W: usize = super::LANES;
+
+/// One working precision's vector (`v`-prefixed operations, apart from `Real`'s) of [`W`] lanes and the operations the kernel takes.
+#[cfg(target_arch = "x86_64")]
+pub(super) trait Lanes: Copy {
+    type V: Copy;
+    unsafe fn vload(a: &[Self], i: usize) -> Self::V;
+    /// Round f64 lanes to the working precision (to nearest, as `Real::of`).
+    unsafe fn vof_f64(v: __m512d) -> Self::V;
+    unsafe fn vsplat(x: Self) -> Self::V;
+    unsafe fn vadd(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn vsub(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn vmul(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn vdiv(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn vsqrt(a: Self::V) -> Self::V;
+    /// Lanes where `a > b`, as bits.
+    unsafe fn vgt(a: Self::V, b: Self::V) -> u8;
+    /// `f + t` in the lanes of `m`, `f` elsewhere.
+    unsafe fn vadd_where(m: u8, f: Self::V, t: Self::V) -> Self::V;
+    unsafe fn vstore(v: Self::V, out: &mut [Self; W]);
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for f64 {
+    type V = __m512d;
+    #[inline(always)]
+    unsafe fn vload(a: &[f64], i: usize) -> __m512d {
+        _mm512_loadu_pd(a[i..i + W].as_ptr())
+    }
+    #[inline(always)]
+    unsafe fn vof_f64(v: __m512d) -> __m512d {
+        v
+    }
+    #[inline(always)]
+    unsafe fn vsplat(x: f64) -> __m512d {
+        _mm512_set1_pd(x)
+    }
+    #[inline(always)]
+    unsafe fn vadd(a: __m512d, b: __m512d) -> __m512d {
+        _mm512_add_pd(a, b)
+    }
+    #[inline(always)]
+    unsafe fn vsub(a: __m512d, b: __m512d) -> __m512d {
+        _mm512_sub_pd(a, b)
+    }
+    #[inline(always)]
+    unsafe fn vmul(a: __m512d, b: __m512d) -> __m512d {
+        _mm512_mul_pd(a, b)
+    }
+    #[inline(always)]
+    unsafe fn vdiv(a: __m512d, b: __m512d) -> __m512d {
+        _mm512_div_pd(a, b)
+    }
+    #[inline(always)]
+    unsafe fn vsqrt(a: __m512d) -> __m512d {
+        _mm512_sqrt_pd(a)
+    }
+    #[inline(always)]
+    unsafe fn vgt(a: __m512d, b: __m512d) -> u8 {
+        _mm512_cmp_pd_mask::<_CMP_GT_OQ>(a, b)
+    }
+    #[inline(always)]
+    unsafe fn vadd_where(m: u8, f: __m512d, t: __m512d) -> __m512d {
+        _mm512_mask_add_pd(f, m, f, t)
+    }
+    #[inline(always)]
+    unsafe fn vstore(v: __m512d, out: &mut [f64; W]) {
+        _mm512_storeu_pd(out.as_mut_ptr(), v)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for f32 {
+    type V = __m256;
+    #[inline(always)]
+    unsafe fn vload(a: &[f32], i: usize) -> __m256 {
+        _mm256_loadu_ps(a[i..i + W].as_ptr())
+    }
+    #[inline(always)]
+    unsafe fn vof_f64(v: __m512d) -> __m256 {
+        _mm512_cvtpd_ps(v)
+    }
+    #[inline(always)]
+    unsafe fn vsplat(x: f32) -> __m256 {
+        _mm256_set1_ps(x)
+    }
+    #[inline(always)]
+    unsafe fn vadd(a: __m256, b: __m256) -> __m256 {
+        _mm256_add_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn vsub(a: __m256, b: __m256) -> __m256 {
+        _mm256_sub_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn vmul(a: __m256, b: __m256) -> __m256 {
+        _mm256_mul_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn vdiv(a: __m256, b: __m256) -> __m256 {
+        _mm256_div_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn vsqrt(a: __m256) -> __m256 {
+        _mm256_sqrt_ps(a)
+    }
+    #[inline(always)]
+    unsafe fn vgt(a: __m256, b: __m256) -> u8 {
+        _mm256_cmp_ps_mask::<_CMP_GT_OQ>(a, b)
+    }
+    #[inline(always)]
+    unsafe fn vadd_where(m: u8, f: __m256, t: __m256) -> __m256 {
+        _mm256_mask_add_ps(f, m, f, t)
+    }
+    #[inline(always)]
+    unsafe fn vstore(v: __m256, out: &mut [f32; W]) {
+        _mm256_storeu_ps(out.as_mut_ptr(), v)
+    }
+}
+
+/// [`SlotTable::lanes`] in precision `T`: nodes `i0..i0 + count` (`count <= W`; the lanes
+/// past them read the table's padding and add nothing), node `i0 + w`'s bonds at
+/// `rows[w]..rows[w + 1]` of `status`.
+///
+/// # Safety
+/// The CPU has AVX-512 F and VL.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2")]
+pub(super) unsafe fn kernel<T: Lanes + crate::Real, const D: usize, const LIN: bool>(
+    t: &SlotTable<T>,
+    i0: usize,
+    count: usize,
+    rows: &[usize; W + 1],
+    s0: T,
+    status: &mut [u8],
+    force: &mut [T],
+) -> usize {
+    let slots = &t.stencil;
+    let len = slots.len();
+    let status = &mut status[..rows[W]];
+    let pos = &t.position;
+    let disp = &t.displacement;
+    let p0 = t.pad + i0;
+    let pi: [__m512d; 3] = std::array::from_fn(|k| f64::vload(&pos[k], p0));
+    let ui: [T::V; D] = std::array::from_fn(|k| T::vload(&disp[k], p0));
+    let zero = T::vsplat(T::zero());
+    let (two, s0) = (T::vsplat(T::one() + T::one()), T::vsplat(s0));
+    let (c, full) = (_mm512_set1_pd(t.c), _mm512_set1_pd(t.full_up_to));
+    // Per slot, the lanes whose family has it and whose bond is not broken, and those whose
+    // bond may break, as bits.
+    let (mut stack, mut heap) = ([(0u8, 0u8); 256], Vec::new());
+    let masks = match len <= stack.len() {
+        true => &mut stack[..len],
+        false => {
+            heap.resize(len, (0, 0));
+            &mut heap[..]
+        }
+    };
+    for w in 0..count {
+        let row = &status[rows[w]..rows[w + 1]];
+        let mark = |m: &mut (u8, u8), s: u8| {
+            m.0 |= u8::from(s != BROKEN) << w;
+            m.1 |= u8::from(s == INTACT) << w;
+        };
+        if t.full[i0 + w] {
+            for (m, &s) in masks.iter_mut().zip(row) {
+                mark(m, s);
+            }
+        } else {
+            let slots_of = (0..len).filter(|&l| t.has(i0 + w, l));
+            for (l, &s) in slots_of.zip(row) {
+                mark(&mut masks[l], s);
+            }
+        }
+    }
+    let mut f = [zero; D];
+    let mut broken = 0;
+    for (l, &off) in slots.iter().enumerate() {
+        let (keep, may_break) = masks[l];
+        if keep == 0 {
+            continue;
+        }
+        let j0 = (p0 as u32).wrapping_add(off) as usize;
+        // the bond vector, its length and weight in f64 (`bond_length`, `bond_weight`)
+        let d: [__m512d; 3] = std::array::from_fn(|k| _mm512_sub_pd(f64::vload(&pos[k], j0), pi[k]));
+        let sq = |v: __m512d| _mm512_mul_pd(v, v);
+        let x64 = _mm512_sqrt_pd(_mm512_add_pd(_mm512_add_pd(sq(d[0]), sq(d[1])), sq(d[2])));
+        let vj = f64::vload(&t.volume, j0);
+        // (`beta = 1` but near the horizon: there each lane by `partial_volume`'s formula)
+        let bv = match _mm512_cmp_pd_mask::<_CMP_GT_OQ>(x64, full) & keep {
+            0 => vj,
+            _ => {
+                let (mut xs, mut vs) = ([0.0; W], [0.0; W]);
+                f64::vstore(x64, &mut xs);
+                f64::vstore(vj, &mut vs);
+                let b: [f64; W] = std::array::from_fn(|w| t.beta(xs[w]) * vs[w]);
+                f64::vload(&b, 0)
+            }
+        };
+        let wt = T::vof_f64(_mm512_mul_pd(c, bv));
+        let x = T::vof_f64(x64);
+        let xi: [T::V; D] = std::array::from_fn(|k| T::vof_f64(d[k]));
+        let eta: [T::V; D] = std::array::from_fn(|k| T::vsub(T::vload(&disp[k], j0), ui[k]));
+        let (s, scale, dir) = if LIN {
+            // s = (n . eta) / x, force along xi (`pmb::linearized_term`)
+            let mut dot = T::vmul(xi[0], eta[0]);
+            for k in 1..D {
+                dot = T::vadd(dot, T::vmul(xi[k], eta[k]));
+            }
+            let s = T::vdiv(T::vdiv(dot, x), x);
+            (s, T::vdiv(T::vmul(wt, s), x), xi)
+        } else {
+            // y = xi + eta; s = eta . (2 xi + eta) / (x (|y| + x)); force along y
+            // (`pmb::nonlinear_term`)
+            let y: [T::V; D] = std::array::from_fn(|k| T::vadd(xi[k], eta[k]));
+            let mut y2 = T::vmul(y[0], y[0]);
+            let mut num = T::vmul(eta[0], T::vadd(T::vmul(two, xi[0]), eta[0]));
+            for k in 1..D {
+                y2 = T::vadd(y2, T::vmul(y[k], y[k]));
+                num = T::vadd(num, T::vmul(eta[k], T::vadd(T::vmul(two, xi[k]), eta[k])));
+            }
+            let ly = T::vsqrt(y2);
+            let s = T::vdiv(num, T::vmul(x, T::vadd(ly, x)));
+            (s, T::vdiv(T::vmul(wt, s), ly), y)
+        };
+        let cut = may_break & T::vgt(s, s0);
+        let add = keep & !cut;
+        for k in 0..D {
+            f[k] = T::vadd_where(add, f[k], T::vmul(scale, dir[k]));
+        }
+        if cut != 0 {
+            for w in (0..W).filter(|w| (cut >> w) & 1 != 0) {
+                let at = if t.full[i0 + w] { l } else { t.rank(i0 + w, l) };
+                status[rows[w] + at] = BROKEN;
+                broken += 1;
+            }
+        }
+    }
+    let mut out = [[T::zero(); W]; D];
+    for k in 0..D {
+        T::vstore(f[k], &mut out[k]);
+    }
+    for w in 0..count {
+        for k in 0..D {
+            force[D * w + k] = out[k][w];
+        }
+    }
+    broken
+}
