@@ -183,9 +183,8 @@ impl<T: Real> Runner<T> {
         runner.summary.phase_seconds.assembly = Some(assembly);
         let setup = &mut runner.summary.setup;
         setup.add_compilation(compilation);
-        // (a rank's part comes first: its cut, subdomain and local problems)
-        let own = assembly - ranks::record_setup(setup, rank_setup);
-        // (a GPU backend's creation is its kernels and its upload; a CPU backend's, assembly)
+        let own = assembly - ranks::record_setup(setup, rank_setup); // (its cut, subdomain, part)
+                                                                     // (a GPU backend's creation is its kernels and its upload; a CPU backend's, assembly)
         match runner.backend.name().starts_with("gpu") {
             true => setup.upload = Some((own - compilation).max(0.0)),
             false => setup.assembly = Some(own.max(0.0)),

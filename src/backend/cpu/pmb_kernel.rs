@@ -201,7 +201,10 @@ fn block_body<T: Real, const D: usize, const LIN: bool>(p: Pass<T>, b: Block<T>)
         let range = bonds.offsets[i]..bonds.offsets[i + 1];
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = bonds.slots {
-            let (st, f) = (&mut status[range.start - base..], &mut force[D * (i - first)..]);
+            let (st, f) = (
+                &mut status[range.start - base..],
+                &mut force[D * (i - first)..],
+            );
             let count = super::pmb_slots::LANES.min(nodes.end - i);
             let offsets = &bonds.offsets[i..=i + count];
             // SAFETY: a slot table exists only where the CPU has AVX-512 (`SlotTable::build`).

@@ -199,7 +199,8 @@ pub(super) unsafe fn kernel<T: Lanes + crate::Real, const D: usize, const LIN: b
         }
         let j0 = (p0 as u32).wrapping_add(off) as usize;
         // the bond vector, its length and weight in f64 (`bond_length`, `bond_weight`)
-        let d: [__m512d; 3] = std::array::from_fn(|k| _mm512_sub_pd(f64::vload(&pos[k], j0), pi[k]));
+        let d: [__m512d; 3] =
+            std::array::from_fn(|k| _mm512_sub_pd(f64::vload(&pos[k], j0), pi[k]));
         let sq = |v: __m512d| _mm512_mul_pd(v, v);
         let x64 = _mm512_sqrt_pd(_mm512_add_pd(_mm512_add_pd(sq(d[0]), sq(d[1])), sq(d[2])));
         let vj = f64::vload(&t.volume, j0);

@@ -102,7 +102,8 @@ impl<T: Real> SlotTable<T> {
         }
         let mut stencil: Vec<i64> = offsets.into_iter().collect();
         stencil.sort_unstable();
-        let slot_of: HashMap<i64, usize> = stencil.iter().enumerate().map(|(l, &o)| (o, l)).collect();
+        let slot_of: HashMap<i64, usize> =
+            stencil.iter().enumerate().map(|(l, &o)| (o, l)).collect();
         let words = stencil.len().div_ceil(64);
         let mut present = vec![0u64; n * words];
         for (i, bits) in present.chunks_mut(words.max(1)).enumerate().take(n) {
@@ -119,7 +120,12 @@ impl<T: Real> SlotTable<T> {
                 bits[l / 64] |= 1 << (l % 64);
             }
         }
-        let pad = stencil.iter().map(|o| o.unsigned_abs() as usize).max().unwrap_or(0) + LANES;
+        let pad = stencil
+            .iter()
+            .map(|o| o.unsigned_abs() as usize)
+            .max()
+            .unwrap_or(0)
+            + LANES;
         let padded = |v: &mut dyn Iterator<Item = f64>| -> Vec<f64> {
             let mut out = vec![0.0; pad];
             out.extend(v);
@@ -133,7 +139,9 @@ impl<T: Real> SlotTable<T> {
         };
         let pos = &p.body.positions;
         let table = SlotTable {
-            full: (0..n).map(|i| fam.range(i).len() == stencil.len()).collect(),
+            full: (0..n)
+                .map(|i| fam.range(i).len() == stencil.len())
+                .collect(),
             stencil: stencil.iter().map(|&o| o as i32 as u32).collect(),
             present,
             words,
@@ -272,7 +280,11 @@ mod tests {
             _ => "[0.023, 0.012]",
         };
         let min = if dim == "3d" { "[0, 0, 0]" } else { "[0, 0]" };
-        let thickness = if dim == "3d" { "" } else { "thickness = 1e-3\n" };
+        let thickness = if dim == "3d" {
+            ""
+        } else {
+            "thickness = 1e-3\n"
+        };
         let text = format!(
             "[material]\nmodel = \"{law}\"\nyoungs_modulus = 200e9\ndensity = 8000\n\
              critical_stretch = 0.004\n[discretization]\ndimension = \"{dim}\"\n{thickness}\
@@ -309,7 +321,15 @@ mod tests {
             slots,
         };
         let s0 = T::of(0.004);
-        let broken = forces_and_breaks(Simd::detect(), &bonds, d, &recs, s0, &mut status, &mut force);
+        let broken = forces_and_breaks(
+            Simd::detect(),
+            &bonds,
+            d,
+            &recs,
+            s0,
+            &mut status,
+            &mut force,
+        );
         (force, status, broken)
     }
 
@@ -319,7 +339,10 @@ mod tests {
         let weight = fam.per_bond(|i, b, j| T::of(bond_weight(p, b, i, j, bond_length(pos, i, j))));
         let mut table = SlotTable::build(p, &length, &weight).expect("a lattice's slot table");
         let full = table.full_nodes();
-        assert!(full > 0 && full < p.body.len(), "{full} nodes with the whole stencil");
+        assert!(
+            full > 0 && full < p.body.len(),
+            "{full} nodes with the whole stencil"
+        );
         let reference = run::<T>(p, None);
         assert!(reference.2 > 0, "the displacement breaks bonds");
         let (f, st, broken) = run::<T>(p, Some(&mut table));
