@@ -183,8 +183,8 @@ impl<T: Real> Runner<T> {
         runner.summary.phase_seconds.assembly = Some(assembly);
         let setup = &mut runner.summary.setup;
         setup.add_compilation(compilation);
-        let own = assembly - ranks::record_setup(setup, rank_setup); // (its cut, subdomain, part)
-                                                                     // (a GPU backend's creation is its kernels and its upload; a CPU backend's, assembly)
+        // (a rank's cut, subdomain, part; then a GPU's kernels and upload, a CPU's assembly)
+        let own = assembly - ranks::record_setup(setup, rank_setup);
         match runner.backend.name().starts_with("gpu") {
             true => setup.upload = Some((own - compilation).max(0.0)),
             false => setup.assembly = Some(own.max(0.0)),
