@@ -379,21 +379,10 @@ impl<T: Real> Forces<T> for DistributedCpu<T> {
 
 impl<T: Real> Backend<T> for DistributedCpu<T> {
     fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
-        let ExplicitCall {
-            integrator,
-            loads,
-            state,
-            times,
-            steps,
-            full_sync,
-        } = call;
+        let (state, full_sync) = (call.state, call.full_sync);
         let call = ExplicitCall {
-            integrator,
-            loads,
             state: &mut *state,
-            times,
-            steps,
-            full_sync,
+            ..call
         };
         let broken = fused::advance_explicit(self, call)?;
         if full_sync {

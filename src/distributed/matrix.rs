@@ -239,21 +239,10 @@ impl<T: Real> Backend<T> for DistributedMatrix<T> {
     /// The host's explicit steps, the forces of the owned nodes; the whole state gathered
     /// with `full_sync`; then the ranks agree on the stop flag.
     fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
-        let ExplicitCall {
-            integrator,
-            loads,
-            state,
-            times,
-            steps,
-            full_sync,
-        } = call;
+        let (state, full_sync) = (call.state, call.full_sync);
         let call = ExplicitCall {
-            integrator,
-            loads,
             state: &mut *state,
-            times,
-            steps,
-            full_sync,
+            ..call
         };
         let broken = call.on_host(self)?;
         if full_sync {
