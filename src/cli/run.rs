@@ -132,9 +132,10 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     // arrays the driver needs whole (state, loads, outputs), and the bonds of its own part
     // only, searched for its owned nodes (`partition::Cuts::subdomain`) with their data
     // computed per bond (`distributed/part.rs`): the same values as a stored problem's.
-    // (`cpu-matrix` across ranks assembles its rows from a stored problem's bonds, and a
-    // restart sets the checkpoint's bond status as the stored problem's initial one)
-    let rank_lean = ranks.is_some() && backend != BackendKind::CpuMatrix && restart.is_none();
+    // (the matrix scheme across ranks assembles its rows from a stored problem's bonds, and
+    // a restart sets the checkpoint's bond status as the stored problem's initial one)
+    let matrix = matches!(backend, BackendKind::CpuMatrix | BackendKind::GpuMatrix);
+    let rank_lean = ranks.is_some() && !matrix && restart.is_none();
     let mut problem = if lean || rank_lean {
         Problem::lean_from_body(model, body)?
     } else {

@@ -1,8 +1,11 @@
-//! `cpu-matrix` on one rank's part: the rows of the sparse operators for the rank's owned
-//! nodes, with ghost columns, assembled from the local problem the matrix scheme in
+//! The matrix scheme on one rank's part: the rows of the sparse operators for the rank's
+//! owned nodes, with ghost columns, assembled from the local problem the matrix scheme in
 //! subdomains assembles (`partitioned::matrix::local_problem`: the owned nodes with their
 //! families, the ghosts with only their bonds into owned nodes, each family sorted by local
-//! index), run by one [`CpuMatrix`].
+//! index), run by one [`MatrixPart`]: a [`CpuMatrix`] (`cpu-matrix` across ranks, this
+//! file's explicit loop on the host) or a [`GpuMatrix`](crate::backend::GpuMatrix) on the
+//! rank's device (`gpu-matrix` across ranks, whose explicit loop runs on the device:
+//! `gpu/matrix.rs`).
 //!
 //! Per force evaluation the owned displacements go into the local array and the ghosts' come
 //! from their owners ([`Halo`](super::Halo), no work overlapped); for LPS the owned
@@ -26,11 +29,10 @@ use super::halo::HaloBuffers;
 use super::{Comm, RankPlan};
 use crate::backend::partitioned::exchange::{gather_into, scatter};
 use crate::backend::partitioned::matrix::local_problem;
-use crate::backend::partitioned::matrix::MatrixPart;
+use crate::backend::partitioned::matrix::{MatrixPart, Slots};
 use crate::backend::{check_contact, check_material, Backend, CpuMatrix, Footprint, Scheme};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::material::Law;
-use crate::operators::Storage;
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::setup::Problem;
 use crate::{Real, Result};
@@ -40,35 +42,46 @@ use std::time::Instant;
 /// The backend's name in `summary.json`.
 const NAME: &str = "cpu-matrix-mpi";
 
-/// `cpu-matrix` on one rank's part of the problem.
-pub struct DistributedMatrix<T: Real> {
-    comm: Arc<dyn Comm>,
-    plan: RankPlan,
-    matrix: CpuMatrix<T>,
+/// The matrix scheme on one rank's part of the problem, its operators' rows held by `M`.
+pub struct DistributedMatrix<T: Real, M = CpuMatrix<T>> {
+    pub(super) comm: Arc<dyn Comm>,
+    pub(super) plan: RankPlan,
+    pub(super) matrix: M,
     /// Local bond rows of the owned nodes (the first rows; the entering rows follow).
     owned_rows: usize,
     /// Per owned row, its place among the rank's owned bonds in the global CSR order (the
     /// order [`gather_bonds`] takes).
     csr_place: Vec<usize>,
     offsets: Vec<usize>,
-    dim: usize,
-    lps: bool,
+    pub(super) dim: usize,
+    pub(super) lps: bool,
     u_local: Vec<T>,
     f_local: Vec<T>,
     theta_local: Vec<T>,
     buf: HaloBuffers<T>,
     buf_theta: HaloBuffers<T>,
-    stop: Option<StopFlags>,
-    probes: ProbeCache<T>,
+    pub(super) stop: Option<StopFlags>,
+    pub(super) probes: ProbeCache<T>,
     pub times: HaloTimes,
 }
 
-impl<T: Real> DistributedMatrix<T> {
+impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
     /// This rank's part of `problem` (its bonds stored) over `comm`: the explicit solver and
-    /// ADR, what `cpu-matrix` runs (no failure history, no contact).
+    /// ADR, what the matrix scheme runs (no failure history, no contact); `name` the
+    /// backend's in errors.
     pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
-        check_material(problem, "cpu-matrix (distributed)", Scheme::MatrixParts)?;
-        check_contact(problem, "cpu-matrix (distributed)", false)?;
+        Self::named(problem, comm, stop, "cpu-matrix (distributed)")
+    }
+
+    /// [`DistributedMatrix::new`], errors naming backend `name`.
+    pub(super) fn named(
+        problem: &Problem,
+        comm: Arc<dyn Comm>,
+        stop: Option<StopFlags>,
+        name: &str,
+    ) -> Result<Self> {
+        check_material(problem, name, Scheme::MatrixParts)?;
+        check_contact(problem, name, false)?;
         let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
         let (local, bond_index) = local_problem(problem, &plan.sub);
         let owned_rows = local.families.offsets[plan.sub.owned];
@@ -82,7 +95,7 @@ impl<T: Real> DistributedMatrix<T> {
         }
         let (dim, n) = (problem.dim(), plan.sub.nodes.len());
         Ok(DistributedMatrix {
-            matrix: CpuMatrix::new(Arc::new(local), Storage::Full)?,
+            matrix: M::assemble(Arc::new(local), 0, owned_rows, &Slots::default())?,
             owned_rows,
             csr_place,
             offsets,
@@ -144,8 +157,7 @@ impl<T: Real> DistributedMatrix<T> {
             true => {
                 self.local_dilatation()?;
                 let (u, theta) = (&self.u_local, &self.theta_local);
-                self.matrix
-                    .internal_force_with_theta(u, theta, &mut self.f_local);
+                self.matrix.force_with_theta(u, theta, &mut self.f_local)?;
             }
             false => self
                 .matrix
@@ -164,13 +176,13 @@ impl<T: Real> DistributedMatrix<T> {
     }
 }
 
-impl<T: Real> OwnedValues<T> for DistributedMatrix<T> {
+impl<T: Real, M: MatrixPart<T>> OwnedValues<T> for DistributedMatrix<T, M> {
     fn parts(&self) -> (&dyn Comm, &RankPlan, usize) {
         (&*self.comm, &self.plan, self.dim)
     }
 }
 
-impl<T: Real> Forces<T> for DistributedMatrix<T> {
+impl<T: Real, M: MatrixPart<T>> Forces<T> for DistributedMatrix<T, M> {
     fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
         self.local_displacement(u)?;
         self.forces_into(force)
@@ -235,7 +247,7 @@ impl<T: Real> Forces<T> for DistributedMatrix<T> {
     }
 }
 
-impl<T: Real> Backend<T> for DistributedMatrix<T> {
+impl<T: Real, M: MatrixPart<T>> Backend<T> for DistributedMatrix<T, M> {
     /// The host's explicit steps, the forces of the owned nodes; the whole state gathered
     /// with `full_sync`; then the ranks agree on the stop flag.
     fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
@@ -294,6 +306,9 @@ impl<T: Real> Backend<T> for DistributedMatrix<T> {
     }
 
     fn name(&self) -> &'static str {
-        NAME
+        match self.matrix.name() {
+            "gpu-matrix" => "gpu-matrix-mpi",
+            _ => NAME,
+        }
     }
 }

@@ -43,7 +43,7 @@ pub mod thread_comm;
 
 pub use collect::{HaloTimes, StopFlags};
 pub use cpu::DistributedCpu;
-pub use gpu::DistributedGpu;
+pub use gpu::{DistributedGpu, DistributedGpuMatrix};
 pub use halo::Halo;
 pub use matrix::DistributedMatrix;
 #[cfg(feature = "mpi")]

@@ -70,10 +70,11 @@ fn supported(
             backend: format!("{} (distributed)", backend.name()),
             message: format!(
                 "{what} does not run across MPI ranks yet; what does: the explicit solver and \
-                 ADR on cpu-loop and cpu-matrix, with checkpoints and --restart, or the \
+                 ADR on cpu-loop and cpu-matrix, with checkpoints and --restart, the \
                  explicit solver on gpu-loop with one GPU per rank (PMB, LPS, several \
-                 materials of one density, pre-cracks, damping, probes, snapshots); run it in \
-                 one process instead"
+                 materials of one density, pre-cracks, damping, probes, snapshots), or the \
+                 explicit solver and ADR on gpu-matrix with one GPU per rank; run it in one \
+                 process instead"
             ),
         })
     };
@@ -83,16 +84,22 @@ fn supported(
     }
     if !matches!(
         backend,
-        BackendKind::CpuLoop | BackendKind::CpuMatrix | BackendKind::GpuLoop | BackendKind::Auto
+        BackendKind::CpuLoop
+            | BackendKind::CpuMatrix
+            | BackendKind::GpuLoop
+            | BackendKind::GpuMatrix
+            | BackendKind::Auto
     ) {
         return refuse(&format!("--backend {}", backend.name()));
     }
     if subdomains.is_some_and(|s| s.count.is_some() || s.budget.is_some()) {
         return refuse("--subdomains / --gpu-memory-budget");
     }
-    let gpu = backend == BackendKind::GpuLoop;
-    if gpu && (m.output.checkpoint_every.is_some() || restart) {
+    if backend == BackendKind::GpuLoop && (m.output.checkpoint_every.is_some() || restart) {
         return refuse("output.checkpoint_every or --restart on gpu-loop");
+    }
+    if backend == BackendKind::GpuMatrix && (m.output.checkpoint_every.is_some() || restart) {
+        return refuse("output.checkpoint_every or --restart on gpu-matrix");
     }
     Ok(())
 }

@@ -6,7 +6,9 @@
 use crate::backend::{Backend, BackendKind};
 use crate::distributed::RankSetup;
 use crate::distributed::StopFlags;
-use crate::distributed::{Comm, DistributedCpu, DistributedGpu, DistributedMatrix, RankPlan};
+use crate::distributed::{
+    Comm, DistributedCpu, DistributedGpu, DistributedGpuMatrix, DistributedMatrix, RankPlan,
+};
 use crate::output::checkpoint::Checkpoint;
 use crate::output::{Pieces, ProbeWriter, VtkSeries};
 use crate::setup::{Problem, SetupTimes};
@@ -31,7 +33,7 @@ impl Ranks {
 }
 
 /// This rank's backend of kind `kind` (`gpu-loop`: [`DistributedGpu`] on the rank's device;
-/// `cpu-matrix`: [`DistributedMatrix`]; otherwise `cpu-loop`, [`DistributedCpu`]), the ranks
+/// `cpu-matrix`: [`DistributedMatrix`]; `gpu-matrix`: [`DistributedGpuMatrix`]; otherwise `cpu-loop`, [`DistributedCpu`]), the ranks
 /// with this rank's share of the snapshots, and the seconds of the backend's creation by
 /// phase.
 #[allow(clippy::type_complexity)]
@@ -50,6 +52,11 @@ pub(super) fn backend<T: Real>(
         BackendKind::GpuLoop => {
             let b = DistributedGpu::<T>::new(problem, comm, stop)?;
             let (pieces, setup) = (pieces(b.plan()), b.setup);
+            (Box::new(b), pieces, setup)
+        }
+        BackendKind::GpuMatrix => {
+            let b = DistributedGpuMatrix::<T>::new(problem, comm, stop)?;
+            let (pieces, setup) = (pieces(b.plan()), RankSetup::default());
             (Box::new(b), pieces, setup)
         }
         BackendKind::CpuMatrix => {

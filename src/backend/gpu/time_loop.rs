@@ -204,7 +204,7 @@ impl<T: Real> DeviceLoop<T> {
     }
 
     /// Copy the device state to the host.
-    pub(super) fn download_state(&self, state: &mut State<T>) -> Result<()> {
+    pub(crate) fn download_state(&self, state: &mut State<T>) -> Result<()> {
         let (g, d) = (&*self.gpu, &self.state);
         download(g, &d.u, &mut state.u)?;
         download(g, &d.v, &mut state.v)?;
@@ -483,7 +483,7 @@ pub(crate) fn run_call<T: Real, B: DeviceForces<T>>(
 
 /// Run `steps` explicit steps on the device for `backend`, the forces of each step by
 /// [`DeviceForces::launch_forces`].
-pub(super) fn advance<T: Real, B: DeviceForces<T>>(
+pub(crate) fn advance<T: Real, B: DeviceForces<T>>(
     backend: &mut B,
     call: ExplicitCall<'_, T>,
 ) -> Result<usize> {
@@ -500,7 +500,7 @@ pub(super) fn advance<T: Real, B: DeviceForces<T>>(
 
 /// `work` on `backend` once its time loop is made (where there is none); errors name backend
 /// `name`.
-pub(super) fn on_loop<T: Real, B: DeviceForces<T>, R>(
+pub(crate) fn on_loop<T: Real, B: DeviceForces<T>, R>(
     backend: &mut B,
     name: &str,
     work: impl FnOnce(&mut B) -> Result<R>,
@@ -511,7 +511,7 @@ pub(super) fn on_loop<T: Real, B: DeviceForces<T>, R>(
 
 /// [`crate::backend::Backend::advance_explicit`] of a backend with the generic loop: the
 /// time loop made where there is none, then [`advance`]; errors name backend `name`.
-pub(super) fn advance_explicit<T: Real, B: DeviceForces<T>>(
+pub(crate) fn advance_explicit<T: Real, B: DeviceForces<T>>(
     backend: &mut B,
     name: &str,
     call: ExplicitCall<'_, T>,

@@ -6,10 +6,9 @@
 //! Units: m, N/m^3, J; bytes.
 
 use super::super::collect::{
-    gather_bonds, gather_node_damage, largest, owned_max_abs, probe_nodes, probe_rows,
-    rank_reports, values_at,
+    gather_bonds, gather_node_damage, largest, owned_max_abs, rank_reports,
 };
-use super::halo::Packed;
+use super::probes::DeviceProbeRows;
 use super::{DistributedGpu, NAME};
 use crate::backend::gpu::buffers::addr;
 use crate::backend::gpu::device_fault;
@@ -148,36 +147,18 @@ impl<T: Real> Backend<T> for DistributedGpu<T> {
         state: &State<T>,
         regions: &ProbeRegions,
     ) -> Result<Vec<ProbeValues>> {
-        let d = self.dim;
+        let (d, gpu) = (self.dim, self.gl.gpu().clone());
         if self.probes.is_none() {
-            let nodes = probe_nodes(regions, &self.plan.owned_of);
-            let local: Vec<u32> = (nodes[self.plan.rank].iter())
-                .map(|&i| self.order.owned_local[i])
-                .collect();
-            let packed = Packed::new(self.gl.gpu(), &local, d)?;
-            self.probes = Some((nodes, packed));
+            let local = &self.order.owned_local;
+            let rows = DeviceProbeRows::new(&gpu, regions, &self.plan, local, d)?;
+            self.probes = Some(rows);
         }
         let resident = self.resident(state.step);
-        let gpu = self.gl.gpu().clone();
         let s = &self.gl.stepper().state;
-        let (u_at, f_at) = (addr(&gpu, &s.u), addr(&gpu, &s.f));
-        let (nodes, packed) = self.probes.as_mut().expect("made above");
-        let mine_nodes = &nodes[self.plan.rank];
-        let mine = match resident {
-            true => {
-                let kernel = gpu.function(T::PRECISION, "halo_gather")?;
-                let mut values = |at: u64| -> Result<Vec<T>> {
-                    packed.gather(&gpu, &kernel, at)?;
-                    gpu.synchronize()
-                        .map_err(device_fault(NAME, "probe values"))?;
-                    Ok(packed.host.to_vec())
-                };
-                (values(u_at)?, values(f_at)?)
-            }
-            false => values_at(state, mine_nodes, d),
-        };
-        let bufs = (&mut self.u_probe, &mut self.f_probe);
-        probe_rows(&*self.comm, nodes, mine, d, bufs, state.u.len(), regions)
+        let at = resident.then(|| (addr(&gpu, &s.u), addr(&gpu, &s.f)));
+        let (comm, rank) = (&*self.comm, self.plan.rank);
+        let probes = self.probes.as_mut().expect("made above");
+        probes.rows(&gpu, comm, rank, state, regions, at, d, NAME)
     }
 
     /// This rank's bytes (its `GpuLoop` and exchange buffers) and every rank's report

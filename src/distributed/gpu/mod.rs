@@ -32,7 +32,9 @@
 
 mod backend;
 mod halo;
+mod matrix;
 mod order;
+mod probes;
 
 use super::{Comm, RankPlan, RankSetup};
 use super::{HaloTimes, StopFlags};
@@ -47,7 +49,10 @@ use crate::material::Law;
 use crate::setup::Problem;
 use crate::{Error, Real, Result};
 use cudarc::driver::CudaSlice;
-use halo::{DeviceHalo, Packed, Spent};
+use halo::{DeviceHalo, Spent};
+use probes::DeviceProbeRows;
+
+pub use matrix::DistributedGpuMatrix;
 use order::DeviceOrder;
 use std::sync::Arc;
 use std::time::Instant;
@@ -137,11 +142,9 @@ pub struct DistributedGpu<T: Real> {
     /// The trait calls' displacement and force (device order), allocated by the first.
     scratch: Option<(CudaSlice<T>, CudaSlice<T>)>,
     stop: Option<StopFlags>,
-    /// Per rank, the probe regions' nodes it owns, and this rank's on the device (made by
-    /// the first probe row).
-    probes: Option<(Vec<Vec<usize>>, Packed<T>)>,
-    u_probe: Vec<T>,
-    f_probe: Vec<T>,
+    /// The probe regions' nodes on the ranks and this rank's on the device (made by the first
+    /// probe row).
+    probes: Option<DeviceProbeRows<T>>,
     /// The seconds of this backend's creation by phase.
     pub setup: RankSetup,
 }
@@ -222,8 +225,6 @@ impl<T: Real> DistributedGpu<T> {
             scratch: None,
             stop,
             probes: None,
-            u_probe: Vec::new(),
-            f_probe: Vec::new(),
             setup: times,
         })
     }

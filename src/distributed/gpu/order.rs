@@ -9,6 +9,9 @@
 //! each owned node's sums run over the same bonds in the same order with the same values as
 //! in core.
 //!
+//! A part that keeps the plan's order on its device (`gpu-matrix` across ranks) takes
+//! [`DeviceOrder::of_plan`], the identity.
+//!
 //! Units: indices; values as the arrays they come from.
 
 use crate::distributed::part::{local_problem, BondArrays};
@@ -57,6 +60,12 @@ impl DeviceOrder {
             owned,
             owned_local,
         }
+    }
+
+    /// The plan's own order (owned, then ghosts; every owned node counted interior): a part
+    /// whose device arrays keep the plan's order (`gpu-matrix` across ranks, `matrix.rs`).
+    pub fn of_plan(sub: &Subdomain, n_global: usize) -> DeviceOrder {
+        DeviceOrder::new(sub, n_global, &vec![false; sub.owned])
     }
 
     /// Nodes of the part (owned and ghosts).

@@ -8,7 +8,9 @@
 use super::{GpuMatrix, LPS};
 use crate::backend::gpu::buffers::addr;
 use crate::gpu::cusparse::Spmv;
+use crate::gpu::Gpu;
 use crate::{Real, Result};
+use std::sync::Arc;
 
 /// Threads per node of `matrix_force` (`MX_FORCE_LANES` of `kernels/matrix_bond.cu`).
 const FORCE_LANES: usize = 8;
@@ -33,13 +35,33 @@ impl<T: Real> GpuMatrix<T> {
 
     /// Enqueue the force density at `u` into `force` (device addresses of `d n` values).
     pub(super) fn forces(&self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
+        self.forces_between(u, force, check_bonds, &mut |_| Ok(()))
+    }
+
+    /// [`GpuMatrix::forces`] with `between` called (LPS) once the dilatation is enqueued and
+    /// before the forces that read it, given its device address (`n` values): a rank's part
+    /// puts its ghosts' dilatations there (`distributed/gpu/matrix.rs`). A bond-based law
+    /// reads no dilatation and calls nothing.
+    pub(crate) fn forces_between(
+        &self,
+        u: u64,
+        force: u64,
+        check_bonds: bool,
+        between: &mut dyn FnMut(u64) -> Result<()>,
+    ) -> Result<()> {
         if self.law == LPS {
             self.dilatation_pass(u, check_bonds)?;
+            between(addr(&self.gpu, &self.theta))?;
             self.launch(&self.k.lps_force, self.nrows(), false, u)?;
         } else {
             self.launch(&self.k.pmb, self.nrows(), check_bonds, u)?;
         }
         self.force_product(force)
+    }
+
+    /// The device this backend runs on.
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
     }
 
     /// `f = -diag(1/V) A^T Z` into `force` (a device address of `d n` values) from the rows'

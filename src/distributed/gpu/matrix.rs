@@ -1,0 +1,363 @@
+//! `gpu-matrix` on one rank's part, one GPU per rank: the rows of the sparse operators of
+//! the rank's owned nodes with ghost columns ([`DistributedMatrix`] over a
+//! [`GpuMatrix`] on the rank's device, full storage, the plan's order: owned nodes, then
+//! ghosts), with the explicit loop on the device as `gpu-matrix` runs it in core
+//! (`backend/gpu/time_loop.rs`): the state (u, v, a, f) and the row status stay there.
+//!
+//! Before each force evaluation the ghosts' displacements are brought in on the device
+//! (`halo.rs`: the owned values other ranks need packed by a kernel, copied to a page-locked
+//! buffer, exchanged, copied up and scattered); for LPS the ghosts' dilatations likewise
+//! between the dilatation product and the forces that read it
+//! (`GpuMatrix::forces_between`). A bond cut by the partition is a row on both sides and
+//! breaks on both at the same step, from the same two displacements. Per step only the halo
+//! crosses PCIe: `d` values per ghost (and one more for LPS).
+//!
+//! The rows of a part run in local order, so forces agree with the in-core `gpu-matrix` to
+//! round-off (1e-12), not bitwise. The calls on the driver's global arrays (the start of a
+//! run, outputs, ADR's iterations) are [`DistributedMatrix`]'s: the displacement uploaded,
+//! the ghosts exchanged on the host, the owned results gathered.
+//!
+//! Units: m, m/s, N/m^3, s; bytes.
+
+use super::super::collect::{largest, owned_max_abs, HaloTimes};
+use super::super::{Comm, DistributedMatrix, StopFlags};
+use super::halo::{DeviceHalo, Spent};
+use super::order::DeviceOrder;
+use super::probes::DeviceProbeRows;
+use crate::backend::gpu::buffers::addr;
+use crate::backend::gpu::device_fault;
+use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
+use crate::backend::{Backend, Footprint, GpuMatrix};
+use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
+use crate::output::{ProbeRegions, ProbeValues};
+use crate::setup::Problem;
+use crate::{Real, Result};
+use std::sync::Arc;
+
+/// The backend's name in errors.
+const NAME: &str = "gpu-matrix (distributed)";
+
+/// A rank's exchanges on its device: the displacement (`d` per node) and, LPS, the
+/// dilatation (1 per node); their timings.
+struct Halos<T> {
+    u: DeviceHalo<T>,
+    theta: Option<DeviceHalo<T>>,
+}
+
+/// The device time loop's force evaluation of a rank's part: the ghosts brought in around
+/// the products of [`GpuMatrix`].
+struct Exchanging<'a, T: Real> {
+    matrix: &'a mut GpuMatrix<T>,
+    halos: &'a mut Halos<T>,
+    comm: &'a dyn Comm,
+    times: &'a mut HaloTimes,
+}
+
+impl<T: Real> Exchanging<'_, T> {
+    fn count(times: &mut HaloTimes, spent: Spent, bytes: usize) {
+        times.exchange_seconds += spent.total;
+        times.wait_seconds += spent.wait;
+        times.message_seconds += spent.message;
+        times.exchanges += 1;
+        times.bytes_received += bytes;
+    }
+}
+
+impl<T: Real> DeviceForces<T> for Exchanging<'_, T> {
+    fn loop_if_made(&mut self) -> Option<&mut DeviceLoop<T>> {
+        self.matrix.loop_if_made()
+    }
+
+    fn make_loop(&mut self) -> Result<()> {
+        self.matrix.make_loop()
+    }
+
+    fn launch_forces(&mut self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
+        let gpu = self.matrix.gpu().clone();
+        let (halos, comm, times) = (&mut *self.halos, self.comm, &mut *self.times);
+        halos.u.post(&gpu, u)?;
+        let spent = halos.u.complete(&gpu, comm, u)?;
+        Self::count(times, spent, halos.u.recv_bytes());
+        let theta = &mut halos.theta;
+        self.matrix
+            .forces_between(u, force, check_bonds, &mut |at| {
+                let Some(halo) = theta.as_mut() else {
+                    return Ok(());
+                };
+                halo.post(&gpu, at)?;
+                let spent = halo.complete(&gpu, comm, at)?;
+                Self::count(times, spent, halo.recv_bytes());
+                Ok(())
+            })
+    }
+
+    fn read_broken(&mut self) -> Result<usize> {
+        self.matrix.read_broken()
+    }
+}
+
+/// `gpu-matrix` on one rank's part of the problem, on the rank's device.
+pub struct DistributedGpuMatrix<T: Real> {
+    part: DistributedMatrix<T, GpuMatrix<T>>,
+    order: DeviceOrder,
+    halos: Halos<T>,
+    /// The part's state (plan order), between the driver's global state and the device.
+    local: State<T>,
+    probes: Option<DeviceProbeRows<T>>,
+}
+
+impl<T: Real> DistributedGpuMatrix<T> {
+    /// This rank's part of `problem` (its bonds stored) over `comm`, on this process's device:
+    /// the explicit solver and ADR, what `gpu-matrix` runs in core (no failure history, no
+    /// contact).
+    pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
+        let mut part = DistributedMatrix::<T, GpuMatrix<T>>::named(problem, comm, stop, NAME)?;
+        let order = DeviceOrder::of_plan(&part.plan.sub, problem.body.len());
+        let gpu = part.matrix.gpu().clone();
+        let (halo, d) = (&part.plan.halo, part.dim);
+        let halos = Halos {
+            u: DeviceHalo::new(&gpu, halo, &order, d)?,
+            theta: match part.lps {
+                true => Some(DeviceHalo::new(&gpu, halo, &order, 1)?),
+                false => None,
+            },
+        };
+        part.times.device = gpu.ordinal as i64;
+        Ok(DistributedGpuMatrix {
+            local: State::at_rest(d * order.len()),
+            part,
+            order,
+            halos,
+            probes: None,
+        })
+    }
+
+    /// This rank's part.
+    pub fn plan(&self) -> &super::super::RankPlan {
+        &self.part.plan
+    }
+
+    /// Whether the device holds the state of step `step`.
+    fn resident(&mut self, step: usize) -> bool {
+        let held = self
+            .part
+            .matrix
+            .loop_if_made()
+            .and_then(|l| l.resident_step);
+        held == Some(step)
+    }
+
+    /// The owned entries of the driver's `state` into the local state, for the upload a call
+    /// makes where the device does not hold the state (the ghosts' are exchanged before
+    /// they are read).
+    fn local_from(&mut self, state: &State<T>) {
+        let (o, sub, d, l) = (
+            &self.order,
+            &self.part.plan.sub,
+            self.part.dim,
+            &mut self.local,
+        );
+        for (global, local) in [
+            (&state.u, &mut l.u),
+            (&state.v, &mut l.v),
+            (&state.a, &mut l.a),
+            (&state.f, &mut l.f),
+            (&state.b, &mut l.b),
+        ] {
+            o.owned_of_global(global, sub, d, local);
+        }
+    }
+
+    /// The owned entries of the local state (just downloaded) gathered into the driver's
+    /// `state` on every rank.
+    fn state_to_all(&self, state: &mut State<T>) -> Result<()> {
+        use super::super::collect::OwnedValues;
+        let (d, l) = (self.part.dim, &self.local);
+        for (local, global) in [
+            (&l.u, &mut state.u),
+            (&l.v, &mut state.v),
+            (&l.a, &mut state.a),
+            (&l.f, &mut state.f),
+            (&l.b, &mut state.b),
+        ] {
+            self.part.gather_local(local, d, global)?;
+        }
+        Ok(())
+    }
+
+    /// One call of the driver's explicit loop on the device: the state uploaded where the
+    /// device does not hold it, the steps with the ghosts exchanged before each force
+    /// evaluation, the state gathered to every rank where `full_sync` asks.
+    fn advance(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        let t0 = std::time::Instant::now();
+        let ExplicitCall {
+            integrator,
+            loads,
+            state,
+            times,
+            steps,
+            full_sync,
+        } = call;
+        self.part.matrix.make_loop()?;
+        if !self.resident(state.step) {
+            self.local_from(state);
+        }
+        (self.local.step, self.local.time) = (state.step, state.time);
+        let loads = loads.on_part(&self.order.owned_local, self.order.len());
+        let mut forces = Exchanging {
+            matrix: &mut self.part.matrix,
+            halos: &mut self.halos,
+            comm: &*self.part.comm,
+            times: &mut self.part.times,
+        };
+        let call = ExplicitCall {
+            integrator,
+            loads: &loads,
+            state: &mut self.local,
+            times,
+            steps,
+            full_sync,
+        };
+        let broken = time_loop::advance_explicit(&mut forces, NAME, call)?;
+        (state.step, state.time) = (self.local.step, self.local.time);
+        if full_sync {
+            self.state_to_all(state)?;
+        }
+        super::super::collect::agree_on_stop(&*self.part.comm, self.part.stop.as_ref());
+        self.part.times.forces_seconds += t0.elapsed().as_secs_f64();
+        Ok(broken)
+    }
+}
+
+impl<T: Real> Forces<T> for DistributedGpuMatrix<T> {
+    fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
+        self.part.internal_force(u, force)
+    }
+
+    fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
+        self.part.break_bonds(u)
+    }
+
+    fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
+        self.part.break_bonds_and_force(u, force)
+    }
+
+    fn damage(&self, phi: &mut [T]) -> Result<()> {
+        self.part.damage(phi)
+    }
+
+    fn dilatation(&mut self, u: &[T], theta: &mut [T]) -> Result<bool> {
+        self.part.dilatation(u, theta)
+    }
+
+    fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
+        self.part.strain_energy(u)
+    }
+
+    fn broken_bonds(&self) -> usize {
+        self.part.broken_bonds()
+    }
+
+    fn bond_status(&self) -> Result<Vec<u8>> {
+        self.part.bond_status()
+    }
+}
+
+impl<T: Real> Backend<T> for DistributedGpuMatrix<T> {
+    fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        self.advance(call)
+    }
+
+    /// ADR on the host ([`DistributedMatrix`]'s), its forces on the device.
+    fn advance_adr(&mut self, call: AdrCall<'_, T>) -> Result<usize> {
+        self.state_changed_on_device();
+        self.part.advance_adr(call)
+    }
+
+    /// The whole state on every rank: from the devices where they hold it.
+    fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
+        if !self.resident(state.step) {
+            return self.part.sync_state(state);
+        }
+        let dl = self.part.matrix.loop_if_made().expect("resident");
+        dl.download_state(&mut self.local)
+            .map_err(device_fault(NAME, "state download"))?;
+        self.state_to_all(state)
+    }
+
+    fn sync_adr(&mut self, adr: &mut Adr<T>) -> Result<()> {
+        self.part.sync_adr(adr)
+    }
+
+    fn state_changed(&mut self, _state: &State<T>) -> Result<()> {
+        self.state_changed_on_device();
+        Ok(())
+    }
+
+    /// The largest over the ranks' owned dofs (`None` where any is not finite): from the
+    /// device where it holds `state`.
+    fn max_abs_displacement(&mut self, state: &State<T>) -> Result<Option<f64>> {
+        let (d, owned) = (self.part.dim, self.part.plan.sub.owned);
+        let mine = match self.resident(state.step) {
+            true => {
+                let dl = self.part.matrix.loop_if_made().expect("resident");
+                (dl.device_max_abs(d * owned))
+                    .map_err(device_fault(NAME, "displacement check"))?
+                    .unwrap_or(f64::INFINITY)
+            }
+            false => owned_max_abs(state, self.part.plan.sub.owned_nodes(), d),
+        };
+        Ok(largest(&*self.part.comm, mine))
+    }
+
+    /// The probe rows from the regions' owned nodes (packed on the device where it holds
+    /// `state`, else from `state`) gathered to every rank.
+    fn probe_values(
+        &mut self,
+        state: &State<T>,
+        regions: &ProbeRegions,
+    ) -> Result<Vec<ProbeValues>> {
+        let (d, gpu) = (self.part.dim, self.part.matrix.gpu().clone());
+        if self.probes.is_none() {
+            let local = &self.order.owned_local;
+            let rows = DeviceProbeRows::new(&gpu, regions, &self.part.plan, local, d)?;
+            self.probes = Some(rows);
+        }
+        let at = match self.resident(state.step) {
+            true => {
+                let dl = self.part.matrix.loop_if_made().expect("resident");
+                Some((addr(&gpu, &dl.state.u), addr(&gpu, &dl.state.f)))
+            }
+            false => None,
+        };
+        let (comm, rank) = (&*self.part.comm, self.part.plan.rank);
+        let probes = self.probes.as_mut().expect("made above");
+        probes.rows(&gpu, comm, rank, state, regions, at, d, NAME)
+    }
+
+    /// This rank's bytes (its operators, state and exchange buffers) and every rank's report
+    /// (collective).
+    fn footprint(&self) -> Footprint {
+        let h = &self.halos;
+        let halo = h.u.bytes() + h.theta.as_ref().map_or(0, |t| t.bytes());
+        let part = self.part.footprint();
+        Footprint {
+            memory_bytes: part.memory_bytes + halo,
+            ..part
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "gpu-matrix-mpi"
+    }
+}
+
+impl<T: Real> DistributedGpuMatrix<T> {
+    /// The device's copy of the state is no longer current: the next call uploads the
+    /// driver's.
+    fn state_changed_on_device(&mut self) {
+        if let Some(dl) = self.part.matrix.loop_if_made() {
+            dl.resident_step = None;
+        }
+    }
+}
