@@ -380,8 +380,8 @@ fn restart_across_ranks_continues_bitwise() {
 
 /// `mpirun -n 2 peridot run --backend cpu-matrix` (each rank the operators' rows of its
 /// owned nodes with ghost columns) agrees with `cpu-matrix` in one process: the same bonds
-/// broken and largest damage, and every probe value within 1e-12 of its column's largest
-/// magnitude (the rows' sums run in each rank's local order: round-off only).
+/// broken, the largest damage and every probe value within 1e-12 (of its column's largest
+/// magnitude: the rows' sums run in each rank's local order, round-off only).
 #[test]
 fn cpu_matrix_across_two_ranks_agrees_with_one_process() {
     matrix_across_two_ranks("cpu-matrix", "pmb");
@@ -403,9 +403,17 @@ fn matrix_across_two_ranks(backend: &str, law: &str) {
         s["broken_bonds"].as_u64().unwrap() > 0,
         "{law}: bonds break"
     );
-    for key in ["broken_bonds", "max_damage", "steps"] {
+    for key in ["broken_bonds", "steps"] {
         assert_eq!(s[key], d[key], "{law}: summary {key}");
     }
+    // (the damage sums a node's broken bonds' weights in its rows' order: local on a rank,
+    // the half-stored rows' in one gpu-matrix process; 1 ulp apart measured on two H100s)
+    let damage = |v: &serde_json::Value| v["max_damage"].as_f64().unwrap();
+    let (a, b) = (damage(&s), damage(&d));
+    assert!(
+        (a - b).abs() <= 1e-12 * a.abs(),
+        "{law}: max_damage {a} vs {b}"
+    );
     assert_probes_close(&probe_table(&single), &probe_table(&dist), 1e-12);
 }
 
@@ -467,7 +475,7 @@ fn gpu_loop_across_two_ranks_equals_one_gpu() {
 /// `mpirun -n 2 peridot run --backend gpu-matrix` (each rank's rows on its GPU, one each
 /// where the host has two, its explicit loop on the device) agrees with `gpu-matrix` on one
 /// GPU as `cpu-matrix` does with one process (PMB and LPS, whose dilatation is exchanged):
-/// the same bonds broken and largest damage, probe values within 1e-12.
+/// the same bonds broken, the largest damage and the probe values within 1e-12.
 #[test]
 fn gpu_matrix_across_two_ranks_agrees_with_one_gpu() {
     if !have_gpu() {
