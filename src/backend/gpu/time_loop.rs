@@ -204,7 +204,7 @@ impl<T: Real> DeviceLoop<T> {
     }
 
     /// Copy the device state to the host.
-    pub(super) fn download_state(&self, state: &mut State<T>) -> Result<()> {
+    pub(crate) fn download_state(&self, state: &mut State<T>) -> Result<()> {
         let (g, d) = (&*self.gpu, &self.state);
         download(g, &d.u, &mut state.u)?;
         download(g, &d.v, &mut state.v)?;
