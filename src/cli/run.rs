@@ -168,9 +168,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     if !writes {
         // (rank 0 reports the run)
         return match s.status == RunStatus::Interrupted {
-            true => {
-                Err(Interrupted::ranked(s.steps, out_dir, resumable).into())
-            }
+            true => Err(Interrupted::ranked(s.steps, out_dir, resumable).into()),
             false => Ok(()),
         };
     }
