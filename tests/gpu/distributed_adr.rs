@@ -29,12 +29,12 @@
 use super::have_gpu;
 use crate::common;
 use crate::common::cli::TINY_ADR;
+use crate::common::ranks::end_in;
 use peridot::backend::{Backend, BackendKind, GpuLoop};
 use peridot::distributed::{run_ranks, DistributedGpu};
 use peridot::dynamics::{Adr, AdrCall, Loads, State};
 use peridot::setup::Problem;
-use peridot::solver::distributed::{simulate_distributed, simulate_distributed_from};
-use peridot::solver::run::simulate_from;
+use peridot::solver::distributed::simulate_distributed;
 use peridot::solver::{simulate, Outcome, Ranks};
 use peridot::Precision;
 use std::path::Path;
@@ -220,43 +220,12 @@ fn adr_on_gpu_loop_across_thread_ranks_through_the_driver_agrees_with_one_gpu() 
     }
 }
 
-/// What a run in `out` (one process where `p` = 0, else across `p` thread ranks; resumed
-/// from the latest checkpoint in `restart`) on `gpu-loop` ends with, as rank 0 sees it
-/// (every rank's checked equal to rank 0's): displacement, velocity, bond status, the step
-/// it resumed from.
-fn end_in(
-    problem: &Problem,
-    p: usize,
-    out: &Path,
-    restart: Option<&Path>,
-) -> (Vec<f64>, Vec<f64>, Vec<u8>, Option<usize>) {
-    let opts = common::options(BackendKind::GpuLoop, Precision::F64, Some(out));
-    let end = |o: Outcome<f64>| {
-        let status = o.backend.bond_status().expect("bond status");
-        (o.state.u, o.state.v, status, o.summary.restarted_from_step)
-    };
-    if p == 0 {
-        return end(simulate_from::<f64>(problem.clone(), &opts, restart).unwrap());
-    }
-    let ends = run_ranks(p, |comm| {
-        let ranks = Ranks { comm, stop: None };
-        let o = simulate_distributed_from::<f64>(problem.clone(), &opts, restart, ranks);
-        let o = o.unwrap_or_else(|e| panic!("distributed run: {e}"));
-        assert_eq!(o.summary.backend, "gpu-loop-mpi");
-        end(o)
-    });
-    for (r, e) in ends.iter().enumerate() {
-        common::assert_bitwise(&e.0, &ends[0].0, &format!("rank {r} of {p}: displacement"));
-        assert!(e.2 == ends[0].2, "rank {r} of {p}: bond status");
-    }
-    ends.into_iter().next().unwrap()
-}
-
 #[test]
 fn gpu_loop_checkpoints_across_thread_ranks_resume_bitwise_on_any_count() {
     if !have_gpu() {
         return;
     }
+    let gpu = BackendKind::GpuLoop;
     // (the hole: no full box lattice, so one GPU runs the neighbour list too)
     let hole = "[[geometry.remove]]\nshape = \"circle\"\ncenter = [0.036, 0.004]\n\
                 radius = 0.0015\n";
@@ -280,14 +249,14 @@ fn gpu_loop_checkpoints_across_thread_ranks_resume_bitwise_on_any_count() {
         let problem = common::problem(text, &keys);
         let tmp = tempfile::tempdir().unwrap();
         let full = tmp.path().join("full");
-        let one = end_in(&problem, 2, &full, None);
+        let one = end_in((&problem, gpu), 2, &full, None);
         let broken = one.2.iter().filter(|&&s| s == 0).count();
         assert!(broken > problem.precracked_bonds(), "{name}: bonds break");
         let every = format!("output.checkpoint_every={half}");
         let checked = common::problem(text, &[keys.clone(), vec![every.as_str()]].concat());
         for &p in counts {
             let dir = tmp.path().join(format!("part{p}"));
-            let all = end_in(&checked, 2, &dir, None);
+            let all = end_in((&checked, gpu), 2, &dir, None);
             let what = format!("{name} on gpu-loop across 2 ranks");
             common::assert_bitwise(
                 &all.0,
@@ -295,22 +264,13 @@ fn gpu_loop_checkpoints_across_thread_ranks_resume_bitwise_on_any_count() {
                 &format!("{what}: checkpoints change nothing"),
             );
             // back to the checkpoint half way: the later ones removed
-            let ckpts = peridot::output::checkpoint::list(&dir).unwrap();
-            let steps_of: Vec<usize> = ckpts.iter().map(|c| c.0).collect();
-            assert!(
-                steps_of.contains(&half),
-                "{what}: a checkpoint at {half}: {steps_of:?}"
-            );
-            for (step, path) in &ckpts {
-                if *step > half {
-                    std::fs::remove_file(path).unwrap();
-                }
-            }
+            let steps = checked.model.solver.steps;
+            common::ranks::back_to_checkpoint(&dir, half, steps, &what);
             let what = match p {
                 0 => format!("{name}: resumed from step {half} in one process on gpu-loop"),
                 p => format!("{name}: resumed from step {half} on {p} ranks"),
             };
-            let resumed = end_in(&checked, p, &dir, Some(&dir));
+            let resumed = end_in((&checked, gpu), p, &dir, Some(&dir));
             assert_eq!(resumed.3, Some(half), "{what}: the step resumed from");
             common::assert_bitwise(&resumed.0, &one.0, &format!("{what}: displacement"));
             common::assert_bitwise(&resumed.1, &one.1, &format!("{what}: velocity"));
