@@ -131,39 +131,6 @@ fn adr_across_thread_ranks_equals_one_process_bitwise() {
     }
 }
 
-/// What a run in `out` (one process where `p` = 0, else across `p` thread ranks; resumed
-/// from the latest checkpoint in `restart`) ends with, as rank 0 sees it (every rank's
-/// state is checked equal to rank 0's): displacement, velocity, bond status, the step it
-/// resumed from.
-fn end_in(
-    (problem, backend): (&peridot::setup::Problem, BackendKind),
-    p: usize,
-    out: &std::path::Path,
-    restart: Option<&std::path::Path>,
-) -> (Vec<f64>, Vec<f64>, Vec<u8>, Option<usize>) {
-    use peridot::solver::distributed::simulate_distributed_from;
-    use peridot::solver::run::simulate_from;
-    use peridot::solver::Ranks;
-    let opts = common::options(backend, peridot::Precision::F64, Some(out));
-    let end = |o: peridot::solver::Outcome<f64>| {
-        let status = o.backend.bond_status().expect("bond status");
-        (o.state.u, o.state.v, status, o.summary.restarted_from_step)
-    };
-    if p == 0 {
-        return end(simulate_from::<f64>(problem.clone(), &opts, restart).unwrap());
-    }
-    let ends = peridot::distributed::run_ranks(p, |comm| {
-        let ranks = Ranks { comm, stop: None };
-        let o = simulate_distributed_from::<f64>(problem.clone(), &opts, restart, ranks);
-        end(o.unwrap_or_else(|e| panic!("distributed run: {e}")))
-    });
-    for (r, e) in ends.iter().enumerate() {
-        common::assert_bitwise(&e.0, &ends[0].0, &format!("rank {r} of {p}: displacement"));
-        assert!(e.2 == ends[0].2, "rank {r} of {p}: bond status");
-    }
-    ends.into_iter().next().unwrap()
-}
-
 /// Checkpoints across ranks: a run across 2 thread ranks checkpointing half way (rank 0
 /// writes the one-process file, whole and atomically), resumed from that checkpoint across
 /// 2 ranks, across 3 and in one process, ends with the uninterrupted run's displacement,
@@ -175,6 +142,7 @@ fn end_in(
 /// not tested here).
 #[test]
 fn checkpoints_across_thread_ranks_resume_bitwise_on_any_count() {
+    use common::ranks::end_in;
     let plate = common::cracked_plate_text("pmb", STEPS);
     let alpha = common::cracked_plate_text("lps", STEPS).replacen(
         "critical_stretch = 0.002\n",
@@ -219,19 +187,8 @@ fn checkpoints_across_thread_ranks_resume_bitwise_on_any_count() {
                 &one.0,
                 &format!("{name}: checkpoints change nothing"),
             );
-            // back to the checkpoint half way: the last one removed
-            let ckpts = peridot::output::checkpoint::list(&dir).unwrap();
-            let steps_of: Vec<usize> = ckpts.iter().map(|c| c.0).collect();
-            assert!(
-                steps_of.contains(&half),
-                "{name}: a checkpoint at {half}: {steps_of:?}"
-            );
-            for (step, path) in &ckpts {
-                assert!(path.exists() && *step <= steps, "{name}: {path:?}");
-                if *step > half {
-                    std::fs::remove_file(path).unwrap();
-                }
-            }
+            // back to the checkpoint half way: the later ones removed
+            common::ranks::back_to_checkpoint(&dir, half, steps, name);
             let what = format!("{name}: resumed from step {half} on {p} ranks");
             let resumed = end_in((&checked, backend), p, &dir, Some(&dir));
             assert_eq!(resumed.3, Some(half), "{what}: the step resumed from");

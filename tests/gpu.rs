@@ -19,6 +19,8 @@ mod contact;
 mod crack_nodes;
 #[path = "gpu/distributed.rs"]
 mod distributed;
+#[path = "gpu/distributed_adr.rs"]
+mod distributed_adr;
 #[path = "gpu/fields.rs"]
 mod fields;
 #[path = "gpu/guard.rs"]

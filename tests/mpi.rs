@@ -6,7 +6,8 @@
 //! whose dilatation is exchanged too; with the softening law, `alpha` and `after-force`, and
 //! materials of different densities; ADR (bitwise too: its global sums are exact);
 //! `cpu-matrix` across ranks to 1e-12 (round-off: each rank's rows in local order); a run
-//! resumed across ranks from a checkpoint continues bit for bit; a model that does not run
+//! resumed across ranks from a checkpoint continues bit for bit (on `gpu-loop` too, whose
+//! ADR across 2 and 3 ranks agrees bit for bit); a model that does not run
 //! across ranks is refused on every rank with a message naming what runs, and no rank is
 //! left waiting.
 //!
@@ -484,4 +485,81 @@ fn gpu_matrix_across_two_ranks_agrees_with_one_gpu() {
     for law in ["pmb", "lps"] {
         matrix_across_two_ranks("gpu-matrix", law);
     }
+}
+
+/// The snapshots of two distributed runs (in `a` across `pa` ranks, in `b` across `pb`),
+/// read from their pieces, equal bit for bit (displacement, velocity, damage); how many.
+fn assert_same_pieces((a, pa): (&Path, usize), (b, pb): (&Path, usize)) -> usize {
+    let mut stems: Vec<String> = std::fs::read_dir(a)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".pvtu").map(str::to_string)
+        })
+        .collect();
+    stems.sort();
+    for stem in &stems {
+        let (x, y) = (
+            nodes_of(&pieces(a, stem, pa)),
+            nodes_of(&pieces(b, stem, pb)),
+        );
+        assert!(x == y, "{stem}: {pa} ranks against {pb} ranks differ");
+    }
+    stems.len()
+}
+
+/// `mpirun -n P peridot run --backend gpu-loop` with ADR and with `--restart`: ADR (the tiny
+/// plate pulled until bonds break; a lean problem on every rank) across 2 and 3 ranks ends
+/// with the same snapshots bit for bit and the same `static_residual`, broken bonds and
+/// iterations (each iterates on the host over its devices' forces, the one-GPU list form's
+/// bit for bit, with exact sums; one GPU's own ADR sums on the device in another order and
+/// is not compared here); a 2-rank run checkpointing every 80 steps, resumed from step 160
+/// across 2 ranks (every rank building its part from the checkpoint's bond status; another
+/// count would leave the earlier snapshots in other pieces: `tests/gpu/distributed_adr.rs`
+/// resumes on 3), ends with the one-GPU run's snapshots bit for bit (the list form), probe
+/// rows to 1e-12 of each column's largest (one GPU sums them on the device).
+#[test]
+fn gpu_loop_adr_and_restart_across_ranks() {
+    if !have_gpu() {
+        return;
+    }
+    let gpu = ["--backend", "gpu-loop"];
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("test.toml");
+    std::fs::write(&path, adr_model()).unwrap();
+    let (two, three) = (tmp.path().join("adr2"), tmp.path().join("adr3"));
+    run_ok_with(&path, &two, 2, &gpu);
+    run_ok_with(&path, &three, 3, &gpu);
+    let snaps = assert_same_pieces((&two, 2), (&three, 3));
+    assert!(snaps >= 3, "ADR snapshots every 10 iterations: {snaps}");
+    let (s2, s3) = (summary(&two), summary(&three));
+    assert_eq!(s2["backend"], "gpu-loop-mpi");
+    assert!(s2["broken_bonds"].as_u64().unwrap() > 0, "ADR breaks bonds");
+    for key in ["static_residual", "converged", "broken_bonds", "steps"] {
+        assert_eq!(
+            s2[key], s3[key],
+            "ADR on gpu-loop, 2 and 3 ranks: summary {key}"
+        );
+    }
+    let path = tmp.path().join("test.toml");
+    let text = model("pmb", 320).replace(
+        "[output]\n",
+        "[output]\ncheckpoint_every = 80\ncheckpoint_keep = 10\n",
+    );
+    std::fs::write(&path, text).unwrap();
+    let (single, dist) = (tmp.path().join("single"), tmp.path().join("ranks"));
+    run_ok_with(&path, &single, 0, &gpu);
+    run_ok_with(&path, &dist, 2, &gpu);
+    let ckpts = peridot::output::checkpoint::list(&dist).unwrap();
+    assert!(ckpts.iter().any(|c| c.0 == 160), "{ckpts:?}");
+    for (step, file) in &ckpts {
+        if *step > 160 {
+            std::fs::remove_file(file).unwrap();
+        }
+    }
+    let restart = [&gpu[..], &["--restart", dist.to_str().unwrap()]].concat();
+    run_ok_with(&path, &dist, 2, &restart);
+    assert_eq!(summary(&dist)["restarted_from_step"], 160);
+    assert_same_state(&single, &dist, 2);
+    assert_probes_close(&probe_table(&single), &probe_table(&dist), 1e-12);
 }

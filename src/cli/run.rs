@@ -11,7 +11,7 @@ use peridot::setup::{timed, Problem};
 use peridot::solver::distributed::run_distributed;
 use peridot::solver::export::run_and_export_stiffness;
 use peridot::solver::run::run_restarted;
-use peridot::solver::Ranks;
+use peridot::solver::{checkpoints_across_ranks, Ranks};
 use peridot::solver::{run as simulate, RunOptions};
 use peridot::Precision;
 use std::path::PathBuf;
@@ -133,7 +133,8 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     // only, searched for its owned nodes (`partition::Cuts::subdomain`) with their data
     // computed per bond (`distributed/part.rs`): the same values as a stored problem's.
     // (the matrix scheme across ranks assembles its rows from a stored problem's bonds, and
-    // a restart sets the checkpoint's bond status as the stored problem's initial one)
+    // a restart sets the checkpoint's bond status as the stored problem's initial one, from
+    // which every rank's part takes its bonds' status: a `gpu-loop` rank's too)
     let matrix = matches!(backend, BackendKind::CpuMatrix | BackendKind::GpuMatrix);
     let rank_lean = ranks.is_some() && !matrix && restart.is_none();
     let mut problem = if lean || rank_lean {
@@ -163,12 +164,12 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
         (false, Some(from), None) => run_restarted(problem, &opts, from)?,
         (false, None, None) => simulate(problem, &opts)?,
     };
+    // (an interrupted rank says how to resume where its backend wrote the checkpoint)
+    let resumable = checkpoints_across_ranks(&s.backend);
     if !writes {
         // (rank 0 reports the run)
         return match s.status == RunStatus::Interrupted {
-            true => {
-                Err(Interrupted::ranked(s.steps, out_dir, s.backend.starts_with("cpu-")).into())
-            }
+            true => Err(Interrupted::ranked(s.steps, out_dir, resumable).into()),
             false => Ok(()),
         };
     }
@@ -236,7 +237,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     println!("outputs in {}", out_dir.display());
     if interrupted {
         return Err(match s.backend.ends_with("-mpi") {
-            true => Interrupted::ranked(s.steps, out_dir, s.backend.starts_with("cpu-")),
+            true => Interrupted::ranked(s.steps, out_dir, resumable),
             false => Interrupted::new(s.steps, out_dir),
         }
         .into());

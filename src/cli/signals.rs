@@ -81,7 +81,8 @@ pub struct Interrupted {
     pub out_dir: PathBuf,
     /// A rank of a distributed run (the signal may have reached another rank).
     pub ranked: bool,
-    /// Whether a checkpoint of the step was written (not by a distributed `gpu-loop` run).
+    /// Whether a checkpoint of the step was written (across ranks where the backend writes
+    /// them: `solver::checkpoints_across_ranks`).
     pub resumable: bool,
 }
 

@@ -300,9 +300,9 @@ impl<T: Real> ProbeCache<T> {
     }
 }
 
-/// A rank's CPU backend, whose owned values the driver's global arrays hold: the gathers and
-/// reductions over them (collective), given the transport, the rank's part and the
-/// components per node.
+/// A rank's backend whose owned values the driver's global arrays hold (a CPU rank's always,
+/// a GPU rank's where ADR iterates on the host): the gathers and reductions over them
+/// (collective), given the transport, the rank's part and the components per node.
 pub(super) trait OwnedValues<T: Real> {
     fn parts(&self) -> (&dyn Comm, &RankPlan, usize);
 

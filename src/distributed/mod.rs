@@ -22,6 +22,8 @@
 //!   nodes in two loops).
 //! - [`DistributedMatrix`] (`matrix.rs`): `cpu-matrix` on a rank's part, the operators' rows
 //!   of its owned nodes with ghost columns, the in-core run to round-off.
+//! - [`DistributedGpu`] (`gpu/`): `gpu-loop` on a rank's part on its device, bitwise the
+//!   one-GPU run's neighbour-list form (ADR: the host iteration over the devices' forces).
 //!
 //! The driver (`solver::run`) runs on every rank with the same decisions (the same steps,
 //! outputs, checks), so the collective calls line up; what only one rank does (write

@@ -1,5 +1,6 @@
 //! A run across ranks (`docs/distributed.md`): the same driver (`run.rs`) on every rank with
-//! the same decisions, the backend a rank's part (`distributed::DistributedCpu`), the
+//! the same decisions, the backend a rank's part (`distributed::DistributedCpu`,
+//! `DistributedMatrix`, `DistributedGpu`), the
 //! snapshots written in pieces (one `.vtu` per rank, rank 0 the `.pvtu` and `.pvd`),
 //! `probes.csv`, `summary.json`, the damage picture and the checkpoints written by rank 0
 //! from the values gathered there (`ranks.rs`; a checkpoint is the one-process file, so a
@@ -10,7 +11,6 @@ use super::ranks::Ranks;
 use super::run::{simulate_from_in, Outcome, RunOptions};
 use crate::backend::partitioned::SubdomainRequest;
 use crate::backend::BackendKind;
-use crate::model::SolverKind;
 use crate::output::Summary;
 use crate::setup::Problem;
 use crate::{Error, Precision, Real, Result};
@@ -70,18 +70,15 @@ fn supported(
             backend: format!("{} (distributed)", backend.name()),
             message: format!(
                 "{what} does not run across MPI ranks yet; what does: the explicit solver and \
-                 ADR on cpu-loop and cpu-matrix, with checkpoints and --restart, the \
-                 explicit solver on gpu-loop with one GPU per rank (PMB, LPS, several \
-                 materials of one density, pre-cracks, damping, probes, snapshots), or the \
-                 explicit solver and ADR on gpu-matrix with one GPU per rank; run it in one \
-                 process instead"
+                 ADR on cpu-loop and cpu-matrix, and on gpu-loop (PMB, LPS, several \
+                 materials of one density, pre-cracks, damping, probes, snapshots) and \
+                 gpu-matrix with one GPU per rank, with checkpoints and --restart; run it in \
+                 one process instead"
             ),
         })
     };
-    let m = &problem.model;
-    if m.solver.kind == SolverKind::Adr && backend == BackendKind::GpuLoop {
-        return refuse("solver.kind = \"adr\" on gpu-loop");
-    }
+    // (every solver, and checkpoints with --restart, run on each backend named below)
+    let _ = (problem, restart);
     if !matches!(
         backend,
         BackendKind::CpuLoop
@@ -95,11 +92,61 @@ fn supported(
     if subdomains.is_some_and(|s| s.count.is_some() || s.budget.is_some()) {
         return refuse("--subdomains / --gpu-memory-budget");
     }
-    if backend == BackendKind::GpuLoop && (m.output.checkpoint_every.is_some() || restart) {
-        return refuse("output.checkpoint_every or --restart on gpu-loop");
-    }
-    if backend == BackendKind::GpuMatrix && (m.output.checkpoint_every.is_some() || restart) {
-        return refuse("output.checkpoint_every or --restart on gpu-matrix");
-    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SolverKind;
+
+    /// What `supported` lets through and what it refuses: ADR, checkpoints and `--restart`
+    /// on every backend that runs across ranks (`gpu-loop` included); subdomains refused with
+    /// a message naming what runs (ADR on `gpu-loop` too, with checkpoints and `--restart`).
+    #[test]
+    fn what_runs_across_ranks_and_what_is_refused() {
+        let text = "[material]\nmodel = \"pmb\"\nyoungs_modulus = 200e9\ndensity = 8000\n\
+             critical_stretch = 0.004\n[discretization]\ndimension = \"plane-stress\"\n\
+             thickness = 1e-3\ndx = 1e-3\nhorizon_factor = 3.015\n[geometry]\n\
+             box = [{ min = [0, 0], max = [0.009, 0.004] }]\n\
+             [solver]\nkind = \"explicit\"\nsteps = 1\n";
+        let model = crate::model::parse(text, "test.toml", &[]).expect("valid model");
+        let mut problem = Problem::build_lean(model, Path::new(".")).expect("builds");
+        let runs = [
+            BackendKind::CpuLoop,
+            BackendKind::CpuMatrix,
+            BackendKind::GpuLoop,
+            BackendKind::GpuMatrix,
+        ];
+        for kind in [SolverKind::Explicit, SolverKind::Adr] {
+            problem.model.solver.kind = kind;
+            for checkpoints in [None, Some(10)] {
+                problem.model.output.checkpoint_every = checkpoints;
+                for (backend, restart) in runs.iter().flat_map(|&b| [(b, false), (b, true)]) {
+                    let r = supported(&problem, backend, None, restart);
+                    assert!(
+                        r.is_ok(),
+                        "{kind:?} on {} (checkpoints {checkpoints:?}, restart {restart}): {r:?}",
+                        backend.name()
+                    );
+                }
+            }
+        }
+        let subdomains = SubdomainRequest {
+            count: Some(2),
+            ..SubdomainRequest::default()
+        };
+        for backend in [BackendKind::CpuLoop, BackendKind::GpuLoop] {
+            let r = supported(&problem, backend, Some(&subdomains), false);
+            let e = r.unwrap_err().to_string();
+            for part in [
+                "--subdomains",
+                "does not run across MPI ranks",
+                "ADR on cpu-loop and cpu-matrix, and on gpu-loop",
+                "with checkpoints and --restart",
+            ] {
+                assert!(e.contains(part), "{part:?} missing from: {e}");
+            }
+        }
+    }
 }

@@ -26,7 +26,7 @@ mod time_step;
 mod tips;
 
 pub use cancel::Cancel;
-pub use ranks::Ranks;
+pub use ranks::{checkpoints_across_ranks, Ranks};
 pub use run::{run, simulate, Outcome, RunOptions};
 pub use session::Session;
 pub use tips::excluded_nodes;

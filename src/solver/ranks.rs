@@ -119,11 +119,18 @@ pub(super) fn open_outputs<T: Real>(
 }
 
 /// Whether a run writes checkpoints (where it has an output folder): in one process, and
-/// across ranks on the CPU backends (`backend` the rank's backend's name), every rank
-/// taking the same decisions and gathering the same values, rank 0 writing the one-process
-/// file.
+/// across ranks where the rank's backend (named `backend`) does
+/// ([`checkpoints_across_ranks`]).
 pub(super) fn checkpoints(ranks: Option<&Ranks>, backend: &str) -> bool {
-    ranks.is_none() || backend.starts_with("cpu-")
+    ranks.is_none() || checkpoints_across_ranks(backend)
+}
+
+/// Whether a rank's backend named `backend` writes checkpoints across ranks (and so an
+/// interrupted run can be resumed): every backend that runs across ranks, every rank taking the
+/// same decisions and gathering the same values (the state, the bond status, ADR's last
+/// free force), rank 0 writing the one-process file.
+pub fn checkpoints_across_ranks(backend: &str) -> bool {
+    backend.starts_with("cpu-") || matches!(backend, "gpu-loop-mpi" | "gpu-matrix-mpi")
 }
 
 /// End every rank where this rank failed alone: an error every rank meets at the same step

@@ -1,20 +1,32 @@
 //! The traits the distributed GPU loop implements: `Forces` (the calls on the driver's
-//! global arrays: the start of a run and its outputs; each gathers or sums over the ranks)
-//! and `Backend` (the explicit loop on the device, the stability check and the probe rows
-//! reduced over the ranks, the footprint with every rank's report).
+//! global arrays: the start of a run, ADR's iterations and the outputs; each gathers or sums
+//! over the ranks) and `Backend` (the explicit loop on the device, ADR on the host with the
+//! forces from the device, the stability check and the probe rows reduced over the ranks,
+//! the state and ADR's history gathered for a snapshot or a checkpoint, the footprint with
+//! every rank's report).
+//!
+//! ADR iterates on the host as on a CPU rank (`collect::adr_on_ranks`: the owned dofs, the
+//! global sums exact and merged over the ranks), each iteration's forces a trait call on the
+//! device (`trait_forces`: the owned displacement up, the ghosts' exchanged on the device, the
+//! owned forces down), which are the one-GPU list form's bit for bit: so ADR on P ranks is
+//! the host ADR over the one-GPU list form's forces bit for bit, for any P. It is not
+//! `gpu-loop`'s own ADR in one process, which iterates on the device and sums in a tree
+//! order (`backend/gpu/adr.rs`): the two agree to the ADR tolerance only.
 //!
 //! Units: m, N/m^3, J; bytes.
 
 use super::super::collect::{
-    gather_bonds, gather_node_damage, largest, owned_max_abs, rank_reports,
+    adr_on_ranks, gather_bonds, gather_node_damage, largest, owned_max_abs, rank_reports,
+    OwnedValues,
 };
+use super::super::{Comm, RankPlan};
 use super::probes::DeviceProbeRows;
 use super::{DistributedGpu, NAME};
 use crate::backend::gpu::buffers::addr;
 use crate::backend::gpu::device_fault;
 use crate::backend::partitioned::exchange::gather_into;
 use crate::backend::{Backend, Footprint};
-use crate::dynamics::{ExplicitCall, Forces, State};
+use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::gpu::pinned::copy_out;
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::{Real, Result};
@@ -47,6 +59,15 @@ impl<T: Real> DistributedGpu<T> {
         unsafe { copy_out(gpu.stream(), &mut local, src)? };
         gpu.synchronize()?;
         self.gather_device_order(&local, per, global)
+    }
+}
+
+/// The driver's global arrays hold this rank's owned values where ADR has run (on the host);
+/// the gathers of `collect.rs` over them. (`gather_local` reads a local array in the plan's
+/// order, which a device-order array is not: not used here.)
+impl<T: Real> OwnedValues<T> for DistributedGpu<T> {
+    fn parts(&self) -> (&dyn Comm, &RankPlan, usize) {
+        (&*self.comm, &self.plan, self.dim)
     }
 }
 
@@ -124,6 +145,35 @@ impl<T: Real> Backend<T> for DistributedGpu<T> {
     fn state_changed(&mut self, _state: &State<T>) -> Result<()> {
         self.gl.stepper().resident_step = None;
         Ok(())
+    }
+
+    /// One ADR iteration on the host over the owned dofs, the forces from the device (each
+    /// owned node's the one-GPU list form's bit for bit), the global sums merged over the
+    /// ranks (exact); the ranks then agree on the stop flag.
+    fn advance_adr(&mut self, call: AdrCall<'_, T>) -> Result<usize> {
+        // (the device's explicit state is not the run's from here on)
+        self.gl.stepper().resident_step = None;
+        let (owned, comm) = (self.plan.sub.owned_nodes().to_vec(), self.comm.clone());
+        let stop = self.stop.clone();
+        adr_on_ranks(call, self, &owned, &*comm, stop.as_ref())
+    }
+
+    /// The whole state on every rank: the owned values from the device where it holds the
+    /// state (an explicit call's), else from the host's arrays (ADR's iterations).
+    fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
+        if !self.resident(state.step) {
+            return self.gather_state(state);
+        }
+        self.gl
+            .stepper()
+            .download_state(&mut self.local)
+            .map_err(device_fault(NAME, "state download"))?;
+        self.state_to_all(state)
+    }
+
+    /// ADR's last free force of every dof on every rank (for a checkpoint).
+    fn sync_adr(&mut self, adr: &mut Adr<T>) -> Result<()> {
+        self.gather_adr(adr)
     }
 
     /// The largest over the ranks' owned dofs (`None` where any is not finite): from the

@@ -24,6 +24,14 @@
 //! bond status gathered to every rank where the driver asks (`collect.rs`). Several ranks
 //! may share one device (threads of one process with [`super::ThreadComm`], or processes).
 //!
+//! ADR runs on the host as on a CPU rank (`collect::adr_on_ranks`: the owned dofs, the
+//! global sums exact), each iteration's forces a trait call on the device (`trait_forces`),
+//! so ADR on P ranks is the host ADR over the one-GPU list form's forces bit for bit (not
+//! `gpu-loop`'s device ADR in one process, which sums in a tree order: `backend.rs`).
+//! Checkpoints gather what a CPU rank's do (the state, the bond status from the devices,
+//! ADR's last free force); a restart's bond status reaches the device as the initial one,
+//! through the part built from the problem that holds it (`order.rs`, `DeviceOrder::problem`).
+//!
 //! Files: `order.rs` (the device order and the rank's problem in it), `halo.rs` (the
 //! exchange on the device), this file (setup, the split launches, the time loop),
 //! `backend.rs` (the `Forces` and `Backend` impls).
