@@ -60,17 +60,6 @@ fn pulled(law: &str, fields: &str) -> Problem {
     )
 }
 
-/// Largest absolute difference over the largest absolute value of `b`.
-fn rel_max(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = a
-        .iter()
-        .zip(b)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
-    diff / scale
-}
-
 /// `-sum_i V_i L_i (x) x_i`, row-major 3 x 3 (`L` with `d` components per node).
 fn load_moment(p: &Problem, force: &[f64]) -> [f64; 9] {
     let d = p.dim();
@@ -205,7 +194,7 @@ fn agrees(law: &str, p: Problem, ids: &[i64]) {
         .chunks_exact(3)
         .flat_map(|c| c[..d].to_vec())
         .collect();
-    let e = rel_max(&written, &force);
+    let e = common::rel_max(&written, &force);
     println!("{law}: force density vs cpu-loop {e:.2e}, {broken} broken bonds");
     assert!(e < 1e-10, "{law}: force density {e:e}");
 
@@ -229,7 +218,7 @@ fn agrees(law: &str, p: Problem, ids: &[i64]) {
 
     let stress = common::vtu_array(&snap, "stress_Pa");
     let (s, m) = (stress_integral(&p, &stress), load_moment(&p, &force));
-    let e = rel_max(&s, &m);
+    let e = common::rel_max(&s, &m);
     println!("{law}: sum V sigma {:?}\n  vs -sum V L x {m:?}: {e:.2e}", s);
     assert!(e < 1e-11, "{law}: virial identity {e:e}");
 }

@@ -183,6 +183,17 @@ kind = "adr"
     )
 }
 
+/// Largest absolute difference over the largest absolute value of `b`.
+pub fn rel_max(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len(), "vectors of different lengths");
+    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let diff = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    diff / scale
+}
+
 /// Normwise relative difference `|a - b| / |b|` (0 when both are zero).
 pub fn rel_diff<A: Real, B: Real>(a: &[A], b: &[B]) -> f64 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");

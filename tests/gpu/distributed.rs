@@ -97,16 +97,6 @@ fn gpu_loop_across_thread_ranks_through_the_driver_equals_one_gpu_run() {
     }
 }
 
-/// The largest |a - b| over the largest |b|.
-fn worst(a: &[f64], b: &[f64]) -> f64 {
-    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = a
-        .iter()
-        .zip(b)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
-    diff / scale
-}
-
 /// `gpu-matrix` across P = 1, 2, 3 thread ranks sharing the GPU (`DistributedGpuMatrix`:
 /// each rank the operators' rows of its owned nodes with ghost columns, its explicit loop on
 /// the device, the ghosts' displacement and for LPS dilatation exchanged through packed
@@ -138,7 +128,10 @@ fn gpu_matrix_across_thread_ranks_agrees_with_one_gpu_to_1e_12() {
             let ends = common::distributed_end(&problem, BackendKind::GpuMatrix, p);
             for (r, end) in ends.iter().enumerate() {
                 let what = format!("{law}, gpu-matrix on {p} ranks, rank {r}");
-                let (du, dv) = (worst(&end.u, &one.u), worst(&end.v, &one.v));
+                let (du, dv) = (
+                    common::rel_max(&end.u, &one.u),
+                    common::rel_max(&end.v, &one.v),
+                );
                 println!("{what}: displacement {du:.2e}, velocity {dv:.2e}");
                 assert!(du <= 1e-12, "{what}: displacement {du:e}");
                 assert!(dv <= 1e-12, "{what}: velocity {dv:e}");
@@ -152,13 +145,16 @@ fn gpu_matrix_across_thread_ranks_agrees_with_one_gpu_to_1e_12() {
         common::run_end(&adr, BackendKind::CpuMatrix),
         common::run_end(&adr, BackendKind::GpuMatrix),
     );
-    let dg = worst(&gpu.u, &cpu.u);
+    let dg = common::rel_max(&gpu.u, &cpu.u);
     println!("ADR in one process, gpu-matrix against cpu-matrix: displacement {dg:.2e}");
     for (r, end) in common::distributed_end(&adr, BackendKind::GpuMatrix, 2)
         .iter()
         .enumerate()
     {
-        let (dc, dg) = (worst(&end.u, &cpu.u), worst(&end.u, &gpu.u));
+        let (dc, dg) = (
+            common::rel_max(&end.u, &cpu.u),
+            common::rel_max(&end.u, &gpu.u),
+        );
         println!(
             "ADR on gpu-matrix, 2 ranks, rank {r}: displacement {dc:.2e} from cpu-matrix, \
              {dg:.2e} from gpu-matrix in one process"
@@ -206,7 +202,10 @@ fn gpu_matrix_checkpoints_across_thread_ranks_resume_on_any_count() {
             let resumed = common::ranks::end_in((&checked, gpu), p, &dir, Some(&dir));
             let what = format!("{law}: resumed from step 75 on {p} ranks (0: one process)");
             assert_eq!(resumed.3, Some(75), "{what}: the step resumed from");
-            let (du, dv) = (worst(&resumed.0, &one.0), worst(&resumed.1, &one.1));
+            let (du, dv) = (
+                common::rel_max(&resumed.0, &one.0),
+                common::rel_max(&resumed.1, &one.1),
+            );
             println!("{what}: displacement {du:.2e}, velocity {dv:.2e}");
             if p == 2 {
                 common::assert_bitwise(&resumed.0, &one.0, &format!("{what}: displacement"));

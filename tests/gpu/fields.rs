@@ -36,15 +36,6 @@ fn snapshot(problem: Problem, backend: BackendKind, dir: &Path) -> PathBuf {
     common::snapshots(dir).pop().expect("a snapshot")
 }
 
-fn rel_max(a: &[f64], b: &[f64]) -> f64 {
-    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = a
-        .iter()
-        .zip(b)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
-    diff / scale
-}
-
 #[test]
 fn gpu_loop_snapshot_fields_follow_cpu_loop() {
     if !have_gpu() {
@@ -63,7 +54,7 @@ fn gpu_loop_snapshot_fields_follow_cpu_loop() {
         "force_density_N_m3",
         "strain_energy_density_J_m3",
     ] {
-        let e = rel_max(&common::vtu_array(&b, name), &common::vtu_array(&a, name));
+        let e = common::rel_max(&common::vtu_array(&b, name), &common::vtu_array(&a, name));
         println!("gpu-loop vs cpu-loop {name}: {e:.2e}");
         assert!(e < 1e-8, "{name}: {e:e}");
     }

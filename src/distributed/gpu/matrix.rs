@@ -148,41 +148,17 @@ impl<T: Real> DistributedGpuMatrix<T> {
     }
 
     /// The owned entries of the driver's `state` into the local state, for the upload a call
-    /// makes where the device does not hold the state (the ghosts' are exchanged before
-    /// they are read).
+    /// makes where the device does not hold the state.
     fn local_from(&mut self, state: &State<T>) {
-        let (o, sub, d, l) = (
-            &self.order,
-            &self.part.plan.sub,
-            self.part.dim,
-            &mut self.local,
-        );
-        for (global, local) in [
-            (&state.u, &mut l.u),
-            (&state.v, &mut l.v),
-            (&state.a, &mut l.a),
-            (&state.f, &mut l.f),
-            (&state.b, &mut l.b),
-        ] {
-            o.owned_of_global(global, sub, d, local);
-        }
+        let (sub, d) = (&self.part.plan.sub, self.part.dim);
+        self.order.owned_state_of(state, sub, d, &mut self.local);
     }
 
     /// The owned entries of the local state (just downloaded) gathered into the driver's
     /// `state` on every rank.
     fn state_to_all(&self, state: &mut State<T>) -> Result<()> {
-        use super::super::collect::OwnedValues;
-        let (d, l) = (self.part.dim, &self.local);
-        for (local, global) in [
-            (&l.u, &mut state.u),
-            (&l.v, &mut state.v),
-            (&l.a, &mut state.a),
-            (&l.f, &mut state.f),
-            (&l.b, &mut state.b),
-        ] {
-            self.part.gather_local(local, d, global)?;
-        }
-        Ok(())
+        let (comm, owned_of) = (&*self.part.comm, &self.part.plan.owned_of);
+        (self.order).gather_state(comm, owned_of, &self.local, self.part.dim, state)
     }
 
     /// One call of the driver's explicit loop on the device: the state uploaded where the

@@ -250,32 +250,14 @@ impl<T: Real> DistributedGpu<T> {
     /// The owned entries of the driver's `state` into the local state (device order), for
     /// the upload a call makes where the device does not hold the state.
     fn local_from(&mut self, state: &State<T>) {
-        let (o, sub, d, l) = (&self.order, &self.plan.sub, self.dim, &mut self.local);
-        for (global, local) in [
-            (&state.u, &mut l.u),
-            (&state.v, &mut l.v),
-            (&state.a, &mut l.a),
-            (&state.f, &mut l.f),
-            (&state.b, &mut l.b),
-        ] {
-            o.owned_of_global(global, sub, d, local);
-        }
+        (self.order).owned_state_of(state, &self.plan.sub, self.dim, &mut self.local);
     }
 
     /// The owned entries of the local state (just downloaded) gathered into the driver's
     /// `state` on every rank.
     fn state_to_all(&self, state: &mut State<T>) -> Result<()> {
-        let (d, l) = (self.dim, &self.local);
-        for (local, global) in [
-            (&l.u, &mut state.u),
-            (&l.v, &mut state.v),
-            (&l.a, &mut state.a),
-            (&l.f, &mut state.f),
-            (&l.b, &mut state.b),
-        ] {
-            self.gather_device_order(local, d, global)?;
-        }
-        Ok(())
+        let (comm, owned_of) = (&*self.comm, &self.plan.owned_of);
+        (self.order).gather_state(comm, owned_of, &self.local, self.dim, state)
     }
 
     /// The owned values of a device-order array (`per` per node) gathered into `global` on

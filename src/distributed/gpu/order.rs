@@ -14,10 +14,14 @@
 //!
 //! Units: indices; values as the arrays they come from.
 
+use crate::distributed::collect::gather_owned;
 use crate::distributed::part::{local_problem, BondArrays};
+use crate::distributed::Comm;
+use crate::dynamics::State;
 use crate::neighbors::Families;
 use crate::partition::Subdomain;
 use crate::setup::Problem;
+use crate::{Real, Result};
 
 /// The device order of a rank's nodes and the maps to the plan's order and the global one.
 #[derive(Debug, Clone)]
@@ -106,6 +110,52 @@ impl DeviceOrder {
             let i = sub.nodes[p];
             out[per * k..per * (k + 1)].copy_from_slice(&global[per * i..per * (i + 1)]);
         }
+    }
+
+    /// The owned entries of the driver's global `state` (`d` per node) into `local` (device
+    /// order), for the upload a call makes where the device does not hold the state; the
+    /// ghosts' entries are left (exchanged before they are read).
+    pub fn owned_state_of<T: Real>(
+        &self,
+        state: &State<T>,
+        sub: &Subdomain,
+        d: usize,
+        local: &mut State<T>,
+    ) {
+        let l = local;
+        for (global, local) in [
+            (&state.u, &mut l.u),
+            (&state.v, &mut l.v),
+            (&state.a, &mut l.a),
+            (&state.f, &mut l.f),
+            (&state.b, &mut l.b),
+        ] {
+            self.owned_of_global(global, sub, d, local);
+        }
+    }
+
+    /// The owned entries of `local` (device order, `d` per node) gathered into the driver's
+    /// `state` on every rank (collective; `owned_of`: every rank's owned nodes).
+    pub fn gather_state<T: Real>(
+        &self,
+        comm: &dyn Comm,
+        owned_of: &[Vec<usize>],
+        local: &State<T>,
+        d: usize,
+        state: &mut State<T>,
+    ) -> Result<()> {
+        let l = local;
+        for (local, global) in [
+            (&l.u, &mut state.u),
+            (&l.v, &mut state.v),
+            (&l.a, &mut state.a),
+            (&l.f, &mut state.f),
+            (&l.b, &mut state.b),
+        ] {
+            let mine = self.owned_in_plan_order(local, d);
+            gather_owned(comm, owned_of, &mine, d, global)?;
+        }
+        Ok(())
     }
 
     /// The owned nodes' values of a device-order array (`per` per node) in the plan's order
