@@ -30,6 +30,7 @@
 //! Units: values as the arrays they come from (m, N/m^3); sizes in bytes.
 
 mod collect;
+mod contact;
 pub mod cpu;
 pub mod gpu;
 pub mod halo;

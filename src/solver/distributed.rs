@@ -70,7 +70,8 @@ fn supported(
             backend: format!("{} (distributed)", backend.name()),
             message: format!(
                 "{what} does not run across MPI ranks yet; what does: the explicit solver and \
-                 ADR on cpu-loop and cpu-matrix, with checkpoints and --restart, or the \
+                 ADR on cpu-loop and cpu-matrix, with checkpoints and --restart (contact and \
+                 impactors on cpu-loop), or the \
                  explicit solver on gpu-loop with one GPU per rank (PMB, LPS, several \
                  materials of one density, pre-cracks, damping, probes, snapshots); run it in \
                  one process instead"
