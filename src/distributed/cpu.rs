@@ -16,6 +16,8 @@
 //! end: `ExplicitCall::full_sync`) or a probe row, the owned values are gathered to every
 //! rank (`collect.rs`). The energy is a sum over ranks (to round-off). At each call's end
 //! the ranks agree on the stop flag (a signal on one rank stops all at the same step).
+//! With contact or impactors the step is the host leapfrog (`Explicit::step`), each rank
+//! the contact forces of its owned nodes (`contact.rs`), bitwise the one-process run too.
 //!
 //! Units: m, N/m^3, J.
 

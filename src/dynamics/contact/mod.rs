@@ -25,6 +25,11 @@
 //! order and only those closer than `d_c`, so the result does not depend on when the list
 //! was searched, nor on the thread count: bitwise the same (the Determinism invariant of
 //! `docs/architecture.md`). Every sum is in `f64` whatever the run's precision.
+//!
+//! Where the backend computes part of the nodes (a rank, [`Forces::part_of_body`],
+//! `distributed/contact.rs`), [`Contact::evaluate`] computes its owned nodes' force density
+//! from every node's displacement (gathered), and each impactor's reaction from every
+//! part's node terms merged in node order: the one-process values, bit for bit.
 
 mod impactor;
 mod pairs;
