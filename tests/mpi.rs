@@ -6,9 +6,10 @@
 //! whose dilatation is exchanged too; with the softening law, `alpha` and `after-force`, and
 //! materials of different densities; ADR (bitwise too: its global sums are exact);
 //! `cpu-matrix` across ranks to 1e-12 (round-off: each rank's rows in local order); a run
-//! resumed across ranks from a checkpoint continues bit for bit; a model that does not run
-//! across ranks is refused on every rank with a message naming what runs, and no rank is
-//! left waiting.
+//! resumed across ranks from a checkpoint continues bit for bit; contact and a free
+//! impactor across ranks bit for bit (the impactor's probe columns byte for byte); a model
+//! that does not run across ranks is refused on every rank with a message naming what runs,
+//! and no rank is left waiting.
 //!
 //! Built with `--features mpi`; needs `mpirun` (MPICH or Open MPI) on the path.
 #![cfg(feature = "mpi")]
