@@ -9,8 +9,8 @@
 //! (asserted), so none passes vacuously: two blocks colliding across the cut of two ranks,
 //! a sphere pressing a plate across the cuts (with and without node contact), and the
 //! faces of a pre-crack pushed apart by crack-face contact (their broken bonds answered by
-//! the rank owning either end) while the crack grows across the cuts. `gpu-loop` across
-//! ranks refuses contact, naming `cpu-loop` across ranks.
+//! the rank owning either end) while the crack grows across the cuts; the blocks in f32
+//! too. `gpu-loop` across ranks refuses contact, naming `cpu-loop` across ranks.
 
 mod common;
 
@@ -107,7 +107,10 @@ fn two_blocks_colliding_across_thread_ranks_equal_one_process_bitwise() {
     let x = &problem.body.positions;
     let left: Vec<usize> = (0..x.len()).filter(|&i| x[i][0] < 0.009).collect();
     let plan = RankPlan::new(&problem, 2, 0).unwrap();
-    assert_eq!(plan.owned_of[0], left, "2 ranks: rank 0 owns the left block");
+    assert_eq!(
+        plan.owned_of[0], left,
+        "2 ranks: rank 0 owns the left block"
+    );
     let end = check_bitwise(&problem, "two blocks");
     let rho = problem.material.density;
     let vol = &problem.body.volumes;
@@ -116,7 +119,10 @@ fn two_blocks_colliding_across_thread_ranks_equal_one_process_bitwise() {
         .map(|i| rho * vol[i] * end.v[2 * i])
         .sum();
     let p_left0: f64 = left.iter().map(|&i| rho * vol[i] * 60.0).sum();
-    eprintln!("right block's momentum {:.3} of the left's", p_right / p_left0);
+    eprintln!(
+        "right block's momentum {:.3} of the left's",
+        p_right / p_left0
+    );
     assert!(
         p_right > 0.1 * p_left0,
         "the right block got {p_right:e} kg m/s of {p_left0:e}: no contact acted"
@@ -152,9 +158,18 @@ fn an_impactor_across_thread_ranks_moves_as_in_one_process_bitwise() {
         let problem = sphere_on_plate(150, extra);
         let end = check_bitwise(&problem, &format!("sphere on plate {extra:?}"));
         let s = &end.impactors[0];
-        eprintln!("{extra:?}: vz {:e} m/s, fz {:e} N", s.velocity[2], s.force[2]);
-        assert!(s.velocity[2] > -4.95, "{extra:?}: the sphere was not slowed");
-        assert!(s.force[2] > 0.0, "{extra:?}: the plate pushes the sphere up");
+        eprintln!(
+            "{extra:?}: vz {:e} m/s, fz {:e} N",
+            s.velocity[2], s.force[2]
+        );
+        assert!(
+            s.velocity[2] > -4.95,
+            "{extra:?}: the sphere was not slowed"
+        );
+        assert!(
+            s.force[2] > 0.0,
+            "{extra:?}: the plate pushes the sphere up"
+        );
     }
 }
 
@@ -178,7 +193,10 @@ fn crack_faces_across_thread_ranks_equal_one_process_bitwise() {
         .fold(0.0, f64::max);
     let largest = end.u.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     eprintln!("largest displacement change by crack-face contact {moved:e} m of {largest:e} m");
-    assert!(moved > 1e-9, "crack-face contact changed nothing ({moved:e} m)");
+    assert!(
+        moved > 1e-9,
+        "crack-face contact changed nothing ({moved:e} m)"
+    );
 }
 
 /// `gpu-loop` across ranks refuses a model with an impactor before touching a device,
@@ -198,4 +216,43 @@ fn gpu_loop_across_ranks_refuses_contact_naming_cpu_loop() {
             "{e}"
         );
     }
+}
+
+/// In f32 too: the two blocks colliding across 2 and 3 thread ranks end with the
+/// one-process f32 run's displacement and velocity bit for bit (contact sums in f64 from
+/// the same f32 displacements, gathered exactly; the rest is the f32 arithmetic of one
+/// process), and the struck block moves.
+#[test]
+fn two_blocks_colliding_in_f32_across_thread_ranks_equal_one_process_bitwise() {
+    let problem = two_blocks(450);
+    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<u32>>();
+    let opts = common::options(BackendKind::CpuLoop, Precision::F32, None);
+    let one = simulate::<f32>(problem.clone(), &opts).expect("run succeeds");
+    for p in [2, 3] {
+        let ends = peridot::distributed::run_ranks(p, |comm| {
+            let ranks = Ranks { comm, stop: None };
+            let o = simulate_distributed::<f32>(problem.clone(), &opts, ranks)
+                .unwrap_or_else(|e| panic!("distributed run: {e}"));
+            (o.state.u, o.state.v)
+        });
+        for (r, (u, v)) in ends.iter().enumerate() {
+            assert!(
+                bits(u) == bits(&one.state.u),
+                "f32, rank {r} of {p}: displacement"
+            );
+            assert!(
+                bits(v) == bits(&one.state.v),
+                "f32, rank {r} of {p}: velocity"
+            );
+        }
+    }
+    let x = &problem.body.positions;
+    let right_vx = (0..x.len())
+        .filter(|&i| x[i][0] > 0.009)
+        .map(|i| one.state.v[2 * i] as f64)
+        .sum::<f64>();
+    assert!(
+        right_vx > 0.0,
+        "the right block was struck (sum of vx {right_vx})"
+    );
 }

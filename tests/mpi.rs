@@ -482,5 +482,9 @@ fn contact_across_ranks_equals_one_process_bitwise() {
     let last: Vec<f64> = (lines.last().unwrap().split(','))
         .map(|x| x.parse().unwrap())
         .collect();
-    assert!(last[fz] > 0.0, "the sphere presses the plate: fz {}", last[fz]);
+    assert!(
+        last[fz] > 0.0,
+        "the sphere presses the plate: fz {}",
+        last[fz]
+    );
 }

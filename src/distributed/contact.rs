@@ -7,9 +7,9 @@
 //!   of each other in the reference configuration, so the ghost layer (one family radius
 //!   deep) does not hold a node's contact partners in general (two bodies that close a gap
 //!   meet nodes of other ranks at any depth). With `[contact]` enabled, every node's
-//!   displacement is gathered to every rank at each force evaluation ([`PartOfBody::
-//!   whole_displacement`], an all-gather of `dim` values per node) and each rank searches
-//!   the one-process pair list over the whole body; each owned node then sums its pairs in
+//!   displacement is gathered to every rank at each force evaluation
+//!   ([`PartOfBody::whole_displacement`], an all-gather of `dim` values per node) and each
+//!   rank searches the one-process pair list over the whole body; each owned node then sums its pairs in
 //!   ascending partner order with the in-core arithmetic, so its contact force equals the
 //!   one-process value bit for bit for any contact distance (no bound from the ghost
 //!   depth). The cost: `N dim` values received per rank and step, and the pair search over
@@ -29,9 +29,9 @@
 use super::collect::gather_owned;
 use super::{bytes_of, bytes_of_mut, Comm, RankPlan};
 use crate::backend::partitioned::exchange::gather;
-use crate::dynamics::forces::ReactionTerm;
 #[cfg(doc)]
 use crate::dynamics::forces::PartOfBody;
+use crate::dynamics::forces::ReactionTerm;
 use crate::setup::Problem;
 use crate::{Real, Result};
 
@@ -51,8 +51,8 @@ pub(super) fn owned_mask(problem: &Problem, plan: &RankPlan) -> Vec<bool> {
 }
 
 /// Every node's displacement on every rank: the owned ones of each rank (`u` current at
-/// `plan`'s owned nodes, `d` values per node) all-gathered ([`PartOfBody::
-/// whole_displacement`]).
+/// `plan`'s owned nodes, `d` values per node) all-gathered
+/// ([`PartOfBody::whole_displacement`]).
 pub(super) fn whole_displacement<T: Real>(
     comm: &dyn Comm,
     plan: &RankPlan,
@@ -73,7 +73,15 @@ pub(super) fn merge_terms(comm: &dyn Comm, mine: &[ReactionTerm]) -> Result<Vec<
     let mut lens = vec![0u64; ranks];
     bytes_of_mut(&mut lens).copy_from_slice(&counts);
     let words: Vec<[u64; 5]> = (mine.iter())
-        .map(|&(k, i, t)| [k.into(), i.into(), t[0].to_bits(), t[1].to_bits(), t[2].to_bits()])
+        .map(|&(k, i, t)| {
+            [
+                k.into(),
+                i.into(),
+                t[0].to_bits(),
+                t[1].to_bits(),
+                t[2].to_bits(),
+            ]
+        })
         .collect();
     let sizes: Vec<usize> = lens.iter().map(|&n| n as usize * 40).collect();
     let bytes = comm.all_gather(bytes_of(&words), &sizes)?;

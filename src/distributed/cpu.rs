@@ -25,9 +25,9 @@ use super::collect::{
     adr_on_ranks, agree_on_stop, gather_bonds, gather_node_damage, rank_reports, HaloTimes,
     OwnedValues, ProbeCache, StopFlags,
 };
+use super::contact::{merge_terms, owned_mask, pairs_broken_on_rank, whole_displacement};
 use super::halo::HaloBuffers;
 use super::split::{Split, SplitParts};
-use super::contact::{merge_terms, owned_mask, pairs_broken_on_rank, whole_displacement};
 use super::{Comm, RankPlan, RankSetup};
 use crate::backend::partitioned::emulate::history_timing;
 use crate::backend::partitioned::exchange::{gather, gather_into};
