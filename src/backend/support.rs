@@ -7,8 +7,8 @@
 //! (`cpu-loop` and `gpu-loop` in core and in subdomains, `cpu-loop` on MPI ranks). Several materials (`[[material]]`), of different mass densities too, run on every
 //! backend, in core and in subdomains: every leapfrog takes each node's density (the
 //! host's, the device loop's, the subdomains' fused update). Contact and impactors
-//! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core
-//! ([`check_contact`]).
+//! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core and on `cpu-loop`
+//! across MPI ranks ([`check_contact`]; `distributed/contact.rs`).
 
 use crate::material::Law;
 use crate::setup::Problem;
@@ -88,8 +88,8 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
 }
 
 /// Whether `backend` (its CLI name; `in_core`: not in subdomains) runs `problem`'s contact
-/// and impactors: `cpu-loop` and `gpu-loop` in core do (`docs/contact.md`); an error naming
-/// them otherwise.
+/// and impactors: `cpu-loop` and `gpu-loop` in core do (`docs/contact.md`), and `cpu-loop`
+/// across MPI ranks, which does not ask; an error naming them otherwise.
 pub fn check_contact(problem: &Problem, backend: &str, in_core: bool) -> Result<()> {
     let model = &problem.model;
     let contact = model.contact.as_ref().is_some_and(|c| c.enabled);
@@ -108,9 +108,10 @@ pub fn check_contact(problem: &Problem, backend: &str, in_core: bool) -> Result<
     Err(Error::Backend {
         backend: backend.into(),
         message: format!(
-            "the model's {what} run on cpu-loop and gpu-loop in core only, not on \
-             {backend}{place}; use --backend cpu-loop or --backend gpu-loop without \
-             subdomains, or remove the contact tables"
+            "the model's {what} run on cpu-loop and gpu-loop in core and on cpu-loop across \
+             MPI ranks only, not on {backend}{place}; use --backend cpu-loop (in one process \
+             or across ranks) or --backend gpu-loop without subdomains, or remove the contact \
+             tables"
         ),
     })
 }

@@ -16,6 +16,8 @@
 //! end: `ExplicitCall::full_sync`) or a probe row, the owned values are gathered to every
 //! rank (`collect.rs`). The energy is a sum over ranks (to round-off). At each call's end
 //! the ranks agree on the stop flag (a signal on one rank stops all at the same step).
+//! With contact or impactors the step is the host leapfrog (`Explicit::step`), each rank
+//! the contact forces of its owned nodes (`contact.rs`), bitwise the one-process run too.
 //!
 //! Units: m, N/m^3, J.
 
@@ -23,14 +25,15 @@ use super::collect::{
     adr_on_ranks, agree_on_stop, gather_bonds, gather_node_damage, rank_reports, HaloTimes,
     OwnedValues, ProbeCache, StopFlags,
 };
+use super::contact::{merge_terms, owned_mask, pairs_broken_on_rank, whole_displacement};
 use super::halo::HaloBuffers;
 use super::split::{Split, SplitParts};
 use super::{Comm, RankPlan, RankSetup};
 use crate::backend::partitioned::emulate::history_timing;
 use crate::backend::partitioned::exchange::{gather, gather_into};
 use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
-use crate::backend::{check_contact, check_material, Backend, CpuLoop, Footprint, Scheme};
-use crate::dynamics::forces::bond_count_damage;
+use crate::backend::{check_material, Backend, CpuLoop, Footprint, Scheme};
+use crate::dynamics::forces::{bond_count_damage, PartOfBody, ReactionTerm};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::material::{FailureHistory, Law};
 use crate::model::BreakTiming;
@@ -49,6 +52,9 @@ pub struct DistributedCpu<T: Real> {
     /// The global CSR offsets (the bond status's order).
     offsets: Vec<usize>,
     dim: usize,
+    /// Per node: owned here, where the model has contact or an impactor (`contact.rs`;
+    /// empty otherwise).
+    owns: Vec<bool>,
     lps: bool,
     u_local: Vec<T>,
     f_local: Vec<T>,
@@ -74,11 +80,10 @@ pub struct DistributedCpu<T: Real> {
 impl<T: Real> DistributedCpu<T> {
     /// This rank's part of `problem` (stored, or lean: the part searches its own families)
     /// over `comm`. Runs what `cpu-loop` in subdomains runs: the explicit solver, every law
-    /// and failure option and several materials (each owned node's density in the fused
-    /// update), no contact.
+    /// and failure option, several materials (each owned node's density in the fused
+    /// update), contact and impactors (`contact.rs`; then the host leapfrog).
     pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
         check_material(problem, "cpu-loop (distributed)", Scheme::CpuLoopParts)?;
-        check_contact(problem, "cpu-loop (distributed)", false)?;
         let mut times = RankSetup::default();
         let mut plan = RankPlan::timed(problem, comm.size(), comm.rank(), &mut times)?;
         let (dim, n) = (problem.dim(), plan.sub.nodes.len());
@@ -92,6 +97,7 @@ impl<T: Real> DistributedCpu<T> {
             false => gather(&problem.restored.convert::<T>().node_s0, &plan.sub.nodes, 1),
         };
         Ok(DistributedCpu {
+            owns: owned_mask(problem, &plan),
             split,
             offsets: problem.families.offsets.clone(),
             dim,
@@ -374,6 +380,29 @@ impl<T: Real> Forces<T> for DistributedCpu<T> {
             bond_damage: self.bond_damage()?.unwrap_or_default(),
             node_s0,
         })
+    }
+
+    /// For each pair `[i, j]` with an owned end, whether its bond is broken (`contact.rs`).
+    fn bonds_broken(&self, pairs: &[[u32; 2]]) -> Result<Vec<bool>> {
+        Ok(pairs_broken_on_rank(&self.plan, &self.split, pairs))
+    }
+
+    fn part_of_body(&self) -> Option<&dyn PartOfBody<T>> {
+        (!self.owns.is_empty()).then_some(self as &dyn PartOfBody<T>)
+    }
+}
+
+impl<T: Real> PartOfBody<T> for DistributedCpu<T> {
+    fn owns(&self) -> &[bool] {
+        &self.owns
+    }
+
+    fn whole_displacement(&self, u: &[T]) -> Result<Vec<T>> {
+        whole_displacement(&*self.comm, &self.plan, u, self.dim)
+    }
+
+    fn merged_terms(&self, mine: &[ReactionTerm]) -> Result<Vec<ReactionTerm>> {
+        merge_terms(&*self.comm, mine)
     }
 }
 

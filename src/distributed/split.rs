@@ -93,6 +93,15 @@ impl<T: Real> Split<T> {
         }
     }
 
+    /// Whether the bond `i -> j` (local indices, `i` owned) is broken, from the loop that
+    /// holds `i`'s bonds (`CpuLoop::bond_broken_scan`).
+    pub fn bond_broken(&self, i: usize, j: u32) -> bool {
+        match self.on_edge[i] {
+            true => self.edge.bond_broken_scan(i, j),
+            false => self.inner.bond_broken_scan(i, j),
+        }
+    }
+
     /// The damage of the local nodes (owned: from the loop holding their bonds).
     pub fn damage(&self, phi: &mut [T]) -> Result<()> {
         let mut edge = vec![T::zero(); phi.len()];

@@ -89,7 +89,33 @@ pub trait Forces<T: Real>: Send + AsForces<T> {
              cpu-loop and gpu-loop",
         ))
     }
+
+    /// Where this execution holds part of the body (a rank of a distributed run): what
+    /// contact needs to compute its nodes' contact forces (`dynamics/contact/`). `None` (the
+    /// default): the whole body is here.
+    fn part_of_body(&self) -> Option<&dyn PartOfBody<T>> {
+        None
+    }
 }
+
+/// What contact (`dynamics/contact/`) needs of an execution that computes the forces of
+/// part of the nodes (its owned nodes; a rank of a distributed run): which nodes, every
+/// node's current displacement (for the pairs between nodes), and the impactors' reaction
+/// terms of every part merged in node order (so each part sums them as one process does).
+/// [`Forces::bonds_broken`] answers for the pairs with an owned end. Collective: every part
+/// calls these in the same order. Units: m, N.
+pub trait PartOfBody<T: Real> {
+    /// Per node (global index): whether this part computes its forces.
+    fn owns(&self) -> &[bool];
+    /// Every node's displacement, m (`u` current at the owned nodes only).
+    fn whole_displacement(&self, u: &[T]) -> Result<Vec<T>>;
+    /// Every part's `(impactor, node, term)` triples merged, ascending by impactor and
+    /// node (this part's `mine`, in that order too).
+    fn merged_terms(&self, mine: &[ReactionTerm]) -> Result<Vec<ReactionTerm>>;
+}
+
+/// One node's term of an impactor's reaction: `(impactor, node, V_i f_i)`, N.
+pub type ReactionTerm = (u32, u32, [f64; 3]);
 
 /// Whether the bond `i -> j` of each pair is broken, `families` the CSR families and
 /// `broken(k)` bond `k`'s status; a pair not in `i`'s family is not a broken bond (false).

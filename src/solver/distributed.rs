@@ -70,9 +70,10 @@ fn supported(
             backend: format!("{} (distributed)", backend.name()),
             message: format!(
                 "{what} does not run across MPI ranks yet; what does: the explicit solver and \
-                 ADR on cpu-loop and cpu-matrix, and on gpu-loop (PMB, LPS, several \
-                 materials of one density, pre-cracks, damping, probes, snapshots) and \
-                 gpu-matrix with one GPU per rank, with checkpoints and --restart; run it in \
+                 ADR on cpu-loop and cpu-matrix (contact and impactors on cpu-loop), and on \
+                 gpu-loop (PMB, LPS, several materials of one density, pre-cracks, damping, \
+                 probes, snapshots) and gpu-matrix with one GPU per rank, with checkpoints and \
+                 --restart; run it in \
                  one process instead"
             ),
         })

@@ -577,6 +577,14 @@ impl<T: Real> Backend<T> for CpuLoop<T> {
 }
 
 impl<T: Real> CpuLoop<T> {
+    /// Whether the bond `i -> j` is broken, found by a scan of `i`'s family (a rank's local
+    /// families are in the global order, not ascending in local index); false where `j` is
+    /// not in it (the contact of crack faces across ranks, `distributed/contact.rs`).
+    pub fn bond_broken_scan(&self, i: usize, j: u32) -> bool {
+        let fam = &self.problem.families;
+        (fam.range(i).zip(fam.family(i))).any(|(b, &n)| n == j && self.status[b] == BROKEN)
+    }
+
     /// LPS, phase one of a subdomain step (`crate::backend::partitioned::emulate`): the dilatation of
     /// every node into `theta`, first breaking (with `breaking`) every intact bond past the
     /// critical stretch, as [`Backend::break_bonds_and_force`] does. Returns the bonds broken.

@@ -47,12 +47,13 @@ pub fn state_changed<T: Real, B: FusedForces<T>>(backend: &mut B) {
 }
 
 /// `Backend::advance_explicit` of a partitioned backend: [`advance`], or the plain host
-/// loop for a damped run (its step needs every dof's half-step velocity first).
+/// loop for a damped run (its step needs every dof's half-step velocity first) and a run
+/// with contact (the contact forces and the impactors' motion, `dynamics/contact/`).
 pub fn advance_explicit<T: Real, B: FusedForces<T>>(
     backend: &mut B,
     call: ExplicitCall<'_, T>,
 ) -> Result<usize> {
-    if call.integrator.damping > 0.0 {
+    if call.integrator.damping > 0.0 || call.state.contact.is_some() {
         return call.on_host(backend.as_forces());
     }
     let ExplicitCall {

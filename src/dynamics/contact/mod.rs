@@ -25,6 +25,11 @@
 //! order and only those closer than `d_c`, so the result does not depend on when the list
 //! was searched, nor on the thread count: bitwise the same (the Determinism invariant of
 //! `docs/architecture.md`). Every sum is in `f64` whatever the run's precision.
+//!
+//! Where the backend computes part of the nodes (a rank, [`Forces::part_of_body`],
+//! `distributed/contact.rs`), [`Contact::evaluate`] computes its owned nodes' force density
+//! from every node's displacement (gathered), and each impactor's reaction from every
+//! part's node terms merged in node order: the one-process values, bit for bit.
 
 mod impactor;
 mod pairs;
@@ -32,7 +37,7 @@ mod pairs;
 pub use impactor::{ImpactorState, RigidImpactor};
 pub use pairs::PairList;
 
-use crate::dynamics::forces::Forces;
+use crate::dynamics::forces::{Forces, ReactionTerm};
 use crate::material::family_radius;
 use crate::neighbors::family_radius_squared;
 use crate::setup::Problem;
@@ -166,18 +171,21 @@ impl Contact {
     }
 
     /// The bonded pairs `[i, j]`, `i < j`, ascending, closer than their contact distance at
-    /// `y`: those whose bond's status decides their contact.
-    fn face_candidates(&self, y: &[[f64; 3]]) -> Vec<[u32; 2]> {
+    /// `y`: those whose bond's status decides their contact (with `owns`, those with an end
+    /// owned).
+    fn face_candidates(&self, y: &[[f64; 3]], owns: Option<&[bool]>) -> Vec<[u32; 2]> {
         let (Some(list), Some(dc), true) = (&self.pairs, self.distance, self.crack_faces) else {
             return Vec::new();
         };
         let d = self.dim;
+        let mine = |i: usize| owns.is_none_or(|o| o[i]);
         let per_node: Vec<Vec<[u32; 2]>> = (0..y.len())
             .into_par_iter()
             .map(|i| {
                 (list.partners(i).iter())
                     .map(|&j| j as usize)
-                    .filter(|&j| j > i && list.bonded(&self.x[i], &self.x[j], d))
+                    .filter(|&j| j > i && (mine(i) || mine(j)))
+                    .filter(|&j| list.bonded(&self.x[i], &self.x[j], d))
                     .filter(|&j| separation(&y[i], &y[j], d) < self.face_distance(dc, i, j))
                     .map(|j| [i as u32, j as u32])
                     .collect()
@@ -191,13 +199,26 @@ impl Contact {
     /// searched again first where the rule asks. With crack faces, `forces` says which of
     /// the bonded pairs closer than their contact distance have a broken bond (its status
     /// after this step's breaking).
+    ///
+    /// Where `forces` computes part of the body ([`Forces::part_of_body`]: a rank), the
+    /// force density of its owned nodes only (the others' are zero), from every node's
+    /// displacement gathered where node pairs are on (the same pair list and sums as one
+    /// process); the impactors' forces from every part's terms merged in node order, so
+    /// every part sums them as one process does, bit for bit.
     pub fn evaluate<T: Real>(&mut self, u: &[T], forces: &dyn Forces<T>) -> Result<()> {
         let d = self.dim;
+        let part = forces.part_of_body();
+        let whole = match (part, &self.pairs) {
+            (Some(p), Some(_)) => Some(p.whole_displacement(u)?),
+            _ => None,
+        };
+        let u = whole.as_deref().unwrap_or(u);
+        let owns = part.map(|p| p.owns());
         let y = self.current(u);
         if let Some(list) = self.pairs.as_mut() {
             list.update(&y, &self.x, u, d);
         }
-        let candidates = self.face_candidates(&y);
+        let candidates = self.face_candidates(&y, owns);
         let faces: Vec<[u32; 2]> = if candidates.is_empty() {
             Vec::new()
         } else {
@@ -207,57 +228,92 @@ impl Contact {
                 .collect()
         };
         let mut force = std::mem::take(&mut self.force);
-        let this = &*self;
-        let (c_sr, delta, vol) = (this.c_sr, this.delta, &this.volumes);
-        let (pairs, distance, impactors) = (&this.pairs, this.distance, &this.impactors);
         force.par_chunks_mut(d).enumerate().for_each(|(i, f)| {
             f.iter_mut().for_each(|x| *x = 0.0);
-            if let (Some(list), Some(dc)) = (pairs, distance) {
-                for &j in list.partners(i) {
-                    let j = j as usize;
-                    let dc = if !list.bonded(&this.x[i], &this.x[j], d) {
-                        dc
-                    } else if faces
-                        .binary_search(&[i.min(j) as u32, i.max(j) as u32])
-                        .is_ok()
-                    {
-                        this.face_distance(dc, i, j)
-                    } else {
-                        continue;
-                    };
-                    let r = separation(&y[i], &y[j], d);
-                    if r < dc && r > 0.0 {
-                        let s = c_sr * (dc - r) / delta * vol[j] / r;
-                        for k in 0..d {
-                            f[k] += s * (y[i][k] - y[j][k]);
-                        }
-                    }
-                }
-            }
-            for imp in impactors {
-                if let Some((p, n)) = imp.penetration(&y[i]) {
-                    let s = c_sr * p / delta * vol[i];
-                    for k in 0..d {
-                        f[k] += s * n[k];
-                    }
-                }
+            if owns.is_none_or(|o| o[i]) {
+                self.node_force(i, &y, &faces, f);
             }
         });
         self.force = force;
-        let (c_sr, delta, vol) = (self.c_sr, self.delta, &self.volumes);
-        for imp in self.impactors.iter_mut() {
-            let mut total = [0.0; 3];
-            for (i, yi) in y.iter().enumerate() {
-                if let Some((p, n)) = imp.penetration(yi) {
-                    let s = c_sr * p / delta * vol[i] * vol[i];
-                    for k in 0..d {
-                        total[k] -= s * n[k];
-                    }
-                }
+        let terms = self.reaction_terms(&y, owns);
+        let terms = match part {
+            Some(p) if !self.impactors.is_empty() => p.merged_terms(&terms)?,
+            _ => terms,
+        };
+        let mut totals = vec![[0.0; 3]; self.impactors.len()];
+        for (k, _, term) in terms {
+            let total = &mut totals[k as usize];
+            for c in 0..d {
+                total[c] -= term[c];
             }
+        }
+        for (imp, total) in self.impactors.iter_mut().zip(totals) {
             imp.force = total;
         }
         Ok(())
+    }
+
+    /// The contact force density of node `i` at `y` into `f` (zero on entry), N/m^3: its
+    /// pairs closer than their contact distance in ascending partner order (`faces` the
+    /// bonded pairs whose bond is broken), then the impactors.
+    fn node_force(&self, i: usize, y: &[[f64; 3]], faces: &[[u32; 2]], f: &mut [f64]) {
+        let d = self.dim;
+        let (c_sr, delta, vol) = (self.c_sr, self.delta, &self.volumes);
+        if let (Some(list), Some(dc)) = (&self.pairs, self.distance) {
+            for &j in list.partners(i) {
+                let j = j as usize;
+                let dc = if !list.bonded(&self.x[i], &self.x[j], d) {
+                    dc
+                } else if faces
+                    .binary_search(&[i.min(j) as u32, i.max(j) as u32])
+                    .is_ok()
+                {
+                    self.face_distance(dc, i, j)
+                } else {
+                    continue;
+                };
+                let r = separation(&y[i], &y[j], d);
+                if r < dc && r > 0.0 {
+                    let s = c_sr * (dc - r) / delta * vol[j] / r;
+                    for k in 0..d {
+                        f[k] += s * (y[i][k] - y[j][k]);
+                    }
+                }
+            }
+        }
+        for imp in &self.impactors {
+            if let Some((p, n)) = imp.penetration(&y[i]) {
+                let s = c_sr * p / delta * vol[i];
+                for k in 0..d {
+                    f[k] += s * n[k];
+                }
+            }
+        }
+    }
+
+    /// The terms of the impactors' reactions at `y`, `(impactor, node, V_i^2 c_sr p / delta
+    /// n)` (N) of the nodes inside each (with `owns`, the owned ones), ascending by impactor
+    /// and node: each impactor's force is minus their sum in this order.
+    fn reaction_terms(&self, y: &[[f64; 3]], owns: Option<&[bool]>) -> Vec<ReactionTerm> {
+        let (c_sr, delta, vol, d) = (self.c_sr, self.delta, &self.volumes, self.dim);
+        let mut terms = Vec::new();
+        for (k, imp) in self.impactors.iter().enumerate() {
+            let inside: Vec<ReactionTerm> = (0..y.len())
+                .into_par_iter()
+                .filter(|&i| owns.is_none_or(|o| o[i]))
+                .filter_map(|i| {
+                    let (p, n) = imp.penetration(&y[i])?;
+                    let s = c_sr * p / delta * vol[i] * vol[i];
+                    let mut term = [0.0; 3];
+                    for c in 0..d {
+                        term[c] = s * n[c];
+                    }
+                    Some((k as u32, i as u32, term))
+                })
+                .collect();
+            terms.extend(inside);
+        }
+        terms
     }
 
     /// The contact energy at displacement `u`, J: `c_sr (d_c - r)^2 / (2 delta) V_i V_j`
