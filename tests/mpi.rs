@@ -455,7 +455,8 @@ fn have_gpu() -> bool {
 /// where there are two, sharing one otherwise) end with the one-GPU run's snapshots bit for
 /// bit (the neighbour-list form in both) and its broken bonds; the probe rows, summed on the
 /// host from the gathered values where one GPU sums them on the device, agree to 1e-12 of
-/// each column's largest magnitude (a different summation order only).
+/// each column's largest magnitude (a different summation order only); and the crack tips
+/// of a cracking plate are the one-GPU run's.
 #[test]
 fn gpu_loop_across_two_ranks_equals_one_gpu() {
     if !have_gpu() {
@@ -475,4 +476,24 @@ fn gpu_loop_across_two_ranks_equals_one_gpu() {
     );
     assert_eq!(summary(&dist)["backend"], "gpu-loop-mpi");
     assert_probes_close(&probe_table(&single), &probe_table(&dist), 1e-12);
+    // crack tips: rank 0's file is the one-GPU file byte for byte (the same damage, which
+    // one GPU thresholds on the device and the ranks on the host from the gathered field),
+    // on the plate of `crack_tips_across_ranks_are_the_one_process_file`, whose file has rows
+    let output = "vtk = false\nimage = false\ntips_every = 10\n";
+    let text = common::cracked_plate_model("pmb", 600, (90, 40), 6.0, output);
+    std::fs::write(&path, text).unwrap();
+    let (single, dist) = (tmp.path().join("tips1"), tmp.path().join("tips2"));
+    run_ok_with(&path, &single, 0, &gpu);
+    run_ok_with(&path, &dist, 2, &gpu);
+    let read = |d: &Path| std::fs::read_to_string(d.join("crack_tips.csv")).unwrap();
+    assert!(
+        read(&single).lines().count() > 1,
+        "tip rows: {}",
+        read(&single)
+    );
+    assert_eq!(
+        read(&single),
+        read(&dist),
+        "gpu-loop on 2 ranks: crack_tips.csv"
+    );
 }
