@@ -10,13 +10,19 @@ use common::cli::{peridot_in, stderr, write_model, TINY};
 
 /// The host bytes `peridot info --backend KIND` prints for the memory guard of `model`.
 fn guard_bytes(dir: &std::path::Path, model: &str, backend: &str) -> f64 {
-    let o = peridot_in(dir, &["info", model, "--backend", backend]);
+    let args = ["info", model, "--backend", backend];
+    guard_line_bytes(dir, &args, &format!("memory guard {backend} f64: host"))
+}
+
+/// The host bytes of the line starting with `start` that `peridot args` prints.
+fn guard_line_bytes(dir: &std::path::Path, args: &[&str], start: &str) -> f64 {
+    let o = peridot_in(dir, args);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{}", stderr(&o));
     let line = out
         .lines()
-        .find(|l| l.starts_with(&format!("memory guard {backend} f64: host")))
-        .unwrap_or_else(|| panic!("no guard line for {backend}: {out}"));
+        .find(|l| l.starts_with(start))
+        .unwrap_or_else(|| panic!("no line {start}: {out}"));
     let start = line.find(" GiB (").expect("the bytes follow the GiB") + 6;
     let end = line[start..].find(" bytes").unwrap() + start;
     line[start..end].parse().unwrap()
@@ -79,6 +85,41 @@ fn each_backend_is_refused_by_its_own_byte_count() {
         ],
     );
     assert!(ran.status.success(), "{}", stderr(&ran));
+}
+
+// `info --ranks P` prints the guard's estimate of one rank of P (`backend/estimate.rs`,
+// `rank_estimate`), what each process of `mpirun -n P peridot run` is guarded by: on the
+// benchmark block at its default dx 2.5 mm (21^3 nodes, 122 bonds in a full family, 7 cell
+// slabs) a rank of 4 holds a quarter of the bonds and two slabs' more, the per-node arrays
+// and the gathered bond status whole: 0.84 of the in-core cpu-loop's bytes by the formula,
+// asserted below the in-core and above a quarter of it, and the number the library's
+// estimate gives (to the printed byte).
+#[test]
+fn info_with_ranks_prints_one_rank_s_estimate() {
+    use peridot::backend::estimate::{estimate, RankShape, RunShape};
+    use peridot::backend::BackendKind;
+    let dir = tempfile::tempdir().unwrap();
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/models/pmb_block_3d.toml");
+    let in_core = guard_bytes(dir.path(), model, "cpu-loop");
+    let args = ["info", model, "--backend", "cpu-loop", "--ranks", "4"];
+    let start = "memory guard cpu-loop f64 (lean setup), one rank of 4: host";
+    let rank = guard_line_bytes(dir.path(), &args, start);
+    assert!(
+        rank < in_core && rank > in_core / 4.0,
+        "{rank} of {in_core}"
+    );
+    let m = peridot::model::load(std::path::Path::new(model), &[]).unwrap();
+    let counts = peridot::setup::memory::ModelCounts::of(&m, dir.path(), peridot::Precision::F64);
+    let shape = RunShape {
+        lean: true,
+        ranks: Some(RankShape {
+            count: 4,
+            on_host: 1,
+        }),
+        ..RunShape::in_core(BackendKind::CpuLoop)
+    };
+    let expected = estimate(&counts, &shape).host;
+    assert!((rank - expected).abs() <= 0.5, "{rank} against {expected}");
 }
 
 // `neighbors` builds its body through the checks `validate`, `info` and `run` make: a

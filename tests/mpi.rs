@@ -140,11 +140,17 @@ fn probe_table(dir: &Path) -> Vec<Vec<f64>> {
 }
 
 /// The distributed run in `dist` equals the single-process one in `single` bit for bit
-/// (`probes.csv` byte for byte).
+/// (`probes.csv` byte for byte, and `crack_tips.csv` where the single-process run wrote one).
 fn assert_same(single: &Path, dist: &Path, ranks: usize) {
     assert_same_state(single, dist, ranks);
-    let read = |d: &Path| std::fs::read_to_string(d.join("probes.csv")).unwrap();
-    assert_eq!(read(single), read(dist), "{ranks} ranks: probes.csv");
+    let read = |d: &Path, f: &str| std::fs::read_to_string(d.join(f)).ok();
+    for file in ["probes.csv", "crack_tips.csv"] {
+        assert_eq!(
+            read(single, file),
+            read(dist, file),
+            "{ranks} ranks: {file}"
+        );
+    }
 }
 
 /// The snapshots (from the pieces) and the summary of the distributed run in `dist` equal
@@ -261,6 +267,22 @@ fn pmb_across_ranks_equals_one_process_bitwise_with_bonds_broken_across_cuts() {
             "{p} ranks: bonds broken across the cut ({broken} broken)"
         );
     }
+}
+
+/// Crack tips under `mpirun`: each rank builds the problem lean and samples the damage
+/// gathered from all ranks; rank 0's `crack_tips.csv` is the single-process file byte for
+/// byte (the runs are bitwise the same), on a plate of 90 x 40 nodes whose crack runs across
+/// the cuts, sampled every 10 steps; the file has rows (the crack runs, 35 rows of 3 tips
+/// measured in `tests/distributed.rs` on the same plate), so the comparison cannot hold
+/// vacuously.
+#[test]
+fn crack_tips_across_ranks_are_the_one_process_file() {
+    let output = "vtk_every = 200\nprobes = [\"bottom\", \"top\"]\nprobe_every = 50\n\
+                  image = false\ntips_every = 10\n";
+    let text = common::cracked_plate_model("pmb", 600, (90, 40), 6.0, output);
+    let (_tmp, single) = check_text(&text, &[2, 3]);
+    let tips = std::fs::read_to_string(single.join("crack_tips.csv")).unwrap();
+    assert!(tips.lines().count() > 1, "tip rows: {tips}");
 }
 
 #[test]
@@ -452,7 +474,8 @@ fn have_gpu() -> bool {
 /// where there are two, sharing one otherwise) end with the one-GPU run's snapshots bit for
 /// bit (the neighbour-list form in both) and its broken bonds; the probe rows, summed on the
 /// host from the gathered values where one GPU sums them on the device, agree to 1e-12 of
-/// each column's largest magnitude (a different summation order only).
+/// each column's largest magnitude (a different summation order only); and the crack tips
+/// of a cracking plate are the one-GPU run's.
 #[test]
 fn gpu_loop_across_two_ranks_equals_one_gpu() {
     if !have_gpu() {
@@ -472,6 +495,26 @@ fn gpu_loop_across_two_ranks_equals_one_gpu() {
     );
     assert_eq!(summary(&dist)["backend"], "gpu-loop-mpi");
     assert_probes_close(&probe_table(&single), &probe_table(&dist), 1e-12);
+    // crack tips: rank 0's file is the one-GPU file byte for byte (the same damage, which
+    // one GPU thresholds on the device and the ranks on the host from the gathered field),
+    // on the plate of `crack_tips_across_ranks_are_the_one_process_file`, whose file has rows
+    let output = "vtk = false\nimage = false\ntips_every = 10\n";
+    let text = common::cracked_plate_model("pmb", 600, (90, 40), 6.0, output);
+    std::fs::write(&path, text).unwrap();
+    let (single, dist) = (tmp.path().join("tips1"), tmp.path().join("tips2"));
+    run_ok_with(&path, &single, 0, &gpu);
+    run_ok_with(&path, &dist, 2, &gpu);
+    let read = |d: &Path| std::fs::read_to_string(d.join("crack_tips.csv")).unwrap();
+    assert!(
+        read(&single).lines().count() > 1,
+        "tip rows: {}",
+        read(&single)
+    );
+    assert_eq!(
+        read(&single),
+        read(&dist),
+        "gpu-loop on 2 ranks: crack_tips.csv"
+    );
 }
 
 /// `mpirun -n 2 peridot run --backend gpu-matrix` (each rank's rows on its GPU, one each

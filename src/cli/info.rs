@@ -1,7 +1,7 @@
 //! `peridot info`: size of a model and memory per backend, without running it.
 
 use super::{load_lean_problem, load_model, ModelArgs, MIB};
-use peridot::backend::estimate::{self, RunShape};
+use peridot::backend::estimate::{self, RankShape, RunShape};
 use peridot::backend::gpu::bond_loop::device_bytes_per;
 use peridot::backend::BackendKind;
 use peridot::backend::{CpuMatrix, GpuLoop, GpuMatrix};
@@ -33,7 +33,7 @@ pub fn info(args: &ModelArgs, flags: InfoFlags) -> anyhow::Result<()> {
         backend,
         precision,
     } = flags;
-    let estimate = guard_estimate(args, backend, precision, budget, subdomains)?;
+    let estimate = guard_estimate(args, (backend, precision), budget, subdomains, ranks)?;
     // counts are all `info` needs: no bond is stored, so a model of any size fits the host
     let problem = load_lean_problem(args)?;
     if let Some(text) = budget {
@@ -206,13 +206,13 @@ pub fn info(args: &ModelArgs, flags: InfoFlags) -> anyhow::Result<()> {
 
 /// The memory guard's estimate for a run of the model on `backend` (`auto` resolved) in
 /// `precision`, shaped as `run` would set it up (lean on gpu-loop; subdomains of the
-/// options).
+/// options; across `ranks` ranks one rank's, lean but on cpu-matrix).
 fn guard_estimate(
     args: &ModelArgs,
-    backend: BackendKind,
-    precision: Precision,
+    (backend, precision): (BackendKind, Precision),
     budget: Option<&str>,
     subdomains: Option<usize>,
+    ranks: Option<usize>,
 ) -> anyhow::Result<Estimate> {
     let (model, dir) = load_model(args)?;
     let kind = match backend {
@@ -220,9 +220,11 @@ fn guard_estimate(
         k => k,
     };
     let counts = ModelCounts::of(&model, &dir, precision);
+    let ranks = ranks.map(|count| RankShape { count, on_host: 1 });
     let mut shape = RunShape {
-        lean: kind == BackendKind::GpuLoop,
+        lean: kind == BackendKind::GpuLoop || (ranks.is_some() && kind != BackendKind::CpuMatrix),
         subdomains,
+        ranks,
         ..RunShape::in_core(kind)
     };
     if let Some(text) = budget {

@@ -73,17 +73,21 @@ pub fn print_ranks(problem: &Problem, p: usize, precision: Precision) -> anyhow:
 }
 
 /// This process's place in a distributed run where an MPI launcher started it (see
-/// [`launched_ranks`]; one rank of one runs the distributed path too), `None` otherwise. The
-/// raw stop flag is `cancel`'s (set by this process's signal handler). `refused`: an option
-/// that does not run across ranks (`--export-stiffness`).
+/// [`launched_ranks`]; one rank of one runs the distributed path too), `None` otherwise,
+/// with the number of ranks on this host (1 without ranks): those whose memory the guard
+/// counts together. The raw stop flag is `cancel`'s (set by this process's signal handler).
+/// `refused`: an option that does not run across ranks (`--export-stiffness`).
 #[cfg(feature = "mpi")]
-pub fn join(cancel: &peridot::solver::Cancel, refused: bool) -> anyhow::Result<Option<Ranks>> {
+pub fn join(
+    cancel: &peridot::solver::Cancel,
+    refused: bool,
+) -> anyhow::Result<(Option<Ranks>, usize)> {
     use peridot::distributed::MpiComm;
     use peridot::distributed::StopFlags;
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
     if launched_ranks().is_none() {
-        return Ok(None);
+        return Ok((None, 1));
     }
     if refused {
         anyhow::bail!(
@@ -94,26 +98,31 @@ pub fn join(cancel: &peridot::solver::Cancel, refused: bool) -> anyhow::Result<O
     // (ranks of one host take distinct GPUs while there are enough: the local rank modulo
     // the devices, for the GPU backends; opened only by them)
     peridot::gpu::select_device(comm.local_rank());
+    let on_host = comm.local_size();
     let stop = StopFlags {
         raw: cancel.flag().clone(),
         agreed: Arc::new(AtomicBool::new(false)),
     };
-    Ok(Some(Ranks {
+    let ranks = Ranks {
         comm: Arc::new(comm),
         stop: Some(stop),
-    }))
+    };
+    Ok((Some(ranks), on_host))
 }
 
 /// Without the `mpi` feature: an error where a launcher started several ranks (each would
 /// run the whole model into the same folder), else `None`.
 #[cfg(not(feature = "mpi"))]
-pub fn join(_cancel: &peridot::solver::Cancel, _refused: bool) -> anyhow::Result<Option<Ranks>> {
+pub fn join(
+    _cancel: &peridot::solver::Cancel,
+    _refused: bool,
+) -> anyhow::Result<(Option<Ranks>, usize)> {
     match launched_ranks() {
         Some(p) if p > 1 => anyhow::bail!(
             "started as {p} MPI ranks, but this peridot was built without MPI: build it with \
              `cargo build --release --features mpi` (docs/distributed.md)"
         ),
-        _ => Ok(None),
+        _ => Ok((None, 1)),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::signals::{self, Interrupted};
 use super::{load_model, process_start, ModelArgs, MIB};
-use peridot::backend::estimate::{self, RunShape};
+use peridot::backend::estimate::{self, RankShape, RunShape};
 use peridot::backend::partitioned::SubdomainRequest;
 use peridot::backend::{BackendKind, GpuLoop};
 use peridot::output::RunStatus;
@@ -45,7 +45,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     // during setup stops it at step 0, after that step's outputs.
     let cancel = signals::install()?;
     // under an MPI launcher: this process's rank of a distributed run (`ranks.rs`)
-    let ranks = super::ranks::join(&cancel, export_stiffness)?;
+    let (ranks, on_host) = super::ranks::join(&cancel, export_stiffness)?;
     let (loaded, parse_seconds) = timed(|| load_model(args));
     let (mut model, dir) = loaded?;
     if checkpoint_every.is_some() {
@@ -96,10 +96,24 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
         && !export_stiffness
         && restart.is_none()
         && ranks.is_none();
+    // A rank of a distributed run builds the problem lean as well: it holds the per-node
+    // arrays the driver needs whole (state, loads, outputs), and the bonds of its own part
+    // only, searched for its owned nodes (`partition::Cuts::subdomain`) with their data
+    // computed per bond (`distributed/part.rs`): the same values as a stored problem's.
+    // (the matrix scheme across ranks assembles its rows from a stored problem's bonds, and
+    // a restart sets the checkpoint's bond status as the stored problem's initial one, from
+    // which every rank's part takes its bonds' status: a `gpu-loop` rank's too.) The guard
+    // then counts one rank's part, times the ranks on this host (`RankShape`).
+    let matrix = matches!(backend, BackendKind::CpuMatrix | BackendKind::GpuMatrix);
+    let rank_lean = ranks.is_some() && !matrix && restart.is_none();
     let mut shape = RunShape {
-        lean: may_be_lean,
+        lean: may_be_lean || rank_lean,
         subdomains: subdomains.count,
         streamed: subdomains.streamed,
+        ranks: (ranks.as_ref()).map(|r| RankShape {
+            count: r.comm.size(),
+            on_host,
+        }),
         ..RunShape::in_core(backend)
     };
     // the budget the run will take: the option, else the model key on gpu-loop
@@ -122,21 +136,12 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
         });
     // the device side, before the neighbour search and the bond data: the in-core gpu-loop
     // runs a full box lattice from its stencil
-    shape.lean = lean;
+    shape.lean = lean || rank_lean;
     shape.listless = listless && nothing_to_stream;
     // (a rank of a distributed run holds its part only: its GpuLoop checks that the part fits)
     if ranks.is_none() {
         guard_device(&counts, &shape)?;
     }
-    // A rank of a distributed run builds the problem lean as well: it holds the per-node
-    // arrays the driver needs whole (state, loads, outputs), and the bonds of its own part
-    // only, searched for its owned nodes (`partition::Cuts::subdomain`) with their data
-    // computed per bond (`distributed/part.rs`): the same values as a stored problem's.
-    // (the matrix scheme across ranks assembles its rows from a stored problem's bonds, and
-    // a restart sets the checkpoint's bond status as the stored problem's initial one, from
-    // which every rank's part takes its bonds' status: a `gpu-loop` rank's too)
-    let matrix = matches!(backend, BackendKind::CpuMatrix | BackendKind::GpuMatrix);
-    let rank_lean = ranks.is_some() && !matrix && restart.is_none();
     let mut problem = if lean || rank_lean {
         Problem::lean_from_body(model, body)?
     } else {

@@ -55,6 +55,12 @@ impl MpiComm {
         self.world.split_shared(0).rank() as usize
     }
 
+    /// The number of ranks on this process's host (the same split; collective): what shares
+    /// its memory (`backend::estimate::RankShape::on_host`).
+    pub fn local_size(&self) -> usize {
+        self.world.split_shared(0).size() as usize
+    }
+
     /// The MPI library's version string.
     pub fn library_version() -> String {
         mpi::environment::library_version().unwrap_or_default()

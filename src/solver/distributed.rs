@@ -2,10 +2,10 @@
 //! the same decisions, the backend a rank's part (`distributed::DistributedCpu`,
 //! `DistributedMatrix`, `DistributedGpu`), the
 //! snapshots written in pieces (one `.vtu` per rank, rank 0 the `.pvtu` and `.pvd`),
-//! `probes.csv`, `summary.json`, the damage picture and the checkpoints written by rank 0
-//! from the values gathered there (`ranks.rs`; a checkpoint is the one-process file, so a
-//! restart may take another number of ranks, or one process). What does not run across
-//! ranks yet is refused here, naming what does.
+//! `probes.csv`, `crack_tips.csv`, `summary.json`, the damage picture and the checkpoints
+//! written by rank 0 from the values gathered there (`ranks.rs`; a checkpoint is the
+//! one-process file, so a restart may take another number of ranks, or one process). What
+//! does not run across ranks yet is refused here, naming what does.
 
 use super::ranks::Ranks;
 use super::run::{simulate_from_in, Outcome, RunOptions};

@@ -263,16 +263,12 @@ impl<T: Real> Runner<T> {
         let probes_on = probes.is_some() || (ranks.is_some() && ranks::probes_on(&problem, dir));
         let resumed = resume.as_ref().map(|(ckpt, _)| ckpt.state.step);
         let tips_place = resume.as_ref().and_then(|(ckpt, _)| ckpt.tips.as_ref());
-        // (across ranks: no crack tips yet, `docs/distributed.md`)
-        let tips = match ranks {
-            Some(_) => None,
-            None => TipOutput::open(&problem, dir, tips_place)?,
-        };
+        let writes = ranks.as_ref().is_none_or(Ranks::writes);
+        let tips = TipOutput::open(&problem, dir, tips_place, writes)?;
         let (state, resume_adr) = match resume {
             Some((ckpt, _)) => (ckpt.state, ckpt.adr),
             None => (State::initial(&problem), None),
         };
-        let writes = ranks.as_ref().is_none_or(Ranks::writes);
         let saver = (dir.filter(|_| ranks::checkpoints(ranks.as_ref(), backend.name())))
             .map(|d| Saver::new(&problem, d, resumed.unwrap_or(0), writes));
         let mut summary = initial_summary(&problem, backend.name(), T::NAME, dt);

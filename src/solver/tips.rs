@@ -2,6 +2,11 @@
 //! problem, the backend's damage handed to the tip finder and tracker (`output::tips`), rows
 //! into `crack_tips.csv` and the summary's `crack_tips` block. Lengths in metres, times in
 //! seconds, speeds in m/s.
+//!
+//! Across ranks every rank holds a [`TipOutput`] of the whole body and samples at the same
+//! steps: the backend's broken-bond count and damage field are collective (summed, gathered
+//! to every rank), so every rank calls them in the same order, finds the same cracks from the
+//! same whole field and keeps the same tracker; rank 0 alone writes `crack_tips.csv`.
 
 use crate::dynamics::Forces;
 use crate::material::MaterialConstants;
@@ -28,7 +33,8 @@ pub(crate) struct TipOutput {
     /// A thin plate's columns, read in place of the nodes (`output/tips/columns.rs`).
     columns: Option<Columns>,
     tracker: TipTracker,
-    csv: TipCsv,
+    /// The file (`None` on a rank of a distributed run that does not write it).
+    csv: Option<TipCsv>,
     /// The step of the latest sample.
     sampled: Option<usize>,
     /// The broken-bond count and the cracks of the latest sample, where the damage field is
@@ -44,10 +50,13 @@ impl TipOutput {
     /// The output of `problem` in `dir`: none without a folder, for a body that cannot crack
     /// (`solver.damage = false`), or with `output.tips_every = 0`. With `resume`, the file
     /// and the tracker go on from a checkpoint's (a checkpoint without them starts both anew).
+    /// `writes`: whether this process writes the file (rank 0 of a distributed run; every
+    /// rank samples and tracks alike, see the module documentation).
     pub(crate) fn open(
         problem: &Problem,
         dir: Option<&Path>,
         resume: Option<&TipsPlace>,
+        writes: bool,
     ) -> Result<Option<TipOutput>> {
         let m = &problem.model;
         let steps = m.solver.steps;
@@ -85,10 +94,12 @@ impl TipOutput {
         let memory = resume.map(|p| p.tracker.clone()).unwrap_or_default();
         let tracker =
             TipTracker::resumed(body.delta, max_speed, memory).with_burst_speed(burst_speed);
-        let (csv, sampled) = match resume {
-            Some(p) => (TipCsv::resume(&path, &p.csv, body.dim())?, p.sampled),
-            None => (TipCsv::create(&path, body.dim())?, None),
+        let csv = match (writes, resume) {
+            (false, _) => None,
+            (true, Some(p)) => Some(TipCsv::resume(&path, &p.csv, body.dim())?),
+            (true, None) => Some(TipCsv::create(&path, body.dim())?),
         };
+        let sampled = resume.and_then(|p| p.sampled);
         Ok(Some(TipOutput {
             every,
             threshold,
@@ -103,11 +114,15 @@ impl TipOutput {
         }))
     }
 
-    /// Where the output stands, for a checkpoint (the file read back as it is on disk).
+    /// Where the output stands, for a checkpoint (the file read back as it is on disk; no
+    /// row on a rank that does not write it, whose checkpoint is not written either).
     pub(crate) fn place(&self) -> Result<TipsPlace> {
-        let path = self.csv.path();
+        let csv = match &self.csv {
+            Some(csv) => std::fs::read(csv.path()).map_err(|e| crate::Error::io(csv.path(), e))?,
+            None => Vec::new(),
+        };
         Ok(TipsPlace {
-            csv: std::fs::read(path).map_err(|e| crate::Error::io(path, e))?,
+            csv,
             sampled: self.sampled,
             tracker: self.tracker.memory().clone(),
         })
@@ -118,7 +133,8 @@ impl TipOutput {
         (step.is_multiple_of(self.every) || last) && self.sampled != Some(step)
     }
 
-    /// Sample the damage of `forces` at `step`, time `time`.
+    /// Sample the damage of `forces` at `step`, time `time` (collective across ranks: the
+    /// broken-bond count, then the damage unless the count is unchanged).
     pub(crate) fn sample<T: Real>(
         &mut self,
         problem: &Problem,
@@ -138,7 +154,7 @@ impl TipOutput {
         let rows = self.tracker.update(time, &cracks);
         self.latest = Some((broken, cracks));
         self.sampled = Some(step);
-        let written = self.csv.write(&rows);
+        let written = self.csv.as_mut().map_or(Ok(()), |csv| csv.write(&rows));
         self.seconds.tracker += since(t0);
         written
     }
