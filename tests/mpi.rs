@@ -199,20 +199,27 @@ fn assert_same_state(single: &Path, dist: &Path, ranks: usize) {
         let x = setup[key].as_f64();
         x.unwrap_or_else(|| panic!("{ranks} ranks: setup lacks {key}: {setup}"))
     };
+    // (`kernel_compilation` counts every compilation of the setup: a GPU rank resumed with
+    // `--restart` builds the stored problem, whose device neighbour search compiles its
+    // program before the backend is made, so there it holds more than the backend's)
+    let restarted = !d["restarted_from_step"].is_null();
     let own = match setup["assembly"].as_f64() {
-        Some(assembly) => assembly,
-        None => seconds("upload") + setup["kernel_compilation"].as_f64().unwrap_or(0.0),
+        Some(assembly) => Some(assembly),
+        None if restarted => None,
+        None => Some(seconds("upload") + setup["kernel_compilation"].as_f64().unwrap_or(0.0)),
     };
-    let parts: f64 = ["rank_cut", "rank_subdomain", "rank_part"]
-        .iter()
-        .map(|k| seconds(k))
-        .sum::<f64>()
-        + own;
-    let whole = d["phase_seconds"]["assembly"].as_f64().unwrap();
-    assert!(
-        (parts - whole).abs() <= 1e-9 * whole.max(1.0),
-        "{ranks} ranks: setup phases {parts} s against the backend's creation {whole} s"
-    );
+    if let Some(own) = own {
+        let parts: f64 = ["rank_cut", "rank_subdomain", "rank_part"]
+            .iter()
+            .map(|k| seconds(k))
+            .sum::<f64>()
+            + own;
+        let whole = d["phase_seconds"]["assembly"].as_f64().unwrap();
+        assert!(
+            (parts - whole).abs() <= 1e-9 * whole.max(1.0),
+            "{ranks} ranks: setup phases {parts} s against the backend's creation {whole} s"
+        );
+    }
     // the .pvd lists every snapshot's .pvtu
     let pvd = std::fs::read_to_string(dist.join("test.pvd")).unwrap();
     assert_eq!(
