@@ -143,7 +143,9 @@ mod tests {
             for part in [
                 "--subdomains",
                 "does not run across MPI ranks",
-                "ADR on cpu-loop and cpu-matrix, and on gpu-loop",
+                "ADR on cpu-loop and cpu-matrix",
+                "and on gpu-loop",
+                "gpu-matrix with one GPU per rank",
                 "with checkpoints and --restart",
             ] {
                 assert!(e.contains(part), "{part:?} missing from: {e}");
