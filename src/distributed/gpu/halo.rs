@@ -7,15 +7,16 @@
 //!
 //! [`DeviceHalo::post`] enqueues the gather and the copy down, and records an event;
 //! the caller then enqueues work that reads no ghost (the interior's kernel) and calls
-//! [`DeviceHalo::complete`], which waits for the event only (not for that work), exchanges,
-//! and enqueues the copy up and the scatter: the messages travel while the device computes.
+//! [`DeviceHalo::complete_counted`] (its seconds and bytes into the rank's `HaloTimes`),
+//! which waits for the event only (not for that work), exchanges, and enqueues the copy up
+//! and the scatter: the messages travel while the device computes.
 //! Everything runs on the device's one stream, so the ghosts are in place for whatever is
 //! enqueued next.
 //!
 //! Units: values as the arrays exchanged; bytes; seconds.
 
 use super::super::halo::Halo;
-use super::super::{bytes_of, bytes_of_mut, Comm};
+use super::super::{bytes_of, bytes_of_mut, Comm, HaloTimes};
 use super::order::DeviceOrder;
 use crate::backend::gpu::buffers::{addr, upload};
 use crate::gpu::device::driver_error;
@@ -101,7 +102,7 @@ impl<T: Real> Packed<T> {
 /// Host seconds of one [`DeviceHalo::complete`]: in all, waiting for the device's event, and
 /// in the messages.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Spent {
+struct Spent {
     pub total: f64,
     pub wait: f64,
     pub message: f64,
@@ -158,7 +159,7 @@ impl<T: Real> DeviceHalo<T> {
     /// exchange them with the neighbours, and enqueue the received values' copy up and
     /// scatter to the ghosts of `values`. Returns the seconds the host spent here: in all,
     /// waiting for the event, and in the messages.
-    pub fn complete(&mut self, gpu: &Gpu, comm: &dyn Comm, values: u64) -> Result<Spent> {
+    fn complete(&mut self, gpu: &Gpu, comm: &dyn Comm, values: u64) -> Result<Spent> {
         let t0 = Instant::now();
         self.packed.synchronize().map_err(driver_error)?;
         let wait = t0.elapsed().as_secs_f64();
@@ -186,6 +187,23 @@ impl<T: Real> DeviceHalo<T> {
             wait,
             message,
         })
+    }
+
+    /// [`complete`](Self::complete), its seconds and the bytes received added to `times`.
+    pub fn complete_counted(
+        &mut self,
+        gpu: &Gpu,
+        comm: &dyn Comm,
+        values: u64,
+        times: &mut HaloTimes,
+    ) -> Result<()> {
+        let spent = self.complete(gpu, comm, values)?;
+        times.exchange_seconds += spent.total;
+        times.wait_seconds += spent.wait;
+        times.message_seconds += spent.message;
+        times.exchanges += 1;
+        times.bytes_received += self.recv_bytes();
+        Ok(())
     }
 
     /// Bytes received per exchange.

@@ -21,7 +21,7 @@
 
 use super::super::collect::{largest, owned_max_abs, HaloTimes};
 use super::super::{Comm, DistributedMatrix, StopFlags};
-use super::halo::{DeviceHalo, Spent};
+use super::halo::DeviceHalo;
 use super::order::DeviceOrder;
 use super::probes::DeviceProbeRows;
 use crate::backend::gpu::buffers::addr;
@@ -53,16 +53,6 @@ struct Exchanging<'a, T: Real> {
     times: &'a mut HaloTimes,
 }
 
-impl<T: Real> Exchanging<'_, T> {
-    fn count(times: &mut HaloTimes, spent: Spent, bytes: usize) {
-        times.exchange_seconds += spent.total;
-        times.wait_seconds += spent.wait;
-        times.message_seconds += spent.message;
-        times.exchanges += 1;
-        times.bytes_received += bytes;
-    }
-}
-
 impl<T: Real> DeviceForces<T> for Exchanging<'_, T> {
     fn loop_if_made(&mut self) -> Option<&mut DeviceLoop<T>> {
         self.matrix.loop_if_made()
@@ -76,18 +66,15 @@ impl<T: Real> DeviceForces<T> for Exchanging<'_, T> {
         let gpu = self.matrix.gpu().clone();
         let (halos, comm, times) = (&mut *self.halos, self.comm, &mut *self.times);
         halos.u.post(&gpu, u)?;
-        let spent = halos.u.complete(&gpu, comm, u)?;
-        Self::count(times, spent, halos.u.recv_bytes());
+        halos.u.complete_counted(&gpu, comm, u, times)?;
         let theta = &mut halos.theta;
         self.matrix
-            .forces_between(u, force, check_bonds, &mut |at| {
-                let Some(halo) = theta.as_mut() else {
-                    return Ok(());
-                };
-                halo.post(&gpu, at)?;
-                let spent = halo.complete(&gpu, comm, at)?;
-                Self::count(times, spent, halo.recv_bytes());
-                Ok(())
+            .forces_between(u, force, check_bonds, &mut |at| match theta.as_mut() {
+                Some(halo) => {
+                    halo.post(&gpu, at)?;
+                    halo.complete_counted(&gpu, comm, at, times)
+                }
+                None => Ok(()),
             })
     }
 
@@ -174,7 +161,7 @@ impl<T: Real> DistributedGpuMatrix<T> {
             steps,
             full_sync,
         } = call;
-        self.part.matrix.make_loop()?;
+        // (no time loop yet: not resident; `advance_explicit` makes it)
         if !self.resident(state.step) {
             self.local_from(state);
         }

@@ -57,7 +57,7 @@ use crate::material::Law;
 use crate::setup::Problem;
 use crate::{Error, Real, Result};
 use cudarc::driver::CudaSlice;
-use halo::{DeviceHalo, Spent};
+use halo::DeviceHalo;
 use probes::DeviceProbeRows;
 
 pub use matrix::DistributedGpuMatrix;
@@ -107,26 +107,15 @@ impl<T: Real> Halos<T> {
         let first = dilatation.unwrap_or(force);
         self.u.post(&gpu, params.u)?;
         run(first, &inner)?;
-        let spent = self.u.complete(&gpu, comm, params.u)?;
-        self.count(spent, self.u.recv_bytes());
+        (self.u).complete_counted(&gpu, comm, params.u, &mut self.times)?;
         run(first, &edge)?;
         let (Some(pair), true) = (self.pair.as_mut(), dilatation.is_some() && forces) else {
             return Ok(());
         };
         pair.post(&gpu, params.lps_pair)?;
         run(force, &inner)?;
-        let spent = pair.complete(&gpu, comm, params.lps_pair)?;
-        let bytes = pair.recv_bytes();
-        self.count(spent, bytes);
+        pair.complete_counted(&gpu, comm, params.lps_pair, &mut self.times)?;
         run(force, &edge)
-    }
-
-    fn count(&mut self, spent: Spent, bytes: usize) {
-        self.times.exchange_seconds += spent.total;
-        self.times.wait_seconds += spent.wait;
-        self.times.message_seconds += spent.message;
-        self.times.exchanges += 1;
-        self.times.bytes_received += bytes;
     }
 
     /// Values per ghost and step: `d`, and the pair for LPS.
