@@ -25,7 +25,7 @@ use super::collect::{
     adr_on_ranks, agree_on_stop, gather_bonds, gather_node_damage, rank_reports, HaloTimes,
     OwnedValues, ProbeCache, StopFlags,
 };
-use super::contact::{merge_terms, owned_mask, pairs_broken_on_rank, whole_displacement};
+use super::contact::{merge_terms, owned_mask, pairs_broken_on_rank, ContactHalo};
 use super::halo::HaloBuffers;
 use super::split::{Split, SplitParts};
 use super::{Comm, RankPlan, RankSetup};
@@ -55,6 +55,8 @@ pub struct DistributedCpu<T: Real> {
     /// Per node: owned here, where the model has contact or an impactor (`contact.rs`;
     /// empty otherwise).
     owns: Vec<bool>,
+    /// The contact halo of the last pair search (`contact.rs`; empty without `[contact]`).
+    contact_halo: std::sync::Mutex<ContactHalo>,
     lps: bool,
     u_local: Vec<T>,
     f_local: Vec<T>,
@@ -98,6 +100,7 @@ impl<T: Real> DistributedCpu<T> {
         };
         Ok(DistributedCpu {
             owns: owned_mask(problem, &plan),
+            contact_halo: Default::default(),
             split,
             offsets: problem.families.offsets.clone(),
             dim,
@@ -397,8 +400,20 @@ impl<T: Real> PartOfBody<T> for DistributedCpu<T> {
         &self.owns
     }
 
-    fn whole_displacement(&self, u: &[T]) -> Result<Vec<T>> {
-        whole_displacement(&*self.comm, &self.plan, u, self.dim)
+    fn max_over_parts(&self, x: f64) -> f64 {
+        self.comm.max_f64(x)
+    }
+
+    fn find_contact_nodes(&self, y: &[[f64; 3]], reach: f64) -> Result<Vec<u32>> {
+        let owned = self.plan.sub.owned_nodes();
+        let (halo, known) = ContactHalo::find(&*self.comm, owned, y, self.dim, reach)?;
+        *self.contact_halo.lock().unwrap_or_else(|e| e.into_inner()) = halo;
+        Ok(known)
+    }
+
+    fn fill_contact_nodes(&self, u: &mut [T]) -> Result<()> {
+        let halo = self.contact_halo.lock().unwrap_or_else(|e| e.into_inner());
+        halo.fill(&*self.comm, u, self.dim)
     }
 
     fn merged_terms(&self, mine: &[ReactionTerm]) -> Result<Vec<ReactionTerm>> {

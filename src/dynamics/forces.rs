@@ -99,16 +99,25 @@ pub trait Forces<T: Real>: Send + AsForces<T> {
 }
 
 /// What contact (`dynamics/contact/`) needs of an execution that computes the forces of
-/// part of the nodes (its owned nodes; a rank of a distributed run): which nodes, every
-/// node's current displacement (for the pairs between nodes), and the impactors' reaction
-/// terms of every part merged in node order (so each part sums them as one process does).
-/// [`Forces::bonds_broken`] answers for the pairs with an owned end. Collective: every part
-/// calls these in the same order. Units: m, N.
+/// part of the nodes (its owned nodes; a rank of a distributed run): which nodes, the largest
+/// travel over every part (the pair list's rule), the displacements of the other parts'
+/// nodes near its own (the contact halo, found again at each pair search), and the
+/// impactors' reaction terms of every part merged in node order (so each part sums them as
+/// one process does). [`Forces::bonds_broken`] answers for the pairs with an owned end.
+/// Collective: every part calls these in the same order. Units: m, N.
 pub trait PartOfBody<T: Real> {
     /// Per node (global index): whether this part computes its forces.
     fn owns(&self) -> &[bool];
-    /// Every node's displacement, m (`u` current at the owned nodes only).
-    fn whole_displacement(&self, u: &[T]) -> Result<Vec<T>>;
+    /// The largest of every part's `x`.
+    fn max_over_parts(&self, x: f64) -> f64;
+    /// Find which nodes of the other parts lie within `reach` (m) of this part's owned
+    /// nodes at the current positions `y` (read at the owned nodes only), and return every
+    /// node this part then knows: its owned nodes and those, ascending.
+    fn find_contact_nodes(&self, y: &[[f64; 3]], reach: f64) -> Result<Vec<u32>>;
+    /// Fill `u` (current at the owned nodes) with the displacements of the other parts'
+    /// nodes of the last [`find_contact_nodes`](Self::find_contact_nodes), from their
+    /// owners, m.
+    fn fill_contact_nodes(&self, u: &mut [T]) -> Result<()>;
     /// Every part's `(impactor, node, term)` triples merged, ascending by impactor and
     /// node (this part's `mine`, in that order too).
     fn merged_terms(&self, mine: &[ReactionTerm]) -> Result<Vec<ReactionTerm>>;

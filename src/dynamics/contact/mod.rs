@@ -28,8 +28,10 @@
 //!
 //! Where the backend computes part of the nodes (a rank, [`Forces::part_of_body`],
 //! `distributed/contact.rs`), [`Contact::evaluate`] computes its owned nodes' force density
-//! from every node's displacement (gathered), and each impactor's reaction from every
-//! part's node terms merged in node order: the one-process values, bit for bit.
+//! from their displacements and those of the other parts' nodes within the search radius of
+//! them (the contact halo, found again at each pair search, whose rule then takes the
+//! largest travel over every part), and each impactor's reaction from every part's node
+//! terms merged in node order: the one-process values, bit for bit.
 
 mod impactor;
 mod pairs;
@@ -37,7 +39,7 @@ mod pairs;
 pub use impactor::{ImpactorState, RigidImpactor};
 pub use pairs::PairList;
 
-use crate::dynamics::forces::{Forces, ReactionTerm};
+use crate::dynamics::forces::{Forces, PartOfBody, ReactionTerm};
 use crate::material::family_radius;
 use crate::neighbors::family_radius_squared;
 use crate::setup::Problem;
@@ -201,23 +203,24 @@ impl Contact {
     /// after this step's breaking).
     ///
     /// Where `forces` computes part of the body ([`Forces::part_of_body`]: a rank), the
-    /// force density of its owned nodes only (the others' are zero), from every node's
-    /// displacement gathered where node pairs are on (the same pair list and sums as one
-    /// process); the impactors' forces from every part's terms merged in node order, so
+    /// force density of its owned nodes only (the others' are zero), from the displacements
+    /// of its contact halo where node pairs are on (`part_pairs`: the same pairs closer than
+    /// `d_c` and sums as one process); the impactors' forces from every part's terms merged in node order, so
     /// every part sums them as one process does, bit for bit.
     pub fn evaluate<T: Real>(&mut self, u: &[T], forces: &dyn Forces<T>) -> Result<()> {
         let d = self.dim;
         let part = forces.part_of_body();
-        let whole = match (part, &self.pairs) {
-            (Some(p), Some(_)) => Some(p.whole_displacement(u)?),
-            _ => None,
-        };
-        let u = whole.as_deref().unwrap_or(u);
         let owns = part.map(|p| p.owns());
-        let y = self.current(u);
-        if let Some(list) = self.pairs.as_mut() {
-            list.update(&y, &self.x, u, d);
-        }
+        let y = match (part, self.pairs.is_some()) {
+            (Some(p), true) => self.part_pairs(u, p)?,
+            _ => {
+                let y = self.current(u);
+                if let Some(list) = self.pairs.as_mut() {
+                    list.update(&y, &self.x, u, d);
+                }
+                y
+            }
+        };
         let candidates = self.face_candidates(&y, owns);
         let faces: Vec<[u32; 2]> = if candidates.is_empty() {
             Vec::new()
@@ -251,6 +254,37 @@ impl Contact {
             imp.force = total;
         }
         Ok(())
+    }
+
+    /// The current positions of a part of the body (`p`) with node pairs on, m: exact at
+    /// its owned nodes and at the other parts' nodes within the pair list's search radius
+    /// of them (the contact halo, filled from their owners; the rest of the body is not
+    /// read). The pair list is searched again among those nodes
+    /// when the one-process rule asks (the largest travel over every part), after the halo
+    /// is found again: a node of another part farther than the search radius from every
+    /// owned node at the search is not within `d_c` of one before the next search (the
+    /// skin), so the owned nodes' pairs closer than `d_c` are the one-process ones, summed
+    /// in the same ascending order.
+    fn part_pairs<T: Real>(&mut self, u: &[T], p: &dyn PartOfBody<T>) -> Result<Vec<[f64; 3]>> {
+        let d = self.dim;
+        let owns = Some(p.owns());
+        let Some(list) = self.pairs.as_ref() else {
+            return Ok(self.current(u));
+        };
+        let due = list.due(u, d, owns, |m| p.max_over_parts(m));
+        let nodes = if due {
+            Some(p.find_contact_nodes(&self.current(u), list.radius())?)
+        } else {
+            None
+        };
+        let mut known = u.to_vec();
+        p.fill_contact_nodes(&mut known)?;
+        let y = self.current(&known);
+        if let (Some(nodes), Some(list)) = (nodes, self.pairs.as_mut()) {
+            let found = list.search_among(&y, &self.x, d, &nodes);
+            list.keep(found, &known);
+        }
+        Ok(y)
     }
 
     /// The contact force density of node `i` at `y` into `f` (zero on entry), N/m^3: its

@@ -56,24 +56,83 @@ impl PairList {
     /// Search again if no search was made yet or some node moved more than `skin / 2`
     /// since the last one; `y` current and `x` reference positions, `u` the displacement.
     pub fn update<T: Real>(&mut self, y: &[[f64; 3]], x: &[[f64; 3]], u: &[T], dim: usize) {
-        if !self.at_search.is_empty() && self.max_travel(u, dim) <= 0.5 * self.skin {
-            return;
+        if self.due(u, dim, None, |m| m) {
+            let list = self.search(y, x, dim);
+            self.keep(list, u);
         }
-        self.list = self.search(y, x, dim);
+    }
+
+    /// Whether a search is due: none made yet, or some node (of `owns` where given: a part
+    /// of the body) moved more than `skin / 2` since the last one; `merge` makes the
+    /// largest travel over every part (the identity in one process). Where parts call it,
+    /// each calls `merge` at every call after its first search (collective).
+    pub fn due<T: Real>(
+        &self,
+        u: &[T],
+        dim: usize,
+        owns: Option<&[bool]>,
+        merge: impl Fn(f64) -> f64,
+    ) -> bool {
+        self.at_search.is_empty() || merge(self.max_travel(u, dim, owns)) > 0.5 * self.skin
+    }
+
+    /// Take `list`, searched at displacement `u`, as the list of a new search.
+    pub fn keep<T: Real>(&mut self, list: Families, u: &[T]) {
+        self.list = list;
         self.at_search = u.iter().map(|v| v.f64()).collect();
         self.searches += 1;
     }
 
-    /// The largest distance a node has moved since the last search, m.
-    fn max_travel<T: Real>(&self, u: &[T], dim: usize) -> f64 {
-        (u.par_chunks(dim).zip(self.at_search.par_chunks(dim)))
-            .map(|(now, then)| {
-                (0..dim)
-                    .map(|k| (now[k].f64() - then[k]).powi(2))
-                    .sum::<f64>()
-                    .sqrt()
-            })
-            .reduce(|| 0.0, f64::max)
+    /// The search radius `d_c + skin`, m.
+    pub fn radius(&self) -> f64 {
+        self.radius
+    }
+
+    /// The largest distance a node (of `owns` where given) has moved since the last
+    /// search, m.
+    fn max_travel<T: Real>(&self, u: &[T], dim: usize, owns: Option<&[bool]>) -> f64 {
+        (u.par_chunks(dim)
+            .zip(self.at_search.par_chunks(dim))
+            .enumerate())
+        .filter(|(i, _)| owns.is_none_or(|o| o[*i]))
+        .map(|(_, (now, then))| {
+            (0..dim)
+                .map(|k| (now[k].f64() - then[k]).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        })
+        .reduce(|| 0.0, f64::max)
+    }
+
+    /// [`search`](Self::search) among `nodes` alone (global indices, ascending; `y` and `x`
+    /// read there): the list of every node of the body, each of `nodes` with its partners
+    /// among `nodes` (the same partners, in the same order, as the whole body's search
+    /// finds among them), the other nodes with none. A part of the body's list over the
+    /// nodes it knows (`Contact::evaluate`).
+    pub fn search_among(
+        &self,
+        y: &[[f64; 3]],
+        x: &[[f64; 3]],
+        dim: usize,
+        nodes: &[u32],
+    ) -> Families {
+        let pick =
+            |v: &[[f64; 3]]| -> Vec<[f64; 3]> { nodes.iter().map(|&i| v[i as usize]).collect() };
+        let (ys, xs) = (pick(y), pick(x));
+        let near = self.search(&ys, &xs, dim);
+        let mut offsets = Vec::with_capacity(y.len() + 1);
+        offsets.push(0);
+        let mut next = nodes.iter().enumerate().peekable();
+        for i in 0..y.len() {
+            let mut end = offsets.last().copied().unwrap_or(0);
+            if let Some((k, _)) = next.next_if(|&(_, &g)| g as usize == i) {
+                end += near.family(k).len();
+            }
+            offsets.push(end);
+        }
+        // (the local indices are ascending with the global ones: each family stays sorted)
+        let neighbors = near.neighbors.iter().map(|&k| nodes[k as usize]).collect();
+        Families { offsets, neighbors }
     }
 
     /// The pairs closer than the search radius at `y` that are not bonded (all of them with
