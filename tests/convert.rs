@@ -1,5 +1,6 @@
 //! The operators as `sprs` and `nalgebra-sparse` matrices (cargo features `sprs`,
-//! `nalgebra-sparse`; `cargo test --release --features sprs,nalgebra-sparse --test convert`).
+//! `nalgebra-sparse`; `cargo test --release --features sprs,nalgebra-sparse --test convert`; CI builds
+//! it with the `mpi` feature too, beside `tests/mpi.rs`, in one build).
 //! Without the features the file is empty.
 #![cfg(all(feature = "sprs", feature = "nalgebra-sparse"))]
 
