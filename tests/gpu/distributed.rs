@@ -12,7 +12,10 @@
 //! on both sides from the same two displacements). The run through the driver
 //! (`simulate_distributed`, `--backend gpu-loop`) on P = 2, 3 ranks ends where the one-GPU
 //! run through the driver ends, bitwise (on a plate with a hole, which one GPU runs with the
-//! neighbour list too).
+//! neighbour list too). The same holds, bitwise, for materials of two densities (each local
+//! node's density in the rank's device order) and for bond failure with a history (a
+//! softening law's damage per bond, each node's critical stretch with the ghosts' exchanged
+//! through a device halo), whose gathered history equals the in-core one bit for bit.
 //!
 //! Without a CUDA device each test prints `skipped: no CUDA device` and passes.
 
@@ -203,8 +206,9 @@ fn gpu_matrix_checkpoints_across_thread_ranks_resume_on_any_count() {
 
 /// Materials of different densities across ranks: each rank's device loop updates every
 /// local node with its own material's density (the rank's problem in device order gives the
-/// leapfrog each local node's, `Explicit::node_density`; the ghosts' too, which their
-/// updates never reach: the fused update runs over the owned nodes only). The pre-cracked
+/// leapfrog each local node's, `Explicit::node_density`; the ghosts' too, so that what a
+/// call's first kick and drift do to a ghost is well-defined, though the exchange overwrites
+/// it before any kernel reads it). The pre-cracked
 /// two-material block (the stiff half 2000 kg/m^3, the soft 8000) pulled apart: BITWISE the
 /// in-core `gpu-loop` list form for P = 1, 2, 3, PMB and LPS, as the one-density runs above
 /// (each owned node's force sums its bonds in the global order with the in-core arithmetic,
