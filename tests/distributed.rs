@@ -136,7 +136,8 @@ fn adr_across_thread_ranks_equals_one_process_bitwise() {
 /// 2 ranks, across 3 and in one process, ends with the uninterrupted run's displacement,
 /// velocity and bond status bit for bit, its `probes.csv` byte for byte and its `.pvd`
 /// listing the same snapshots; for the explicit plate whose crack runs across the cuts
-/// (PMB, and LPS with a node history: `critical_stretch_alpha`, breaking after the force)
+/// (PMB, LPS with a node history: `critical_stretch_alpha`, breaking after the force, and
+/// PMB with the bilinear softening law: each part's damage per bond from the checkpoint's)
 /// and for ADR with bonds breaking. On `cpu-matrix` (PMB), whose sums run in each rank's
 /// local order, a restart on the same count is bitwise (another count agrees to round-off:
 /// not tested here).
@@ -149,6 +150,11 @@ fn checkpoints_across_thread_ranks_resume_bitwise_on_any_count() {
         "critical_stretch = 0.002\ncritical_stretch_alpha = 0.25\nbreak_timing = \"after-force\"\n",
         1,
     );
+    let bilinear = plate.replacen(
+        "critical_stretch = 0.002\n",
+        "damage_law = \"bilinear\"\ncritical_stretch = 0.002\nfinal_stretch = 0.006\n",
+        1,
+    );
     let probes = [
         "output.probes=[\"top\", \"bottom\"]",
         "output.probe_every=5",
@@ -156,6 +162,7 @@ fn checkpoints_across_thread_ranks_resume_bitwise_on_any_count() {
     let cases = [
         ("pmb", plate.as_str(), 75, "output.vtk_every=50"),
         ("lps alpha", alpha.as_str(), 75, "output.vtk_every=50"),
+        ("pmb bilinear", bilinear.as_str(), 75, "output.vtk_every=50"),
         ("adr", common::cli::TINY_ADR, 30, "output.vtk_every=10"),
         ("pmb cpu-matrix", plate.as_str(), 75, "output.vtk_every=50"),
     ];

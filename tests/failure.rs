@@ -252,7 +252,7 @@ fn bad_values_and_backends_are_clear_errors() {
         &plate("pmb", "critical_stretch_alpha = 0.25"),
         &[],
     ));
-    let runs_on = "cpu-loop and gpu-loop (in core, in subdomains; cpu-loop also on MPI ranks)";
+    let runs_on = "cpu-loop and gpu-loop (in core, in subdomains, on MPI ranks)";
     for kind in [BackendKind::CpuMatrix, BackendKind::GpuMatrix] {
         let e = backend::create::<f64>(kind, p.clone(), None)
             .err()

@@ -390,7 +390,7 @@ fn other_backends_and_bad_keys_are_refused() {
     };
     let bilinear = "damage_law = \"bilinear\"\ncritical_stretch = 1e-3\nfinal_stretch = 4e-3";
     let p = Arc::new(common::problem(&text(bilinear, "pmb"), &[]));
-    let runs_on = "cpu-loop and gpu-loop (in core, in subdomains; cpu-loop also on MPI ranks)";
+    let runs_on = "cpu-loop and gpu-loop (in core, in subdomains, on MPI ranks)";
     for kind in [BackendKind::CpuMatrix, BackendKind::GpuMatrix] {
         let e = backend::create::<f64>(kind, p.clone(), None)
             .err()

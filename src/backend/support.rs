@@ -4,9 +4,12 @@
 //! form refuses `lps-nonlinear`, the softening damage laws (`damage_law = "bilinear"`,
 //! `"trilinear"`: a damage value per bond) and the failure options that need each node's
 //! history (`critical_stretch_alpha`, `break_timing = "after-force"`), which every loop runs
-//! (`cpu-loop` and `gpu-loop` in core and in subdomains, `cpu-loop` on MPI ranks). Several materials (`[[material]]`), of different mass densities too, run on every
-//! backend, in core and in subdomains: every leapfrog takes each node's density (the
-//! host's, the device loop's, the subdomains' fused update). Contact and impactors
+//! (`cpu-loop` and `gpu-loop` in core, in subdomains and on MPI ranks: on `gpu-loop` across
+//! ranks each rank's device runs the failure pass, the ghosts' critical stretches exchanged
+//! through its device halo). Several materials (`[[material]]`), of different mass densities
+//! too, run on every backend, in core, in subdomains and across ranks: every leapfrog takes
+//! each node's density (the host's, the device loop's, a rank's device loop in its order, the
+//! subdomains' fused update). Contact and impactors
 //! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core and on `cpu-loop`
 //! across MPI ranks ([`check_contact`]; `distributed/contact.rs`).
 
@@ -19,7 +22,8 @@ use crate::{Error, Result};
 pub enum Scheme {
     /// `cpu-loop` in core: every law and every failure option.
     CpuLoop,
-    /// `gpu-loop` in core: every law and every failure option (`bond_loop/failure.rs`).
+    /// `gpu-loop` in core and on MPI ranks (`DistributedGpu`): every law and every failure
+    /// option (`bond_loop/failure.rs`).
     GpuLoop,
     /// `cpu-loop` in subdomains (`PartitionedCpu`) and on MPI ranks (`DistributedCpu`): the
     /// in-core loop per subdomain, each node's critical stretch exchanged between them, so
@@ -61,7 +65,7 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
     }
     // (every loop keeps a damage value per bond and each node's critical stretch from
     // step to step; the matrix form keeps neither)
-    let loops = "cpu-loop and gpu-loop (in core, in subdomains; cpu-loop also on MPI ranks)";
+    let loops = "cpu-loop and gpu-loop (in core, in subdomains, on MPI ranks)";
     if matrix && m.softening.is_some() {
         let law = problem.model.material.damage_law.unwrap_or_default();
         return refuse(&format!(

@@ -93,7 +93,7 @@ impl<T: Real> DistributedCpu<T> {
         // (the loops hold their own families: the plan's go before the loops' arrays come)
         plan.release_families();
         let split = Split::new(parts);
-        // (a restart's history; `--restart` does not run across ranks yet)
+        // (a restart's history: each local node's critical stretch)
         let node_s0 = match problem.restored.node_s0.is_empty() {
             true => Vec::new(),
             false => gather(&problem.restored.convert::<T>().node_s0, &plan.sub.nodes, 1),
@@ -114,7 +114,6 @@ impl<T: Real> DistributedCpu<T> {
             buf_theta: HaloBuffers::default(),
             carry: Carry::default(),
             history: history_timing(problem),
-            // (a restart's history; `--restart` does not run across ranks yet)
             node_s0,
             comm,
             plan,

@@ -4,7 +4,8 @@
 //! (`beta`, the surface correction, the initial status): gathered from the problem's stored
 //! arrays, or for a lean problem (no bond stored on the host) computed per bond by the
 //! arithmetic that makes the stored ones ([`bond_factors`]), so the same values bit for bit
-//! either way. Every per-bond array is filled in parallel and only for the rank's bonds: the
+//! either way; a restart's damage per bond (`Problem::restored`) is gathered the same way.
+//! Every per-bond array is filled in parallel and only for the rank's bonds: the
 //! rank never holds a whole-problem per-bond array.
 //!
 //! Units: indices; `beta`, `lambda` dimensionless.
@@ -92,7 +93,14 @@ pub(super) fn local_problem(
             (beta, correction)
         }
     };
+    // (a restart's damage per bond of a softening law, the kept nodes' bonds in their order)
+    let restored = &problem.restored.bond_damage;
+    let bond_damage = match restored.is_empty() {
+        true => Vec::new(),
+        false => families.per_bond(|k, b, _| restored[global(k, b)]),
+    };
     let mut local = problem_of(problem, &nodes, families, &[]);
+    local.restored.bond_damage = bond_damage;
     local.precracked = initial_mu.par_iter().filter(|&&m| m == 0).count();
     local.initial_mu = initial_mu;
     local.bonds.beta = beta;

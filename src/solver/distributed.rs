@@ -71,10 +71,10 @@ fn supported(
             message: format!(
                 "{what} does not run across MPI ranks yet; what does: the explicit solver and \
                  ADR on cpu-loop and cpu-matrix (contact and impactors on cpu-loop), and on \
-                 gpu-loop (PMB, LPS, several materials of one density, pre-cracks, damping, \
-                 probes, snapshots) and gpu-matrix with one GPU per rank, with checkpoints and \
-                 --restart; run it in \
-                 one process instead"
+                 gpu-loop (PMB, LPS, several materials of any densities, pre-cracks, bond \
+                 failure with a history: softening damage laws, critical_stretch_alpha, \
+                 after-force breaking; damping, probes, snapshots) and gpu-matrix with one GPU \
+                 per rank, with checkpoints and --restart; run it in one process instead"
             ),
         })
     };
@@ -145,6 +145,8 @@ mod tests {
                 "does not run across MPI ranks",
                 "ADR on cpu-loop and cpu-matrix",
                 "and on gpu-loop",
+                "several materials of any densities",
+                "bond failure with a history: softening damage laws, critical_stretch_alpha",
                 "gpu-matrix with one GPU per rank",
                 "with checkpoints and --restart",
             ] {

@@ -12,7 +12,10 @@
 //! on both sides from the same two displacements). The run through the driver
 //! (`simulate_distributed`, `--backend gpu-loop`) on P = 2, 3 ranks ends where the one-GPU
 //! run through the driver ends, bitwise (on a plate with a hole, which one GPU runs with the
-//! neighbour list too).
+//! neighbour list too). The same holds, bitwise, for materials of two densities (each local
+//! node's density in the rank's device order) and for bond failure with a history (a
+//! softening law's damage per bond, each node's critical stretch with the ghosts' exchanged
+//! through a device halo), whose gathered history equals the in-core one bit for bit.
 //!
 //! Without a CUDA device each test prints `skipped: no CUDA device` and passes.
 
@@ -20,7 +23,7 @@ use super::have_gpu;
 use crate::common;
 use peridot::backend::{Backend, BackendKind, GpuLoop};
 use peridot::distributed::{run_ranks, DistributedGpu};
-use peridot::dynamics::State;
+use peridot::dynamics::{Forces, State};
 use std::sync::Arc;
 
 /// Steps of the plate (the crack grows across the cuts for P = 2 and 3), in calls of these
@@ -51,23 +54,7 @@ fn gpu_loop_across_thread_ranks_sharing_one_gpu_equals_in_core_list_form_bitwise
             "{law}: the crack grows ({} broken, {precracked} pre-cracked)",
             one.3
         );
-        for p in [1, 2, 3] {
-            let ends = run_ranks(p, |comm| {
-                let mut b = DistributedGpu::<f64>::new(&problem, comm, None).unwrap();
-                end_of(&problem, &mut b)
-            });
-            let case = format!("{law}, gpu-loop on {p} ranks sharing one GPU");
-            for (r, end) in ends.iter().enumerate() {
-                let case = format!("{case}, rank {r}");
-                // (the state gathered to every rank at each call's end: full_sync)
-                common::assert_same_run(&end.0, one.1, &one.0, one.1, &case);
-                assert!(end.2 == one.2, "{case}: bond status differs");
-                assert_eq!(end.3, one.3, "{case}: bonds broken in all");
-            }
-            // each rank's calls count the bonds it broke: together, the in-core count
-            let sum: usize = ends.iter().map(|e| e.1).sum();
-            assert_eq!(sum, one.1, "{case}: bonds broken by the ranks' calls");
-        }
+        assert_ranks_end_as(&problem, &one, law);
     }
 }
 
@@ -213,6 +200,127 @@ fn gpu_matrix_checkpoints_across_thread_ranks_resume_on_any_count() {
             }
             assert!(du <= 1e-12 && dv <= 1e-12, "{what}: {du:e}, {dv:e}");
             assert!(resumed.2 == one.2, "{what}: bond status");
+        }
+    }
+}
+
+/// Materials of different densities across ranks: each rank's device loop updates every
+/// local node with its own material's density (the rank's problem in device order gives the
+/// leapfrog each local node's, `Explicit::node_density`; the ghosts' too, so that what a
+/// call's first kick and drift do to a ghost is well-defined, though the exchange overwrites
+/// it before any kernel reads it). The pre-cracked
+/// two-material block (the stiff half 2000 kg/m^3, the soft 8000) pulled apart: BITWISE the
+/// in-core `gpu-loop` list form for P = 1, 2, 3, PMB and LPS, as the one-density runs above
+/// (each owned node's force sums its bonds in the global order with the in-core arithmetic,
+/// and its `1 / rho` is the in-core value, `T::of(1 / rho)`, so its update too).
+#[test]
+fn gpu_loop_across_thread_ranks_with_two_densities_equals_in_core_list_form_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    for law in ["pmb", "lps"] {
+        let problem = common::two_densities(law, "plane-stress", CHUNKS.iter().sum());
+        let mut core = GpuLoop::<f64>::with_neighbour_list(Arc::new(problem.clone())).unwrap();
+        let one = end_of(&problem, &mut core);
+        let precracked = problem.precracked_bonds();
+        assert!(
+            one.3 > precracked,
+            "{law}: bonds break ({} broken, {precracked} pre-cracked)",
+            one.3
+        );
+        assert_ranks_end_as(&problem, &one, &format!("two densities, {law}"));
+    }
+}
+
+/// Every rank's end of the explicit calls of `end_of` on P = 1, 2, 3 thread ranks equals the
+/// in-core run's `one` bit for bit (state, bond status, bonds broken in all; the ranks'
+/// counts add up to the in-core count).
+fn assert_ranks_end_as(problem: &peridot::setup::Problem, one: &End, what: &str) {
+    for p in [1, 2, 3] {
+        let ends = run_ranks(p, |comm| {
+            let mut b = DistributedGpu::<f64>::new(problem, comm, None).unwrap();
+            end_of(problem, &mut b)
+        });
+        let case = format!("{what}, gpu-loop on {p} ranks sharing one GPU");
+        for (r, end) in ends.iter().enumerate() {
+            let case = format!("{case}, rank {r}");
+            // (the state gathered to every rank at each call's end: full_sync)
+            common::assert_same_run(&end.0, one.1, &one.0, one.1, &case);
+            assert!(end.2 == one.2, "{case}: bond status differs");
+            assert_eq!(end.3, one.3, "{case}: bonds broken in all");
+        }
+        // each rank's calls count the bonds it broke: together, the in-core count
+        let sum: usize = ends.iter().map(|e| e.1).sum();
+        assert_eq!(sum, one.1, "{case}: bonds broken by the ranks' calls");
+    }
+}
+
+/// Bond failure with a history across ranks, on the pre-cracked plate whose crack grows
+/// across the cuts: a softening law (bilinear between stretches 0.002 and 0.006: a damage
+/// value per bond, kept on the rank of each end; a cut bond's two copies evolve from the
+/// same two displacements, its criterion stretch the same bits in both directions), each
+/// node's critical stretch with `critical_stretch_alpha` (the owned nodes' computed on their
+/// device, the ghosts' exchanged through the device halo wherever the pass writes them) and
+/// breaking after the force, alone and with alpha. BITWISE the in-core `gpu-loop` (which
+/// runs such a model with its neighbour list) for P = 1, 2, 3: state, bond status, bonds
+/// broken; and every rank's gathered failure history (damage per bond, each node's critical
+/// stretch for the next evaluation) equals the in-core one bit for bit.
+#[test]
+fn gpu_loop_across_thread_ranks_with_failure_history_equals_in_core_bitwise() {
+    if !have_gpu() {
+        return;
+    }
+    let bilinear = "damage_law = \"bilinear\"\ncritical_stretch = 0.002\nfinal_stretch = 0.006\n";
+    let alpha = "critical_stretch = 0.002\ncritical_stretch_alpha = 0.25\n";
+    let after = "critical_stretch = 0.002\nbreak_timing = \"after-force\"\n";
+    let both = format!("{alpha}break_timing = \"after-force\"\n");
+    for (name, keys, law) in [
+        ("bilinear", bilinear, "pmb"),
+        ("alpha", alpha, "pmb"),
+        ("after-force", after, "lps"),
+        ("alpha after-force", both.as_str(), "lps"),
+    ] {
+        let text = common::cracked_plate_text(law, CHUNKS.iter().sum())
+            .replacen("critical_stretch = 0.002\n", keys, 1);
+        let problem = common::problem(&text, &[]);
+        let what = format!("{name}, {law}");
+        let m = &problem.material;
+        assert!(
+            m.softening.is_some() || m.history_breaking(),
+            "{what}: a history"
+        );
+        let mut core = GpuLoop::<f64>::with_neighbour_list(Arc::new(problem.clone())).unwrap();
+        let one = end_of(&problem, &mut core);
+        let history = core.failure_history().unwrap();
+        let precracked = problem.precracked_bonds();
+        assert!(
+            one.3 > precracked,
+            "{what}: bonds break ({} broken, {precracked} pre-cracked)",
+            one.3
+        );
+        assert_eq!(
+            history.bond_damage.is_empty(),
+            m.softening.is_none(),
+            "{what}: damage per bond where softening"
+        );
+        assert_eq!(
+            history.node_s0.is_empty(),
+            !m.history_breaking() || m.softening.is_some(),
+            "{what}: critical stretches where breaking with a history"
+        );
+        assert_ranks_end_as(&problem, &one, &what);
+        for p in [2, 3] {
+            let ends = run_ranks(p, |comm| {
+                let mut b = DistributedGpu::<f64>::new(&problem, comm, None).unwrap();
+                common::chunked_run(&problem, &mut b, &CHUNKS);
+                // (collective: every rank asks)
+                b.failure_history().unwrap()
+            });
+            for (r, h) in ends.iter().enumerate() {
+                let case = format!("{what}, {p} ranks, rank {r}");
+                common::assert_bitwise(&h.bond_damage, &history.bond_damage, &case);
+                common::assert_bitwise(&h.node_s0, &history.node_s0, &case);
+            }
         }
     }
 }

@@ -22,7 +22,9 @@
 //! the uninterrupted run's displacement, velocity and bond status bit for bit, its
 //! `probes.csv` byte for byte where the resumed run is across ranks (one GPU sums the probe
 //! rows on the device: to round-off only); for the explicit plate whose crack runs across the
-//! cuts (PMB and LPS) and for ADR with bonds breaking.
+//! cuts (PMB and LPS; PMB with the bilinear softening law, whose checkpoint carries each
+//! bond's damage; LPS with `critical_stretch_alpha` breaking after the force, whose
+//! checkpoint carries each node's critical stretch) and for ADR with bonds breaking.
 //!
 //! Without a CUDA device each test prints `skipped: no CUDA device` and passes.
 
@@ -231,13 +233,29 @@ fn gpu_loop_checkpoints_across_thread_ranks_resume_bitwise_on_any_count() {
                 radius = 0.0015\n";
     let pmb = common::cracked_plate_text("pmb", 150) + hole;
     let lps = common::cracked_plate_text("lps", 150) + hole;
+    // (bond failure with a history: the checkpoint carries the damage per bond and each
+    // node's critical stretch, gathered off the devices; the resumed ranks' parts upload
+    // their bonds' and local nodes' values)
+    let history = |law: &str, keys: &str| {
+        common::cracked_plate_text(law, 150).replacen("critical_stretch = 0.002\n", keys, 1)
+    };
+    let bilinear = history(
+        "pmb",
+        "damage_law = \"bilinear\"\ncritical_stretch = 0.002\nfinal_stretch = 0.006\n",
+    );
+    let alpha = history(
+        "lps",
+        "critical_stretch = 0.002\ncritical_stretch_alpha = 0.25\nbreak_timing = \"after-force\"\n",
+    );
     let probes = [
         "output.probes=[\"top\", \"bottom\"]",
         "output.probe_every=5",
     ];
-    let cases: [(&str, &str, usize, &str, &[usize]); 3] = [
+    let cases: [(&str, &str, usize, &str, &[usize]); 5] = [
         ("pmb", &pmb, 75, "output.vtk_every=50", &[2, 3, 0]),
         ("lps", &lps, 75, "output.vtk_every=50", &[2, 3, 0]),
+        ("pmb bilinear", &bilinear, 75, "output.vtk_every=50", &[2, 3, 0]),
+        ("lps alpha after-force", &alpha, 75, "output.vtk_every=50", &[2, 3, 0]),
         // (one GPU iterates ADR on the device, in another summation order: across ranks only)
         ("adr", TINY_ADR, 30, "output.vtk_every=10", &[2, 3]),
     ];

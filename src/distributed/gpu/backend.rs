@@ -28,6 +28,7 @@ use crate::backend::partitioned::exchange::gather_into;
 use crate::backend::{Backend, Footprint};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::gpu::pinned::copy_out;
+use crate::material::FailureHistory;
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::{Real, Result};
 
@@ -59,6 +60,14 @@ impl<T: Real> DistributedGpu<T> {
         unsafe { copy_out(gpu.stream(), &mut local, src)? };
         gpu.synchronize()?;
         self.gather_device_order(&local, per, global)
+    }
+
+    /// The owned nodes' values of a per-bond array of the part (its families' order, device
+    /// order), gathered into the global CSR order on every rank.
+    fn gather_per_bond<V: Copy + Default>(&self, local: &[V]) -> Result<Vec<V>> {
+        let families = &self.gl.problem().families;
+        let mine = self.order.status_in_plan_order(local, families);
+        gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
     }
 }
 
@@ -130,10 +139,33 @@ impl<T: Real> Forces<T> for DistributedGpu<T> {
 
     /// The bond status of every bond, on every rank.
     fn bond_status(&self) -> Result<Vec<u8>> {
-        let local = self.gl.bond_status()?;
-        let families = &self.gl.problem().families;
-        let mine = self.order.status_in_plan_order(&local, families);
-        gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
+        self.gather_per_bond(&self.gl.bond_status()?)
+    }
+
+    /// A softening law's damage per bond, on every rank (each owned node's from its device).
+    fn bond_damage(&self) -> Result<Option<Vec<T>>> {
+        let local = self.gl.bond_damage()?;
+        local.map(|local| self.gather_per_bond(&local)).transpose()
+    }
+
+    /// The damage per bond and each node's critical stretch for the next evaluation (empty
+    /// before the first), on every rank: what a checkpoint keeps, as in one process.
+    fn failure_history(&self) -> Result<FailureHistory<T>> {
+        let local = self.gl.failure_history()?;
+        // (every rank has made the first evaluation, or none: the same calls on all)
+        let mut node_s0 = Vec::new();
+        if !local.node_s0.is_empty() {
+            node_s0 = vec![T::zero(); self.offsets.len() - 1];
+            self.gather_device_order(&local.node_s0, 1, &mut node_s0)?;
+        }
+        let bond_damage = match local.bond_damage.is_empty() {
+            true => Vec::new(),
+            false => self.gather_per_bond(&local.bond_damage)?,
+        };
+        Ok(FailureHistory {
+            bond_damage,
+            node_s0,
+        })
     }
 }
 

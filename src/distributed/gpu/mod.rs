@@ -14,6 +14,14 @@
 //! (what the force kernel reads of a neighbour) before the force kernels. Per step only the
 //! halo crosses PCIe: `d` values per ghost received and per sent node sent, `d + 2` for LPS.
 //!
+//! Several densities: the rank's problem (device order) gives each local node its own
+//! material's density, which the device loop's update reads (`Explicit::node_density` of the
+//! call, made for the part). Bond failure with a history runs the in-core failure pass
+//! (`bond_loop/failure.rs`) before or after the force kernels as in one process, the ghosts'
+//! displacement current: a softening law's damage per bond is the part's own (a cut bond's two
+//! copies evolve from the same two displacements); each node's critical stretch, where the pass
+//! writes it, is exchanged for the ghosts through a third device halo (1 value per node).
+//!
 //! Each owned node sums its bonds in the global order with the in-core kernel's arithmetic
 //! and the same values, so the run equals the one-GPU `gpu-loop` run in its neighbour-list
 //! form bit for bit (the lattice slot-table kernel of a full box lattice, which a one-GPU
@@ -28,9 +36,10 @@
 //! global sums exact), each iteration's forces a trait call on the device (`trait_forces`),
 //! so ADR on P ranks is the host ADR over the one-GPU list form's forces bit for bit (not
 //! `gpu-loop`'s device ADR in one process, which sums in a tree order: `backend.rs`).
-//! Checkpoints gather what a CPU rank's do (the state, the bond status from the devices,
-//! ADR's last free force); a restart's bond status reaches the device as the initial one,
-//! through the part built from the problem that holds it (`order.rs`, `DeviceOrder::problem`).
+//! Checkpoints gather what a CPU rank's do (the state, the bond status and the failure
+//! history from the devices, ADR's last free force); a restart's bond status and failure
+//! history reach the device as the initial ones, through the part built from the problem that
+//! holds them (`order.rs`, `DeviceOrder::problem`).
 //!
 //! Files: `order.rs` (the device order and the rank's problem in it), `halo.rs` (the
 //! exchange on the device), this file (setup, the split launches, the time loop),
@@ -46,16 +55,17 @@ mod probes;
 
 use super::{Comm, RankPlan, RankSetup};
 use super::{HaloTimes, StopFlags};
-use crate::backend::gpu::bond_loop::{full_volume, keeps_history};
+use crate::backend::gpu::bond_loop::{full_volume, FailurePass};
 use crate::backend::gpu::buffers::addr;
 use crate::backend::gpu::time_loop::run_call;
 use crate::backend::{check_contact, check_material, GpuLoop, Scheme};
-use crate::dynamics::{ExplicitCall, State};
+use crate::dynamics::{Explicit, ExplicitCall, State};
 use crate::gpu::device::driver_error;
 use crate::gpu::params::BondParams;
 use crate::material::Law;
+use crate::model::BreakTiming;
 use crate::setup::Problem;
-use crate::{Error, Real, Result};
+use crate::{Real, Result};
 use cudarc::driver::CudaSlice;
 use halo::DeviceHalo;
 use probes::DeviceProbeRows;
@@ -74,6 +84,8 @@ struct Halos<T> {
     u: DeviceHalo<T>,
     /// LPS: the `(alpha, p theta)` pairs (2 per node).
     pair: Option<DeviceHalo<T>>,
+    /// Breaking with each node's history: each node's critical stretch (1 per node).
+    s0: Option<DeviceHalo<T>>,
     interior: usize,
     owned: usize,
     times: HaloTimes,
@@ -81,15 +93,75 @@ struct Halos<T> {
 
 impl<T: Real> Halos<T> {
     /// Launch the force evaluation of `params` (its `u`, `force`, checks and fused update)
-    /// over the owned nodes in two parts around each exchange: the interior's kernel while
-    /// the ghosts' values travel, the boundary's after. `forces`: false stops after LPS's
+    /// over the owned nodes, with the failure pass of a model whose bonds fail with a history
+    /// where `params` checks bonds, in the in-core order (`GpuLoop::forces_in_order`): before
+    /// the force kernels (the ghosts' displacement exchanged first, the pass reads it) or
+    /// after them (`break_timing`). Each node's critical stretch, where the pass writes it,
+    /// is exchanged for the ghosts before it is read. `forces`: false stops after LPS's
     /// dilatation (its pairs then are not exchanged).
     fn launch(
+        &mut self,
+        gl: &mut GpuLoop<T>,
+        comm: &dyn Comm,
+        params: &BondParams,
+        forces: bool,
+    ) -> Result<()> {
+        let pass = match params.check_bonds {
+            0 => None,
+            _ => gl.history_pass(),
+        };
+        let Some(pass) = pass else {
+            return self.force_kernels(gl, comm, params, forces, false);
+        };
+        let forces_only = BondParams {
+            check_bonds: 0,
+            ..*params
+        };
+        match gl.problem().material.break_timing {
+            BreakTiming::BeforeForce => {
+                let gpu = gl.gpu().clone();
+                self.u.post(&gpu, params.u)?;
+                (self.u).complete_counted(&gpu, comm, params.u, &mut self.times)?;
+                self.failure_pass(gl, comm, pass, params)?;
+                self.force_kernels(gl, comm, &forces_only, forces, true)
+            }
+            BreakTiming::AfterForce => {
+                self.force_kernels(gl, comm, &forces_only, forces, false)?;
+                self.failure_pass(gl, comm, pass, params)
+            }
+        }
+    }
+
+    /// The failure `pass` of `params` over the part's nodes (the ghosts' displacement
+    /// current), each node's critical stretch exchanged for the ghosts where it writes it.
+    fn failure_pass(
+        &mut self,
+        gl: &mut GpuLoop<T>,
+        comm: &dyn Comm,
+        pass: FailurePass,
+        params: &BondParams,
+    ) -> Result<()> {
+        let (s0, times) = (&mut self.s0, &mut self.times);
+        gl.failure_pass_with(pass, params, |gpu, node_s0| match s0.as_mut() {
+            Some(halo) => {
+                halo.post(gpu, node_s0)?;
+                halo.complete_counted(gpu, comm, node_s0, times)
+            }
+            None => Ok(()),
+        })
+    }
+
+    /// Launch the force kernels of `params` over the owned nodes in two parts around each
+    /// exchange: the interior's kernel while the ghosts' values travel, the boundary's after
+    /// (`u_current`: the ghosts' displacement already exchanged, the first kernel in one
+    /// launch).
+    fn force_kernels(
         &mut self,
         gl: &GpuLoop<T>,
         comm: &dyn Comm,
         params: &BondParams,
         forces: bool,
+        u_current: bool,
     ) -> Result<()> {
         let gpu = gl.gpu().clone();
         let (dilatation, force) = gl.force_kernels(params);
@@ -105,10 +177,14 @@ impl<T: Real> Halos<T> {
             unsafe { gpu.launch(k, (p.n - p.first) as usize, p) }
         };
         let first = dilatation.unwrap_or(force);
-        self.u.post(&gpu, params.u)?;
-        run(first, &inner)?;
-        (self.u).complete_counted(&gpu, comm, params.u, &mut self.times)?;
-        run(first, &edge)?;
+        if u_current {
+            run(first, &part(0, self.owned))?;
+        } else {
+            self.u.post(&gpu, params.u)?;
+            run(first, &inner)?;
+            (self.u).complete_counted(&gpu, comm, params.u, &mut self.times)?;
+            run(first, &edge)?;
+        }
         let (Some(pair), true) = (self.pair.as_mut(), dilatation.is_some() && forces) else {
             return Ok(());
         };
@@ -118,9 +194,10 @@ impl<T: Real> Halos<T> {
         run(force, &edge)
     }
 
-    /// Values per ghost and step: `d`, and the pair for LPS.
+    /// Values per ghost and step: `d`, the pair for LPS, the critical stretch for breaking
+    /// with each node's history.
     fn per(&self, dim: usize) -> usize {
-        dim + if self.pair.is_some() { 2 } else { 0 }
+        dim + if self.pair.is_some() { 2 } else { 0 } + usize::from(self.s0.is_some())
     }
 }
 
@@ -142,43 +219,23 @@ pub struct DistributedGpu<T: Real> {
     /// The probe regions' nodes on the ranks and this rank's on the device (made by the first
     /// probe row).
     probes: Option<DeviceProbeRows<T>>,
+    /// Each local node's density in device order (owned and ghosts, each its own material's)
+    /// where several materials differ in density: the device loop's `Explicit::node_density`.
+    node_density: Option<Arc<[f64]>>,
     /// The seconds of this backend's creation by phase.
     pub setup: RankSetup,
 }
 
-/// Refuse what the distributed GPU loop does not run, naming what does.
+/// Refuse what the distributed GPU loop does not run (contact, impactors), naming what does.
 fn check(problem: &Problem) -> Result<()> {
     check_material(problem, NAME, Scheme::GpuLoop)?;
-    check_contact(problem, NAME, false)?;
-    if problem
-        .materials
-        .as_ref()
-        .is_some_and(|m| m.densities_differ())
-    {
-        return Err(Error::Backend {
-            backend: NAME.into(),
-            message: "materials of different densities do not run on gpu-loop across ranks \
-                      yet (each rank's device loop updates with one density); they run on \
-                      cpu-loop across ranks and on every backend in one process"
-                .into(),
-        });
-    }
-    if keeps_history(&problem.model) {
-        return Err(Error::Backend {
-            backend: NAME.into(),
-            message: "bond failure with a history (a softening damage law, \
-                      critical_stretch_alpha, break_timing = \"after-force\") does not run \
-                      across ranks yet; brittle failure does"
-                .into(),
-        });
-    }
-    Ok(())
+    check_contact(problem, NAME, false)
 }
 
 impl<T: Real> DistributedGpu<T> {
     /// This rank's part of `problem` (stored or lean) over `comm`, on this process's device
     /// (`Gpu::get`: the one `gpu::select_device` chose for the rank). Runs what `gpu-loop` in
-    /// core runs, less contact, several densities and failure with a history.
+    /// core runs, less contact and impactors.
     pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
         check(problem)?;
         let mut times = RankSetup::default();
@@ -186,6 +243,8 @@ impl<T: Real> DistributedGpu<T> {
         let t0 = Instant::now();
         let order = DeviceOrder::new(&plan.sub, problem.body.len(), &plan.on_edge());
         let local = Arc::new(order.problem(problem, &plan.sub));
+        // (each local node's own material's density, device order: ghosts' well-defined too)
+        let local_densities = local.node_densities().map(Arc::from);
         plan.release_families();
         times.part = Some(t0.elapsed().as_secs_f64());
         let mut gl = GpuLoop::<T>::with_neighbour_list(local)
@@ -201,6 +260,10 @@ impl<T: Real> DistributedGpu<T> {
             pair: match lps {
                 true => Some(DeviceHalo::new(&gpu, &plan.halo, &order, 2)?),
                 false => None,
+            },
+            s0: match gl.history_pass() {
+                Some(FailurePass::History) => Some(DeviceHalo::new(&gpu, &plan.halo, &order, 1)?),
+                _ => None,
             },
             interior: order.interior,
             owned: order.owned,
@@ -222,6 +285,7 @@ impl<T: Real> DistributedGpu<T> {
             scratch: None,
             stop,
             probes: None,
+            node_density: local_densities,
             setup: times,
         })
     }
@@ -275,6 +339,18 @@ impl<T: Real> DistributedGpu<T> {
         }
         (self.local.step, self.local.time) = (state.step, state.time);
         let loads = loads.on_part(&self.order.owned_local, self.order.len());
+        // (several densities: each local node's, in device order, for the fused update)
+        let local_integrator;
+        let integrator = match &self.node_density {
+            Some(rho) => {
+                local_integrator = Explicit {
+                    node_density: Some(rho.clone()),
+                    ..integrator.clone()
+                };
+                &local_integrator
+            }
+            None => integrator,
+        };
         let call = ExplicitCall {
             integrator,
             loads: &loads,
@@ -335,7 +411,7 @@ impl<T: Real> DistributedGpu<T> {
         let t0 = Instant::now();
         let (u_dev, f_dev) = self.upload_u(u)?;
         let params = self.gl.bond_params(u_dev, f_dev, check);
-        self.halos.launch(&self.gl, &*self.comm, &params, forces)?;
+        self.halos.launch(&mut self.gl, &*self.comm, &params, forces)?;
         if let Some(force) = force {
             let mut local = vec![T::zero(); self.dim * self.order.len()];
             let (_, f) = self.scratch.as_ref().expect("allocated by upload_u");

@@ -88,7 +88,21 @@ impl DeviceOrder {
     /// [`DeviceOrder::problem`] with the bond arrays `arrays` says.
     fn problem_with(&self, problem: &Problem, sub: &Subdomain, arrays: BondArrays) -> Problem {
         let order = Some((&self.to_plan[..], &self.of_plan[..]));
-        local_problem(problem, sub, order, |_| true, arrays)
+        let mut local = local_problem(problem, sub, order, |_| true, arrays);
+        // (the damage per bond comes with the part; each node's critical stretch here)
+        local.restored.node_s0 = self.restored_s0(problem, sub);
+        local
+    }
+
+    /// A restart's critical stretch of each local node (`Problem::restored`, global) in this
+    /// order, ghosts' too (the first breaking reads them before any exchange); empty where
+    /// the restart has none.
+    fn restored_s0(&self, problem: &Problem, sub: &Subdomain) -> Vec<f64> {
+        let s0 = &problem.restored.node_s0;
+        match s0.is_empty() {
+            true => Vec::new(),
+            false => (self.to_plan.iter()).map(|&p| s0[sub.nodes[p]]).collect(),
+        }
     }
 
     /// Plan indices (as the halo lists hold them) as device indices.
@@ -168,9 +182,10 @@ impl DeviceOrder {
         out
     }
 
-    /// The owned nodes' bond status in the plan's order (each family in CSR order), from the
-    /// status of the part's problem (`families`: its families, in device order).
-    pub fn status_in_plan_order(&self, status: &[u8], families: &Families) -> Vec<u8> {
+    /// The owned nodes' per-bond values (the bond status, a softening law's damage) in the
+    /// plan's order (each family in CSR order), from those of the part's problem (`families`:
+    /// its families, in device order).
+    pub fn status_in_plan_order<V: Copy>(&self, status: &[V], families: &Families) -> Vec<V> {
         let mut out = Vec::with_capacity(status.len());
         for &k in &self.of_plan[..self.owned] {
             out.extend_from_slice(&status[families.range(k)]);

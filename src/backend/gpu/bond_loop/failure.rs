@@ -22,10 +22,11 @@ use crate::model::{BreakTiming, DamageLaw, Material, Model};
 use crate::setup::Problem;
 use crate::{Real, Result};
 use cudarc::driver::CudaSlice;
+use std::sync::Arc;
 
 /// The failure pass a model's damaging steps run apart from the force kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum FailurePass {
+pub(crate) enum FailurePass {
     /// A softening damage law: each bond's damage updated (`soften_bonds`).
     Soften,
     /// `critical_stretch_alpha` or `break_timing = "after-force"` (`history_breaks`).
@@ -35,7 +36,7 @@ pub(super) enum FailurePass {
 impl FailurePass {
     /// The pass `problem` runs, in `cpu-loop`'s precedence (softening first), or `None`
     /// where bonds break in the force kernels' fused check.
-    pub(super) fn of(problem: &Problem) -> Option<FailurePass> {
+    pub(crate) fn of(problem: &Problem) -> Option<FailurePass> {
         let m = &problem.material;
         if m.softening.is_some() {
             Some(FailurePass::Soften)
@@ -172,6 +173,20 @@ impl<T: Real> GpuLoop<T> {
 
     /// Launch the failure `pass` at `params.u` (bonds broken added to the device counter).
     pub(super) fn failure_pass(&mut self, pass: FailurePass, params: &BondParams) -> Result<()> {
+        self.failure_pass_with(pass, params, |_, _| Ok(()))
+    }
+
+    /// [`GpuLoop::failure_pass`], `shared(gpu, node_s0)` enqueued wherever the pass has
+    /// written each node's critical stretch that the next breaking reads (the device address
+    /// of that array): after a first evaluation's, before the breaking that reads it, and
+    /// after the breaking's. A rank's part (`distributed/gpu/`) exchanges its ghosts' values
+    /// there (its ghosts have no family: the pass writes them +inf); in core it does nothing.
+    pub(crate) fn failure_pass_with(
+        &mut self,
+        pass: FailurePass,
+        params: &BondParams,
+        mut shared: impl FnMut(&Arc<Gpu>, u64) -> Result<()>,
+    ) -> Result<()> {
         let n = self.problem.body.len();
         let params = self.history.params(&self.gpu, *params);
         // SAFETY: `params` holds this backend's buffers, sized for `n` nodes and their bonds
@@ -188,16 +203,24 @@ impl<T: Real> GpuLoop<T> {
                             ..params
                         };
                         self.gpu.launch(&self.k.node_critical_stretch, n, &first)?;
+                        shared(&self.gpu, params.node_s0)?;
                         self.history.s0_ready = true;
                     }
                     self.gpu.launch(&self.k.history_breaks, n, &params)?;
                     if let Some((read, written)) = self.history.node_s0.as_mut() {
                         std::mem::swap(read, written);
                     }
+                    shared(&self.gpu, params.node_s0_next)?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// The failure pass this backend's damaging evaluations run apart from the force
+    /// kernels, `None` where bonds break in the force kernels' fused check.
+    pub(crate) fn history_pass(&self) -> Option<FailurePass> {
+        FailurePass::of(&self.problem)
     }
 
     /// A softening law's damage per bond in CSR order (`None` for the brittle law).
