@@ -119,6 +119,11 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
         &self.plan
     }
 
+    /// Bond rows of this rank's operators.
+    pub fn bond_rows(&self) -> usize {
+        self.matrix.row_count()
+    }
+
     /// `local` (`per` per local node) with the ghosts' values from their owners.
     fn refresh(&mut self, per: usize, theta: bool) -> Result<()> {
         let t0 = Instant::now();

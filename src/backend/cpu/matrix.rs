@@ -107,6 +107,11 @@ impl<T: Real> CpuMatrix<T> {
         self.storage
     }
 
+    /// Number of bond rows held.
+    pub fn row_count(&self) -> usize {
+        self.rows.len()
+    }
+
     /// Bytes the backend will hold for `problem` in `storage`, without assembling: the
     /// operators of an explicit step (`Footprint::step`), the bond vectors, the bond status and
     /// the scratch vectors. Equals [`Backend::memory_bytes`] of the assembled backend.

@@ -36,6 +36,8 @@ pub trait MatrixPart<T: Real>: Backend<T> + Sized + Send {
     fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64>;
     /// Broken rows among the first `rows`.
     fn broken_before(&self, rows: usize) -> Result<usize>;
+    /// Number of bond rows the part holds.
+    fn row_count(&self) -> usize;
     /// Whether the part is on the device only while it runs.
     fn streamed(&self) -> bool {
         false
@@ -115,6 +117,9 @@ impl<T: Real> MatrixPart<T> for CpuMatrix<T> {
     fn broken_before(&self, rows: usize) -> Result<usize> {
         Ok(self.broken_rows_before(rows))
     }
+    fn row_count(&self) -> usize {
+        CpuMatrix::row_count(self)
+    }
 }
 
 impl<T: Real> MatrixPart<T> for GpuMatrix<T> {
@@ -130,6 +135,9 @@ impl<T: Real> MatrixPart<T> for GpuMatrix<T> {
     fn broken_before(&self, rows: usize) -> Result<usize> {
         self.broken_rows_before(rows)
             .map_err(device_fault(NAME, "bond status download"))
+    }
+    fn row_count(&self) -> usize {
+        GpuMatrix::row_count(self)
     }
 }
 

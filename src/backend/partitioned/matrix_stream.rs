@@ -329,6 +329,9 @@ impl<T: Real> MatrixPart<T> for StreamedPart<T> {
                 .count(),
         })
     }
+    fn row_count(&self) -> usize {
+        lock(&self.image).rows()
+    }
     fn streamed(&self) -> bool {
         true
     }
