@@ -13,8 +13,8 @@
 //! `dx`: lattice spacing, m (default 1.1e-3: 97,336 nodes), `ranks` (default 2),
 //! `evaluations`: timed force evaluations, the fastest kept (default 5).
 
-use peridot::backend::Backend;
 use peridot::backend::partitioned::matrix::local_problem_of;
+use peridot::backend::Backend;
 use peridot::distributed::{run_ranks, DistributedMatrix, RankPlan};
 use peridot::dynamics::Forces;
 use peridot::setup::Problem;
@@ -31,7 +31,10 @@ fn main() {
     let model = peridot::model::parse(text, "pmb_block_3d.toml", &set).expect("the model");
     let problem = Problem::build(model, std::path::Path::new(".")).expect("the problem");
     let (n, nb) = (problem.body.len(), problem.families.bonds());
-    println!("{n} nodes, {nb} directed bonds ({} pairs), {ranks} ranks", nb / 2);
+    println!(
+        "{n} nodes, {nb} directed bonds ({} pairs), {ranks} ranks",
+        nb / 2
+    );
     println!("rank owned ghosts local_bonds owned_pairs cut_pairs plan_s local_problem_s");
     for rank in 0..ranks {
         let t0 = Instant::now();

@@ -205,7 +205,8 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
             .map(|(s, sub)| {
                 let (local, bond_index) = local_problem(problem, &sub);
                 let owned_rows = local.families.offsets[sub.owned];
-                let backend = M::assemble(Arc::new(local), s, owned_rows, slots)?;
+                let local = Arc::new(local);
+                let backend = M::assemble(local, s, owned_rows, slots, Storage::Full)?;
                 Ok(Part {
                     sub,
                     bond_index,
@@ -285,7 +286,7 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
     fn owned_broken(&self) -> Result<usize> {
         self.parts
             .iter()
-            .map(|p| p.backend.broken_before(p.owned_rows))
+            .map(|p| p.backend.broken_of(p.owned_rows, p.sub.owned))
             .sum()
     }
 
