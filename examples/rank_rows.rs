@@ -5,7 +5,7 @@
 //! partition, the bond rows its operators hold, the seconds its local problem takes
 //! (`partitioned::matrix::local_problem`) and its whole setup (`DistributedMatrix::new`), and
 //! the seconds of one force evaluation across the ranks (the halo exchange included). The
-//! numbers of `docs/distributed.md` ("The matrix scheme with one GPU per rank") come from it.
+//! numbers of `docs/distributed.md` (`cpu-matrix` across ranks) come from it.
 //!
 //! ```text
 //! cargo run --release --example rank_rows -- [dx] [ranks] [evaluations]
