@@ -295,13 +295,19 @@ PD_KERNEL(matrix_energy)(const MatrixParams p) {
             e = mx_extension(b);
         }
         const double ed = (double)e, w = (double)p.w[t], a = (double)p.a[t];
+        // half storage: a row whose second node is past the first n counts its first
+        // node's direction only (a rank's cut bond, whose other direction the ghost's
+        // owner counts; PMB: half the row, a_ij = a_ji)
+        const bool both = p.half == 0 || p.second[t] < p.n;
         if (p.law != MX_LPS) {
-            energy = 0.5 * w * a * ed * ed;
+            energy = (both ? 0.5 : 0.25) * w * a * ed * ed;
         } else {
             const double x = (double)b.x, d = (double)p.dim;
             const double ei = ed - (double)p.theta[p.first[t]] * x / d;
             if (p.half == 0) {
                 energy = 0.5 * w * a * ei * ei;
+            } else if (!both) {
+                energy = 0.5 * w * (double)p.a_first[t] * ei * ei;
             } else {
                 const double ej = ed - (double)p.theta[p.second[t]] * x / d;
                 const double aij = (double)p.a_first[t];

@@ -220,15 +220,20 @@ fn checkpoints_across_thread_ranks_resume_bitwise_on_any_count() {
 }
 
 /// `cpu-matrix` across P = 1..4 thread ranks (each rank the operators' rows of its owned
-/// nodes with ghost columns, `DistributedMatrix`) agrees with the in-core `cpu-matrix` to
-/// 1e-12 of the largest value: displacement and velocity after 150 steps of the pre-cracked
-/// plate (PMB and LPS, whose dilatation is exchanged); the rows of a rank's local operators
-/// run in local order, so forces differ by round-off only. The bond status and the bonds
-/// broken are equal (a bond cut by the partition breaks on both sides at the same step; no
-/// stretch here falls within round-off of the critical one). ADR on `cpu-matrix` across 2
-/// ranks (no bond breaking) takes the in-core iterations and ends within 1e-9 of the largest
-/// displacement (measured 2.2e-10: the forces' round-off, grown by the 60 iterations of the
-/// damped fictitious dynamics, not yet converged; the sums themselves are exact).
+/// nodes' bonds with ghost columns in half storage, `DistributedMatrix`) agrees with the
+/// in-core `cpu-matrix` to 1e-12 of the largest value: displacement and velocity after 150
+/// steps of the pre-cracked plate (PMB and LPS, whose dilatation is exchanged), and, at the
+/// one-process run's final displacement, the strain energy summed over the ranks (relative;
+/// a cut row counts its owned end's share on each side), the damage of every node
+/// (absolute: it is at most 1) and the LPS dilatation. The rows of a rank's local operators
+/// run in local order, so these differ by round-off only (measured: energy 1.4e-15, damage
+/// 2.2e-16, dilatation 1.5e-16, displacement 1.0e-15, velocity 4.6e-14). The bond status
+/// and the bonds broken are equal (a bond cut by the partition breaks on both sides at the
+/// same step; no stretch here falls within round-off of the critical one). ADR on
+/// `cpu-matrix` across 2 ranks (no bond breaking) takes the in-core iterations and ends
+/// within 1e-9 of the largest displacement (measured 6.8e-10 in half storage, 2.2e-10 in
+/// full: the forces' round-off, grown by the 60 iterations of the damped fictitious
+/// dynamics, not yet converged; the sums themselves are exact).
 #[test]
 fn cpu_matrix_across_thread_ranks_agrees_with_one_process_to_1e_12() {
     use peridot::solver::distributed::simulate_distributed;
@@ -242,27 +247,44 @@ fn cpu_matrix_across_thread_ranks_agrees_with_one_process_to_1e_12() {
             .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
         assert!(worst <= tol * scale, "{what}: {worst:e} of {scale:e}");
     };
+    // the strain energy, the damage and (LPS) the dilatation at the end, on every rank
+    let fields = |mut b: Box<dyn peridot::backend::Backend<f64>>, u: &[f64]| {
+        let energy = b.strain_energy(u).expect("strain energy");
+        let n = u.len() / 2;
+        let (mut phi, mut theta) = (vec![0.0; n], vec![0.0; n]);
+        b.damage(&mut phi).expect("damage");
+        b.dilatation(u, &mut theta).expect("dilatation");
+        (energy, phi, theta)
+    };
     let opts = common::options(BackendKind::CpuMatrix, Precision::F64, None);
-    let run_on = |problem: &peridot::setup::Problem, p: usize| {
+    // (the fields at `at`, the one-process run's end: the same displacement on both sides)
+    let run_on = |problem: &peridot::setup::Problem, p: usize, at: &[f64]| {
         peridot::distributed::run_ranks(p, |comm| {
             let ranks = Ranks { comm, stop: None };
             let o = simulate_distributed::<f64>(problem.clone(), &opts, ranks)
                 .unwrap_or_else(|e| panic!("distributed cpu-matrix: {e}"));
             assert_eq!(o.summary.backend, "cpu-matrix-mpi");
             let status = o.backend.bond_status().expect("bond status");
-            (o.state.u, o.state.v, status, o.summary)
+            let ends = fields(o.backend, at);
+            (o.state.u, o.state.v, status, o.summary, ends)
         })
     };
     for law in ["pmb", "lps"] {
         let problem = common::cracked_plate(law, STEPS);
         let one = simulate::<f64>(problem.clone(), &opts).unwrap();
         let status = one.backend.bond_status().unwrap();
+        let u_one = one.state.u.clone();
+        let ends = fields(one.backend, &u_one);
+        assert!(
+            ends.0 > 0.0 && ends.1.iter().any(|&d| d > 0.0),
+            "{law}: strained, damaged"
+        );
         assert!(
             one.summary.broken_bonds > problem.precracked_bonds(),
             "{law}: bonds break"
         );
         for p in [1, 2, 3, 4] {
-            for (r, end) in run_on(&problem, p).iter().enumerate() {
+            for (r, end) in run_on(&problem, p, &u_one).iter().enumerate() {
                 let what = format!("{law}, cpu-matrix on {p} ranks, rank {r}");
                 close(
                     &end.0,
@@ -273,12 +295,23 @@ fn cpu_matrix_across_thread_ranks_agrees_with_one_process_to_1e_12() {
                 close(&end.1, &one.state.v, 1e-12, &format!("{what}: velocity"));
                 assert!(end.2 == status, "{what}: bond status");
                 assert_eq!(end.3.broken_bonds, one.summary.broken_bonds, "{what}");
+                let (energy, phi, theta) = &end.4;
+                let rel = (energy - ends.0).abs() / ends.0.abs();
+                assert!(
+                    rel <= 1e-12,
+                    "{what}: energy {energy:e} against {:e}",
+                    ends.0
+                );
+                let worst =
+                    (phi.iter().zip(&ends.1)).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+                assert!(worst <= 1e-12, "{what}: damage differs by {worst:e}");
+                close(theta, &ends.2, 1e-12, &format!("{what}: dilatation"));
             }
         }
     }
     let adr = common::problem(common::cli::TINY_ADR, &["material.critical_stretch=0.5"]);
     let one = simulate::<f64>(adr.clone(), &opts).unwrap();
-    for (r, end) in run_on(&adr, 2).iter().enumerate() {
+    for (r, end) in run_on(&adr, 2, &one.state.u).iter().enumerate() {
         let what = format!("ADR on cpu-matrix, 2 ranks, rank {r}");
         close(&end.0, &one.state.u, 1e-9, &format!("{what}: displacement"));
         assert_eq!(end.3.steps, one.summary.steps, "{what}: iterations");
@@ -360,5 +393,45 @@ fn crack_tips_across_thread_ranks_are_the_one_process_tips() {
         let what = format!("resumed from step {half} on {p} ranks");
         assert_eq!(resumed.3, Some(half), "{what}: the step resumed from");
         same_tips(&dir, &what);
+    }
+}
+
+/// `cpu-matrix` across ranks holds its operators in half storage: a rank's bond rows are
+/// exactly its pairs of two owned nodes plus its pairs cut by the partition (one end a
+/// ghost), counted here from the global families and the rank's owned nodes, so over the
+/// ranks every pair once and every cut pair twice (counts: exact). On the pre-cracked LPS
+/// plate across 2 and 3 thread ranks, where every rank has cut pairs.
+#[test]
+fn cpu_matrix_ranks_hold_owned_pairs_and_cut_pairs_once() {
+    use peridot::distributed::DistributedMatrix;
+    let problem = common::cracked_plate("lps", STEPS);
+    let fam = &problem.families;
+    for p in [2, 3] {
+        let parts = peridot::distributed::run_ranks(p, |comm| {
+            let m = DistributedMatrix::<f64>::new(&problem, comm, None).expect("a rank's part");
+            (m.bond_rows(), m.plan().sub.owned_nodes().to_vec())
+        });
+        let mut cut_sides = 0;
+        for (r, (rows, owned)) in parts.iter().enumerate() {
+            let (mut inside, mut cut) = (0, 0);
+            for &i in owned {
+                for &j in fam.family(i) {
+                    match owned.binary_search(&(j as usize)) {
+                        Err(_) => cut += 1,
+                        Ok(_) if j as usize > i => inside += 1,
+                        Ok(_) => {}
+                    }
+                }
+            }
+            assert!(cut > 0, "{p} ranks, rank {r}: no pair cut");
+            assert_eq!(*rows, inside + cut, "{p} ranks, rank {r}: bond rows");
+            cut_sides += cut;
+        }
+        let total: usize = parts.iter().map(|(rows, _)| rows).sum();
+        assert_eq!(
+            total,
+            fam.bonds() / 2 + cut_sides / 2,
+            "{p} ranks: rows in all"
+        );
     }
 }

@@ -410,7 +410,7 @@ fn restart_across_ranks_continues_bitwise() {
 }
 
 /// `mpirun -n 2 peridot run --backend cpu-matrix` (each rank the operators' rows of its
-/// owned nodes with ghost columns) agrees with `cpu-matrix` in one process: the same bonds
+/// owned nodes' bonds with ghost columns, in half storage) agrees with `cpu-matrix` in one process: the same bonds
 /// broken, the largest damage and every probe value within 1e-12 (of its column's largest
 /// magnitude: the rows' sums run in each rank's local order, round-off only).
 #[test]

@@ -1,5 +1,5 @@
 //! The matrix scheme on one rank's part: the rows of the sparse operators for the rank's
-//! owned nodes, with ghost columns, assembled from the local problem the matrix scheme in
+//! owned nodes' bonds, with ghost columns, assembled from the local problem the matrix scheme in
 //! subdomains assembles (`partitioned::matrix::local_problem`: the owned nodes with their
 //! families, the ghosts with only their bonds into owned nodes, each family sorted by local
 //! index), run by one [`MatrixPart`]: a [`CpuMatrix`] (`cpu-matrix` across ranks, this
@@ -7,17 +7,28 @@
 //! rank's device (`gpu-matrix` across ranks, whose explicit loop runs on the device:
 //! `gpu/matrix.rs`).
 //!
+//! The part's operators are in half storage (`docs/matrix-formulation.md`): one row per
+//! pair of the local problem, ordered by its lower local end, which is always an owned node
+//! (owned nodes come first and a ghost's bonds all lead to owned nodes). A pair of two owned
+//! nodes is one row, as in core, and sends its force to both ends; a pair cut by the
+//! partition (one end a ghost) is one row on each of the two ranks, whose force is kept for
+//! the owned end only (the ghost's share is its owner's, from its own row). So a rank holds
+//! its owned pairs plus its cut pairs, about half the rows of both directions. A cut row
+//! breaks on both ranks at the same step: the criterion is symmetric bit for bit and both
+//! see the same two displacements. What a rank counts is what leaves its owned nodes: of a
+//! cut row, the owned end's direction (bonds broken, bond status; the energy: LPS the owned
+//! end's `a_ij` term, PMB half the row), so every sum over the ranks counts each directed
+//! bond once.
+//!
 //! Per force evaluation the owned displacements go into the local array and the ghosts' come
 //! from their owners ([`Halo`](super::Halo), no work overlapped); for LPS the owned
 //! dilatations (rows of `Theta` of the owned nodes, complete) are exchanged the same way
-//! before the forces, whose entering rows `j -> i` read the ghost `j`'s. A bond cut by the
-//! partition is held on both sides (as an owned row on the owner of its first node, an
-//! entering row on the other) and breaks on both at the same step, from the same two
-//! displacements. The local families run in local order, so the sums of a row run in
-//! another order than in core: forces agree with the in-core `cpu-matrix` to round-off
-//! (1e-12), not bitwise. The explicit step is the host's (`Explicit::step`) on the driver's
-//! global arrays, whose owned entries are current (the rest goes stale between gathers, as
-//! on `cpu-loop`); ADR, outputs, checkpoints and reductions as `DistributedCpu`.
+//! before the forces, whose cut rows read the ghost's too. The local families run in local
+//! order, so the sums of a row run in another order than in core: forces agree with the
+//! in-core `cpu-matrix` to round-off (1e-12), not bitwise. The explicit step is the host's
+//! (`Explicit::step`) on the driver's global arrays, whose owned entries are current (the
+//! rest goes stale between gathers, as on `cpu-loop`); ADR, outputs, checkpoints and
+//! reductions as `DistributedCpu`.
 //!
 //! Units: m, N/m^3, J.
 
@@ -33,9 +44,12 @@ use crate::backend::partitioned::matrix::{MatrixPart, Slots};
 use crate::backend::{check_contact, check_material, Backend, CpuMatrix, Footprint, Scheme};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::material::Law;
+use crate::neighbors::Families;
+use crate::operators::Storage;
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::setup::Problem;
 use crate::{Real, Result};
+use rayon::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -47,10 +61,12 @@ pub struct DistributedMatrix<T: Real, M = CpuMatrix<T>> {
     pub(super) comm: Arc<dyn Comm>,
     pub(super) plan: RankPlan,
     pub(super) matrix: M,
-    /// Local bond rows of the owned nodes (the first rows; the entering rows follow).
-    owned_rows: usize,
-    /// Per owned row, its place among the rank's owned bonds in the global CSR order (the
-    /// order [`gather_bonds`] takes).
+    /// Bond rows of the part (half storage: its owned pairs and its cut pairs).
+    rows: usize,
+    /// Directed bonds of the owned nodes (the first ones of the local CSR order).
+    owned_bonds: usize,
+    /// Per owned bond (local CSR order), its place among the rank's owned bonds in the
+    /// global CSR order (the order [`gather_bonds`] takes).
     csr_place: Vec<usize>,
     offsets: Vec<usize>,
     pub(super) dim: usize,
@@ -84,19 +100,16 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
         check_contact(problem, name, false)?;
         let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
         let (local, bond_index) = local_problem(problem, &plan.sub);
-        let owned_rows = local.families.offsets[plan.sub.owned];
+        let owned_bonds = local.families.offsets[plan.sub.owned];
         let offsets = problem.families.offsets.clone();
-        // (an owned node's rows are its whole family, in local order)
-        let (mut csr_place, mut at) = (Vec::with_capacity(owned_rows), 0);
-        for (k, &i) in plan.sub.owned_nodes().iter().enumerate() {
-            let rows = local.families.range(k);
-            csr_place.extend(rows.map(|r| at + bond_index[r] - offsets[i]));
-            at += offsets[i + 1] - offsets[i];
-        }
+        let csr_place = csr_places(&local.families, &plan, &offsets, &bond_index);
         let (dim, n) = (problem.dim(), plan.sub.nodes.len());
+        let local = Arc::new(local);
+        let matrix = M::assemble(local, 0, owned_bonds, &Slots::default(), Storage::Half)?;
         Ok(DistributedMatrix {
-            matrix: M::assemble(Arc::new(local), 0, owned_rows, &Slots::default())?,
-            owned_rows,
+            rows: matrix.row_count(),
+            matrix,
+            owned_bonds,
             csr_place,
             offsets,
             dim,
@@ -117,6 +130,11 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
     /// This rank's part.
     pub fn plan(&self) -> &RankPlan {
         &self.plan
+    }
+
+    /// Bond rows of this rank's operators.
+    pub fn bond_rows(&self) -> usize {
+        self.matrix.row_count()
     }
 
     /// `local` (`per` per local node) with the ghosts' values from their owners.
@@ -170,10 +188,46 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
         Ok(())
     }
 
-    /// Owned rows broken so far.
+    /// Directed bonds of the owned nodes broken so far (of a cut row, the owned end's).
     fn owned_broken(&self) -> Result<usize> {
-        self.matrix.broken_before(self.owned_rows)
+        self.matrix.broken_of(self.rows, self.plan.sub.owned)
     }
+}
+
+/// Per owned bond of the local problem (local CSR order: an owned node's bonds are its whole
+/// family, in local order), its place among the rank's owned bonds in the global CSR order;
+/// `bond_index` the global bond of each local bond, `offsets` the global families'.
+fn csr_places(
+    families: &Families,
+    plan: &RankPlan,
+    offsets: &[usize],
+    bond_index: &[usize],
+) -> Vec<usize> {
+    let owned = plan.sub.owned_nodes();
+    // the start of each owned node's bonds among the rank's, in global order
+    let mut start = Vec::with_capacity(owned.len());
+    let mut at = 0;
+    for &i in owned {
+        start.push(at);
+        at += offsets[i + 1] - offsets[i];
+    }
+    let mut places = vec![0usize; families.offsets[owned.len()]];
+    let per_node = families.offsets[..=owned.len()].windows(2);
+    let mut parts = Vec::with_capacity(owned.len());
+    let mut rest = places.as_mut_slice();
+    for (k, w) in per_node.enumerate() {
+        let (head, tail) = rest.split_at_mut(w[1] - w[0]);
+        parts.push((k, head));
+        rest = tail;
+    }
+    parts.into_par_iter().for_each(|(k, out)| {
+        let base = offsets[owned[k]];
+        let bonds = &bond_index[families.range(k)];
+        for (o, &b) in out.iter_mut().zip(bonds) {
+            *o = start[k] + b - base;
+        }
+    });
+    places
 }
 
 impl<T: Real, M: MatrixPart<T>> OwnedValues<T> for DistributedMatrix<T, M> {
@@ -188,7 +242,8 @@ impl<T: Real, M: MatrixPart<T>> Forces<T> for DistributedMatrix<T, M> {
         self.forces_into(force)
     }
 
-    /// Break the over-stretched rows (owned and entering) at `u`; the owned ones broken.
+    /// Break the over-stretched rows (owned and cut pairs) at `u`; the owned nodes' directed
+    /// bonds broken.
     fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
         self.local_displacement(u)?;
         let before = self.owned_broken()?;
@@ -222,10 +277,11 @@ impl<T: Real, M: MatrixPart<T>> Forces<T> for DistributedMatrix<T, M> {
         Ok(true)
     }
 
-    /// The strain energy of the owned rows and nodes, summed over the ranks.
+    /// The strain energy of the owned nodes (of a cut row, the owned end's share), summed
+    /// over the ranks.
     fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
         self.local_displacement(u)?;
-        let (rows, nodes) = (self.owned_rows, self.plan.sub.owned);
+        let (rows, nodes) = (self.rows, self.plan.sub.owned);
         let mine = self.matrix.energy_of(&self.u_local, rows, nodes)?;
         Ok(self.comm.sum_f64(mine))
     }
@@ -239,9 +295,9 @@ impl<T: Real, M: MatrixPart<T>> Forces<T> for DistributedMatrix<T, M> {
     /// The bond status of every bond, on every rank.
     fn bond_status(&self) -> Result<Vec<u8>> {
         let local = self.matrix.bond_status()?;
-        let mut mine = vec![0u8; self.owned_rows];
-        for (r, &place) in self.csr_place.iter().enumerate() {
-            mine[place] = local[r];
+        let mut mine = vec![0u8; self.owned_bonds];
+        for (b, &place) in self.csr_place.iter().enumerate() {
+            mine[place] = local[b];
         }
         gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
     }

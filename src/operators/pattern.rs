@@ -207,6 +207,25 @@ impl BondRows {
         }
     }
 
+    /// Directed bonds broken among the rows of `mu` (the status of the first `mu.len()`
+    /// rows, 0 broken) that leave one of the first `nodes` nodes: a broken row counts its
+    /// first node's direction if that node is among them and, in half storage, its second
+    /// node's likewise. (A rank's owned nodes come first: its broken owned bonds.)
+    pub fn broken_leaving(&self, mu: &[u8], nodes: usize) -> usize {
+        let half = usize::from(self.pairs.is_some());
+        let leaves = |k: u32| usize::from((k as usize) < nodes);
+        (mu.par_chunks(ROWS_PER_TASK * 64).enumerate())
+            .map(|(c, chunk)| {
+                let start = c * ROWS_PER_TASK * 64;
+                (start..)
+                    .zip(chunk)
+                    .filter(|&(_, &m)| m == 0)
+                    .map(|(r, _)| leaves(self.first[r]) + half * leaves(self.second[r]))
+                    .sum::<usize>()
+            })
+            .sum()
+    }
+
     /// Nodes `(i, j)` of row `r`.
     #[inline(always)]
     pub fn ends(&self, r: usize) -> (usize, usize) {

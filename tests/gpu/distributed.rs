@@ -85,13 +85,14 @@ fn gpu_loop_across_thread_ranks_through_the_driver_equals_one_gpu_run() {
 }
 
 /// `gpu-matrix` across P = 1, 2, 3 thread ranks sharing the GPU (`DistributedGpuMatrix`:
-/// each rank the operators' rows of its owned nodes with ghost columns, its explicit loop on
+/// each rank the operators' rows of its owned nodes' bonds with ghost columns in half storage,
+/// its owned pairs once and its cut pairs once on each side, its explicit loop on
 /// the device, the ghosts' displacement and for LPS dilatation exchanged through packed
 /// device buffers before the products that read them) agrees with the in-core `gpu-matrix`
 /// through the driver to 1e-12 of the largest value: displacement and velocity after 150
 /// steps of the pre-cracked plate (PMB and LPS). The rows of a rank run in local order, so
 /// the sums differ from the in-core ones by round-off only; the bond status and the bonds
-/// broken are equal (a cut bond is a row on both sides and breaks on both at the same step;
+/// broken are equal (a cut bond is a pair row on both sides and breaks on both at the same step;
 /// no stretch here falls within round-off of the critical one). ADR on 2 ranks (no bond
 /// breaking) iterates on the host with exact sums, its forces from the devices: it ends
 /// within 1e-8 of the largest displacement of the in-core `cpu-matrix` ADR, the same
@@ -147,6 +148,46 @@ fn gpu_matrix_across_thread_ranks_agrees_with_one_gpu_to_1e_12() {
              {dg:.2e} from gpu-matrix in one process"
         );
         assert!(dc <= 1e-8, "ADR on gpu-matrix, rank {r}: {dc:e}");
+    }
+}
+
+/// The strain energy of `gpu-matrix` across 2 and 3 thread ranks sharing the GPU, summed
+/// over the ranks, is the in-core `gpu-matrix`'s at the same displacement (the one-GPU run's
+/// end after 150 steps of the pre-cracked plate) to 1e-12 relative, PMB and LPS: each rank's
+/// `matrix_energy` counts of a cut pair row only its owned end's share (LPS the `a_ij` term
+/// with the owned end's dilatation, PMB half the row), so every direction is counted once
+/// over the ranks; the sums run in another order, round-off only. Counting a cut row whole
+/// on both sides would add the cut bonds' energy twice.
+#[test]
+fn gpu_matrix_energy_across_thread_ranks_is_the_one_gpu_energy() {
+    use peridot::solver::distributed::simulate_distributed;
+    use peridot::solver::{simulate, Ranks};
+    if !have_gpu() {
+        return;
+    }
+    let opts = common::options(BackendKind::GpuMatrix, peridot::Precision::F64, None);
+    for law in ["pmb", "lps"] {
+        let problem = common::cracked_plate(law, 150);
+        let mut one = simulate::<f64>(problem.clone(), &opts).expect("one GPU");
+        let u = one.state.u.clone();
+        let energy = one.backend.strain_energy(&u).expect("energy");
+        assert!(energy > 0.0, "{law}: strained");
+        for p in [2, 3] {
+            let sums = run_ranks(p, |comm| {
+                let ranks = Ranks { comm, stop: None };
+                let mut o = simulate_distributed::<f64>(problem.clone(), &opts, ranks)
+                    .unwrap_or_else(|e| panic!("distributed gpu-matrix: {e}"));
+                o.backend.strain_energy(&u).expect("energy")
+            });
+            for (r, e) in sums.iter().enumerate() {
+                let rel = (e - energy).abs() / energy;
+                println!("{law}, gpu-matrix on {p} ranks, rank {r}: energy {rel:.2e}");
+                assert!(
+                    rel <= 1e-12,
+                    "{law}, {p} ranks, rank {r}: {e:e} vs {energy:e}"
+                );
+            }
+        }
     }
 }
 

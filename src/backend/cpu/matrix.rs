@@ -29,7 +29,6 @@ use crate::operators::{
 use crate::setup::Problem;
 use crate::{Real, Result};
 use rayon::prelude::*;
-use std::ops::Range;
 use std::sync::Arc;
 
 /// Bond rows per rayon task in the bond kernels (fixed, so chunked sums do not depend on
@@ -105,6 +104,11 @@ impl<T: Real> CpuMatrix<T> {
     /// The storage of the bond rows.
     pub fn storage(&self) -> Storage {
         self.storage
+    }
+
+    /// Number of bond rows held.
+    pub fn row_count(&self) -> usize {
+        self.rows.len()
     }
 
     /// Bytes the backend will hold for `problem` in `storage`, without assembling: the
@@ -367,7 +371,7 @@ impl<T: Real> Forces<T> for CpuMatrix<T> {
 
     fn strain_energy(&mut self, u: &[T]) -> Result<f64> {
         let (rows, nodes) = (self.mu.len(), self.neg_inv_volume.len());
-        Ok(self.strain_energy_of(u, 0..rows, 0..nodes))
+        Ok(self.strain_energy_of(u, rows, nodes))
     }
 
     fn broken_bonds(&self) -> usize {
@@ -470,22 +474,28 @@ impl<T: Real> CpuMatrix<T> {
         self.transposed_product(force);
     }
 
-    /// Strain energy of the bond rows `rows` and (LPS) the dilatation term of the nodes
-    /// `nodes`, J; [`Backend::strain_energy`] is all of both.
-    pub fn strain_energy_of(&mut self, u: &[T], rows: Range<usize>, nodes: Range<usize>) -> f64 {
+    /// Strain energy of the first `rows` bond rows and (LPS) the dilatation term of the
+    /// first `nodes` nodes, J, counting of each row the directions that leave one of those
+    /// nodes (a partitioned run's owned nodes come first): in half storage a row whose second
+    /// node is not among them counts its first node's share only (LPS the `a_ij` term, PMB
+    /// half the row: its two directions' coefficients are equal). [`Backend::strain_energy`]
+    /// is all rows and nodes.
+    pub fn strain_energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> f64 {
         self.update_eta(u);
         if self.theta_op.is_some() {
             self.lps_dilatation();
         }
-        let this = &*self;
-        let partial: Vec<f64> = (rows.start / CHUNK..rows.end.div_ceil(CHUNK))
+        let (this, half) = (&*self, self.storage == Storage::Half);
+        let partial: Vec<f64> = (0..rows.div_ceil(CHUNK))
             .into_par_iter()
             .map(|c| {
-                let (start, end) = ((c * CHUNK).max(rows.start), ((c + 1) * CHUNK).min(rows.end));
-                (start..end)
-                    .map(|r| match this.dim {
-                        2 => this.row_energy::<2>(r),
-                        _ => this.row_energy::<3>(r),
+                (c * CHUNK..((c + 1) * CHUNK).min(rows))
+                    .map(|r| {
+                        let both = !half || (this.rows.second[r] as usize) < nodes;
+                        match this.dim {
+                            2 => this.row_energy::<2>(r, both),
+                            _ => this.row_energy::<3>(r, both),
+                        }
                     })
                     .sum()
             })
@@ -497,20 +507,22 @@ impl<T: Real> CpuMatrix<T> {
                 Law::Lps { kd, .. } => kd,
                 Law::Pmb { .. } => 0.0,
             };
-            total += nodes
+            total += (0..nodes)
                 .map(|i| 0.5 * kd(i) * v[i] * self.theta[i].f64().powi(2))
                 .sum::<f64>();
         }
         total
     }
 
-    /// Broken rows among the first `rows`.
-    pub fn broken_rows_before(&self, rows: usize) -> usize {
-        self.mu[..rows].iter().filter(|&&m| m == 0).count()
+    /// Directed bonds broken among the first `rows` bond rows that leave one of the first
+    /// `nodes` nodes ([`BondRows::broken_leaving`]).
+    pub fn broken_bonds_of(&self, rows: usize, nodes: usize) -> usize {
+        self.rows.broken_leaving(&self.mu[..rows], nodes)
     }
 
-    /// Strain energy of row `r`, J (LPS: `self.theta` up to date).
-    fn row_energy<const D: usize>(&self, r: usize) -> f64 {
+    /// Strain energy of row `r`, J (LPS: `self.theta` up to date); without `both` (half
+    /// storage only), its first node's direction only.
+    fn row_energy<const D: usize>(&self, r: usize, both: bool) -> f64 {
         if self.mu[r] == 0 {
             return 0.0;
         }
@@ -518,6 +530,8 @@ impl<T: Real> CpuMatrix<T> {
         let v = &self.vectors;
         let (w, a) = (v.w[r].f64(), v.a[r].f64());
         match self.law {
+            // (half storage: `a = a_ij + a_ji` with `a_ij = a_ji`, so half is `a_ij` exactly)
+            Law::Pmb { .. } if !both => 0.25 * w * a * e * e,
             Law::Pmb { .. } => 0.5 * w * a * e * e,
             Law::Lps { .. } => {
                 let (i, j) = self.rows.ends(r);
@@ -525,6 +539,8 @@ impl<T: Real> CpuMatrix<T> {
                 let ed = |k: usize| e - self.theta[k].f64() * x / d;
                 if v.a_first.is_empty() {
                     0.5 * w * a * ed(i).powi(2)
+                } else if !both {
+                    0.5 * w * v.a_first[r].f64() * ed(i).powi(2)
                 } else {
                     let a_ij = v.a_first[r].f64();
                     0.5 * w * (a_ij * ed(i).powi(2) + (a - a_ij) * ed(j).powi(2))

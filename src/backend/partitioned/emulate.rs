@@ -29,6 +29,7 @@ use crate::neighbors::Families;
 use crate::partition::{partition, Subdomain};
 use crate::setup::Problem;
 use crate::{Real, Result};
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// One subdomain and its own CPU loop backend.
@@ -79,7 +80,7 @@ pub(crate) fn problem_of(
     let body = &problem.body;
     let by_bond = |v: &[f64]| gather(v, bond_index, 1);
     let initial_mu = gather(&problem.initial_mu, bond_index, 1);
-    let precracked = initial_mu.iter().filter(|&&m| m == 0).count();
+    let precracked = initial_mu.par_iter().filter(|&&m| m == 0).count();
     Problem {
         name: problem.name.clone(),
         model: problem.model.clone(),

@@ -37,6 +37,7 @@ use crate::partition::{partition, Subdomain};
 use crate::partition::{Residency, StreamReport, StreamTimes};
 use crate::setup::Problem;
 use crate::{Real, Result};
+use rayon::prelude::*;
 use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Instant;
@@ -146,36 +147,70 @@ pub fn local_problem_of(problem: &Problem, sub: &Subdomain) -> Problem {
 /// The local problem of `sub` for the matrix scheme: owned nodes with their families, halo
 /// nodes with their bonds into owned nodes, every family sorted by local index; and the
 /// global bond of each local bond (also a rank's part of a distributed run,
-/// `distributed/matrix.rs`).
+/// `distributed/matrix.rs`). Built in parallel over blocks of nodes (count, scan, fill: each
+/// block writes only its nodes' bonds), the same arrays at any thread count.
 pub(crate) fn local_problem(problem: &Problem, sub: &Subdomain) -> (Problem, Vec<usize>) {
     let families = &problem.families;
-    let owned = sub.owned_nodes();
-    let halo = sub.halo_nodes();
-    let local_of_owned = |g: usize| owned.binary_search(&g).ok();
-    let local_of_halo = |g: usize| halo.binary_search(&g).ok().map(|k| sub.owned + k);
-    let mut offsets = vec![0usize];
-    let mut neighbors = Vec::new();
-    let mut bond_index = Vec::new();
+    let owned = sub.owned as u32;
+    // the local index of every node of the subdomain (owned first, then halo; NONE elsewhere)
+    const NONE: u32 = u32::MAX;
+    let mut local_of = vec![NONE; problem.body.len()];
     for (l, &g) in sub.nodes.iter().enumerate() {
-        let start = families.offsets[g];
-        let mut row: Vec<(u32, usize)> = families
-            .family(g)
-            .iter()
-            .enumerate()
-            .filter_map(|(k, &j)| {
-                let j = j as usize;
-                let local = match l < sub.owned {
-                    true => local_of_owned(j).or_else(|| local_of_halo(j)),
-                    false => local_of_owned(j),
-                };
-                local.map(|lj| (lj as u32, start + k))
-            })
-            .collect();
-        row.sort_unstable_by_key(|&(lj, _)| lj);
-        neighbors.extend(row.iter().map(|&(lj, _)| lj));
-        bond_index.extend(row.iter().map(|&(_, b)| b));
-        offsets.push(neighbors.len());
+        local_of[g] = l as u32;
     }
+    // an owned node keeps every bond into the subdomain, a halo node its bonds into owned nodes
+    let kept = |l: usize, j: u32| {
+        let lj = local_of[j as usize];
+        let keep = match l < sub.owned {
+            true => lj != NONE,
+            false => lj < owned,
+        };
+        keep.then_some(lj)
+    };
+    let counts: Vec<usize> = (sub.nodes.par_iter().enumerate())
+        .map(|(l, &g)| {
+            (families.family(g).iter())
+                .filter(|&&j| kept(l, j).is_some())
+                .count()
+        })
+        .collect();
+    let mut offsets = Vec::with_capacity(counts.len() + 1);
+    offsets.push(0usize);
+    for c in &counts {
+        offsets.push(offsets[offsets.len() - 1] + c);
+    }
+    let total = offsets[counts.len()];
+    let (mut neighbors, mut bond_index) = (vec![0u32; total], vec![0usize; total]);
+    // blocks of nodes, each with its parts of the two arrays
+    const BLOCK: usize = 512;
+    let mut blocks = Vec::with_capacity(counts.len().div_ceil(BLOCK));
+    let (mut rest_n, mut rest_b) = (neighbors.as_mut_slice(), bond_index.as_mut_slice());
+    for first in (0..counts.len()).step_by(BLOCK) {
+        let last = (first + BLOCK).min(counts.len());
+        let len = offsets[last] - offsets[first];
+        let (n_head, n_tail) = rest_n.split_at_mut(len);
+        let (b_head, b_tail) = rest_b.split_at_mut(len);
+        blocks.push((first..last, n_head, b_head));
+        (rest_n, rest_b) = (n_tail, b_tail);
+    }
+    blocks.into_par_iter().for_each(|(nodes, out_n, out_b)| {
+        let mut row: Vec<(u32, usize)> = Vec::new();
+        let base = offsets[nodes.start];
+        for l in nodes {
+            let g = sub.nodes[l];
+            let start = families.offsets[g];
+            row.clear();
+            let family = families.family(g).iter().enumerate();
+            row.extend(family.filter_map(|(k, &j)| kept(l, j).map(|lj| (lj, start + k))));
+            // (distinct local indices: any sort gives this order)
+            row.sort_unstable_by_key(|&(lj, _)| lj);
+            let at = offsets[l] - base..offsets[l + 1] - base;
+            for ((n, b), &(lj, bond)) in out_n[at.clone()].iter_mut().zip(&mut out_b[at]).zip(&row)
+            {
+                (*n, *b) = (lj, bond);
+            }
+        }
+    });
     let local = problem_of(
         problem,
         &sub.nodes,
@@ -205,7 +240,8 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
             .map(|(s, sub)| {
                 let (local, bond_index) = local_problem(problem, &sub);
                 let owned_rows = local.families.offsets[sub.owned];
-                let backend = M::assemble(Arc::new(local), s, owned_rows, slots)?;
+                let local = Arc::new(local);
+                let backend = M::assemble(local, s, owned_rows, slots, Storage::Full)?;
                 Ok(Part {
                     sub,
                     bond_index,
@@ -285,7 +321,7 @@ impl<T: Real, M: MatrixPart<T>> PartitionedMatrix<T, M> {
     fn owned_broken(&self) -> Result<usize> {
         self.parts
             .iter()
-            .map(|p| p.backend.broken_before(p.owned_rows))
+            .map(|p| p.backend.broken_of(p.owned_rows, p.sub.owned))
             .sum()
     }
 
@@ -547,6 +583,61 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for PartitionedMatrix<T, M> {
         Footprint {
             subdomains: self.stream_report(),
             ..Footprint::new(self.memory_bytes(), self.bytes_per_step())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The local problem of every subdomain of a small 3D block in 3 parts is the one its
+    /// definition gives, node by node (each local node's global family kept where the
+    /// neighbour is in the subdomain, a halo node's only into owned nodes, sorted by local
+    /// index; found here by binary search in the owned and halo lists): the same families
+    /// and global bonds exactly, on one thread and on all (the parallel build writes the same
+    /// arrays; a difference would change the order of a rank's sums).
+    #[test]
+    fn local_problem_is_its_definition_on_any_thread_count() {
+        let text = include_str!("../../../models/pmb_block_3d.toml");
+        let set = ["discretization.dx=5e-3".to_string()];
+        let model = crate::model::parse(text, "block.toml", &set).expect("valid model");
+        let problem = Problem::build(model, std::path::Path::new(".")).expect("builds");
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        for sub in partition(&problem, 3).unwrap() {
+            let (owned, halo) = (sub.owned_nodes(), sub.halo_nodes());
+            let (mut offsets, mut neighbors, mut bonds) = (vec![0], Vec::new(), Vec::new());
+            for (l, &g) in sub.nodes.iter().enumerate() {
+                let f = &problem.families;
+                let mut row: Vec<(u32, usize)> = (f.family(g).iter().enumerate())
+                    .filter_map(|(k, &j)| {
+                        let j = j as usize;
+                        let o = owned.binary_search(&j).ok();
+                        let h = halo.binary_search(&j).ok().map(|k| sub.owned + k);
+                        let lj = if l < sub.owned { o.or(h) } else { o };
+                        lj.map(|lj| (lj as u32, f.offsets[g] + k))
+                    })
+                    .collect();
+                row.sort_by_key(|&(lj, _)| lj);
+                neighbors.extend(row.iter().map(|&(lj, _)| lj));
+                bonds.extend(row.iter().map(|&(_, b)| b));
+                offsets.push(neighbors.len());
+            }
+            assert!(
+                sub.halo() > 0 && neighbors.len() > offsets[sub.owned],
+                "a halo"
+            );
+            for (local, index) in [
+                local_problem(&problem, &sub),
+                one.install(|| local_problem(&problem, &sub)),
+            ] {
+                assert_eq!(local.families.offsets, offsets);
+                assert_eq!(local.families.neighbors, neighbors);
+                assert_eq!(index, bonds);
+            }
         }
     }
 }

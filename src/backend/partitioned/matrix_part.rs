@@ -22,9 +22,17 @@ pub(super) const NAME: &str = "gpu-matrix (subdomains)";
 /// `gpu-matrix` with every subdomain's blocks resident on the device, or
 /// the streamed part of `matrix_stream.rs` (its blocks uploaded whenever it runs).
 pub trait MatrixPart<T: Real>: Backend<T> + Sized + Send {
-    /// Assemble the operators of a local problem (full storage) for subdomain `s`, whose
-    /// first `owned_rows` bond rows are its owned nodes' bonds.
-    fn assemble(local: Arc<Problem>, s: usize, owned_rows: usize, slots: &Slots) -> Result<Self>;
+    /// Assemble the operators of a local problem in `storage` for subdomain `s`, whose first
+    /// `owned_rows` directed bonds (CSR order) are its owned nodes' bonds. The subdomains of
+    /// one process take full storage (the owned nodes' rows a prefix, streamed parts only
+    /// this); a rank's part takes half storage (`distributed/matrix.rs`).
+    fn assemble(
+        local: Arc<Problem>,
+        s: usize,
+        owned_rows: usize,
+        slots: &Slots,
+        storage: Storage,
+    ) -> Result<Self>;
     /// Called once every part is assembled: streamed parts make their slots on `slots` and
     /// say what they hold; others nothing.
     fn prepare(_parts: &mut [&mut Self], _slots: &Slots) -> Result<Option<SlotSetup>> {
@@ -32,10 +40,15 @@ pub trait MatrixPart<T: Real>: Backend<T> + Sized + Send {
     }
     /// LPS forces with the dilatation of every local node given.
     fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()>;
-    /// Strain energy of the first `rows` rows and the first `nodes` nodes, J.
+    /// Strain energy of the first `rows` rows that belongs to the first `nodes` nodes (each
+    /// direction of a bond to the node it leaves; half storage: a row to a node past them
+    /// counts its first node's share), and (LPS) the dilatation term of those nodes, J.
     fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64>;
-    /// Broken rows among the first `rows`.
-    fn broken_before(&self, rows: usize) -> Result<usize>;
+    /// Directed bonds broken among the first `rows` rows that leave one of the first `nodes`
+    /// nodes (pre-cracks included).
+    fn broken_of(&self, rows: usize, nodes: usize) -> Result<usize>;
+    /// Number of bond rows the part holds.
+    fn row_count(&self) -> usize;
     /// Whether the part is on the device only while it runs.
     fn streamed(&self) -> bool {
         false
@@ -102,24 +115,27 @@ impl Slots {
 }
 
 impl<T: Real> MatrixPart<T> for CpuMatrix<T> {
-    fn assemble(local: Arc<Problem>, _: usize, _: usize, _: &Slots) -> Result<Self> {
-        CpuMatrix::new(local, Storage::Full)
+    fn assemble(local: Arc<Problem>, _: usize, _: usize, _: &Slots, at: Storage) -> Result<Self> {
+        CpuMatrix::new(local, at)
     }
     fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()> {
         self.internal_force_with_theta(u, theta, force);
         Ok(())
     }
     fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
-        Ok(self.strain_energy_of(u, 0..rows, 0..nodes))
+        Ok(self.strain_energy_of(u, rows, nodes))
     }
-    fn broken_before(&self, rows: usize) -> Result<usize> {
-        Ok(self.broken_rows_before(rows))
+    fn broken_of(&self, rows: usize, nodes: usize) -> Result<usize> {
+        Ok(self.broken_bonds_of(rows, nodes))
+    }
+    fn row_count(&self) -> usize {
+        CpuMatrix::row_count(self)
     }
 }
 
 impl<T: Real> MatrixPart<T> for GpuMatrix<T> {
-    fn assemble(local: Arc<Problem>, _: usize, _: usize, _: &Slots) -> Result<Self> {
-        GpuMatrix::new(local, Storage::Full)
+    fn assemble(local: Arc<Problem>, _: usize, _: usize, _: &Slots, at: Storage) -> Result<Self> {
+        GpuMatrix::new(local, at)
     }
     fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()> {
         self.internal_force_with_theta(u, theta, force)
@@ -127,9 +143,12 @@ impl<T: Real> MatrixPart<T> for GpuMatrix<T> {
     fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
         self.strain_energy_of(u, rows, nodes)
     }
-    fn broken_before(&self, rows: usize) -> Result<usize> {
-        self.broken_rows_before(rows)
+    fn broken_of(&self, rows: usize, nodes: usize) -> Result<usize> {
+        self.broken_bonds_of(rows, nodes)
             .map_err(device_fault(NAME, "bond status download"))
+    }
+    fn row_count(&self) -> usize {
+        GpuMatrix::row_count(self)
     }
 }
 

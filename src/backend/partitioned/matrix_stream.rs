@@ -218,7 +218,19 @@ impl<T: Real> Drop for StreamedPart<T> {
 }
 
 impl<T: Real> MatrixPart<T> for StreamedPart<T> {
-    fn assemble(local: Arc<Problem>, s: usize, owned_rows: usize, slots: &Slots) -> Result<Self> {
+    /// Full storage only (the slots are sized for it): half storage is an error.
+    fn assemble(
+        local: Arc<Problem>,
+        s: usize,
+        owned_rows: usize,
+        slots: &Slots,
+        storage: Storage,
+    ) -> Result<Self> {
+        if storage != Storage::Full {
+            return Err(error(
+                "streamed subdomains hold their rows in full storage only",
+            ));
+        }
         let t = std::mem::size_of::<T>();
         let rows = GpuMatrix::<T>::bond_rows(&local, Storage::Full);
         let n = local.body.len();
@@ -313,21 +325,23 @@ impl<T: Real> MatrixPart<T> for StreamedPart<T> {
     fn energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
         self.with("strain energy", |m| m.strain_energy_of(u, rows, nodes))
     }
-    fn broken_before(&self, rows: usize) -> Result<usize> {
+    fn broken_of(&self, rows: usize, nodes: usize) -> Result<usize> {
         if let Some(slot) = self.dirty_slot() {
             return slot
                 .matrix
-                .broken_rows_before(rows)
+                .broken_bonds_of(rows, nodes)
                 .map_err(device_fault(NAME, "bond status download"));
         }
         let image = lock(&self.image);
+        // (full storage: the owned rows, what the subdomains ask with their owned nodes, all
+        // leave owned nodes, so their count is the one counted when the status came back)
         Ok(match rows == self.owned_rows {
             true => self.count_owned(&image),
-            false => image.row_status()[..rows]
-                .iter()
-                .filter(|&&m| m == 0)
-                .count(),
+            false => image.broken_bonds_of(rows, nodes),
         })
+    }
+    fn row_count(&self) -> usize {
+        lock(&self.image).rows()
     }
     fn streamed(&self) -> bool {
         true

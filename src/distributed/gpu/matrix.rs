@@ -1,15 +1,18 @@
 //! `gpu-matrix` on one rank's part, one GPU per rank: the rows of the sparse operators of
 //! the rank's owned nodes with ghost columns ([`DistributedMatrix`] over a
-//! [`GpuMatrix`] on the rank's device, full storage, the plan's order: owned nodes, then
-//! ghosts), with the explicit loop on the device as `gpu-matrix` runs it in core
+//! [`GpuMatrix`] on the rank's device, half storage: the owned pairs and the cut pairs, the
+//! plan's order: owned nodes, then ghosts), with the explicit loop on the device as `gpu-matrix` runs it in core
 //! (`backend/gpu/time_loop.rs`): the state (u, v, a, f) and the row status stay there.
 //!
 //! Before each force evaluation the ghosts' displacements are brought in on the device
 //! (`halo.rs`: the owned values other ranks need packed by a kernel, copied to a page-locked
 //! buffer, exchanged, copied up and scattered); for LPS the ghosts' dilatations likewise
 //! between the dilatation product and the forces that read it
-//! (`GpuMatrix::forces_between`). A bond cut by the partition is a row on both sides and
-//! breaks on both at the same step, from the same two displacements. Per step only the halo
+//! (`GpuMatrix::forces_between`). A bond cut by the partition is a pair row on both sides,
+//! whose force each keeps for its owned end, and breaks on both at the same step, from the
+//! same two displacements. (The device loop's count of bonds broken per call, which the
+//! driver does not use, counts both directions of a cut row; the bonds broken the run
+//! reports are the owned ends', [`DistributedMatrix`]'s.) Per step only the halo
 //! crosses PCIe: `d` values per ghost (and one more for LPS).
 //!
 //! The rows of a part run in local order, so forces agree with the in-core `gpu-matrix` to

@@ -132,7 +132,9 @@ impl<T: Real> GpuMatrix<T> {
     }
 
     /// Strain energy of the first `rows` bond rows and (LPS) the dilatation term of the first
-    /// `nodes` nodes, J (the kernel stops at those counts).
+    /// `nodes` nodes, J (the kernel stops at those counts), counting of each row the
+    /// directions that leave one of those nodes (half storage: a row whose second node is
+    /// past them counts its first node's share, as `CpuMatrix::strain_energy_of`).
     pub fn strain_energy_of(&mut self, u: &[T], rows: usize, nodes: usize) -> Result<f64> {
         let u = self.upload_u(u)?;
         if self.law == LPS {
@@ -151,11 +153,12 @@ impl<T: Real> GpuMatrix<T> {
         Ok(partial.iter().sum())
     }
 
-    /// Broken rows among the first `rows` (pre-cracks included).
-    pub fn broken_rows_before(&self, rows: usize) -> Result<usize> {
+    /// Directed bonds broken among the first `rows` bond rows that leave one of the first
+    /// `nodes` nodes, pre-cracks included (`BondRows::broken_leaving`).
+    pub fn broken_bonds_of(&self, rows: usize, nodes: usize) -> Result<usize> {
         let mut mu = vec![0u8; rows];
         download(&self.gpu, &self.mu, &mut mu)
             .map_err(device_fault(NAME, "bond status download"))?;
-        Ok(mu.iter().filter(|&&m| m == 0).count())
+        Ok(self.rows.broken_leaving(&mu, nodes))
     }
 }

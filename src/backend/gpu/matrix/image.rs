@@ -83,6 +83,12 @@ impl<T: Real> MatrixImage<T> {
         self.rows.len()
     }
 
+    /// Directed bonds broken among the first `rows` rows of the status that leave one of
+    /// the first `nodes` nodes (`BondRows::broken_leaving`).
+    pub fn broken_bonds_of(&self, rows: usize, nodes: usize) -> usize {
+        self.rows.broken_leaving(&self.mu[..rows], nodes)
+    }
+
     /// Status of each bond row (1 intact).
     pub fn row_status(&self) -> &[u8] {
         &self.mu

@@ -53,6 +53,11 @@ impl<T: Real> GpuMatrix<T> {
         self.rows.len()
     }
 
+    /// Number of bond rows held.
+    pub fn row_count(&self) -> usize {
+        self.nrows()
+    }
+
     pub(super) fn check(&self, requested: bool) -> bool {
         // (several materials: where any pair breaks)
         requested && self.problem.breaks()
