@@ -31,7 +31,7 @@ pub struct RankPlan {
 /// `setup` keys `rank_cut`, `rank_subdomain`, `rank_part` of `summary.json`).
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct RankSetup {
-    /// The cut into parts (every node's slab and owner, balanced by bonds).
+    /// The cut into parts (every node's cell and owner: slabs or blocks, balanced by bonds).
     pub cut: Option<f64>,
     /// The rank's subdomain (its owned nodes' families in local indices, the ghosts) and
     /// the halo lists.
