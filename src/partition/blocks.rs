@@ -39,7 +39,7 @@ pub type Product = [usize; 3];
 /// The products of `p` over the first `dim` axes with at most `len[a]` parts along axis
 /// `a`, in a fixed order (the first axis' count ascending, then the second's).
 pub fn products(p: usize, dim: usize, len: [usize; 3]) -> Vec<Product> {
-    let divisors = |n: usize| (1..=n).filter(move |k| n % k == 0);
+    let divisors = |n: usize| (1..=n).filter(move |k| n.is_multiple_of(*k));
     let mut out = Vec::new();
     for px in divisors(p).filter(|&k| k <= len[0]) {
         let rest = p / px;

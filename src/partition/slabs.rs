@@ -216,7 +216,9 @@ pub fn assign(problem: &Problem, count: usize, balance: Balance) -> Result<Assig
         axes: vec![axis],
         len: vec![slabs],
         cell: slab.par_iter().map(|&c| c as u32).collect(),
-        cells: (0..count).map(|s| vec![cut[s]..cut[s + 1]]).collect(),
+        cells: (0..count)
+            .map(|s| std::iter::once(cut[s]..cut[s + 1]).collect())
+            .collect(),
         product: std::array::from_fn(|a| if a == axis { count } else { 1 }),
     })
 }
