@@ -166,3 +166,43 @@ fn cpu_matrix_in_blocks_agrees_with_one_process_to_1e_12() {
         }
     }
 }
+
+/// `peridot info --ranks 4` on the benchmark block (21 nodes, 7 cells a side) takes blocks
+/// by default (`auto`: 2 x 2 across two axes; their ghosts' cell bound, 9 x 9 x 7 - 7^3 =
+/// 224 cells, is below the 4 slabs' 6 x 49 = 294) and slabs with `--partition slabs`, and
+/// the ghosts it prints in all are fewer for the blocks, as the bound says; `--partition`
+/// without `--ranks` is refused by the parser, naming `--ranks`.
+#[test]
+fn info_prints_the_cut_and_partition_picks_it() {
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/models/pmb_block_3d.toml");
+    let ghosts = |mode: &str| {
+        let out = common::cli::peridot(&["info", model, "--ranks", "4", "--partition", mode]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{mode}: {}",
+            common::cli::stderr(&out)
+        );
+        let line = text.lines().find(|l| l.contains("in all")).unwrap_or("");
+        let all = line
+            .split("ghosts ")
+            .nth(1)
+            .and_then(|t| t.split(' ').next());
+        (
+            text.clone(),
+            all.and_then(|n| n.parse::<usize>().ok())
+                .expect("the ghosts in all"),
+        )
+    };
+    let (auto, in_blocks) = ghosts("auto");
+    assert!(auto.contains("cuts the model: blocks: 2 x 2 ("), "{auto}");
+    let (slabs, in_slabs) = ghosts("slabs");
+    assert!(slabs.contains("cuts the model: slabs: 4 along"), "{slabs}");
+    assert!(
+        in_blocks < in_slabs,
+        "{in_blocks} ghosts in blocks, {in_slabs} in slabs"
+    );
+    let refused = common::cli::peridot(&["info", model, "--partition", "blocks"]);
+    assert!(!refused.status.success());
+    assert!(common::cli::stderr(&refused).contains("--ranks"));
+}
