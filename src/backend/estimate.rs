@@ -32,6 +32,7 @@ use crate::gpu::device::device_shortfall;
 use crate::gpu::layout::SLICE;
 use crate::model::size::parse_byte_size;
 use crate::operators::{footprint_of, OperatorCounts, Storage};
+use crate::partition::blocks::{choose, uniform_ghosts, Product};
 use crate::setup::memory::{
     self, cpu_loop_bytes, gib, guarded, problem_bytes, Estimate, ModelCounts,
 };
@@ -248,30 +249,53 @@ fn subdomain_nodes(counts: &ModelCounts, k: usize) -> (f64, f64) {
 }
 
 /// One rank's share of a model of `counts` cut into `p` parts as a distributed run cuts it
-/// (`distributed/plan.rs`: slabs of cells one family radius wide along the longest axis,
-/// balanced by bonds), each bounded by the whole model.
+/// (`distributed/plan.rs`: cells one family radius wide, in slabs along the longest axis or
+/// in blocks cut along two or three axes, balanced by bonds), each bounded by the whole
+/// model.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankShare {
-    /// Owned nodes: at most a `1/p` share and two mean slabs (a cut falls between slabs, so
-    /// a part exceeds its share by less than one slab; two mean slabs cover a slab of up to
-    /// twice the mean cross-section).
+    /// Owned nodes: at most a `1/p` share and two mean cells more along each cut axis (a cut
+    /// falls between cells, so a part exceeds its share by less than one cell a side; two
+    /// mean cells cover a cell of up to twice the mean cross-section). Slabs: a `1/p` share
+    /// and two mean slabs.
     pub owned: f64,
-    /// Ghosts: the halo one family radius deep, a slab on each side (two mean slabs).
+    /// Ghosts: the cells one deep around the mean part (slabs: a slab on each side).
     pub ghosts: f64,
-    /// Directed bonds of the owned nodes: at most a `1/p` share and two mean slabs' bonds
-    /// (the balance is by bonds; the same rounding as the nodes).
+    /// Directed bonds of the owned nodes: as the owned nodes (the balance is by bonds; the
+    /// same rounding).
     pub bonds: f64,
 }
 
-/// [`RankShare`] of `counts` in `p` parts.
+/// [`RankShare`] of `counts` in `p` parts, cut as `counts.rank_partition` says: the product
+/// of parts `partition::blocks` chooses by the ghosts' cell bound, here on the boxes' grid of
+/// cells filled uniformly.
 pub fn rank_share(counts: &ModelCounts, p: usize) -> RankShare {
-    let (n, bonds, slabs) = (counts.nodes, counts.bonds(), counts.slabs.max(1.0));
-    let p = p.max(1) as f64;
-    let owned = (n / p + 2.0 * n / slabs).min(n);
+    let (n, bonds, c) = (
+        counts.nodes,
+        counts.bonds(),
+        counts.cells.map(|c| c.max(1.0)),
+    );
+    let dim = counts.dim.clamp(1, 3);
+    let longest = (0..dim)
+        .rev()
+        .max_by(|&a, &b| c[a].total_cmp(&c[b]))
+        .unwrap_or(0);
+    let p = p.max(1);
+    let len = c.map(|x| x.min(u32::MAX as f64) as usize);
+    let ghosts = |q: Product| uniform_ghosts(q, c);
+    let product = choose(p, dim, len, longest, counts.rank_partition, ghosts)
+        .unwrap_or_else(|| std::array::from_fn(|a| if a == longest { p } else { 1 }));
+    let cut = |a: usize| if product[a] > 1 { 2.0 } else { 0.0 };
+    let mean: f64 = (0..3).map(|a| c[a] / product[a] as f64).product();
+    let grown: f64 = (0..3).map(|a| c[a] / product[a] as f64 + cut(a)).product();
+    let share = grown / c.iter().product::<f64>();
+    let owned = (n * share).min(n);
     RankShare {
         owned,
-        ghosts: (2.0 * n / slabs).min(n - owned).max(0.0),
-        bonds: (bonds / p + 2.0 * bonds / slabs).min(bonds),
+        ghosts: (n * (grown - mean) / c.iter().product::<f64>())
+            .min(n - owned)
+            .max(0.0),
+        bonds: (bonds * share).min(bonds),
     }
 }
 

@@ -115,6 +115,10 @@ pub enum Command {
         /// Write a restart checkpoint every N steps (overrides output.checkpoint_every).
         #[arg(long, value_name = "N")]
         checkpoint_every: Option<usize>,
+        /// Under an MPI launcher: how the ranks cut the model (overrides
+        /// solver.rank_partition; ignored in one process).
+        #[arg(long, value_enum, value_name = "CUT")]
+        partition: Option<PartitionArg>,
     },
     /// Write sparse matrices (K, B, Theta) as Matrix Market files plus a JSON sidecar,
     /// node coordinates and volumes (CSV) and boundary-condition node sets (JSON).
@@ -155,6 +159,9 @@ pub enum Command {
         /// bonds, ghosts and halo bytes per rank.
         #[arg(long, value_name = "P")]
         ranks: Option<usize>,
+        /// With --ranks: how the ranks cut the model (overrides solver.rank_partition).
+        #[arg(long, value_enum, value_name = "CUT", requires = "ranks")]
+        partition: Option<PartitionArg>,
         /// The backend whose memory estimate (host and device) `info` compares with this
         /// machine, as `run` would; `auto` as `run` resolves it.
         #[arg(long, value_enum, default_value = "auto")]
@@ -196,6 +203,29 @@ pub enum Command {
     },
 }
 
+/// `--partition`: how the ranks of a distributed run cut the model (`docs/distributed.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PartitionArg {
+    /// Blocks where their ghosts' cell bound is below the slabs', else slabs (the default).
+    Auto,
+    /// Slabs of cells along the body's longest axis.
+    Slabs,
+    /// Blocks: the cell grid cut along two or three axes (slabs where P is prime).
+    Blocks,
+}
+
+impl PartitionArg {
+    /// `model` with `solver.rank_partition` set to this cut.
+    fn into_model(self, model: &mut ModelArgs) {
+        let name = match self {
+            PartitionArg::Auto => "auto",
+            PartitionArg::Slabs => "slabs",
+            PartitionArg::Blocks => "blocks",
+        };
+        model.set.push(format!("solver.rank_partition=\"{name}\""));
+    }
+}
+
 /// Matrix file formats of `export-matrix`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum MatrixFormat {
@@ -209,7 +239,7 @@ pub enum MatrixFormat {
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Run {
-            model,
+            mut model,
             out,
             backend,
             precision,
@@ -220,7 +250,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             streamed,
             restart,
             checkpoint_every,
+            partition,
         } => {
+            if let Some(p) = partition {
+                p.into_model(&mut model);
+            }
             let request = peridot::backend::partitioned::SubdomainRequest {
                 count: subdomains,
                 budget: gpu_memory_budget,
@@ -246,22 +280,28 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         } => matrix::export(&model, &out, &what, format),
         Command::SolveStatic { model, out } => matrix::solve_static(&model, out),
         Command::Info {
-            model,
+            mut model,
             gpu_memory_budget,
             subdomains,
             ranks,
+            partition,
             backend,
             precision,
-        } => info::info(
-            &model,
-            info::InfoFlags {
-                budget: gpu_memory_budget.as_deref(),
-                subdomains,
-                ranks,
-                backend,
-                precision,
-            },
-        ),
+        } => {
+            if let Some(p) = partition {
+                p.into_model(&mut model);
+            }
+            info::info(
+                &model,
+                info::InfoFlags {
+                    budget: gpu_memory_budget.as_deref(),
+                    subdomains,
+                    ranks,
+                    backend,
+                    precision,
+                },
+            )
+        }
         Command::Bench { model, args } => bench::bench(&model, args),
         Command::Neighbors {
             model,

@@ -2,7 +2,7 @@
 //! `peridot info --ranks P` shows.
 
 use peridot::backend::gpu::bond_loop::device_bytes_per;
-use peridot::distributed::plan::rows;
+use peridot::distributed::plan::table;
 use peridot::material::Law;
 use peridot::setup::Problem;
 use peridot::solver::Ranks;
@@ -16,10 +16,12 @@ pub fn launched_ranks() -> Option<usize> {
         .find_map(|k| std::env::var(k).ok()?.parse().ok())
 }
 
-/// Print the `p`-way partition of `problem` as a run across `p` ranks makes it (balanced by
-/// bonds), with the halo bytes per step in `precision`.
+/// Print the `p`-way partition of `problem` as a run across `p` ranks makes it (slabs or
+/// blocks as `solver.rank_partition` says, balanced by bonds), with the halo bytes per step
+/// in `precision`.
 pub fn print_ranks(problem: &Problem, p: usize, precision: Precision) -> anyhow::Result<()> {
-    let table = rows(problem, p)?;
+    let (cut, table) = table(problem, p)?;
+    let mode = problem.model.solver.rank_partition.unwrap_or_default();
     let lps = matches!(problem.material.law, Law::Lps { .. });
     let bytes = match precision {
         Precision::F32 => 4,
@@ -27,8 +29,9 @@ pub fn print_ranks(problem: &Problem, p: usize, precision: Precision) -> anyhow:
     };
     let dim = problem.dim();
     println!(
-        "ranks {p} (as `mpirun -n {p} peridot run` cuts the model: slabs of cells balanced by \
-         bonds; halo bytes received per step in {}):",
+        "ranks {p} (as `mpirun -n {p} peridot run` cuts the model: {cut}, partition {}, cells \
+         one family radius wide balanced by bonds; halo bytes received per step in {}):",
+        mode.name(),
         precision.name()
     );
     println!(
@@ -54,9 +57,18 @@ pub fn print_ranks(problem: &Problem, p: usize, precision: Precision) -> anyhow:
     }
     let total: usize = table.iter().map(|r| r.bonds).sum();
     let most = table.iter().map(|r| r.bonds).max().unwrap_or(0);
+    let ghosts: usize = table.iter().map(|r| r.ghosts).sum();
+    let halo: usize = table.iter().map(|r| r.halo_bytes(dim, bytes, lps)).sum();
+    let peers = table.iter().map(|r| r.peers).max().unwrap_or(0);
     println!(
-        "  bond imbalance {:.3} (largest share over the mean)",
-        most as f64 * p as f64 / total.max(1) as f64
+        "  bond imbalance {:.3} (largest share over the mean); ghosts {} in all, {:.1} per \
+         rank ({:.2} % of the nodes); halo {} bytes a step in all; at most {peers} \
+         neighbours",
+        most as f64 * p as f64 / total.max(1) as f64,
+        ghosts,
+        ghosts as f64 / p as f64,
+        100.0 * ghosts as f64 / problem.body.len().max(1) as f64,
+        halo
     );
     println!(
         "  gpu-loop runs one GPU per rank (local rank modulo the host's GPUs), the part \

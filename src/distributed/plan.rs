@@ -1,5 +1,6 @@
 //! A rank's part of a distributed run, computed from the problem alone (no transport): the
-//! cut into one part per rank balanced by directed bonds (`partition::Cuts`), the rank's
+//! cut into one part per rank balanced by directed bonds (`partition::Cuts`: slabs of the
+//! cell grid, or blocks cut along two or three axes, as `solver.rank_partition` says), the rank's
 //! subdomain (owned nodes ascending, then its ghosts ascending: the halo one family radius
 //! deep), and per neighbouring rank the owned nodes it sends and the ghosts it receives,
 //! both in ascending global order, so the two sides' lists match without a handshake
@@ -30,7 +31,7 @@ pub struct RankPlan {
 /// `setup` keys `rank_cut`, `rank_subdomain`, `rank_part` of `summary.json`).
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct RankSetup {
-    /// The cut into parts (every node's slab and owner, balanced by bonds).
+    /// The cut into parts (every node's cell and owner: slabs or blocks, balanced by bonds).
     pub cut: Option<f64>,
     /// The rank's subdomain (its owned nodes' families in local indices, the ghosts) and
     /// the halo lists.
@@ -170,20 +171,29 @@ impl RankPlan {
 /// The rows of every rank of a `ranks`-way run of `problem` (`peridot info --ranks`; its
 /// bonds stored or not: a lean problem's subdomains search their families).
 pub fn rows(problem: &Problem, ranks: usize) -> Result<Vec<RankRow>> {
-    let cuts = cut(problem, ranks)?;
-    Ok((0..ranks)
-        .map(|r| RankPlan::of_cuts(problem, &cuts, r).row())
-        .collect())
+    Ok(table(problem, ranks)?.1)
 }
 
-/// The `ranks`-way cut balanced by bonds, with the errors named for ranks.
+/// [`rows`], and the cut named (`slabs: 4 along x`, `blocks: 2 x 2 x 2 (x, y, z)`).
+pub fn table(problem: &Problem, ranks: usize) -> Result<(String, Vec<RankRow>)> {
+    let cuts = cut(problem, ranks)?;
+    let rows = (0..ranks)
+        .into_par_iter()
+        .map(|r| RankPlan::of_cuts(problem, &cuts, r).row())
+        .collect();
+    Ok((cuts.describe(), rows))
+}
+
+/// The `ranks`-way cut balanced by bonds, slabs or blocks as the model's
+/// `solver.rank_partition` says, with the errors named for ranks.
 fn cut(problem: &Problem, ranks: usize) -> Result<Cuts> {
-    Cuts::balanced(problem, ranks, Balance::Bonds).map_err(|e| match e {
+    let mode = problem.model.solver.rank_partition.unwrap_or_default();
+    Cuts::with_mode(problem, ranks, Balance::Bonds, mode).map_err(|e| match e {
         crate::Error::Usage { message, .. } => usage(
             "ranks",
             format!(
-                "{ranks} ranks: {} (each rank owns at least one slab of cells one family \
-                 radius wide)",
+                "{ranks} ranks: {} (each rank owns at least one cell one family radius wide \
+                 along each axis it is cut on)",
                 message.replace("subdomains", "parts")
             ),
         ),

@@ -5,10 +5,11 @@
 //! What is hashed: the model as canonical JSON (object keys sorted, numbers in serde_json's
 //! shortest round-trip form) with these keys removed, because a restart may change them:
 //! `name` (the run's name), `solver.steps` (a resumed run may go further),
-//! `solver.gpu_memory_budget` (how the run executes, not what it computes) and the whole
-//! `[output]` table. Everything else is in: material, discretization, geometry (the file
-//! name of a point cloud, not its contents: the caller adds the nodes), pre-cracks, regions,
-//! boundary conditions and the rest of `[solver]` (`dt`, damping, ADR settings, ...).
+//! `solver.gpu_memory_budget` and `solver.rank_partition` (how the run executes, not what
+//! it computes) and the whole `[output]` table. Everything else is in: material,
+//! discretization, geometry (the file name of a point cloud, not its contents: the caller
+//! adds the nodes), pre-cracks, regions, boundary conditions and the rest of `[solver]`
+//! (`dt`, damping, ADR settings, ...).
 //! The hash is FNV-1a over the UTF-8 text: stable across builds and platforms.
 
 use super::Model;
@@ -49,6 +50,7 @@ pub fn physics_text(model: &Model) -> String {
         if let Some(Value::Object(solver)) = top.get_mut("solver") {
             solver.remove("steps");
             solver.remove("gpu_memory_budget");
+            solver.remove("rank_partition");
         }
     }
     let mut text = String::new();

@@ -633,6 +633,37 @@ pub struct Solver {
     /// with a unit (`"2GiB"`). `peridot info` plans subdomains for it.
     #[serde(default)]
     pub gpu_memory_budget: Option<super::size::ByteSize>,
+    /// How a run across MPI ranks cuts the model into one part per rank
+    /// (`docs/distributed.md`): `auto` (the default), `slabs` or `blocks`. How the run
+    /// executes, not what it computes: a restart may change it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank_partition: Option<RankPartition>,
+}
+
+/// `solver.rank_partition`: the cut of a model into the parts of the ranks of a distributed
+/// run, of the cell grid (cells one family radius wide) balanced by directed bonds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RankPartition {
+    /// Blocks where they have fewer ghosts than slabs (the cell bound), else slabs.
+    #[default]
+    Auto,
+    /// Slabs of cells along the body's longest axis.
+    Slabs,
+    /// Blocks: the cell grid cut along two or three axes (the product of P with the fewest
+    /// ghosts); slabs where P has no such product (P prime) or the body no room for one.
+    Blocks,
+}
+
+impl RankPartition {
+    /// The name of the option's value (`auto`, `slabs`, `blocks`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RankPartition::Auto => "auto",
+            RankPartition::Slabs => "slabs",
+            RankPartition::Blocks => "blocks",
+        }
+    }
 }
 
 fn yes() -> bool {

@@ -12,6 +12,7 @@
 //! Units: positions m; memory in bytes. Node indices are `usize` (global: the problem's;
 //! local: a subdomain's, owned nodes first, then halo nodes).
 
+pub mod blocks;
 pub mod report;
 pub(crate) mod slabs;
 
@@ -19,6 +20,7 @@ pub use report::{RankReport, Residency, ResidencyRequest, StreamReport, StreamTi
 pub use slabs::Balance;
 
 use crate::material::family_radius;
+use crate::model::RankPartition;
 use crate::neighbors::cell_list::csr_families;
 use crate::neighbors::{CellList, Families, FamilyFinder, Stencil};
 use crate::setup::Problem;
@@ -41,8 +43,9 @@ pub struct Subdomain {
     /// Per owned node, the start of its family in the global bond arrays: owned node `k`
     /// covers global bonds `bond_start[k]..bond_start[k] + families.family(k).len()`.
     pub bond_start: Vec<usize>,
-    /// The cell slab range (along the partition axis) this subdomain is made of.
-    pub cells: Range<usize>,
+    /// The cells this subdomain is made of: its range along each cut axis (`Cuts::axes`;
+    /// slabs: the one range along the longest axis).
+    pub cells: Vec<Range<usize>>,
 }
 
 impl Subdomain {
@@ -109,7 +112,7 @@ pub fn partition(problem: &Problem, count: usize) -> Result<Vec<Subdomain>> {
 pub struct Cuts {
     assignment: slabs::Assignment,
     owned: Vec<Vec<usize>>,
-    /// Nodes per cell slab.
+    /// Nodes per cell slab where one axis is cut (slabs), else empty.
     slab_nodes: Vec<usize>,
 }
 
@@ -119,23 +122,46 @@ impl Cuts {
         Cuts::balanced(problem, count, Balance::Nodes)
     }
 
-    /// The `count`-way cut of `problem` balanced by `balance` (errors as [`partition`]).
+    /// The `count`-way cut of `problem` into slabs balanced by `balance` (errors as
+    /// [`partition`]).
     pub fn balanced(problem: &Problem, count: usize, balance: Balance) -> Result<Cuts> {
-        let assignment = slabs::assign(problem, count, balance)?;
-        let mut owned: Vec<Vec<usize>> = vec![Vec::new(); count];
+        Ok(Cuts::of(slabs::assign(problem, count, balance)?))
+    }
+
+    /// The `count`-way cut of `problem` as `mode` makes it (slabs, or blocks of the cell
+    /// grid cut along two or three axes: `blocks.rs`), balanced by `balance`.
+    pub fn with_mode(
+        problem: &Problem,
+        count: usize,
+        balance: Balance,
+        mode: RankPartition,
+    ) -> Result<Cuts> {
+        Ok(Cuts::of(blocks::assign(problem, count, balance, mode)?))
+    }
+
+    fn of(assignment: slabs::Assignment) -> Cuts {
+        let mut owned: Vec<Vec<usize>> = vec![Vec::new(); assignment.cells.len()];
         for (i, &s) in assignment.owner.iter().enumerate() {
             owned[s as usize].push(i);
         }
-        let slabs = assignment.cells.last().map_or(0, |c| c.end);
-        let mut slab_nodes = vec![0; slabs];
-        for &k in &assignment.slab {
-            slab_nodes[k as usize] += 1;
+        let mut slab_nodes = vec![
+            0;
+            if assignment.axes.len() == 1 {
+                assignment.len[0]
+            } else {
+                0
+            }
+        ];
+        if !slab_nodes.is_empty() {
+            for &k in &assignment.cell {
+                slab_nodes[k as usize] += 1;
+            }
         }
-        Ok(Cuts {
+        Cuts {
             assignment,
             owned,
             slab_nodes,
-        })
+        }
     }
 
     /// The subdomain that owns each node (global index).
@@ -153,17 +179,58 @@ impl Cuts {
         &self.owned[s]
     }
 
-    /// The cell slabs of subdomain `s` along the partition axis.
-    pub fn cells(&self, s: usize) -> Range<usize> {
-        self.assignment.cells[s].clone()
+    /// The axes cut, in the order of the cuts (slabs: the longest axis alone).
+    pub fn axes(&self) -> &[usize] {
+        &self.assignment.axes
     }
 
-    /// Upper bound of the halo of subdomain `s`: the nodes of the cell slab on each side.
+    /// Parts along each axis (1 where it is not cut): `[P, 1, 1]` for slabs along x.
+    pub fn product(&self) -> [usize; 3] {
+        self.assignment.product
+    }
+
+    /// `slabs: 4 along x` or `blocks: 2 x 2 x 2 (x, y, z)`, as `info --ranks` names the cut.
+    pub fn describe(&self) -> String {
+        let names = ["x", "y", "z"];
+        let axes = self.axes();
+        let product = self.product();
+        match axes {
+            [a] => format!("slabs: {} along {}", product[*a], names[*a]),
+            _ => {
+                let mut sorted = axes.to_vec();
+                sorted.sort_unstable();
+                let counts: Vec<String> = sorted.iter().map(|&a| product[a].to_string()).collect();
+                let named: Vec<&str> = sorted.iter().map(|&a| names[a]).collect();
+                format!("blocks: {} ({})", counts.join(" x "), named.join(", "))
+            }
+        }
+    }
+
+    /// The cell slabs of subdomain `s` along the first cut axis (for slabs, its slabs).
+    pub fn cells(&self, s: usize) -> Range<usize> {
+        self.assignment.cells[s][0].clone()
+    }
+
+    /// Upper bound of the halo of subdomain `s`: the nodes of the cells one deep around it
+    /// (for slabs, of the cell slab on each side).
     pub fn halo_bound(&self, s: usize) -> usize {
-        let cells = &self.assignment.cells[s];
-        let before = cells.start.checked_sub(1).map_or(0, |k| self.slab_nodes[k]);
-        let after = self.slab_nodes.get(cells.end).copied().unwrap_or(0);
-        before + after
+        let a = &self.assignment;
+        let cells = &a.cells[s];
+        if let [slab] = &cells[..] {
+            let before = slab.start.checked_sub(1).map_or(0, |k| self.slab_nodes[k]);
+            return before + self.slab_nodes.get(slab.end).copied().unwrap_or(0);
+        }
+        let s = s as u32;
+        (0..a.owner.len())
+            .into_par_iter()
+            .filter(|&i| a.owner[i] != s && self.reaches(cells, a.cell[i]))
+            .count()
+    }
+
+    /// Whether linear cell `c` lies within one cell of the box `cells`.
+    fn reaches(&self, cells: &[Range<usize>], c: u32) -> bool {
+        let at = self.assignment.coords(c);
+        (cells.iter().enumerate()).all(|(k, r)| at[k] + 1 >= r.start && at[k] <= r.end)
     }
 
     /// Subdomain `s`: its owned nodes' families from the problem's where it stores them,
@@ -211,11 +278,10 @@ impl Cuts {
         }
         let a = &self.assignment;
         let cells = &a.cells[s];
-        let reach = cells.start.saturating_sub(1)..cells.end + 1;
         // candidates, ascending: the order of the search is the global one
-        let candidates: Vec<usize> = (0..a.slab.len())
+        let candidates: Vec<usize> = (0..a.cell.len())
             .into_par_iter()
-            .filter(|&i| reach.contains(&(a.slab[i] as usize)))
+            .filter(|&i| self.reaches(cells, a.cell[i]))
             .collect();
         let positions: Vec<[f64; 3]> = candidates.par_iter().map(|&i| body.positions[i]).collect();
         let list = CellList::new(&positions, body.dim(), radius);
@@ -242,7 +308,7 @@ fn local_subdomain(
     owned: Vec<usize>,
     mut families: Families,
     bond_start: Vec<usize>,
-    cells: Range<usize>,
+    cells: Vec<Range<usize>>,
 ) -> Subdomain {
     let s = s as u32;
     let mut halo: Vec<u32> = families

@@ -2,7 +2,8 @@
 //! radius (so a node's neighbours lie in its own or an adjacent cell), grouped into slabs of
 //! whole cells along the body's longest axis, cut where the running node count passes each
 //! `k / count` of the total ([`Balance`]: of the nodes, or of their directed bonds). Every
-//! subdomain gets at least one cell slab.
+//! subdomain gets at least one cell slab. The cells along every axis and the cut points are
+//! also what the blocks of `blocks.rs` are made of.
 
 use super::usage;
 use crate::material::family_radius;
@@ -11,44 +12,94 @@ use crate::Result;
 use rayon::prelude::*;
 use std::ops::Range;
 
-/// The owner of every node and the cell slabs of every subdomain.
+/// The owner of every node and the cells of every subdomain: slabs (one axis cut) or blocks
+/// (two or three).
 pub struct Assignment {
     /// Subdomain of each node (global index).
     pub owner: Vec<u32>,
-    /// Cell slab of each node along the partition axis.
-    pub slab: Vec<u32>,
-    /// Cell slab range of each subdomain along the partition axis.
-    pub cells: Vec<Range<usize>>,
+    /// The axes cut, in the order of the cuts (slabs: the longest axis alone).
+    pub axes: Vec<usize>,
+    /// Cells along each cut axis.
+    pub len: Vec<usize>,
+    /// Cell of each node over the cut axes, linear (the first cut axis fastest); for slabs
+    /// the node's slab.
+    pub cell: Vec<u32>,
+    /// Per subdomain, its cell range along each cut axis.
+    pub cells: Vec<Vec<Range<usize>>>,
+    /// Subdomains along each axis (1 where it is not cut).
+    pub product: [usize; 3],
+}
+
+impl Assignment {
+    /// The coordinates along the cut axes of linear cell `c` (of [`Assignment::cell`]).
+    pub fn coords(&self, c: u32) -> [usize; 3] {
+        let mut c = c as usize;
+        let mut out = [0; 3];
+        for (k, &n) in self.len.iter().enumerate() {
+            out[k] = c % n;
+            c /= n;
+        }
+        out
+    }
 }
 
 /// The longest axis of the body's bounding box among its `dim` axes.
-fn longest_axis(problem: &Problem) -> usize {
+pub(super) fn longest_axis(problem: &Problem) -> usize {
     let (lo, hi) = (problem.body.bbox_min, problem.body.bbox_max);
     (0..problem.dim())
         .max_by(|&a, &b| (hi[a] - lo[a]).total_cmp(&(hi[b] - lo[b])))
         .unwrap_or(0)
 }
 
+/// The cells of the body along every axis: cells a hair wider than the family radius (as
+/// the cell list's grid, so a neighbour at the widened radius of `within_radius` is never
+/// two cells away) from the bounding box's low corner.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct CellGrid {
+    /// Cell width, m.
+    width: f64,
+    lo: [f64; 3],
+    /// Cells along each axis (1 beyond the body's dimension).
+    pub len: [usize; 3],
+}
+
+impl CellGrid {
+    pub(super) fn of(problem: &Problem) -> CellGrid {
+        let body = &problem.body;
+        let kind = problem.model.discretization.partial_volume;
+        let width =
+            (family_radius(kind, body.delta, body.dx) * (1.0 + 1e-9)).max(f64::MIN_POSITIVE);
+        let mut len = [1; 3];
+        for (a, n) in len.iter_mut().enumerate().take(problem.dim()) {
+            *n = (((body.bbox_max[a] - body.bbox_min[a]) / width).floor() as usize + 1).max(1);
+        }
+        CellGrid {
+            width,
+            lo: body.bbox_min,
+            len,
+        }
+    }
+
+    /// The cell of coordinate `x` along `axis`.
+    #[inline]
+    pub(super) fn at(&self, x: f64, axis: usize) -> usize {
+        (((x - self.lo[axis]) / self.width).floor().max(0.0) as usize).min(self.len[axis] - 1)
+    }
+}
+
 /// Cell slab index of every node along `axis`, and the number of slabs.
 fn slab_of_nodes(problem: &Problem, axis: usize) -> (Vec<usize>, usize) {
-    let body = &problem.body;
-    let kind = problem.model.discretization.partial_volume;
-    // a hair wider than the radius (as the cell list's grid), so a neighbour at the widened
-    // radius of `within_radius` is never two slabs away
-    let cell = (family_radius(kind, body.delta, body.dx) * (1.0 + 1e-9)).max(f64::MIN_POSITIVE);
-    let lo = body.bbox_min[axis];
-    let slabs = (((body.bbox_max[axis] - lo) / cell).floor() as usize + 1).max(1);
-    let slab = body
-        .positions
+    let grid = CellGrid::of(problem);
+    let slab = (problem.body.positions)
         .par_iter()
-        .map(|p| (((p[axis] - lo) / cell).floor().max(0.0) as usize).min(slabs - 1))
+        .map(|p| grid.at(p[axis], axis))
         .collect();
-    (slab, slabs)
+    (slab, grid.len[axis])
 }
 
 /// Slab cut points: `count + 1` increasing indices from 0 to `counts.len()`, cut where the
 /// running node count first reaches `k * total / count`, each part at least one slab wide.
-fn cuts(counts: &[usize], count: usize) -> Vec<usize> {
+pub(super) fn cuts(counts: &[usize], count: usize) -> Vec<usize> {
     let total: usize = counts.iter().sum();
     let slabs = counts.len();
     let mut prefix = Vec::with_capacity(slabs + 1);
@@ -119,6 +170,18 @@ pub enum Balance {
     Bonds,
 }
 
+impl Balance {
+    /// What node `i` weighs in the balance.
+    #[inline]
+    pub(super) fn weight(self, problem: &Problem, i: usize) -> usize {
+        match self {
+            Balance::Nodes => 1,
+            // (a node without bonds still costs its update)
+            Balance::Bonds => problem.families.range(i).len().max(1),
+        }
+    }
+}
+
 /// Assign every node of `problem` to one of `count` subdomains, balanced by `balance`.
 pub fn assign(problem: &Problem, count: usize, balance: Balance) -> Result<Assignment> {
     if count == 0 {
@@ -138,11 +201,7 @@ pub fn assign(problem: &Problem, count: usize, balance: Balance) -> Result<Assig
     }
     let mut counts = vec![0usize; slabs];
     for (i, &c) in slab.iter().enumerate() {
-        counts[c] += match balance {
-            Balance::Nodes => 1,
-            // (a node without bonds still costs its update)
-            Balance::Bonds => problem.families.range(i).len().max(1),
-        };
+        counts[c] += balance.weight(problem, i);
     }
     let cut = cuts(&counts, count);
     let mut subdomain_of_slab = vec![0; slabs];
@@ -154,8 +213,13 @@ pub fn assign(problem: &Problem, count: usize, balance: Balance) -> Result<Assig
             .par_iter()
             .map(|&c| subdomain_of_slab[c] as u32)
             .collect(),
-        slab: slab.par_iter().map(|&c| c as u32).collect(),
-        cells: (0..count).map(|s| cut[s]..cut[s + 1]).collect(),
+        axes: vec![axis],
+        len: vec![slabs],
+        cell: slab.par_iter().map(|&c| c as u32).collect(),
+        cells: (0..count)
+            .map(|s| std::iter::once(cut[s]..cut[s + 1]).collect())
+            .collect(),
+        product: std::array::from_fn(|a| if a == axis { count } else { 1 }),
     })
 }
 

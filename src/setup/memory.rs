@@ -15,7 +15,7 @@
 
 use crate::geometry::lattice::{node_bound, MAX_NODES};
 use crate::material::{family_radius, Law, MaterialConstants};
-use crate::model::{Model, PartialVolume};
+use crate::model::{Model, PartialVolume, RankPartition};
 use crate::{Error, Precision, Result};
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -57,6 +57,12 @@ pub struct ModelCounts {
     /// Cell slabs (one family radius wide) along the body's longest axis: where subdomains
     /// are cut, and how many nodes a subdomain's halo holds (a slab on each side).
     pub slabs: f64,
+    /// Cells (one family radius wide) along each axis of the boxes' bounding box (1 beyond
+    /// the dimension; a body from a file: a cube of its nodes): what the blocks of a run
+    /// across ranks are cut from.
+    pub cells: [f64; 3],
+    /// How a run across ranks cuts the model (`solver.rank_partition`).
+    pub rank_partition: RankPartition,
     /// `discretization.dx`, m.
     pub dx: f64,
     /// Whether the horizon follows dx (`horizon_factor`: the family size stays as dx changes;
@@ -88,6 +94,25 @@ impl ModelCounts {
             true => nodes.powf(1.0 / dim as f64) * disc.dx,
             false => longest,
         };
+        let mut cells = [1.0; 3];
+        for (a, c) in cells.iter_mut().enumerate().take(dim) {
+            let boxes = model
+                .geometry
+                .boxes
+                .iter()
+                .filter(|b| b.min.len().min(b.max.len()) > a);
+            let lo = boxes
+                .clone()
+                .map(|b| b.min[a])
+                .fold(f64::INFINITY, f64::min);
+            let hi = boxes.map(|b| b.max[a]).fold(f64::NEG_INFINITY, f64::max);
+            let span = if from_file || hi < lo {
+                extent
+            } else {
+                hi - lo
+            };
+            *c = ((span / radius).floor() + 1.0).max(1.0);
+        }
         let thickness = disc.thickness.unwrap_or(1.0);
         let material = MaterialConstants::new(model, delta, thickness);
         ModelCounts {
@@ -100,6 +125,8 @@ impl ModelCounts {
             bond_damage: material.softening.is_some(),
             partial_volume: disc.partial_volume,
             slabs: ((extent / radius).floor() + 1.0).max(1.0),
+            cells,
+            rank_partition: model.solver.rank_partition.unwrap_or_default(),
             dx: disc.dx,
             horizon_follows_dx: disc.delta.is_none(),
         }
@@ -384,8 +411,10 @@ mod tests {
         assert!((counts.family / disc - 1.0).abs() < 0.03);
         assert_eq!(counts.bonds(), 5000.0 * 28.0);
         assert_eq!(full_family(3, PartialVolume::None, 3.015, 1.0), 122.0);
-        // slabs one radius wide along the longest axis, 99 mm: 99 / 3.015 = 32.8 -> 33
+        // slabs one radius wide along the longest axis, 99 mm: 99 / 3.015 = 32.8 -> 33;
+        // 49 / 3.015 = 16.3 -> 17 cells along y
         assert_eq!(counts.slabs, 33.0);
+        assert_eq!(counts.cells, [33.0, 17.0, 1.0]);
         let (n8, b8) = cpu_loop_bytes(2, 8, false);
         let (n4, b4) = cpu_loop_bytes(2, 4, false);
         assert!(n4 < n8 && b4 < b8);
