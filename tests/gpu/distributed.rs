@@ -365,3 +365,44 @@ fn gpu_loop_across_thread_ranks_with_failure_history_equals_in_core_bitwise() {
         }
     }
 }
+
+/// Ranks that own **blocks** (`solver.rank_partition = "blocks"`: the pre-cracked plate cut
+/// 2 x 2 on 4 thread ranks sharing the GPU, each rank bordering the other three, the crack
+/// running across both cuts). `gpu-loop` ends BITWISE as the in-core list form, as on slabs
+/// (each owned node sums its bonds in the global order whatever the part's shape; the halo
+/// lists come from the families), and `gpu-matrix` within 1e-12 of the one-GPU run with the
+/// same bonds broken (its rows' sums in each rank's local order, round-off only).
+#[test]
+fn gpu_backends_across_thread_ranks_cut_in_blocks_end_as_one_gpu() {
+    if !have_gpu() {
+        return;
+    }
+    use peridot::model::RankPartition;
+    for law in ["pmb", "lps"] {
+        let mut problem = common::cracked_plate(law, CHUNKS.iter().sum());
+        problem.model.solver.rank_partition = Some(RankPartition::Blocks);
+        let mut core = GpuLoop::<f64>::with_neighbour_list(Arc::new(problem.clone())).unwrap();
+        let one = end_of(&problem, &mut core);
+        assert!(one.3 > problem.precracked_bonds(), "{law}: the crack grows");
+        let ends = run_ranks(4, |comm| {
+            let mut b = DistributedGpu::<f64>::new(&problem, comm, None).unwrap();
+            end_of(&problem, &mut b)
+        });
+        for (r, end) in ends.iter().enumerate() {
+            let case = format!("{law}, gpu-loop on 2 x 2 blocks, rank {r}");
+            common::assert_same_run(&end.0, one.1, &one.0, one.1, &case);
+            assert!(end.2 == one.2, "{case}: bond status differs");
+        }
+        let one = common::run_end(&problem, BackendKind::GpuMatrix);
+        for (r, end) in common::distributed_end(&problem, BackendKind::GpuMatrix, 4)
+            .iter()
+            .enumerate()
+        {
+            let what = format!("{law}, gpu-matrix on 2 x 2 blocks, rank {r}");
+            let du = common::rel_max(&end.u, &one.u);
+            println!("{what}: displacement {du:.2e}");
+            assert!(du <= 1e-12, "{what}: displacement {du:e}");
+            assert_eq!(end.broken, one.broken, "{what}: bonds broken");
+        }
+    }
+}
