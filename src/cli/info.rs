@@ -222,7 +222,10 @@ fn guard_estimate(
     let counts = ModelCounts::of(&model, &dir, precision);
     let ranks = ranks.map(|count| RankShape { count, on_host: 1 });
     let mut shape = RunShape {
-        lean: kind == BackendKind::GpuLoop || (ranks.is_some() && kind != BackendKind::CpuMatrix),
+        // (across ranks the matrix scheme keeps the stored problem, as `run` does)
+        lean: kind == BackendKind::GpuLoop
+            || (ranks.is_some()
+                && !matches!(kind, BackendKind::CpuMatrix | BackendKind::GpuMatrix)),
         subdomains,
         ranks,
         ..RunShape::in_core(kind)

@@ -411,7 +411,8 @@ impl<T: Real> DistributedGpu<T> {
         let t0 = Instant::now();
         let (u_dev, f_dev) = self.upload_u(u)?;
         let params = self.gl.bond_params(u_dev, f_dev, check);
-        self.halos.launch(&mut self.gl, &*self.comm, &params, forces)?;
+        self.halos
+            .launch(&mut self.gl, &*self.comm, &params, forces)?;
         if let Some(force) = force {
             let mut local = vec![T::zero(); self.dim * self.order.len()];
             let (_, f) = self.scratch.as_ref().expect("allocated by upload_u");
