@@ -321,8 +321,11 @@ fn gpu_loop_across_thread_ranks_with_failure_history_equals_in_core_bitwise() {
         ("after-force", after, "lps"),
         ("alpha after-force", both.as_str(), "lps"),
     ] {
-        let text = common::cracked_plate_text(law, CHUNKS.iter().sum())
-            .replacen("critical_stretch = 0.002\n", keys, 1);
+        let text = common::cracked_plate_text(law, CHUNKS.iter().sum()).replacen(
+            "critical_stretch = 0.002\n",
+            keys,
+            1,
+        );
         let problem = common::problem(&text, &[]);
         let what = format!("{name}, {law}");
         let m = &problem.material;

@@ -254,8 +254,20 @@ fn gpu_loop_checkpoints_across_thread_ranks_resume_bitwise_on_any_count() {
     let cases: [(&str, &str, usize, &str, &[usize]); 5] = [
         ("pmb", &pmb, 75, "output.vtk_every=50", &[2, 3, 0]),
         ("lps", &lps, 75, "output.vtk_every=50", &[2, 3, 0]),
-        ("pmb bilinear", &bilinear, 75, "output.vtk_every=50", &[2, 3, 0]),
-        ("lps alpha after-force", &alpha, 75, "output.vtk_every=50", &[2, 3, 0]),
+        (
+            "pmb bilinear",
+            &bilinear,
+            75,
+            "output.vtk_every=50",
+            &[2, 3, 0],
+        ),
+        (
+            "lps alpha after-force",
+            &alpha,
+            75,
+            "output.vtk_every=50",
+            &[2, 3, 0],
+        ),
         // (one GPU iterates ADR on the device, in another summation order: across ranks only)
         ("adr", TINY_ADR, 30, "output.vtk_every=10", &[2, 3]),
     ];
