@@ -711,13 +711,7 @@ mod tests {
     /// less each than two; two ranks on one host twice one rank's bytes.
     #[test]
     fn a_rank_of_a_distributed_run_counts_its_part_of_the_bonds() {
-        let path = Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/models/pmb_block_3d.toml"
-        ));
-        let dx = ["discretization.dx=0.5e-3".to_string()];
-        let model = crate::model::load(path, &dx).unwrap();
-        let counts = ModelCounts::of(&model, Path::new("."), Precision::F64);
+        let counts = block_counts();
         assert_eq!(counts.nodes, 101f64.powi(3));
         assert_eq!((counts.family, counts.slabs), (122.0, 34.0));
         let in_core = estimate(&counts, &RunShape::in_core(BackendKind::CpuLoop)).host;
@@ -760,6 +754,17 @@ mod tests {
         );
     }
 
+    /// The counts of `models/pmb_block_3d.toml` at `dx = 0.5 mm` (101^3 nodes), f64.
+    fn block_counts() -> ModelCounts {
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/models/pmb_block_3d.toml"
+        ));
+        let dx = ["discretization.dx=0.5e-3".to_string()];
+        let model = crate::model::load(path, &dx).unwrap();
+        ModelCounts::of(&model, Path::new("."), Precision::F64)
+    }
+
     /// A rank of `gpu-matrix` across ranks holds on its device the operators of its part (half
     /// storage: its owned pairs and the ghosts' bonds into owned nodes), not the whole model's:
     /// on one rank exactly the in-core estimate (no ghost), on two about half of it (measured
@@ -768,13 +773,7 @@ mod tests {
     /// assembled from it), so its share shrinks less.
     #[test]
     fn a_gpu_matrix_rank_counts_its_part_of_the_operators() {
-        let path = Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/models/pmb_block_3d.toml"
-        ));
-        let dx = ["discretization.dx=0.5e-3".to_string()];
-        let model = crate::model::load(path, &dx).unwrap();
-        let counts = ModelCounts::of(&model, Path::new("."), Precision::F64);
+        let counts = block_counts();
         let in_core = estimate(&counts, &RunShape::in_core(BackendKind::GpuMatrix));
         let rank = |count| {
             let shape = RunShape {
