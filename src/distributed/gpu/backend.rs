@@ -66,7 +66,7 @@ impl<T: Real> DistributedGpu<T> {
     /// order), gathered into the global CSR order on every rank.
     fn gather_per_bond<V: Copy + Default>(&self, local: &[V]) -> Result<Vec<V>> {
         let families = &self.gl.problem().families;
-        let mine = self.order.status_in_plan_order(local, families);
+        let mine = self.order.per_bond_in_plan_order(local, families);
         gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
     }
 }

@@ -185,7 +185,7 @@ impl DeviceOrder {
     /// The owned nodes' per-bond values (the bond status, a softening law's damage) in the
     /// plan's order (each family in CSR order), from those of the part's problem (`families`:
     /// its families, in device order).
-    pub fn status_in_plan_order<V: Copy>(&self, status: &[V], families: &Families) -> Vec<V> {
+    pub fn per_bond_in_plan_order<V: Copy>(&self, status: &[V], families: &Families) -> Vec<V> {
         let mut out = Vec::with_capacity(status.len());
         for &k in &self.of_plan[..self.owned] {
             out.extend_from_slice(&status[families.range(k)]);

@@ -205,15 +205,16 @@ impl Contact {
     /// Where `forces` computes part of the body ([`Forces::part_of_body`]: a rank), the
     /// force density of its owned nodes only (the others' are zero), from the displacements
     /// of its contact halo where node pairs are on (`part_pairs`: the same pairs closer than
-    /// `d_c` and sums as one process); the impactors' forces from every part's terms merged in node order, so
+    /// `d_c` and sums as one process); the impactors' forces from every part's terms merged
+    /// in node order, so
     /// every part sums them as one process does, bit for bit.
     pub fn evaluate<T: Real>(&mut self, u: &[T], forces: &dyn Forces<T>) -> Result<()> {
         let d = self.dim;
         let part = forces.part_of_body();
         let owns = part.map(|p| p.owns());
-        let y = match (part, self.pairs.is_some()) {
-            (Some(p), true) => self.part_pairs(u, p)?,
-            _ => {
+        let y = match part {
+            Some(p) => self.part_pairs(u, p)?,
+            None => {
                 let y = self.current(u);
                 if let Some(list) = self.pairs.as_mut() {
                     list.update(&y, &self.x, u, d);
@@ -256,11 +257,10 @@ impl Contact {
         Ok(())
     }
 
-    /// The current positions of a part of the body (`p`) with node pairs on, m: exact at
-    /// its owned nodes and at the other parts' nodes within the pair list's search radius
-    /// of them (the contact halo, filled from their owners; the rest of the body is not
-    /// read). The pair list is searched again among those nodes
-    /// when the one-process rule asks (the largest travel over every part), after the halo
+    /// The current positions of a part of the body (`p`), m: exact at its owned nodes and,
+    /// with node pairs on, at the other parts' nodes within the pair list's search radius of
+    /// them (the contact halo, filled from their owners; the rest of the body is not read).
+    /// The pair list is searched again among those nodes when the one-process rule asks (the largest travel over every part), after the halo
     /// is found again: a node of another part farther than the search radius from every
     /// owned node at the search is not within `d_c` of one before the next search (the
     /// skin), so the owned nodes' pairs closer than `d_c` are the one-process ones, summed
