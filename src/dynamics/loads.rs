@@ -58,6 +58,14 @@ pub struct Loads {
     constrained: Vec<bool>,
     /// The prescribed dofs as a list.
     constrained_dofs: Vec<usize>,
+    /// Identity of these conditions ([`Loads::id`]).
+    id: u64,
+}
+
+/// A fresh identity for a [`Loads`] just made.
+fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Loads {
@@ -92,6 +100,7 @@ impl Loads {
             conditions,
             constrained,
             constrained_dofs,
+            id: next_id(),
         }
     }
 
@@ -127,7 +136,16 @@ impl Loads {
             conditions,
             constrained,
             constrained_dofs,
+            id: next_id(),
         }
+    }
+
+    /// An identity of these conditions: two values with the same id hold the same
+    /// conditions (a clone keeps its id; a `Loads` is never changed after it is made, and
+    /// each constructor gives a new id). A device time loop keeps what it built from the
+    /// conditions while the id stays (`backend/gpu/time_loop.rs`).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// Components per node.

@@ -75,6 +75,8 @@ pub(crate) struct DeviceState<T> {
 /// The condition lists on the device, with the host lists they were made from (uploaded
 /// again only when the loads change).
 struct Lists {
+    /// The conditions' identity they were made (or last found equal) for (`Loads::id`).
+    loads_id: u64,
     host: (DofList, DofList),
     kinematic: DeviceDofList,
     body: DeviceDofList,
@@ -264,14 +266,25 @@ impl<T: Real> DeviceLoop<T> {
 
     /// Make `self.lists` hold the condition lists of `loads`.
     pub(super) fn update_lists(&mut self, loads: &Loads) -> Result<()> {
+        // (the same conditions as the last call: nothing to build, O(1) where building and
+        // comparing the lists is O(constrained dofs) each call)
+        if self
+            .lists
+            .as_ref()
+            .is_some_and(|l| l.loads_id == loads.id())
+        {
+            return Ok(());
+        }
         let host = dof_lists(loads);
         let stride = table_stride(loads);
-        if let Some(l) = &self.lists {
+        if let Some(l) = &mut self.lists {
             if l.host == host && l.stride == stride {
+                l.loads_id = loads.id();
                 return Ok(());
             }
         }
         self.lists = Some(Lists {
+            loads_id: loads.id(),
             kinematic: DeviceDofList::new(&self.gpu, &host.0)?,
             body: DeviceDofList::new(&self.gpu, &host.1)?,
             conditions: loads.conditions().count(),
