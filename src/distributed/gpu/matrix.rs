@@ -169,7 +169,7 @@ impl<T: Real> DistributedGpuMatrix<T> {
             self.local_from(state);
         }
         (self.local.step, self.local.time) = (state.step, state.time);
-        let loads = loads.on_part(&self.order.owned_local, self.order.len());
+        let loads = self.order.part_loads(loads);
         let mut forces = Exchanging {
             matrix: &mut self.part.matrix,
             halos: &mut self.halos,

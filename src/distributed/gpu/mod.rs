@@ -338,7 +338,7 @@ impl<T: Real> DistributedGpu<T> {
             self.local_from(state);
         }
         (self.local.step, self.local.time) = (state.step, state.time);
-        let loads = loads.on_part(&self.order.owned_local, self.order.len());
+        let loads = self.order.part_loads(loads);
         // (several densities: each local node's, in device order, for the fused update)
         let local_integrator;
         let integrator = match &self.node_density {

@@ -17,11 +17,12 @@
 use crate::distributed::collect::gather_owned;
 use crate::distributed::part::{local_problem, BondArrays};
 use crate::distributed::Comm;
-use crate::dynamics::State;
+use crate::dynamics::{Loads, State};
 use crate::neighbors::Families;
 use crate::partition::Subdomain;
 use crate::setup::Problem;
 use crate::{Real, Result};
+use std::sync::Arc;
 
 /// The device order of a rank's nodes and the maps to the plan's order and the global one.
 #[derive(Debug, Clone)]
@@ -37,6 +38,9 @@ pub(super) struct DeviceOrder {
     /// Global node -> its device index where this rank owns it, else `u32::MAX` (what the
     /// boundary conditions are restricted with, `Loads::on_part`).
     pub owned_local: Vec<u32>,
+    /// The last conditions restricted to the part, with the identity of the run's conditions
+    /// they came from ([`DeviceOrder::part_loads`]).
+    part_loads: Option<(u64, Arc<Loads>)>,
 }
 
 impl DeviceOrder {
@@ -63,6 +67,22 @@ impl DeviceOrder {
             interior,
             owned,
             owned_local,
+            part_loads: None,
+        }
+    }
+
+    /// `loads` restricted to the owned nodes in this order (`Loads::on_part`), made once per
+    /// set of conditions (`Loads::id`) rather than at every call of the time loop: the
+    /// restriction is O(constrained dofs), and a new restriction would also make the device
+    /// loop build its condition lists again.
+    pub fn part_loads(&mut self, loads: &Loads) -> Arc<Loads> {
+        match &self.part_loads {
+            Some((id, part)) if *id == loads.id() => part.clone(),
+            _ => {
+                let part = Arc::new(loads.on_part(&self.owned_local, self.len()));
+                self.part_loads = Some((loads.id(), part.clone()));
+                part
+            }
         }
     }
 
