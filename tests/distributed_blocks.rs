@@ -229,7 +229,10 @@ fn layer_cuts_balance_bonds_to_within_a_layer() {
     let bonds: Vec<usize> = rows.iter().map(|r| r.bonds).collect();
     let total: usize = bonds.iter().sum();
     assert_eq!(total, problem.families.bonds(), "every bond owned once");
-    assert_eq!(rows.iter().map(|r| r.nodes).sum::<usize>(), problem.body.len());
+    assert_eq!(
+        rows.iter().map(|r| r.nodes).sum::<usize>(),
+        problem.body.len()
+    );
     assert!(rows.iter().all(|r| r.nodes > 0), "a rank owns no node");
     let most = *bonds.iter().max().unwrap() as f64;
     let imbalance = most / (total as f64 / 27.0);

@@ -18,6 +18,9 @@
 //! along each cut axis ([`Layered::cells`]): every neighbour of a node is in its own or an
 //! adjacent cell, so within one cell of that range.
 //!
+//! Besides the owners (4 bytes a node) a cut holds, one axis at a time, the nodes'
+//! coordinates along it while it sorts them (8 bytes a node) and their layers (4 bytes).
+//!
 //! Units: cells, layers, nodes.
 
 use super::slabs::{Balance, CellGrid};
@@ -57,6 +60,7 @@ impl Layers {
         if d > cap {
             x = (0..cap).map(|j| x[j * d / cap]).collect();
         }
+        x.shrink_to_fit();
         Layers { starts: x }
     }
 
@@ -134,20 +138,17 @@ pub(super) fn cut(
 ) -> Layered {
     let positions = &problem.body.positions;
     let n = positions.len();
-    let weight: Vec<usize> = (0..n)
-        .into_par_iter()
-        .map(|i| balance.weight(problem, i))
-        .collect();
     let mut owner = vec![0u32; n];
     let mut parts = 1usize;
     for &a in axes {
         let cap = ((LAYERS_PER_NODE * n + LAYERS_SPARE) / parts).max(product[a]);
         let layers = Layers::along(problem, a, cap);
-        let l = layers.len();
+        // (at least one layer: no chunk of length 0)
+        let l = layers.len().max(1);
         let layer: Vec<u32> = positions.par_iter().map(|p| layers.of(p[a])).collect();
         let mut counts = vec![0usize; parts * l];
         for i in 0..n {
-            counts[owner[i] as usize * l + layer[i] as usize] += weight[i];
+            counts[owner[i] as usize * l + layer[i] as usize] += balance.weight(problem, i);
         }
         let starts: Vec<Vec<u32>> = (counts.par_chunks(l))
             .map(|c| child_starts(c, product[a]))
