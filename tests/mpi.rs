@@ -17,7 +17,6 @@
 
 mod common;
 
-use peridot::partition::{Balance, Cuts};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -262,8 +261,14 @@ fn pmb_across_ranks_equals_one_process_bitwise_with_bonds_broken_across_cuts() {
     let status = outcome.backend.bond_status().unwrap();
     let fam = &problem.families;
     for p in [2, 3, 4] {
-        let cuts = Cuts::balanced(&problem, p, Balance::Bonds).unwrap();
-        let owner = cuts.owners();
+        // (the cut the ranks make: every rank's owned nodes)
+        let plan = peridot::distributed::RankPlan::new(&problem, p, 0).unwrap();
+        let mut owner = vec![0; problem.body.len()];
+        for (r, nodes) in plan.owned_of.iter().enumerate() {
+            for &i in nodes {
+                owner[i] = r;
+            }
+        }
         let across = (0..problem.body.len())
             .flat_map(|i| fam.range(i).map(move |b| (i, b)))
             .filter(|&(_, b)| status[b] == 0 && problem.initial_mu[b] == 1)

@@ -580,7 +580,7 @@ fn matrix_budget_counts_fit_two_parts() {
 /// exactly the halo, each rank's sends to a neighbour as long as that neighbour's receives
 /// from it (the lists match without a handshake), the halo bytes the ghosts' displacements
 /// (and the PCIe bytes of gpu-loop's exchange the sent nodes' and the ghosts'), the bonds
-/// balanced to within one cell slab (slabs), and a lean problem's rows the same as the
+/// balanced to within one cell slab, and a lean problem's rows the same as the
 /// stored one's. The bar is 17 x 4 cells: 18 slabs are refused, 18 blocks (9 x 2) are not.
 #[test]
 fn rank_plans_cover_the_model_and_match_their_neighbours() {
@@ -667,15 +667,12 @@ fn check_rank_plans(
             );
         }
     }
-    // (17 cell slabs: the cuts balance to within the bonds of one slab; blocks cut the
-    // 12 node rows across y too, in cells of 3.5 rows, the last of one row: into 8 and 4
-    // rows, 4/3 of the mean)
+    // (the cuts fall between node layers, each within a layer of its share: slabs one of
+    // the 59 node columns off, blocks one column and then one of the 11 rows of their
+    // column of parts; either is under the bonds of one of the 17 cell slabs)
     let slab = bonds.div_ceil(17) + bonds / 17 / 4;
     let most = table.iter().map(|r| r.bonds).max().unwrap();
-    let bound = match mode {
-        peridot::model::RankPartition::Slabs => bonds / p + slab,
-        _ => (bonds / p + slab) * 4 / 3,
-    };
+    let bound = bonds / p + slab;
     assert!(
         most <= bound,
         "{p} ranks ({mode:?}): {most} bonds on one rank of {bonds}"

@@ -255,9 +255,9 @@ fn subdomain_nodes(counts: &ModelCounts, k: usize) -> (f64, f64) {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankShare {
     /// Owned nodes: at most a `1/p` share and two mean cells more along each cut axis (a cut
-    /// falls between cells, so a part exceeds its share by less than one cell a side; two
-    /// mean cells cover a cell of up to twice the mean cross-section). Slabs: a `1/p` share
-    /// and two mean slabs.
+    /// falls between node layers, so a part exceeds its share by a layer at most, under a
+    /// cell; two mean cells cover a cell of twice the mean cross-section). Slabs: a `1/p`
+    /// share and two mean slabs.
     pub owned: f64,
     /// Ghosts: the cells one deep around the mean part (slabs: a slab on each side).
     pub ghosts: f64,

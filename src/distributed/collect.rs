@@ -31,8 +31,14 @@ pub struct HaloTimes {
     /// Ghost exchanges (pack, messages, unpack), less the bond work done meanwhile: the
     /// communication the overlap did not hide.
     pub exchange_seconds: f64,
-    /// Force evaluations, exchanges included.
+    /// Force evaluations, exchanges included (a GPU rank's explicit calls: the device loop
+    /// alone, its steps' force passes with their exchanges).
     pub forces_seconds: f64,
+    /// A GPU rank's state moved around its force evaluations: in an explicit call the
+    /// owned state uploaded where the device does not hold it (with the call's loads and
+    /// tables) and downloaded and gathered to every rank at a full sync; in a trait call
+    /// (ADR) the displacement up and the forces down. 0 on a CPU rank.
+    pub state_seconds: f64,
     /// The parts of `exchange_seconds` (`partition::RankReport`): the host waiting for the
     /// device before the messages (GPU ranks), and the messages.
     pub wait_seconds: f64,
@@ -130,6 +136,7 @@ pub(super) fn rank_reports<T>(
         bytes_received: times.bytes_received as u64,
         exchange_seconds: times.exchange_seconds,
         forces_seconds: times.forces_seconds,
+        state_seconds: times.state_seconds,
         wait_seconds: times.wait_seconds,
         message_seconds: times.message_seconds,
         device: times.device,

@@ -1,19 +1,23 @@
-//! Blocks: the cell grid (cells one family radius wide along every axis, `slabs.rs`'s
-//! [`CellGrid`]) cut along two or three axes into a product `Px x Py x Pz` of parts, for the
-//! ranks of a distributed run (`docs/distributed.md`). The cuts are nested, each balanced as
-//! slabs are ([`Balance`]: the running count passes each `k / P_a` of the part being cut):
-//! along the first cut axis over the whole grid, then within each of those parts along the
-//! second, then the third, so each part is a box of whole cells and its ghosts lie in the
-//! cells one deep around it. Parts are numbered with the first cut axis slowest.
+//! Blocks: the nodes cut along two or three axes into a product `Px x Py x Pz` of parts,
+//! for the ranks of a distributed run (`docs/distributed.md`). The cuts are nested: along
+//! the first cut axis over the whole body, then within each of those parts along the second,
+//! then the third, each falling between node layers and balanced as `layers.rs` says (to
+//! within one layer of the part it cuts). Parts are numbered with the first cut axis
+//! slowest. The ranks' slabs (a single cut along the longest axis) are cut the same way.
 //!
-//! The product is chosen by the ghosts' **cell bound**: per part, the nodes of the cells
+//! The product is chosen on the cell grid (cells one family radius wide along every axis,
+//! `slabs.rs`'s [`CellGrid`]), the parts as boxes of whole cells cut as slabs are
+//! ([`Balance`]: the running count passes each `k / P_a` of the part being cut), at most as
+//! many parts along an axis as it has cells (a part narrower than a cell would take ghosts
+//! from beyond its neighbours).
+//!
+//! Among the products, the ghosts' **cell bound** decides: per part, the nodes of the cells
 //! within one cell of its box and outside it (every ghost is there; at a block's edges and
 //! corners the bound counts whole cells where the ghosts fill a quarter of a cylinder or an
 //! eighth of a ball), summed over the parts. [`RankPartition::Auto`] takes the product with
 //! the smallest bound, slabs along the longest axis included (kept on a tie: fewer
 //! neighbours); [`RankPartition::Blocks`] the smallest among those cutting two or three axes,
-//! slabs where there is none (P prime, a body too thin). A product of a single cut along the
-//! longest axis is made by the slab code itself, so it is the slab cut exactly.
+//! slabs where there is none (P prime, a body too thin).
 //!
 //! The counts sit on the dense grid of the body's bounding box; a sparse body (more than
 //! [`CELLS_PER_NODE`] cells a node) is cut into slabs.
@@ -21,7 +25,7 @@
 //! Units: cells, nodes.
 
 use super::slabs::{self, cuts, Assignment, Balance, CellGrid};
-use super::usage;
+use super::{layers, usage};
 use crate::model::RankPartition;
 use crate::setup::Problem;
 use crate::Result;
@@ -121,9 +125,9 @@ struct Dense {
 }
 
 impl Dense {
-    /// The counts of `problem` and each node's cell (linear, x fastest); `None` where the
-    /// grid has more than [`CELLS_PER_NODE`] cells a node.
-    fn of(problem: &Problem, balance: Balance) -> Option<(Dense, Vec<u32>)> {
+    /// The counts of `problem`; `None` where the grid has more than [`CELLS_PER_NODE`]
+    /// cells a node.
+    fn of(problem: &Problem, balance: Balance) -> Option<Dense> {
         let grid = CellGrid::of(problem);
         let [lx, ly, lz] = grid.len;
         let n = problem.body.len();
@@ -164,8 +168,7 @@ impl Dense {
                 }
             }
         }
-        let dense = Dense { grid, weight, area };
-        Some((dense, cell))
+        Some(Dense { grid, weight, area })
     }
 
     /// Nodes in the cells of `b`.
@@ -220,7 +223,10 @@ impl Dense {
 }
 
 /// Assign every node of `problem` to one of `count` parts as `mode` cuts it, balanced by
-/// `balance`: slabs (`slabs::assign`), or the blocks of the product chosen by its ghosts.
+/// `balance`: slabs along the longest axis, or the blocks of the product chosen by its
+/// ghosts, either cut at node layers (`layers.rs`). Slabs as many as the cells along the
+/// longest axis at most, a product at most as many parts along an axis as it has cells
+/// (errors naming `--subdomains` and `--ranks`).
 pub fn assign(
     problem: &Problem,
     count: usize,
@@ -228,62 +234,60 @@ pub fn assign(
     mode: RankPartition,
 ) -> Result<Assignment> {
     let longest = slabs::longest_axis(problem);
-    let as_slabs = || slabs::assign(problem, count, balance);
-    if mode == RankPartition::Slabs || count <= 1 {
-        return as_slabs();
-    }
-    let Some((dense, cell)) = Dense::of(problem, balance) else {
-        return as_slabs();
+    let grid = CellGrid::of(problem);
+    let len = grid.len;
+    let dense = match mode {
+        _ if count <= 1 => None,
+        RankPartition::Slabs => None,
+        _ => Dense::of(problem, balance),
     };
-    let len = dense.grid.len;
-    let ghosts = |q: Product| dense.ghosts(&dense.boxes(q, &cut_axes(q, len))) as f64;
-    let Some(product) = choose(count, problem.dim(), len, longest, mode, ghosts) else {
-        let [x, y, z] = len;
-        let grid = match problem.dim() {
-            2 => format!("{x} x {y}"),
-            _ => format!("{x} x {y} x {z}"),
-        };
-        return Err(usage(
-            "--ranks",
-            format!(
-                "{count} parts asked for, but the model's grid of cells (of the family radius) \
-                 is {grid}: no product of {count} parts fits it"
-            ),
-        ));
-    };
-    if product == slab(count, longest) {
-        return as_slabs();
-    }
-    let axes = cut_axes(product, len);
-    let boxes = dense.boxes(product, &axes);
-    let mut part_of = vec![0u32; len.iter().product()];
-    for (s, b) in boxes.iter().enumerate() {
-        for z in b[2].clone() {
-            for y in b[1].clone() {
-                part_of[b[0].start + len[0] * (y + len[1] * z)..][..b[0].len()].fill(s as u32);
+    let product = match dense {
+        None => slab(count, longest),
+        Some(dense) => {
+            let ghosts = |q: Product| dense.ghosts(&dense.boxes(q, &cut_axes(q, len))) as f64;
+            match choose(count, problem.dim(), len, longest, mode, ghosts) {
+                Some(product) => product,
+                None => return Err(no_product(count, problem.dim(), len)),
             }
         }
+    };
+    if count == 0 || (product == slab(count, longest) && count > len[longest]) {
+        // (the slabs' own errors: none asked for, more than the cell slabs)
+        return slabs::assign(problem, count, balance);
     }
+    let axes = match cut_axes(product, len) {
+        axes if axes.is_empty() => vec![longest],
+        axes => axes,
+    };
+    let layered = layers::cut(problem, balance, product, &axes, &grid);
     let cut_len: Vec<usize> = axes.iter().map(|&a| len[a]).collect();
-    let (owner, cell) = cell
-        .par_iter()
-        .map(|&c| {
-            let c = c as usize;
-            let at = [c % len[0], (c / len[0]) % len[1], c / (len[0] * len[1])];
-            let linear = (axes.iter().rev()).fold(0, |acc, &a| acc * len[a] + at[a]);
-            (part_of[c], linear as u32)
-        })
-        .unzip();
+    let cell = (problem.body.positions.par_iter())
+        .map(|p| (axes.iter().rev()).fold(0, |acc, &a| acc * len[a] + grid.at(p[a], a)) as u32)
+        .collect();
     Ok(Assignment {
-        owner,
-        cells: (boxes.iter())
-            .map(|b| axes.iter().map(|&a| b[a].clone()).collect())
-            .collect(),
+        owner: layered.owner,
         axes,
         len: cut_len,
         cell,
+        cells: layered.cells,
         product,
     })
+}
+
+/// The error of `count` parts that no product fits on a grid of `len` cells.
+fn no_product(count: usize, dim: usize, len: [usize; 3]) -> crate::Error {
+    let [x, y, z] = len;
+    let grid = match dim {
+        2 => format!("{x} x {y}"),
+        _ => format!("{x} x {y} x {z}"),
+    };
+    usage(
+        "--ranks",
+        format!(
+            "{count} parts asked for, but the model's grid of cells (of the family radius) \
+             is {grid}: no product of {count} parts fits it"
+        ),
+    )
 }
 
 #[cfg(test)]

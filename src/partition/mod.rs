@@ -1,6 +1,8 @@
 //! Subdomain partitioning (`theory.md` section 7, `docs/subdomains.md`): a [`Problem`]'s
 //! nodes split into subdomains of whole cells of a cell grid, so a model larger than a GPU's
-//! memory can be run one subdomain at a time.
+//! memory can be run one subdomain at a time; for the ranks of a distributed run, into
+//! slabs or blocks cut between node layers (`layers.rs`), each part's nodes within a range
+//! of cells along every cut axis.
 //!
 //! This module owns the partition ([`partition`], [`Subdomain`]: owned nodes, halo, local
 //! families and the global bond slices they cover), the plan that sizes it from a count or a
@@ -13,6 +15,7 @@
 //! local: a subdomain's, owned nodes first, then halo nodes).
 
 pub mod blocks;
+mod layers;
 pub mod report;
 pub(crate) mod slabs;
 
@@ -43,8 +46,9 @@ pub struct Subdomain {
     /// Per owned node, the start of its family in the global bond arrays: owned node `k`
     /// covers global bonds `bond_start[k]..bond_start[k] + families.family(k).len()`.
     pub bond_start: Vec<usize>,
-    /// The cells this subdomain is made of: its range along each cut axis (`Cuts::axes`;
-    /// slabs: the one range along the longest axis).
+    /// The cells its owned nodes lie in: their range along each cut axis (`Cuts::axes`;
+    /// slabs: the one range along the longest axis). Subdomains of whole cells own every
+    /// node of theirs; a cut at node layers shares its cell with the neighbour.
     pub cells: Vec<Range<usize>>,
 }
 
@@ -128,8 +132,9 @@ impl Cuts {
         Ok(Cuts::of(slabs::assign(problem, count, balance)?))
     }
 
-    /// The `count`-way cut of `problem` as `mode` makes it (slabs, or blocks of the cell
-    /// grid cut along two or three axes: `blocks.rs`), balanced by `balance`.
+    /// The `count`-way cut of `problem` as `mode` makes it (slabs, or blocks cut along two
+    /// or three axes: `blocks.rs`), each cut between node layers (`layers.rs`) balanced by
+    /// `balance`.
     pub fn with_mode(
         problem: &Problem,
         count: usize,
@@ -211,14 +216,18 @@ impl Cuts {
         self.assignment.cells[s][0].clone()
     }
 
-    /// Upper bound of the halo of subdomain `s`: the nodes of the cells one deep around it
-    /// (for slabs, of the cell slab on each side).
+    /// Upper bound of the halo of subdomain `s`: the nodes of its cells and the cells one
+    /// deep around them that it does not own (for slabs of whole cells, the cell slab on
+    /// each side; a cut at node layers shares its cell with the neighbour).
     pub fn halo_bound(&self, s: usize) -> usize {
         let a = &self.assignment;
         let cells = &a.cells[s];
         if let [slab] = &cells[..] {
-            let before = slab.start.checked_sub(1).map_or(0, |k| self.slab_nodes[k]);
-            return before + self.slab_nodes.get(slab.end).copied().unwrap_or(0);
+            let end = (slab.end + 1).min(self.slab_nodes.len());
+            let near: usize = self.slab_nodes[slab.start.saturating_sub(1)..end]
+                .iter()
+                .sum();
+            return near - self.owned[s].len();
         }
         let s = s as u32;
         (0..a.owner.len())
@@ -235,8 +244,8 @@ impl Cuts {
 
     /// Subdomain `s`: its owned nodes' families from the problem's where it stores them,
     /// else searched for those nodes alone (the body's lattice stencil, or a cell list over
-    /// the subdomain's cell slabs and one slab on each side: a neighbour is at most one slab
-    /// away); the same subdomain either way. Parallel throughout; besides the subdomain it
+    /// the subdomain's cells and the cells one deep around them: a neighbour is at most one
+    /// cell away); the same subdomain either way. Parallel throughout; besides the subdomain it
     /// holds one `u32` per node of the body while it renumbers.
     pub fn subdomain(&self, problem: &Problem, s: usize) -> Subdomain {
         let cells = self.assignment.cells[s].clone();

@@ -128,7 +128,8 @@ pub struct RankReport {
     pub exchanges: u64,
     pub bytes_received: u64,
     /// Wall seconds of the exchanges (pack, messages, unpack: waiting for the neighbours
-    /// included) and of the force evaluations (exchanges included).
+    /// included) and of the force evaluations (exchanges included; on a GPU rank's explicit
+    /// calls the device loop alone, as the summary's `forces` phase).
     pub exchange_seconds: f64,
     pub forces_seconds: f64,
     /// The parts of `exchange_seconds` on a GPU rank: the host waiting for the device to
@@ -140,11 +141,16 @@ pub struct RankReport {
     pub message_seconds: f64,
     /// The CUDA device ordinal the rank ran on (-1: none, a CPU rank).
     pub device: i64,
+    /// Wall seconds a GPU rank moved its state around the force evaluations: the owned
+    /// state uploaded at an explicit call where the device does not hold it and gathered to
+    /// every rank at a full sync (ADR: the displacement up, the forces down); 0 on a CPU
+    /// rank.
+    pub state_seconds: f64,
 }
 
 impl RankReport {
     /// Number of values [`RankReport::to_values`] gives.
-    pub const VALUES: usize = 13;
+    pub const VALUES: usize = 14;
 
     /// The report as numbers (for a gather across ranks).
     pub fn to_values(&self) -> [f64; RankReport::VALUES] {
@@ -162,6 +168,7 @@ impl RankReport {
             self.wait_seconds,
             self.message_seconds,
             self.device as f64,
+            self.state_seconds,
         ]
     }
 
@@ -181,6 +188,7 @@ impl RankReport {
             wait_seconds: v[10],
             message_seconds: v[11],
             device: v[12] as i64,
+            state_seconds: v[13],
         }
     }
 }

@@ -409,3 +409,50 @@ fn gpu_backends_across_thread_ranks_cut_in_blocks_end_as_one_gpu() {
         }
     }
 }
+
+/// A GPU rank's `forces_seconds` (`summary.json`'s `ranks`) times its device loop alone:
+/// each explicit call's steps, from the first launch to the bonds broken read back, an
+/// interval inside the call's `forces` phase (which adds the call's preparation), so at most
+/// the rank's `forces` phase and its step zero's force evaluation (a trait call, timed as
+/// setup). Before, it timed the whole call: the state's upload at the first call and its
+/// gather to every rank at the end made it exceed the phase (on four GPUs 9 s against 1.27
+/// s). The upload and gather are `state_seconds`, above zero: the first call uploads. On
+/// `gpu-loop` and `gpu-matrix`, 2 thread ranks through the driver.
+#[test]
+fn gpu_ranks_time_the_device_loop_apart_from_the_state() {
+    use peridot::solver::distributed::simulate_distributed;
+    use peridot::solver::Ranks;
+    use peridot::Precision;
+    if !have_gpu() {
+        return;
+    }
+    let problem = common::cracked_plate("pmb", 150);
+    for backend in [BackendKind::GpuLoop, BackendKind::GpuMatrix] {
+        let rows = run_ranks(2, |comm| {
+            let rank = comm.rank();
+            let opts = common::options(backend, Precision::F64, None);
+            let ranks = Ranks { comm, stop: None };
+            let o = simulate_distributed::<f64>(problem.clone(), &opts, ranks)
+                .unwrap_or_else(|e| panic!("distributed run: {e}"));
+            let reports = o.summary.ranks.clone().expect("the ranks' reports");
+            let mine = reports.into_iter().find(|r| r.rank == rank).expect("mine");
+            let forces = o.summary.phase_seconds.forces.expect("a forces phase");
+            (mine, forces, o.summary.setup.step_zero.unwrap_or(0.0))
+        });
+        for (report, forces, step_zero) in rows {
+            let what = format!("{backend:?}, rank {}", report.rank);
+            println!(
+                "{what}: forces_seconds {:.4}, state_seconds {:.4}, forces phase {forces:.4}, \
+                 step zero {step_zero:.4}",
+                report.forces_seconds, report.state_seconds
+            );
+            assert!(report.forces_seconds > 0.0, "{what}");
+            assert!(
+                report.forces_seconds <= forces + step_zero + 1e-6,
+                "{what}: the device loop {} s past the forces phase {forces} s",
+                report.forces_seconds
+            );
+            assert!(report.state_seconds > 0.0, "{what}: no upload timed");
+        }
+    }
+}

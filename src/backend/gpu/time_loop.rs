@@ -475,6 +475,19 @@ pub(crate) fn run_call<T: Real, B: DeviceForces<T>>(
     call: ExplicitCall<'_, T>,
     steps_of: impl FnOnce(&mut B, &Explicit, &Plan, usize) -> Result<()>,
 ) -> Result<usize> {
+    Ok(run_call_timed(backend, call, steps_of)?.0)
+}
+
+/// [`run_call`], and the wall seconds of its steps alone: from the first launch to the bonds
+/// broken read back (which waits for the device), so the device loop (the force passes and
+/// whatever `steps_of` exchanges between them) without the call's preparation (the state's
+/// upload where the device does not hold it, the condition lists, the factor table) nor the
+/// state's download.
+pub(crate) fn run_call_timed<T: Real, B: DeviceForces<T>>(
+    backend: &mut B,
+    call: ExplicitCall<'_, T>,
+    steps_of: impl FnOnce(&mut B, &Explicit, &Plan, usize) -> Result<()>,
+) -> Result<(usize, f64)> {
     let ExplicitCall {
         integrator: ex,
         loads,
@@ -485,22 +498,25 @@ pub(crate) fn run_call<T: Real, B: DeviceForces<T>>(
     } = call;
     let t_start = Instant::now();
     let plan = backend.device_loop().prepare(ex, loads, state, steps)?;
+    let t_steps = Instant::now();
     steps_of(backend, ex, &plan, steps)?;
     let broken = backend.read_broken()?;
+    let steps_seconds = t_steps.elapsed().as_secs_f64();
     times.forces += t_start.elapsed().as_secs_f64();
     backend
         .device_loop()
         .end_call(state, plan.t_end, steps, full_sync, times)?;
-    Ok(broken)
+    Ok((broken, steps_seconds))
 }
 
 /// Run `steps` explicit steps on the device for `backend`, the forces of each step by
-/// [`DeviceForces::launch_forces`].
-pub(crate) fn advance<T: Real, B: DeviceForces<T>>(
+/// [`DeviceForces::launch_forces`]; the bonds broken and the steps' seconds
+/// ([`run_call_timed`]).
+fn advance<T: Real, B: DeviceForces<T>>(
     backend: &mut B,
     call: ExplicitCall<'_, T>,
-) -> Result<usize> {
-    run_call(backend, call, |backend, ex, plan, steps| {
+) -> Result<(usize, f64)> {
+    run_call_timed(backend, call, |backend, ex, plan, steps| {
         let sp = plan.sp;
         for s in 0..steps {
             backend.device_loop().before_forces(&sp, plan.row(s))?;
@@ -529,6 +545,15 @@ pub(crate) fn advance_explicit<T: Real, B: DeviceForces<T>>(
     name: &str,
     call: ExplicitCall<'_, T>,
 ) -> Result<usize> {
+    Ok(advance_explicit_timed(backend, name, call)?.0)
+}
+
+/// [`advance_explicit`], and the seconds of the call's steps alone ([`run_call_timed`]).
+pub(crate) fn advance_explicit_timed<T: Real, B: DeviceForces<T>>(
+    backend: &mut B,
+    name: &str,
+    call: ExplicitCall<'_, T>,
+) -> Result<(usize, f64)> {
     on_loop(backend, name, |b| advance(b, call))
 }
 

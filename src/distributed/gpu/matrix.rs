@@ -153,7 +153,9 @@ impl<T: Real> DistributedGpuMatrix<T> {
 
     /// One call of the driver's explicit loop on the device: the state uploaded where the
     /// device does not hold it, the steps with the ghosts exchanged before each force
-    /// evaluation, the state gathered to every rank where `full_sync` asks.
+    /// evaluation, the state gathered to every rank where `full_sync` asks. The steps are
+    /// timed as the rank's `forces_seconds`, the rest of the call but the stop flag's
+    /// agreement as its `state_seconds`.
     fn advance(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
         let t0 = std::time::Instant::now();
         let ExplicitCall {
@@ -184,13 +186,15 @@ impl<T: Real> DistributedGpuMatrix<T> {
             steps,
             full_sync,
         };
-        let broken = time_loop::advance_explicit(&mut forces, NAME, call)?;
+        let (broken, steps_seconds) = time_loop::advance_explicit_timed(&mut forces, NAME, call)?;
         (state.step, state.time) = (self.local.step, self.local.time);
         if full_sync {
             self.state_to_all(state)?;
         }
+        let times = &mut self.part.times;
+        times.forces_seconds += steps_seconds;
+        times.state_seconds += (t0.elapsed().as_secs_f64() - steps_seconds).max(0.0);
         super::super::collect::agree_on_stop(&*self.part.comm, self.part.stop.as_ref());
-        self.part.times.forces_seconds += t0.elapsed().as_secs_f64();
         Ok(broken)
     }
 }

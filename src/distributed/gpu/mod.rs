@@ -57,7 +57,7 @@ use super::{Comm, RankPlan, RankSetup};
 use super::{HaloTimes, StopFlags};
 use crate::backend::gpu::bond_loop::{full_volume, FailurePass};
 use crate::backend::gpu::buffers::addr;
-use crate::backend::gpu::time_loop::run_call;
+use crate::backend::gpu::time_loop::run_call_timed;
 use crate::backend::{check_contact, check_material, GpuLoop, Scheme};
 use crate::dynamics::{Explicit, ExplicitCall, State};
 use crate::gpu::device::driver_error;
@@ -323,7 +323,9 @@ impl<T: Real> DistributedGpu<T> {
     /// Run one call of the driver's explicit loop on the device (see
     /// [`crate::backend::Backend::advance_explicit`]): the state uploaded from the driver's
     /// where the device does not hold it, the steps with the split launches, the state
-    /// gathered to every rank where `full_sync` asks.
+    /// gathered to every rank where `full_sync` asks. The steps are timed as the rank's
+    /// `forces_seconds`, the rest of the call but the stop flag's agreement as its
+    /// `state_seconds`.
     fn advance(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
         let t0 = Instant::now();
         let ExplicitCall {
@@ -360,7 +362,7 @@ impl<T: Real> DistributedGpu<T> {
             full_sync,
         };
         let (halos, comm) = (&mut self.halos, &*self.comm);
-        let broken = run_call(&mut self.gl, call, |gl, ex, plan, steps| {
+        let (broken, steps_seconds) = run_call_timed(&mut self.gl, call, |gl, ex, plan, steps| {
             gl.fused_steps_with(ex, plan, steps, |gl, params| {
                 halos.launch(gl, comm, params, true)
             })
@@ -370,8 +372,10 @@ impl<T: Real> DistributedGpu<T> {
         if full_sync {
             self.state_to_all(state)?;
         }
+        let times = &mut self.halos.times;
+        times.forces_seconds += steps_seconds;
+        times.state_seconds += (t0.elapsed().as_secs_f64() - steps_seconds).max(0.0);
         super::collect::agree_on_stop(&*self.comm, self.stop.as_ref());
-        self.halos.times.forces_seconds += t0.elapsed().as_secs_f64();
         Ok(broken)
     }
 
@@ -400,7 +404,9 @@ impl<T: Real> DistributedGpu<T> {
 
     /// A force evaluation of a trait call at the global `u` (breaking first with `check`;
     /// `forces` false: LPS's dilatation only): the owned forces scattered into `force` where
-    /// given; the bonds this rank broke.
+    /// given; the bonds this rank broke. The launch to the bonds broken read back (which
+    /// waits for the device) is timed as `forces_seconds`, the upload of `u` and the
+    /// download of the forces as `state_seconds`.
     fn trait_forces(
         &mut self,
         u: &[T],
@@ -410,9 +416,12 @@ impl<T: Real> DistributedGpu<T> {
     ) -> Result<usize> {
         let t0 = Instant::now();
         let (u_dev, f_dev) = self.upload_u(u)?;
+        let t_launch = Instant::now();
         let params = self.gl.bond_params(u_dev, f_dev, check);
         self.halos
             .launch(&mut self.gl, &*self.comm, &params, forces)?;
+        let broken = self.gl.read_broken()?;
+        let launch_seconds = t_launch.elapsed().as_secs_f64();
         if let Some(force) = force {
             let mut local = vec![T::zero(); self.dim * self.order.len()];
             let (_, f) = self.scratch.as_ref().expect("allocated by upload_u");
@@ -423,8 +432,9 @@ impl<T: Real> DistributedGpu<T> {
                 force[d * i..d * (i + 1)].copy_from_slice(&local[d * k..d * (k + 1)]);
             }
         }
-        let broken = self.gl.read_broken()?;
-        self.halos.times.forces_seconds += t0.elapsed().as_secs_f64();
+        let times = &mut self.halos.times;
+        times.forces_seconds += launch_seconds;
+        times.state_seconds += (t0.elapsed().as_secs_f64() - launch_seconds).max(0.0);
         Ok(broken)
     }
 }
