@@ -20,9 +20,6 @@ use common::contact::{across, assert_same, one, sphere_on_plate, two_blocks, End
 use peridot::backend::BackendKind;
 use peridot::distributed::plan::RankPlan;
 use peridot::setup::Problem;
-use peridot::solver::distributed::simulate_distributed;
-use peridot::solver::{simulate, Ranks};
-use peridot::Precision;
 
 /// Every rank of every P = 1..4 ends as the one-process run, bit for bit; returns that end.
 fn check_bitwise(problem: &Problem, what: &str) -> End {
@@ -70,20 +67,8 @@ fn two_blocks_colliding_across_thread_ranks_equal_one_process_bitwise() {
 fn an_impactor_across_thread_ranks_moves_as_in_one_process_bitwise() {
     for extra in ["", "[contact]\n"] {
         let problem = sphere_on_plate(150, extra);
-        let end = check_bitwise(&problem, &format!("sphere on plate {extra:?}"));
-        let s = &end.impactors[0];
-        eprintln!(
-            "{extra:?}: vz {:e} m/s, fz {:e} N",
-            s.velocity[2], s.force[2]
-        );
-        assert!(
-            s.velocity[2] > -4.95,
-            "{extra:?}: the sphere was not slowed"
-        );
-        assert!(
-            s.force[2] > 0.0,
-            "{extra:?}: the plate pushes the sphere up"
-        );
+        let what = format!("sphere on plate {extra:?}");
+        common::contact::assert_sphere_pressed(&check_bitwise(&problem, &what), &what);
     }
 }
 
@@ -138,31 +123,11 @@ fn the_matrix_form_across_ranks_refuses_contact_naming_both_loops() {
 #[test]
 fn two_blocks_colliding_in_f32_across_thread_ranks_equal_one_process_bitwise() {
     let problem = two_blocks(450);
-    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<u32>>();
-    let opts = common::options(BackendKind::CpuLoop, Precision::F32, None);
-    let one = simulate::<f32>(problem.clone(), &opts).expect("run succeeds");
-    for p in [2, 3] {
-        let ends = peridot::distributed::run_ranks(p, |comm| {
-            let ranks = Ranks { comm, stop: None };
-            let o = simulate_distributed::<f32>(problem.clone(), &opts, ranks)
-                .unwrap_or_else(|e| panic!("distributed run: {e}"));
-            (o.state.u, o.state.v)
-        });
-        for (r, (u, v)) in ends.iter().enumerate() {
-            assert!(
-                bits(u) == bits(&one.state.u),
-                "f32, rank {r} of {p}: displacement"
-            );
-            assert!(
-                bits(v) == bits(&one.state.v),
-                "f32, rank {r} of {p}: velocity"
-            );
-        }
-    }
+    let v = common::contact::assert_f32_ranks_bitwise(&problem, BackendKind::CpuLoop, &[2, 3]);
     let x = &problem.body.positions;
     let right_vx = (0..x.len())
         .filter(|&i| x[i][0] > 0.009)
-        .map(|i| one.state.v[2 * i] as f64)
+        .map(|i| v[2 * i] as f64)
         .sum::<f64>();
     assert!(
         right_vx > 0.0,

@@ -131,3 +131,40 @@ pub fn largest_change(a: &[f64], b: &[f64]) -> f64 {
         .map(|(x, y)| (x - y).abs())
         .fold(0.0, f64::max)
 }
+
+/// The sphere of [`sphere_on_plate`] (`what` names the run) ends pressing the plate (the
+/// reaction pushes it up) and slowed by more than 1% of its 5 m/s: only the contact force
+/// acts on it.
+pub fn assert_sphere_pressed(end: &End, what: &str) {
+    let s = &end.impactors[0];
+    eprintln!("{what}: vz {:e} m/s, fz {:e} N", s.velocity[2], s.force[2]);
+    assert!(s.velocity[2] > -4.95, "{what}: the sphere was not slowed");
+    assert!(s.force[2] > 0.0, "{what}: the plate pushes the sphere up");
+}
+
+/// `problem` on `backend` in f32 in one process and across each of `ranks` thread ranks:
+/// every rank ends with the one-process displacement and velocity bit for bit; returns the
+/// one-process velocity.
+pub fn assert_f32_ranks_bitwise(
+    problem: &Problem,
+    backend: BackendKind,
+    ranks: &[usize],
+) -> Vec<f32> {
+    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<u32>>();
+    let opts = super::options(backend, Precision::F32, None);
+    let one = simulate::<f32>(problem.clone(), &opts).expect("run succeeds");
+    for &p in ranks {
+        let ends = peridot::distributed::run_ranks(p, |comm| {
+            let ranks = Ranks { comm, stop: None };
+            let o = simulate_distributed::<f32>(problem.clone(), &opts, ranks)
+                .unwrap_or_else(|e| panic!("distributed run, f32: {e}"));
+            (o.state.u, o.state.v)
+        });
+        for (r, (u, v)) in ends.iter().enumerate() {
+            let what = format!("f32, {} rank {r} of {p}", backend.name());
+            assert!(bits(u) == bits(&one.state.u), "{what}: displacement");
+            assert!(bits(v) == bits(&one.state.v), "{what}: velocity");
+        }
+    }
+    one.state.v
+}

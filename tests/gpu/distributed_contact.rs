@@ -22,9 +22,6 @@ use crate::common;
 use common::contact::{across, assert_same, one, End};
 use peridot::backend::{BackendKind, GpuLoop};
 use peridot::setup::Problem;
-use peridot::solver::distributed::simulate_distributed;
-use peridot::solver::{simulate, Ranks};
-use peridot::Precision;
 
 /// Every rank of `gpu-loop` on P = 1, 2, 3 thread ranks ends as the one-GPU run through the
 /// driver, bit for bit; returns that end.
@@ -60,22 +57,7 @@ fn gpu_loop_across_thread_ranks_runs_colliding_blocks_as_one_gpu_bitwise() {
         struck > 0.1,
         "the right block got {struck:.3} of the left's momentum: no contact acted"
     );
-    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<u32>>();
-    let opts = common::options(BackendKind::GpuLoop, Precision::F32, None);
-    let one = simulate::<f32>(problem.clone(), &opts).expect("one GPU, f32");
-    for p in [2, 3] {
-        let ends = peridot::distributed::run_ranks(p, |comm| {
-            let ranks = Ranks { comm, stop: None };
-            let o = simulate_distributed::<f32>(problem.clone(), &opts, ranks)
-                .unwrap_or_else(|e| panic!("distributed gpu-loop, f32: {e}"));
-            (o.state.u, o.state.v)
-        });
-        for (r, (u, v)) in ends.iter().enumerate() {
-            let what = format!("f32, gpu-loop rank {r} of {p}");
-            assert!(bits(u) == bits(&one.state.u), "{what}: displacement");
-            assert!(bits(v) == bits(&one.state.v), "{what}: velocity");
-        }
-    }
+    common::contact::assert_f32_ranks_bitwise(&problem, BackendKind::GpuLoop, &[2, 3]);
 }
 
 /// A sphere pressing a plate whose cuts between ranks run under it, without node contact
@@ -91,20 +73,8 @@ fn gpu_loop_across_thread_ranks_moves_an_impactor_as_one_gpu_bitwise() {
     let corner = "[[geometry.remove]]\nshape = \"circle\"\ncenter = [0, 0, 0]\nradius = 0.0015\n";
     for contact in ["", "[contact]\n"] {
         let problem = common::contact::sphere_on_plate(150, &format!("{contact}{corner}"));
-        let end = check_bitwise(&problem, &format!("sphere on plate {contact:?}"));
-        let s = &end.impactors[0];
-        println!(
-            "gpu-loop {contact:?}: vz {:e} m/s, fz {:e} N",
-            s.velocity[2], s.force[2]
-        );
-        assert!(
-            s.velocity[2] > -4.95,
-            "{contact:?}: the sphere was not slowed"
-        );
-        assert!(
-            s.force[2] > 0.0,
-            "{contact:?}: the plate pushes the sphere up"
-        );
+        let what = format!("sphere on plate {contact:?}");
+        common::contact::assert_sphere_pressed(&check_bitwise(&problem, &what), &what);
     }
 }
 

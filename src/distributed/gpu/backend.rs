@@ -1,6 +1,8 @@
 //! The traits the distributed GPU loop implements: `Forces` (the calls on the driver's
-//! global arrays: the start of a run, ADR's iterations and the outputs; each gathers or sums
-//! over the ranks) and `Backend` (the explicit loop on the device, ADR on the host with the
+//! global arrays: the start of a run, ADR's iterations, the host leapfrog of a run with
+//! contact and the outputs; each gathers or sums over the ranks; with contact, the rank's
+//! part of the body and a crack face's bond) and `Backend` (the explicit loop on the device,
+//! or on the host with contact, ADR on the host with the
 //! forces from the device, the stability check and the probe rows reduced over the ranks,
 //! the state and ADR's history gathered for a snapshot or a checkpoint, the footprint with
 //! every rank's report).

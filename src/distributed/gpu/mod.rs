@@ -41,6 +41,18 @@
 //! history reach the device as the initial ones, through the part built from the problem that
 //! holds them (`order.rs`, `DeviceOrder::problem`).
 //!
+//! Contact and impactors (`[contact]`, `[[impactor]]`) run as `gpu-loop` runs them in one
+//! process: the host leapfrog (`Explicit::step` over the driver's global state), each force
+//! evaluation a trait call on the device (`trait_forces`: the owned displacement up, the
+//! ghosts' exchanged on the device around the split launches, the owned forces down), then
+//! the owned nodes' contact forces on the host from the rank's contact part
+//! (`super::contact::RankContact`, which `cpu-loop`'s ranks hold too: the contact halo, the
+//! impactors' reaction terms merged in node order). A crack face's bond is read from the
+//! part's status downloaded from the device, found in its owned end's family, whose
+//! neighbour indices the rank keeps on the host for it (dropped without crack faces). The
+//! device's bond forces are the one-GPU list form's and the host arithmetic is the one
+//! process's, so the run equals the one-GPU run with contact bit for bit.
+//!
 //! Files: `order.rs` (the device order and the rank's problem in it), `halo.rs` (the
 //! exchange on the device), this file (setup, the split launches, the time loop),
 //! `backend.rs` (the `Forces` and `Backend` impls).
