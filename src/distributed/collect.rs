@@ -243,9 +243,9 @@ pub(super) fn merge_sums(comm: &dyn Comm, sums: &mut [ExactSum]) -> Result<()> {
 /// fused loop, or the host leapfrog over its forces), then the state gathered to every rank
 /// where the call asks (`full_sync`: the owned values the driver's state holds) and the
 /// stop flag agreed (collective).
-pub(super) fn explicit_on_ranks<'a, T: Real, B: OwnedValues<T>>(
+pub(super) fn explicit_on_ranks<T: Real, B: OwnedValues<T>>(
     backend: &mut B,
-    call: ExplicitCall<'a, T>,
+    call: ExplicitCall<'_, T>,
     stop: Option<&StopFlags>,
     run: impl FnOnce(&mut B, ExplicitCall<'_, T>) -> Result<usize>,
 ) -> Result<usize> {
