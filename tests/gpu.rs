@@ -21,6 +21,8 @@ mod crack_nodes;
 mod distributed;
 #[path = "gpu/distributed_adr.rs"]
 mod distributed_adr;
+#[path = "gpu/distributed_contact.rs"]
+mod distributed_contact;
 #[path = "gpu/fields.rs"]
 mod fields;
 #[path = "gpu/guard.rs"]

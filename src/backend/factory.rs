@@ -7,7 +7,7 @@ use super::partitioned::matrix_stream::StreamedPart;
 use super::partitioned::plan::plan_for_budget;
 use super::partitioned::request::budget_bytes_for;
 use super::partitioned::{GpuStreamed, PartitionedCpu, PartitionedMatrix, SubdomainRequest};
-use super::support::{check_contact, check_material, Scheme};
+use super::support::{check_contact, check_material, Placement, Scheme};
 use super::{Backend, CpuLoop, CpuMatrix, GpuLoop, GpuMatrix};
 use crate::gpu::Gpu;
 use crate::operators::Storage;
@@ -43,7 +43,11 @@ fn check_kind(problem: &Problem, kind: BackendKind, in_core: bool) -> Result<()>
         _ => Scheme::CpuLoopParts,
     };
     check_material(problem, kind.name(), scheme)?;
-    check_contact(problem, kind.name(), in_core)
+    let placement = match in_core {
+        true => Placement::InCore,
+        false => Placement::Subdomains,
+    };
+    check_contact(problem, kind.name(), placement)
 }
 
 fn create_in_core<T: Real>(

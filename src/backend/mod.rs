@@ -28,7 +28,7 @@ pub use cpu::{CpuLoop, CpuMatrix};
 pub use factory::create;
 pub use gpu::{GpuLoop, GpuMatrix};
 pub use kind::{resolve_auto, BackendKind};
-pub use support::{check_contact, check_material, Scheme};
+pub use support::{check_contact, check_material, Placement, Scheme};
 
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::output::{ProbeRegions, ProbeValues};

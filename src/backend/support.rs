@@ -10,8 +10,8 @@
 //! too, run on every backend, in core, in subdomains and across ranks: every leapfrog takes
 //! each node's density (the host's, the device loop's, a rank's device loop in its order, the
 //! subdomains' fused update). Contact and impactors
-//! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core and on `cpu-loop`
-//! across MPI ranks ([`check_contact`]; `distributed/contact.rs`).
+//! (`[contact]`, `[[impactor]]`) run on `cpu-loop` and `gpu-loop` in core and across MPI
+//! ranks, not in subdomains ([`check_contact`]; `distributed/contact.rs`).
 
 use crate::material::Law;
 use crate::setup::Problem;
@@ -91,16 +91,27 @@ pub fn check_material(problem: &Problem, backend: &str, scheme: Scheme) -> Resul
     Ok(())
 }
 
-/// Whether `backend` (its CLI name; `in_core`: not in subdomains) runs `problem`'s contact
-/// and impactors: `cpu-loop` and `gpu-loop` in core do (`docs/contact.md`), and `cpu-loop`
-/// across MPI ranks, which does not ask; an error naming them otherwise.
-pub fn check_contact(problem: &Problem, backend: &str, in_core: bool) -> Result<()> {
+/// Where a backend runs a model: in one process on the whole body, in subdomains (one
+/// process, the body streamed in parts), or on one rank's part across MPI ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    InCore,
+    Subdomains,
+    Ranks,
+}
+
+/// Whether `backend` (its CLI name) runs `problem`'s contact and impactors where `placement`
+/// says: `cpu-loop` and `gpu-loop` do in core and across MPI ranks (`docs/contact.md`,
+/// `distributed/contact.rs`; their rank backends do not ask), no backend in subdomains; an
+/// error naming what runs them otherwise.
+pub fn check_contact(problem: &Problem, backend: &str, placement: Placement) -> Result<()> {
     let model = &problem.model;
     let contact = model.contact.as_ref().is_some_and(|c| c.enabled);
     if !contact && model.impactor.is_empty() {
         return Ok(());
     }
-    if in_core && matches!(backend, "cpu-loop" | "gpu-loop") {
+    let loop_backend = matches!(backend, "cpu-loop" | "gpu-loop");
+    if loop_backend && placement != Placement::Subdomains {
         return Ok(());
     }
     let what = match (contact, model.impactor.len()) {
@@ -108,14 +119,17 @@ pub fn check_contact(problem: &Problem, backend: &str, in_core: bool) -> Result<
         (false, n) => format!("{n} [[impactor]] table(s)"),
         (true, n) => format!("[contact] and {n} [[impactor]] table(s)"),
     };
-    let place = if in_core { "" } else { " in subdomains" };
+    let place = match placement {
+        Placement::InCore => "",
+        Placement::Subdomains => " in subdomains",
+        Placement::Ranks => " across MPI ranks",
+    };
     Err(Error::Backend {
         backend: backend.into(),
         message: format!(
-            "the model's {what} run on cpu-loop and gpu-loop in core and on cpu-loop across \
-             MPI ranks only, not on {backend}{place}; use --backend cpu-loop (in one process \
-             or across ranks) or --backend gpu-loop without subdomains, or remove the contact \
-             tables"
+            "the model's {what} run on cpu-loop and gpu-loop, in core and across MPI ranks \
+             (not in subdomains), not on {backend}{place}; use --backend cpu-loop or gpu-loop \
+             without subdomains (in one process or across ranks), or remove the contact tables"
         ),
     })
 }

@@ -10,7 +10,7 @@
 use super::{bytes_of, bytes_of_mut, Comm, RankPlan};
 use crate::backend::partitioned::exchange::{gather_into, scatter};
 use crate::dynamics::exact_sum::EXACT_SUM_BYTES;
-use crate::dynamics::{Adr, AdrCall, AdrPart, ExactSum, Forces, State};
+use crate::dynamics::{Adr, AdrCall, AdrPart, ExactSum, ExplicitCall, Forces, State};
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::partition::RankReport;
 use crate::{Real, Result};
@@ -244,6 +244,29 @@ pub(super) fn merge_sums(comm: &dyn Comm, sums: &mut [ExactSum]) -> Result<()> {
     }
     sums.clone_from_slice(&merged);
     Ok(())
+}
+
+/// An explicit call of a rank's part run by `run` (given the backend and the call: its
+/// fused loop, or the host leapfrog over its forces), then the state gathered to every rank
+/// where the call asks (`full_sync`: the owned values the driver's state holds) and the
+/// stop flag agreed (collective).
+pub(super) fn explicit_on_ranks<T: Real, B: OwnedValues<T>>(
+    backend: &mut B,
+    call: ExplicitCall<'_, T>,
+    stop: Option<&StopFlags>,
+    run: impl FnOnce(&mut B, ExplicitCall<'_, T>) -> Result<usize>,
+) -> Result<usize> {
+    let (state, full_sync) = (call.state, call.full_sync);
+    let call = ExplicitCall {
+        state: &mut *state,
+        ..call
+    };
+    let broken = run(backend, call)?;
+    if full_sync {
+        backend.gather_state(state)?;
+    }
+    agree_on_stop(backend.parts().0, stop);
+    Ok(broken)
 }
 
 /// One ADR iteration of a rank's part, `forces` its backend: the dofs of its owned `nodes`,

@@ -1,7 +1,10 @@
 //! Contact across ranks (`docs/contact.md`, `docs/distributed.md`): what
-//! `dynamics::contact::Contact` needs of a rank of `cpu-loop` ([`PartOfBody`]) so that each
-//! rank computes the contact force density of its owned nodes and every rank moves the
-//! impactors identically, bit for bit as one process.
+//! `dynamics::contact::Contact` needs of a rank ([`PartOfBody`], here [`RankContact`], which
+//! both rank backends hold: `cpu-loop`'s `DistributedCpu` and `gpu-loop`'s `DistributedGpu`)
+//! so that each rank computes the contact force density of its owned nodes and every rank
+//! moves the impactors identically, bit for bit as one process. Contact runs in the host
+//! leapfrog on either backend (the bond forces of the owned nodes from the rank's loop, on
+//! the host or its device).
 //!
 //! - Node pairs: two nodes that are not bonded are, by definition, beyond the family radius
 //!   of each other in the reference configuration, so the ghost layer (one family radius
@@ -20,8 +23,9 @@
 //!   cost per evaluation is the nodes near the rank's box, not the body (the all-gather of
 //!   every node's displacement it replaces). A crack face (a bonded pair whose
 //!   bond broke) has its bond on the rank owning either end: the rank answers from the
-//!   bond of its owned end (`Split::bond_broken`), the same status as the other direction's
-//!   (breaking is symmetric: the same stretch on both sides, `cpu.rs`).
+//!   bond of its owned end ([`pairs_broken_on_rank`], each backend reading its own status),
+//!   the same status as the other direction's (breaking is symmetric: the same stretch on
+//!   both sides, `cpu.rs`).
 //! - Impactors: each rank computes the impactor's force on its owned nodes (their own
 //!   positions only: no gather without `[contact]`), and the terms of the impactor's
 //!   reaction of its owned nodes inside it; the terms of every rank are all-gathered
@@ -33,32 +37,83 @@
 
 use super::{bytes_of, bytes_of_mut, Comm, RankPlan};
 use crate::backend::partitioned::exchange::{gather, scatter};
-#[cfg(doc)]
-use crate::dynamics::forces::PartOfBody;
-use crate::dynamics::forces::ReactionTerm;
+use crate::dynamics::forces::{PartOfBody, ReactionTerm};
 use crate::setup::Problem;
 use crate::{Real, Result};
 use rayon::prelude::*;
+use std::sync::{Arc, Mutex};
 
-/// Per node of `problem`: whether `plan`'s rank owns it, where the model has contact or an
-/// impactor (empty otherwise: nothing asks).
-pub(super) fn owned_mask(problem: &Problem, plan: &RankPlan) -> Vec<bool> {
-    let model = &problem.model;
-    let contact = model.contact.as_ref().is_some_and(|c| c.enabled);
-    if !contact && model.impactor.is_empty() {
-        return Vec::new();
+/// What contact needs of a rank, whichever backend computes its bond forces: its owned
+/// nodes (as a list and as a mask over the body), the contact halo of the last pair search
+/// and the transport. The rank's [`PartOfBody`].
+pub(super) struct RankContact {
+    comm: Arc<dyn Comm>,
+    /// The rank's owned nodes, ascending (global indices).
+    owned: Vec<usize>,
+    /// Per node of the body: owned by this rank.
+    owns: Vec<bool>,
+    dim: usize,
+    /// The contact halo of the last pair search (empty without `[contact]`).
+    halo: Mutex<ContactHalo>,
+}
+
+impl RankContact {
+    /// The contact of `plan`'s rank of `problem` over `comm`; `None` where the model has
+    /// neither `[contact]` (enabled) nor an impactor (nothing asks).
+    pub(super) fn of(
+        problem: &Problem,
+        plan: &RankPlan,
+        comm: &Arc<dyn Comm>,
+    ) -> Option<RankContact> {
+        let model = &problem.model;
+        let contact = model.contact.as_ref().is_some_and(|c| c.enabled);
+        if !contact && model.impactor.is_empty() {
+            return None;
+        }
+        let owned = plan.sub.owned_nodes().to_vec();
+        let mut owns = vec![false; problem.body.len()];
+        for &i in &owned {
+            owns[i] = true;
+        }
+        Some(RankContact {
+            comm: comm.clone(),
+            owned,
+            owns,
+            dim: problem.dim(),
+            halo: Mutex::default(),
+        })
     }
-    let mut owns = vec![false; problem.body.len()];
-    for &i in plan.sub.owned_nodes() {
-        owns[i] = true;
+}
+
+impl<T: Real> PartOfBody<T> for RankContact {
+    fn owns(&self) -> &[bool] {
+        &self.owns
     }
-    owns
+
+    fn max_over_parts(&self, x: f64) -> f64 {
+        self.comm.max_f64(x)
+    }
+
+    fn find_contact_nodes(&self, y: &[[f64; 3]], reach: f64) -> Result<Vec<u32>> {
+        let (halo, known) = ContactHalo::find(&*self.comm, &self.owned, y, self.dim, reach)?;
+        *self.halo.lock().unwrap_or_else(|e| e.into_inner()) = halo;
+        Ok(known)
+    }
+
+    fn fill_contact_nodes(&self, u: &mut [T]) -> Result<()> {
+        let halo = self.halo.lock().unwrap_or_else(|e| e.into_inner());
+        halo.fill(&*self.comm, u, self.dim)
+    }
+
+    fn merged_terms(&self, mine: &[ReactionTerm]) -> Result<Vec<ReactionTerm>> {
+        merge_terms(&*self.comm, mine)
+    }
 }
 
 /// The contact halo of a rank: per other rank, the owned nodes it sends there and the nodes
 /// it receives from there (global indices, ascending), as found at the last pair search.
 #[derive(Debug, Default)]
-pub(super) struct ContactHalo {
+struct ContactHalo {
     send: Vec<(usize, Vec<usize>)>,
     recv: Vec<(usize, Vec<usize>)>,
 }
@@ -68,7 +123,7 @@ impl ContactHalo {
     /// the owned nodes; `d` axes): every other rank's owned nodes within `reach` (m) of the
     /// box of this rank's owned nodes; with every node this rank then knows (owned and
     /// received, ascending). Collective.
-    pub(super) fn find(
+    fn find(
         comm: &dyn Comm,
         owned: &[usize],
         y: &[[f64; 3]],
@@ -137,7 +192,7 @@ impl ContactHalo {
 
     /// The received nodes' displacements (`d` values a node) written into `u`, from their
     /// owners, which send theirs from `u` (current at the owned nodes). Collective.
-    pub(super) fn fill<T: Real>(&self, comm: &dyn Comm, u: &mut [T], d: usize) -> Result<()> {
+    fn fill<T: Real>(&self, comm: &dyn Comm, u: &mut [T], d: usize) -> Result<()> {
         let outgoing: Vec<Vec<T>> = self.send.iter().map(|(_, n)| gather(u, n, d)).collect();
         let mut incoming: Vec<Vec<T>> = (self.recv.iter())
             .map(|(_, n)| vec![T::zero(); n.len() * d])
@@ -180,7 +235,7 @@ fn box_distance(p: &[f64; 3], b: &[f64; 6], d: usize) -> f64 {
 
 /// Every rank's reaction terms (`mine` this rank's, ascending), all-gathered and sorted by
 /// impactor and node (the ranks own distinct nodes, so no two terms tie).
-pub(super) fn merge_terms(comm: &dyn Comm, mine: &[ReactionTerm]) -> Result<Vec<ReactionTerm>> {
+fn merge_terms(comm: &dyn Comm, mine: &[ReactionTerm]) -> Result<Vec<ReactionTerm>> {
     let ranks = comm.size();
     let counts = comm.all_gather(bytes_of(&[mine.len() as u64]), &vec![8; ranks])?;
     let mut lens = vec![0u64; ranks];
@@ -211,13 +266,14 @@ pub(super) fn merge_terms(comm: &dyn Comm, mine: &[ReactionTerm]) -> Result<Vec<
 }
 
 /// For each pair `[i, j]` (global, bonded in the reference configuration, one end owned by
-/// `plan`'s rank), whether its bond is broken: the bond `i -> j` where `i` is owned, else
-/// `j -> i` (both ends are then in the subdomain: a bonded partner of an owned node is
-/// owned or a ghost).
-pub(super) fn pairs_broken_on_rank<T: Real>(
+/// `plan`'s rank), whether its bond is broken: `broken(a, b)` of the bond `i -> j` where `i`
+/// is owned, else of `j -> i` (`a` the owned end's and `b` the other end's index in the
+/// plan's local order: both ends are in the subdomain, a bonded partner of an owned node
+/// being owned or a ghost). A pair with no owned end is not broken here (false).
+pub(super) fn pairs_broken_on_rank(
     plan: &RankPlan,
-    split: &super::split::Split<T>,
     pairs: &[[u32; 2]],
+    broken: impl Fn(usize, usize) -> bool,
 ) -> Vec<bool> {
     let sub = &plan.sub;
     let local = |g: usize| {
@@ -234,7 +290,7 @@ pub(super) fn pairs_broken_on_rank<T: Real>(
                     Err(_) => return false,
                 },
             };
-            b.is_some_and(|b| split.bond_broken(a, b as u32))
+            b.is_some_and(|b| broken(a, b))
         })
         .collect()
 }

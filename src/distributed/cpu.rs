@@ -22,10 +22,10 @@
 //! Units: m, N/m^3, J.
 
 use super::collect::{
-    adr_on_ranks, agree_on_stop, gather_bonds, gather_node_damage, rank_reports, HaloTimes,
+    adr_on_ranks, explicit_on_ranks, gather_bonds, gather_node_damage, rank_reports, HaloTimes,
     OwnedValues, ProbeCache, StopFlags,
 };
-use super::contact::{merge_terms, owned_mask, pairs_broken_on_rank, ContactHalo};
+use super::contact::{pairs_broken_on_rank, RankContact};
 use super::halo::HaloBuffers;
 use super::split::{Split, SplitParts};
 use super::{Comm, RankPlan, RankSetup};
@@ -33,7 +33,7 @@ use crate::backend::partitioned::emulate::history_timing;
 use crate::backend::partitioned::exchange::{gather, gather_into};
 use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
 use crate::backend::{check_material, Backend, CpuLoop, Footprint, Scheme};
-use crate::dynamics::forces::{bond_count_damage, PartOfBody, ReactionTerm};
+use crate::dynamics::forces::{bond_count_damage, PartOfBody};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::material::{FailureHistory, Law};
 use crate::model::BreakTiming;
@@ -52,11 +52,9 @@ pub struct DistributedCpu<T: Real> {
     /// The global CSR offsets (the bond status's order).
     offsets: Vec<usize>,
     dim: usize,
-    /// Per node: owned here, where the model has contact or an impactor (`contact.rs`;
-    /// empty otherwise).
-    owns: Vec<bool>,
-    /// The contact halo of the last pair search (`contact.rs`; empty without `[contact]`).
-    contact_halo: std::sync::Mutex<ContactHalo>,
+    /// What contact needs of the rank, where the model has contact or an impactor
+    /// (`contact.rs`).
+    contact: Option<RankContact>,
     lps: bool,
     u_local: Vec<T>,
     f_local: Vec<T>,
@@ -99,8 +97,7 @@ impl<T: Real> DistributedCpu<T> {
             false => gather(&problem.restored.convert::<T>().node_s0, &plan.sub.nodes, 1),
         };
         Ok(DistributedCpu {
-            owns: owned_mask(problem, &plan),
-            contact_halo: Default::default(),
+            contact: RankContact::of(problem, &plan, &comm),
             split,
             offsets: problem.families.offsets.clone(),
             dim,
@@ -386,53 +383,22 @@ impl<T: Real> Forces<T> for DistributedCpu<T> {
 
     /// For each pair `[i, j]` with an owned end, whether its bond is broken (`contact.rs`).
     fn bonds_broken(&self, pairs: &[[u32; 2]]) -> Result<Vec<bool>> {
-        Ok(pairs_broken_on_rank(&self.plan, &self.split, pairs))
+        let split = &self.split;
+        Ok(pairs_broken_on_rank(&self.plan, pairs, |a, b| {
+            split.bond_broken(a, b as u32)
+        }))
     }
 
     fn part_of_body(&self) -> Option<&dyn PartOfBody<T>> {
-        (!self.owns.is_empty()).then_some(self as &dyn PartOfBody<T>)
-    }
-}
-
-impl<T: Real> PartOfBody<T> for DistributedCpu<T> {
-    fn owns(&self) -> &[bool] {
-        &self.owns
-    }
-
-    fn max_over_parts(&self, x: f64) -> f64 {
-        self.comm.max_f64(x)
-    }
-
-    fn find_contact_nodes(&self, y: &[[f64; 3]], reach: f64) -> Result<Vec<u32>> {
-        let owned = self.plan.sub.owned_nodes();
-        let (halo, known) = ContactHalo::find(&*self.comm, owned, y, self.dim, reach)?;
-        *self.contact_halo.lock().unwrap_or_else(|e| e.into_inner()) = halo;
-        Ok(known)
-    }
-
-    fn fill_contact_nodes(&self, u: &mut [T]) -> Result<()> {
-        let halo = self.contact_halo.lock().unwrap_or_else(|e| e.into_inner());
-        halo.fill(&*self.comm, u, self.dim)
-    }
-
-    fn merged_terms(&self, mine: &[ReactionTerm]) -> Result<Vec<ReactionTerm>> {
-        merge_terms(&*self.comm, mine)
+        self.contact.as_ref().map(|c| c as &dyn PartOfBody<T>)
     }
 }
 
 impl<T: Real> Backend<T> for DistributedCpu<T> {
+    /// The fused loop, or the host leapfrog with damping or contact (`fused.rs`).
     fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
-        let (state, full_sync) = (call.state, call.full_sync);
-        let call = ExplicitCall {
-            state: &mut *state,
-            ..call
-        };
-        let broken = fused::advance_explicit(self, call)?;
-        if full_sync {
-            self.gather_state(state)?;
-        }
-        agree_on_stop(&*self.comm, self.stop.as_ref());
-        Ok(broken)
+        let stop = self.stop.clone();
+        explicit_on_ranks(self, call, stop.as_ref(), fused::advance_explicit)
     }
 
     fn state_changed(&mut self, _state: &State<T>) -> Result<()> {

@@ -41,7 +41,8 @@ use super::{Comm, RankPlan};
 use crate::backend::partitioned::exchange::{gather_into, scatter};
 use crate::backend::partitioned::matrix::local_problem;
 use crate::backend::partitioned::matrix::{MatrixPart, Slots};
-use crate::backend::{check_contact, check_material, Backend, CpuMatrix, Footprint, Scheme};
+use crate::backend::{check_contact, check_material, Backend, CpuMatrix, Footprint};
+use crate::backend::{Placement, Scheme};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::material::Law;
 use crate::neighbors::Families;
@@ -97,7 +98,7 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
         name: &str,
     ) -> Result<Self> {
         check_material(problem, name, Scheme::MatrixParts)?;
-        check_contact(problem, name, false)?;
+        check_contact(problem, name, Placement::Ranks)?;
         let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
         let (local, bond_index) = local_problem(problem, &plan.sub);
         let owned_bonds = local.families.offsets[plan.sub.owned];

@@ -20,9 +20,10 @@
 //! - [`DistributedCpu`] (`cpu.rs`): `cpu-loop` on a rank's part, bitwise the in-core run,
 //!   its interior's bond work overlapping the exchange (`split.rs`: interior and boundary
 //!   nodes in two loops).
-//! - `contact.rs`: contact and impactors across ranks for `DistributedCpu` (every node's
-//!   displacement gathered for the node pairs, a crack face's bond status from the owned
-//!   end, the impactors' reaction terms of every rank merged in node order).
+//! - `contact.rs`: contact and impactors across ranks for `DistributedCpu` and
+//!   `DistributedGpu` (`RankContact`: the contact halo of the other ranks' nodes within
+//!   reach for the node pairs, a crack face's bond status from the owned end, the
+//!   impactors' reaction terms of every rank merged in node order).
 //! - [`DistributedMatrix`] (`matrix.rs`): `cpu-matrix` on a rank's part, the operators' rows
 //!   of its owned nodes with ghost columns, the in-core run to round-off.
 //! - [`DistributedGpu`] (`gpu/`): `gpu-loop` on a rank's part on its device, bitwise the

@@ -70,11 +70,12 @@ fn supported(
             backend: format!("{} (distributed)", backend.name()),
             message: format!(
                 "{what} does not run across MPI ranks yet; what does: the explicit solver and \
-                 ADR on cpu-loop and cpu-matrix (contact and impactors on cpu-loop), and on \
-                 gpu-loop (PMB, LPS, several materials of any densities, pre-cracks, bond \
-                 failure with a history: softening damage laws, critical_stretch_alpha, \
-                 after-force breaking; damping, probes, snapshots) and gpu-matrix with one GPU \
-                 per rank, with checkpoints and --restart; run it in one process instead"
+                 ADR on cpu-loop and cpu-matrix, and on gpu-loop (PMB, LPS, several materials \
+                 of any densities, pre-cracks, bond failure with a history: softening damage \
+                 laws, critical_stretch_alpha, after-force breaking; damping, probes, \
+                 snapshots) and gpu-matrix with one GPU per rank, with checkpoints and \
+                 --restart; contact and impactors on cpu-loop and gpu-loop; run it in one \
+                 process instead"
             ),
         })
     };
@@ -103,7 +104,8 @@ mod tests {
 
     /// What `supported` lets through and what it refuses: ADR, checkpoints and `--restart`
     /// on every backend that runs across ranks (`gpu-loop` included); subdomains refused with
-    /// a message naming what runs (ADR on `gpu-loop` too, with checkpoints and `--restart`).
+    /// a message naming what runs (ADR on `gpu-loop` too, with checkpoints and `--restart`;
+    /// contact and impactors on both loops).
     #[test]
     fn what_runs_across_ranks_and_what_is_refused() {
         let text = "[material]\nmodel = \"pmb\"\nyoungs_modulus = 200e9\ndensity = 8000\n\
@@ -149,6 +151,7 @@ mod tests {
                 "bond failure with a history: softening damage laws, critical_stretch_alpha",
                 "gpu-matrix with one GPU per rank",
                 "with checkpoints and --restart",
+                "contact and impactors on cpu-loop and gpu-loop",
             ] {
                 assert!(e.contains(part), "{part:?} missing from: {e}");
             }

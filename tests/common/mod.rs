@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod contact;
 pub mod ranks;
 
 use peridot::backend::{Backend, BackendKind};

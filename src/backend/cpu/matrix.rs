@@ -67,7 +67,7 @@ impl<T: Real> CpuMatrix<T> {
     /// `B` is not kept (an explicit step does not use it), nor `B^T` for nonlinear PMB.
     pub fn new(problem: Arc<Problem>, storage: Storage) -> Result<Self> {
         check_material(&problem, "cpu-matrix", Scheme::Matrix)?;
-        crate::backend::check_contact(&problem, "cpu-matrix", true)?;
+        crate::backend::check_contact(&problem, "cpu-matrix", crate::backend::Placement::InCore)?;
         let ops = Operators::<T>::assemble(&problem, storage)?;
         let (n, d, rows) = (problem.body.len(), problem.dim(), ops.rows());
         let law = problem.material.law;

@@ -140,7 +140,7 @@ impl<T: Real> PartitionedCpu<T> {
     /// Partition `problem` into `count` subdomains ([`partition`]) and set up each one.
     pub fn new(problem: &Problem, count: usize) -> Result<Self> {
         crate::backend::check_material(problem, "cpu-loop", crate::backend::Scheme::CpuLoopParts)?;
-        crate::backend::check_contact(problem, "cpu-loop", false)?;
+        crate::backend::check_contact(problem, "cpu-loop", crate::backend::Placement::Subdomains)?;
         let parts = partition(problem, count)?
             .into_iter()
             .map(|sub| {

@@ -1,6 +1,8 @@
 //! The traits the distributed GPU loop implements: `Forces` (the calls on the driver's
-//! global arrays: the start of a run, ADR's iterations and the outputs; each gathers or sums
-//! over the ranks) and `Backend` (the explicit loop on the device, ADR on the host with the
+//! global arrays: the start of a run, ADR's iterations, the host leapfrog of a run with
+//! contact and the outputs; each gathers or sums over the ranks; with contact, the rank's
+//! part of the body and a crack face's bond) and `Backend` (the explicit loop on the device,
+//! or on the host with contact, ADR on the host with the
 //! forces from the device, the stability check and the probe rows reduced over the ranks,
 //! the state and ADR's history gathered for a snapshot or a checkpoint, the footprint with
 //! every rank's report).
@@ -19,6 +21,7 @@ use super::super::collect::{
     adr_on_ranks, gather_bonds, gather_node_damage, largest, owned_max_abs, rank_reports,
     OwnedValues,
 };
+use super::super::contact::pairs_broken_on_rank;
 use super::super::{Comm, RankPlan};
 use super::probes::DeviceProbeRows;
 use super::{DistributedGpu, NAME};
@@ -26,6 +29,7 @@ use crate::backend::gpu::buffers::addr;
 use crate::backend::gpu::device_fault;
 use crate::backend::partitioned::exchange::gather_into;
 use crate::backend::{Backend, Footprint};
+use crate::dynamics::forces::PartOfBody;
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::gpu::pinned::copy_out;
 use crate::material::FailureHistory;
@@ -167,11 +171,34 @@ impl<T: Real> Forces<T> for DistributedGpu<T> {
             node_s0,
         })
     }
+
+    /// For each pair `[i, j]` with an owned end, whether its bond is broken: the bond of its
+    /// owned end in the part's status from the device, found in that end's family (its
+    /// neighbour indices kept on the host for crack-face contact; `contact.rs`).
+    fn bonds_broken(&self, pairs: &[[u32; 2]]) -> Result<Vec<bool>> {
+        let status = self.gl.bond_status()?;
+        let families = &self.gl.problem().families;
+        let of_plan = &self.order.of_plan;
+        Ok(pairs_broken_on_rank(&self.plan, pairs, |a, b| {
+            let (a, b) = (of_plan[a], of_plan[b] as u32);
+            (families.family(a).iter().position(|&j| j == b))
+                .is_some_and(|k| status[families.offsets[a] + k] == 0)
+        }))
+    }
+
+    fn part_of_body(&self) -> Option<&dyn PartOfBody<T>> {
+        self.contact.as_ref().map(|c| c as &dyn PartOfBody<T>)
+    }
 }
 
 impl<T: Real> Backend<T> for DistributedGpu<T> {
+    /// The device loop, or with contact or impactors the host leapfrog over the device's
+    /// forces (`mod.rs`, [`DistributedGpu::advance_on_host`]).
     fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
-        self.advance(call)
+        match call.state.contact.is_some() {
+            true => self.advance_on_host(call),
+            false => self.advance(call),
+        }
     }
 
     fn state_changed(&mut self, _state: &State<T>) -> Result<()> {

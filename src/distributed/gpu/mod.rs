@@ -41,6 +41,18 @@
 //! history reach the device as the initial ones, through the part built from the problem that
 //! holds them (`order.rs`, `DeviceOrder::problem`).
 //!
+//! Contact and impactors (`[contact]`, `[[impactor]]`) run as `gpu-loop` runs them in one
+//! process: the host leapfrog (`Explicit::step` over the driver's global state), each force
+//! evaluation a trait call on the device (`trait_forces`: the owned displacement up, the
+//! ghosts' exchanged on the device around the split launches, the owned forces down), then
+//! the owned nodes' contact forces on the host from the rank's contact part
+//! (`super::contact::RankContact`, which `cpu-loop`'s ranks hold too: the contact halo, the
+//! impactors' reaction terms merged in node order). A crack face's bond is read from the
+//! part's status downloaded from the device, found in its owned end's family, whose
+//! neighbour indices the rank keeps on the host for it (dropped without crack faces). The
+//! device's bond forces are the one-GPU list form's and the host arithmetic is the one
+//! process's, so the run equals the one-GPU run with contact bit for bit.
+//!
 //! Files: `order.rs` (the device order and the rank's problem in it), `halo.rs` (the
 //! exchange on the device), this file (setup, the split launches, the time loop),
 //! `backend.rs` (the `Forces` and `Backend` impls).
@@ -53,12 +65,14 @@ mod matrix;
 mod order;
 mod probes;
 
+use super::contact::RankContact;
 use super::{Comm, RankPlan, RankSetup};
 use super::{HaloTimes, StopFlags};
 use crate::backend::gpu::bond_loop::{full_volume, FailurePass};
 use crate::backend::gpu::buffers::addr;
 use crate::backend::gpu::time_loop::run_call_timed;
-use crate::backend::{check_contact, check_material, GpuLoop, Scheme};
+use crate::backend::{check_material, GpuLoop, Scheme};
+use crate::dynamics::contact::crack_faces_on;
 use crate::dynamics::{Explicit, ExplicitCall, State};
 use crate::gpu::device::driver_error;
 use crate::gpu::params::BondParams;
@@ -222,20 +236,23 @@ pub struct DistributedGpu<T: Real> {
     /// Each local node's density in device order (owned and ghosts, each its own material's)
     /// where several materials differ in density: the device loop's `Explicit::node_density`.
     node_density: Option<Arc<[f64]>>,
+    /// What contact needs of the rank, where the model has contact or an impactor
+    /// (`super::contact`; the explicit calls then run the host leapfrog).
+    contact: Option<RankContact>,
     /// The seconds of this backend's creation by phase.
     pub setup: RankSetup,
 }
 
-/// Refuse what the distributed GPU loop does not run (contact, impactors), naming what does.
+/// Refuse what the distributed GPU loop does not run, naming what does.
 fn check(problem: &Problem) -> Result<()> {
-    check_material(problem, NAME, Scheme::GpuLoop)?;
-    check_contact(problem, NAME, false)
+    check_material(problem, NAME, Scheme::GpuLoop)
 }
 
 impl<T: Real> DistributedGpu<T> {
     /// This rank's part of `problem` (stored or lean) over `comm`, on this process's device
     /// (`Gpu::get`: the one `gpu::select_device` chose for the rank). Runs what `gpu-loop` in
-    /// core runs, less contact and impactors.
+    /// core runs, contact and impactors included (the host leapfrog over the device's forces,
+    /// as in core).
     pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
         check(problem)?;
         let mut times = RankSetup::default();
@@ -250,8 +267,9 @@ impl<T: Real> DistributedGpu<T> {
         let mut gl = GpuLoop::<T>::with_neighbour_list(local)
             .map_err(|e| crate::backend::gpu::rename(e, NAME))?;
         gl.set_full_volume(full_volume(problem));
-        // (uploaded: the host keeps the part's family sizes, no per-bond array)
-        gl.release_host_bonds();
+        // (uploaded: the host keeps the part's family sizes, no per-bond array; with
+        // crack-face contact its owned nodes' neighbour indices, where a pair's bond is found)
+        gl.release_host_bonds(crack_faces_on(&problem.model));
         let gpu = gl.gpu().clone();
         let dim = problem.dim();
         let lps = matches!(problem.material.law, Law::Lps { .. });
@@ -273,6 +291,7 @@ impl<T: Real> DistributedGpu<T> {
             },
         };
         gpu.synchronize()?;
+        let contact = RankContact::of(problem, &plan, &comm);
         Ok(DistributedGpu {
             local: State::at_rest(dim * order.len()),
             offsets: problem.families.offsets.clone(),
@@ -286,6 +305,7 @@ impl<T: Real> DistributedGpu<T> {
             stop,
             probes: None,
             node_density: local_densities,
+            contact,
             setup: times,
         })
     }
@@ -377,6 +397,19 @@ impl<T: Real> DistributedGpu<T> {
         times.state_seconds += (t0.elapsed().as_secs_f64() - steps_seconds).max(0.0);
         super::collect::agree_on_stop(&*self.comm, self.stop.as_ref());
         Ok(broken)
+    }
+
+    /// Run one call of the driver's explicit loop with contact or impactors: the host
+    /// leapfrog (`Explicit::step`, as `gpu-loop` in core runs contact) over the driver's
+    /// global state, each force evaluation a trait call on the device (`trait_forces`: the
+    /// owned displacement up, the ghosts' exchanged on the device, the owned forces down),
+    /// the owned nodes' contact forces on the host (`super::contact`); the state gathered to
+    /// every rank where `full_sync` asks, the stop flag agreed.
+    fn advance_on_host(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
+        // (the device's explicit state is not the run's from here on)
+        self.gl.stepper().resident_step = None;
+        let stop = self.stop.clone();
+        super::collect::explicit_on_ranks(self, call, stop.as_ref(), |b, call| call.on_host(b))
     }
 
     /// The trait calls' device buffers: the displacement `u` (owned entries from the global

@@ -99,7 +99,7 @@ impl Contact {
         );
         let distance = dx * distance_factor;
         let skin = dx * factor(table.and_then(|t| t.skin_factor), DEFAULT_SKIN_FACTOR);
-        let crack_faces = pairs_on && table.and_then(|t| t.crack_faces).unwrap_or(true);
+        let crack_faces = crack_faces_on(model);
         let bonded = family_radius_squared(family_radius(
             model.discretization.partial_volume,
             delta,
@@ -390,6 +390,14 @@ impl Contact {
         }
         p
     }
+}
+
+/// Whether `model` has crack-face contact: `[contact]` enabled with `crack_faces` (default
+/// on), so that the pairs of broken bonds repel and the backend answers their bond status
+/// ([`Forces::bonds_broken`]).
+pub fn crack_faces_on(model: &crate::model::Model) -> bool {
+    let table = model.contact.as_ref();
+    table.is_some_and(|c| c.enabled) && table.and_then(|t| t.crack_faces).unwrap_or(true)
 }
 
 /// `|a - b|` over the first `d` components, m (the force's own arithmetic: the same `r`).

@@ -130,15 +130,19 @@ impl<T: Real> GpuLoop<T> {
     /// status and the reports read the family sizes only. A distributed rank's part calls
     /// it after the upload (`distributed/gpu/`), so the host keeps no per-bond array of
     /// the part for the run; a later read of the dropped arrays would fail loudly (an index
-    /// out of range), never read stale values. Returns whether they were dropped.
-    pub(crate) fn release_host_bonds(&mut self) -> bool {
+    /// out of range), never read stale values. With `keep_neighbors` the neighbour indices
+    /// stay (crack-face contact finds a pair's bond in its family on the host). Returns
+    /// whether the arrays were dropped.
+    pub(crate) fn release_host_bonds(&mut self, keep_neighbors: bool) -> bool {
         if self.lattice.is_some() || self.history.num_bytes() > 0 {
             return false;
         }
         let Some(p) = Arc::get_mut(&mut self.problem) else {
             return false;
         };
-        p.families.neighbors = Vec::new();
+        if !keep_neighbors {
+            p.families.neighbors = Vec::new();
+        }
         p.initial_mu = Vec::new();
         true
     }

@@ -53,7 +53,7 @@ impl<T: Real> GpuMatrix<T> {
     /// operators of `problem` in `storage` and upload them.
     pub fn new(problem: Arc<Problem>, storage: Storage) -> Result<Self> {
         check_material(&problem, NAME, Scheme::Matrix)?;
-        crate::backend::check_contact(&problem, NAME, true)?;
+        crate::backend::check_contact(&problem, NAME, crate::backend::Placement::InCore)?;
         let gpu = Gpu::get().map_err(|e| rename(e, NAME))?;
         Self::setup(problem, gpu, storage).map_err(|e| rename(e, NAME))
     }

@@ -78,7 +78,7 @@ impl<T: Real> GpuStreamed<T> {
         request: ResidencyRequest,
     ) -> Result<Self> {
         crate::backend::check_material(&problem, "gpu-loop", crate::backend::Scheme::GpuLoopParts)?;
-        crate::backend::check_contact(&problem, "gpu-loop", false)?;
+        crate::backend::check_contact(&problem, "gpu-loop", crate::backend::Placement::Subdomains)?;
         let cuts = Cuts::new(&problem, count)?;
         let gpu = Gpu::get()?;
         let lps = matches!(problem.material.law, Law::Lps { .. });
