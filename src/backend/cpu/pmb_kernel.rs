@@ -201,14 +201,15 @@ fn block_body<T: Real, const D: usize, const LIN: bool>(p: Pass<T>, b: Block<T>)
         let range = bonds.offsets[i]..bonds.offsets[i + 1];
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = bonds.slots {
-            let (st, f) = (
+            let (st, x, f) = (
                 &mut status[range.start - base..],
+                &bonds.length[range.start..],
                 &mut force[D * (i - first)..],
             );
             let count = super::pmb_slots::LANES.min(nodes.end - i);
             let offsets = &bonds.offsets[i..=i + count];
             // SAFETY: a slot table exists only where the CPU has AVX-512 (`SlotTable::build`).
-            broken += unsafe { t.lanes::<D, LIN>(i, offsets, s0, st, f) };
+            broken += unsafe { t.lanes::<D, LIN>(i, offsets, s0, st, x, f) };
             i += count;
             continue;
         }

@@ -6,16 +6,18 @@
 //! (structure of arrays) positions and displacements, and each lane sums its own node's
 //! bonds in slot order in registers.
 //!
-//! Per bond it reads only the status byte: the neighbour index comes from the slot list, and
-//! the reference length and the weight are recomputed from the positions by the arithmetic
-//! that made the stored ones (`material::bonds::bond_length`; the PMB weight
-//! `c lambda beta V_j` with `lambda = 1` and `beta` the partial-volume factor of that length,
-//! `material::constants::partial_volume`). The table is only built where that recomputation
-//! gives every bond's stored length and weight bit for bit ([`SlotTable::build`] checks each
-//! one), and every bond goes through the same operations in the same order as in the
-//! per-node loop, so the forces and the broken bonds are bitwise those of that loop. Nodes
-//! outside such runs (a box's faces across the run direction, the ends of a block) take the
-//! per-node loop.
+//! Per bond it reads the status byte and the stored reference length (one masked gather per
+//! slot, each lane from its own node's row: a square root fewer per bond than recomputing
+//! it, which only an f32 run with partial volumes still does, in f64, as
+//! `material::bonds::bond_length`); the neighbour index comes from the slot list, and the
+//! weight is recomputed from the positions by the arithmetic that made the stored one (the
+//! PMB weight `c lambda beta V_j` with `lambda = 1` and `beta` the partial-volume factor of
+//! the length, `material::constants::partial_volume`). The table is only built where that
+//! recomputation gives every bond's stored length and weight bit for bit
+//! ([`SlotTable::build`] checks each one), and every bond goes through the same operations in
+//! the same order as in the per-node loop (`laws::pmb`'s one-division terms), so the forces
+//! and the broken bonds are bitwise those of that loop. Nodes outside such runs (a box's
+//! faces across the run direction, the ends of a block) take the per-node loop.
 //!
 //! Units: positions m, volumes m^3 (3D; m^2 times the thickness in 2D), displacement m,
 //! force density N/m^3.
@@ -199,18 +201,10 @@ impl<T: Real> SlotTable<T> {
         (self.present[i * self.words + l / 64] >> (l % 64)) & 1 != 0
     }
 
-    /// The position of stencil slot `l` in node `i`'s family (which has it).
-    fn rank(&self, i: usize, l: usize) -> usize {
-        let bits = &self.present[i * self.words..(i + 1) * self.words];
-        let whole: u32 = bits[..l / 64].iter().map(|b| b.count_ones()).sum();
-        let part = (bits[l / 64] & ((1u64 << (l % 64)) - 1)).count_ones();
-        (whole + part) as usize
-    }
-
     /// Force density on the `offsets.len() - 1` (1 to [`LANES`]) nodes from `i0`, written
-    /// into `force` (`D` per node from node `i0`); `status` holds their bonds from the
-    /// first, in CSR order, node `i0 + w`'s from `offsets[w] - offsets[0]` (`offsets` the
-    /// CSR offsets from node `i0`). Every
+    /// into `force` (`D` per node from node `i0`); `status` and `length` (the stored
+    /// reference lengths) hold their bonds from the first, in CSR order, node `i0 + w`'s
+    /// from `offsets[w] - offsets[0]` (`offsets` the CSR offsets from node `i0`). Every
     /// `INTACT` bond whose stretch exceeds `s0` is marked `BROKEN` before its force is added.
     /// Returns the bonds broken.
     ///
@@ -224,6 +218,7 @@ impl<T: Real> SlotTable<T> {
         offsets: &[usize],
         s0: T,
         status: &mut [u8],
+        length: &[T],
         force: &mut [T],
     ) -> usize {
         use std::any::TypeId;
@@ -234,13 +229,22 @@ impl<T: Real> SlotTable<T> {
         // (`T` is f64 or f32: the casts below are to the type itself)
         if TypeId::of::<T>() == TypeId::of::<f64>() {
             let t = &*(self as *const Self as *const SlotTable<f64>);
+            let x = &*(length as *const [T] as *const [f64]);
             let f = &mut *(force as *mut [T] as *mut [f64]);
-            lanes::kernel::<f64, D, LIN>(t, i0, count, &rows, s0.f64(), status, f)
+            lanes::kernel::<f64, D, LIN>(t, i0, count, &rows, s0.f64(), status, x, f)
         } else {
             let t = &*(self as *const Self as *const SlotTable<f32>);
+            let x = &*(length as *const [T] as *const [f32]);
             let f = &mut *(force as *mut [T] as *mut [f32]);
-            lanes::kernel::<f32, D, LIN>(t, i0, count, &rows, s0.f64() as f32, status, f)
+            let s0 = s0.f64() as f32;
+            lanes::kernel::<f32, D, LIN>(t, i0, count, &rows, s0, status, x, f)
         }
+    }
+
+    /// Whether the lanes read each bond's stored length (all but an f32 run with partial
+    /// volumes, which recomputes it in f64 for the partial-volume factor).
+    pub fn reads_length(&self) -> bool {
+        std::mem::size_of::<T>() == 8 || !self.full_up_to.is_finite()
     }
 
     /// Nodes whose family is the whole stencil (the rest have lanes that skip slots).

@@ -44,20 +44,24 @@ impl PmbParams {
 }
 
 /// Linearized bond of length `x` and weight `w` with `dot = xi . eta`: the stretch
-/// `s = dot / x / x` and the scale of its force term `(w s / x) xi`. Returns `(s, scale)`.
+/// `s = dot / x^2` and the scale `w s / x` of its force term `(w s / x) xi`, through one
+/// division, `q = dot / x^3` (`s = q x`, scale `w q`). Returns `(s, scale)`.
 #[inline(always)]
 pub fn linearized_term<T: Real>(dot: T, x: T, w: T) -> (T, T) {
-    let s = dot / x / x;
-    (s, w * s / x)
+    let q = dot / (x * x * x);
+    (q * x, w * q)
 }
 
 /// Nonlinear bond of length `x` and weight `w` from `num = eta . (2 xi + eta)` and
-/// `y2 = |xi + eta|^2`: the stretch `s` ([`super::stretch_of`]) and the scale of its force
-/// term `(w s / |y|) y`. Returns `(s, scale)`.
+/// `y2 = |xi + eta|^2`: the stretch `s = num / (x (|y| + x))` ([`super::stretch_of`]'s
+/// formula) and the scale `w s / |y|` of its force term `(w s / |y|) y`, through one
+/// division, `q = num / (x (|y| + x) |y|) = s / |y|` (`s = q |y|`, scale `w q`): the
+/// stretch may differ from [`super::stretch_of`]'s in its last bit. Returns `(s, scale)`.
 #[inline(always)]
 pub fn nonlinear_term<T: Real>(num: T, y2: T, x: T, w: T) -> (T, T) {
-    let (s, ly) = super::stretch_of(num, y2, x);
-    (s, w * s / ly)
+    let ly = y2.sqrt();
+    let q = num / (x * (ly + x) * ly);
+    (q * ly, w * q)
 }
 
 /// The stretch the failure criterion compares with `s0`: nonlinear `s`, or `n . eta / x`.
