@@ -37,6 +37,8 @@ pub(super) trait Lanes: Copy {
     unsafe fn vto_f64(v: Self::V) -> __m512d;
     /// Lanes where `a > b`, as bits.
     unsafe fn vgt(a: Self::V, b: Self::V) -> u8;
+    /// Lanes where `a >= b`, as bits.
+    unsafe fn vge(a: Self::V, b: Self::V) -> u8;
     /// `f + t` in the lanes of `m`, `f` elsewhere.
     unsafe fn vadd_where(m: u8, f: Self::V, t: Self::V) -> Self::V;
     unsafe fn vstore(v: Self::V, out: &mut [Self; W]);
@@ -88,6 +90,10 @@ impl Lanes for f64 {
     #[inline(always)]
     unsafe fn vgt(a: __m512d, b: __m512d) -> u8 {
         _mm512_cmp_pd_mask::<_CMP_GT_OQ>(a, b)
+    }
+    #[inline(always)]
+    unsafe fn vge(a: __m512d, b: __m512d) -> u8 {
+        _mm512_cmp_pd_mask::<_CMP_GE_OQ>(a, b)
     }
     #[inline(always)]
     unsafe fn vadd_where(m: u8, f: __m512d, t: __m512d) -> __m512d {
@@ -147,6 +153,10 @@ impl Lanes for f32 {
         _mm256_cmp_ps_mask::<_CMP_GT_OQ>(a, b)
     }
     #[inline(always)]
+    unsafe fn vge(a: __m256, b: __m256) -> u8 {
+        _mm256_cmp_ps_mask::<_CMP_GE_OQ>(a, b)
+    }
+    #[inline(always)]
     unsafe fn vadd_where(m: u8, f: __m256, t: __m256) -> __m256 {
         _mm256_mask_add_ps(f, m, f, t)
     }
@@ -161,7 +171,7 @@ impl Lanes for f32 {
 /// `rows[w]..rows[w + 1]` of `status` and `length` (their stored reference lengths).
 ///
 /// # Safety
-/// The CPU has AVX-512 F and VL.
+/// The CPU has AVX-512 F, VL, DQ and BW.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2")]
 #[allow(clippy::too_many_arguments)]
@@ -176,7 +186,6 @@ pub(super) unsafe fn kernel<T: Lanes + crate::Real, const D: usize, const LIN: b
     force: &mut [T],
 ) -> usize {
     let slots = &t.stencil;
-    let len = slots.len();
     let status = &mut status[..rows[W]];
     let length = &length[..rows[W]];
     let pos = &t.position;
@@ -185,6 +194,8 @@ pub(super) unsafe fn kernel<T: Lanes + crate::Real, const D: usize, const LIN: b
     let pi: [__m512d; 3] = std::array::from_fn(|k| f64::vload(&pos[k], p0));
     let ui: [T::V; D] = std::array::from_fn(|k| T::vload(&disp[k], p0));
     let zero = T::vsplat(T::zero());
+    let band = crate::material::laws::pmb::Band::around(s0);
+    let (lo, hi) = (T::vsplat(band.lo), T::vsplat(band.hi));
     let (two, s0) = (T::vsplat(T::one() + T::one()), T::vsplat(s0));
     let (c, full) = (_mm512_set1_pd(t.c), _mm512_set1_pd(t.full_up_to));
     // (partial volumes: `beta` near the horizon needs the f64 length, which an f32 run
@@ -193,31 +204,14 @@ pub(super) unsafe fn kernel<T: Lanes + crate::Real, const D: usize, const LIN: b
     let stored = t.reads_length();
     // Per slot, the lanes whose family has it and whose bond is not broken, those whose
     // bond may break, and those whose family has it, as bits.
-    let (mut stack, mut heap) = ([(0u8, 0u8, 0u8); 256], Vec::new());
-    let masks = match len <= stack.len() {
-        true => &mut stack[..len],
-        false => {
-            heap.resize(len, (0, 0, 0));
-            &mut heap[..]
-        }
+    let mut m = Masks {
+        keep: [0; MAX],
+        intact: [0; MAX],
+        has: [0; MAX],
     };
-    for w in 0..count {
-        let row = &status[rows[w]..rows[w + 1]];
-        let mark = |m: &mut (u8, u8, u8), s: u8| {
-            m.0 |= u8::from(s != BROKEN) << w;
-            m.1 |= u8::from(s == INTACT) << w;
-            m.2 |= 1 << w;
-        };
-        if t.full[i0 + w] {
-            for (m, &s) in masks.iter_mut().zip(row) {
-                mark(m, s);
-            }
-        } else {
-            let slots_of = (0..len).filter(|&l| t.has(i0 + w, l));
-            for (l, &s) in slots_of.zip(row) {
-                mark(&mut masks[l], s);
-            }
-        }
+    match t.vbmi2 {
+        true => masks_vbmi2(t, i0, count, rows, status, &mut m),
+        false => masks_bw(t, i0, count, rows, status, &mut m),
     }
     // Each lane's bond at the current slot: its row start plus the slots of its family
     // before this one.
@@ -227,7 +221,7 @@ pub(super) unsafe fn kernel<T: Lanes + crate::Real, const D: usize, const LIN: b
     let mut f = [zero; D];
     let mut broken = 0;
     for (l, &off) in slots.iter().enumerate() {
-        let (keep, may_break, has) = masks[l];
+        let (keep, may_break, has) = (m.keep[l], m.intact[l], m.has[l]);
         let bond = _mm256_add_epi32(first, rank);
         rank = _mm256_mask_add_epi32(rank, has, rank, one);
         if keep == 0 {
@@ -265,7 +259,8 @@ pub(super) unsafe fn kernel<T: Lanes + crate::Real, const D: usize, const LIN: b
         let wt = T::vof_f64(_mm512_mul_pd(c, bv));
         let xi: [T::V; D] = std::array::from_fn(|k| T::vof_f64(d[k]));
         let eta: [T::V; D] = std::array::from_fn(|k| T::vsub(T::vload(&disp[k], j0), ui[k]));
-        let (s, scale, dir) = if LIN {
+        // (and what the criterion's own stretch divides: `dot / x / x`, `num / (x (|y| + x))`)
+        let (s, scale, dir, top, bottom) = if LIN {
             // s = (n . eta) / x, force along xi (`pmb::linearized_term`: q = dot / x^3,
             // s = q x, scale w q)
             let mut dot = T::vmul(xi[0], eta[0]);
@@ -273,7 +268,7 @@ pub(super) unsafe fn kernel<T: Lanes + crate::Real, const D: usize, const LIN: b
                 dot = T::vadd(dot, T::vmul(xi[k], eta[k]));
             }
             let q = T::vdiv(dot, T::vmul(T::vmul(x, x), x));
-            (T::vmul(q, x), T::vmul(wt, q), xi)
+            (T::vmul(q, x), T::vmul(wt, q), xi, dot, x)
         } else {
             // y = xi + eta; s = eta . (2 xi + eta) / (x (|y| + x)); force along y
             // (`pmb::nonlinear_term`: q = s / |y| by one division, s = q |y|, scale w q)
@@ -285,10 +280,22 @@ pub(super) unsafe fn kernel<T: Lanes + crate::Real, const D: usize, const LIN: b
                 num = T::vadd(num, T::vmul(eta[k], T::vadd(T::vmul(two, xi[k]), eta[k])));
             }
             let ly = T::vsqrt(y2);
-            let q = T::vdiv(num, T::vmul(T::vmul(x, T::vadd(ly, x)), ly));
-            (T::vmul(q, ly), T::vmul(wt, q), y)
+            let den = T::vmul(x, T::vadd(ly, x));
+            let q = T::vdiv(num, T::vmul(den, ly));
+            (T::vmul(q, ly), T::vmul(wt, q), y, num, den)
         };
-        let cut = may_break & T::vgt(s, s0);
+        // (a stretch within `pmb::Band` of s0: the criterion's own decides)
+        let near = may_break & T::vge(s, lo) & T::vge(hi, s);
+        let cut = match near {
+            0 => may_break & T::vgt(s, s0),
+            _ => {
+                let own = match LIN {
+                    true => T::vdiv(T::vdiv(top, x), x),
+                    false => T::vdiv(top, bottom),
+                };
+                may_break & ((T::vgt(s, s0) & !near) | (T::vgt(own, s0) & near))
+            }
+        };
         let add = keep & !cut;
         for k in 0..D {
             f[k] = T::vadd_where(add, f[k], T::vmul(scale, dir[k]));
@@ -312,4 +319,110 @@ pub(super) unsafe fn kernel<T: Lanes + crate::Real, const D: usize, const LIN: b
         }
     }
     broken
+}
+
+/// Slots a stencil may have ([`super::MAX_SLOTS`]): 16 blocks of 64.
+#[cfg(target_arch = "x86_64")]
+const MAX: usize = super::MAX_SLOTS;
+
+/// Per stencil slot, bit `w` for lane `w`: its bond is not broken (`keep`), may break
+/// (`intact`), exists (`has`: the lane's family has the slot).
+#[cfg(target_arch = "x86_64")]
+struct Masks {
+    keep: [u8; MAX],
+    intact: [u8; MAX],
+    has: [u8; MAX],
+}
+
+/// [`masks`] with AVX-512 VBMI2 (each row expanded to its slots by one load).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512vbmi2")]
+unsafe fn masks_vbmi2<T>(
+    t: &SlotTable<T>,
+    i0: usize,
+    count: usize,
+    rows: &[usize; W + 1],
+    status: &[u8],
+    m: &mut Masks,
+) {
+    masks::<T, true>(t, i0, count, rows, status, m)
+}
+
+/// [`masks`] with AVX-512 BW (a row with absent slots expanded byte by byte).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw")]
+unsafe fn masks_bw<T>(
+    t: &SlotTable<T>,
+    i0: usize,
+    count: usize,
+    rows: &[usize; W + 1],
+    status: &[u8],
+    m: &mut Masks,
+) {
+    masks::<T, false>(t, i0, count, rows, status, m)
+}
+
+/// The lane bits of every slot from the status rows of nodes `i0..i0 + count` (node
+/// `i0 + w`'s at `rows[w]..rows[w + 1]`, one byte per slot its family has, in slot order),
+/// 64 slots at a time: each row's bytes expanded to the slots of its presence bits, compared
+/// with `BROKEN` and `INTACT`, and added as bit `w` into the block's bytes.
+///
+/// # Safety
+/// The CPU has AVX-512 F, VL and BW, and VBMI2 where `VBMI2`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn masks<T, const VBMI2: bool>(
+    t: &SlotTable<T>,
+    i0: usize,
+    count: usize,
+    rows: &[usize; W + 1],
+    status: &[u8],
+    m: &mut Masks,
+) {
+    let len = t.stencil.len();
+    let (broken, intact) = (
+        _mm512_set1_epi8(BROKEN as i8),
+        _mm512_set1_epi8(INTACT as i8),
+    );
+    // each lane's next unread status byte
+    let mut at: [usize; W] = std::array::from_fn(|w| rows[w]);
+    for b in 0..len.div_ceil(64) {
+        let (mut keep, mut int, mut has) = (
+            _mm512_setzero_si512(),
+            _mm512_setzero_si512(),
+            _mm512_setzero_si512(),
+        );
+        for w in 0..count {
+            let bits = t.present[(i0 + w) * t.words + b];
+            let n = bits.count_ones() as usize;
+            let row = &status[at[w]..at[w] + n];
+            at[w] += n;
+            let v = if VBMI2 {
+                _mm512_maskz_expandloadu_epi8(bits, row.as_ptr().cast())
+            } else if n == 64 || bits == (1u64 << n) - 1 {
+                // (the first n slots: a plain masked load)
+                _mm512_maskz_loadu_epi8(bits, row.as_ptr().cast())
+            } else {
+                let mut v = [0u8; 64];
+                let mut rest = bits;
+                for &s in row {
+                    v[rest.trailing_zeros() as usize] = s;
+                    rest &= rest - 1;
+                }
+                _mm512_loadu_si512(v.as_ptr().cast())
+            };
+            let bit = _mm512_set1_epi8((1u8 << w) as i8);
+            let (k, i) = (
+                _mm512_mask_cmpneq_epi8_mask(bits, v, broken),
+                _mm512_mask_cmpeq_epi8_mask(bits, v, intact),
+            );
+            keep = _mm512_mask_add_epi8(keep, k, keep, bit);
+            int = _mm512_mask_add_epi8(int, i, int, bit);
+            has = _mm512_mask_add_epi8(has, bits, has, bit);
+        }
+        let slots = 64 * b..64 * b + 64;
+        _mm512_storeu_si512(m.keep[slots.clone()].as_mut_ptr().cast(), keep);
+        _mm512_storeu_si512(m.intact[slots.clone()].as_mut_ptr().cast(), int);
+        _mm512_storeu_si512(m.has[slots].as_mut_ptr().cast(), has);
+    }
 }

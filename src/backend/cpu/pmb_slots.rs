@@ -60,12 +60,25 @@ pub struct SlotTable<T> {
     /// `beta = (edge - x) / dx` clamped to [0, 1] past it, `edge = delta + dx / 2`.
     edge: f64,
     dx: f64,
+    /// Whether the CPU has AVX-512 VBMI2 (the lane masks' byte expansion in one load).
+    vbmi2: bool,
 }
 
-/// Whether the CPU runs the lane kernel (AVX-512 F and VL).
+/// Whether the CPU runs the lane kernel (AVX-512 F, VL, DQ and BW).
 fn avx512() -> bool {
     #[cfg(target_arch = "x86_64")]
-    return is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl");
+    {
+        use std::arch::is_x86_feature_detected as has;
+        return has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("avx512bw");
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Whether the CPU has AVX-512 VBMI2.
+fn vbmi2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return is_x86_feature_detected!("avx512vbmi2");
     #[cfg(not(target_arch = "x86_64"))]
     false
 }
@@ -155,6 +168,7 @@ impl<T: Real> SlotTable<T> {
             full_up_to,
             edge: delta + 0.5 * dx,
             dx,
+            vbmi2: vbmi2(),
         };
         let same = fam.per_bond(|i, b, j| {
             let (x, w) = table.length_and_weight(i, j);
@@ -195,12 +209,6 @@ impl<T: Real> SlotTable<T> {
         }
     }
 
-    /// Whether node `i`'s family has stencil slot `l`.
-    #[inline(always)]
-    fn has(&self, i: usize, l: usize) -> bool {
-        (self.present[i * self.words + l / 64] >> (l % 64)) & 1 != 0
-    }
-
     /// Force density on the `offsets.len() - 1` (1 to [`LANES`]) nodes from `i0`, written
     /// into `force` (`D` per node from node `i0`); `status` and `length` (the stored
     /// reference lengths) hold their bonds from the first, in CSR order, node `i0 + w`'s
@@ -209,7 +217,8 @@ impl<T: Real> SlotTable<T> {
     /// Returns the bonds broken.
     ///
     /// # Safety
-    /// The CPU has AVX-512 (F, VL): [`SlotTable::build`] makes a table only where it has.
+    /// The CPU has AVX-512 (F, VL, DQ, BW): [`SlotTable::build`] makes a table only where it
+    /// has.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub unsafe fn lanes<const D: usize, const LIN: bool>(
@@ -299,19 +308,37 @@ mod tests {
         Problem::build(model, std::path::Path::new(".")).expect("builds")
     }
 
-    fn run<T: Real>(p: &Problem, table: Option<&mut SlotTable<T>>) -> (Vec<T>, Vec<u8>, usize) {
+    /// A wavy displacement that stretches some bonds past 0.004 (`uniform`: a uniform
+    /// strain 0.008 along x instead, under which the linearized stretch of every bond at 45
+    /// degrees to x is 0.004 to round-off, where the one-division stretch is too close to
+    /// decide and the criterion's own decides).
+    fn field<T: Real>(p: &Problem, uniform: bool) -> Vec<T> {
+        let (n, d) = (p.body.len(), p.dim());
+        (0..n * d)
+            .map(|k| match uniform {
+                true => T::of(if k % d == 0 {
+                    0.008 * p.body.positions[k / d][0]
+                } else {
+                    0.0
+                }),
+                false => T::of(4e-6 * ((k as f64 * 0.37).sin() + (k as f64 * 0.11).cos())),
+            })
+            .collect()
+    }
+
+    fn run<T: Real>(
+        p: &Problem,
+        table: Option<&mut SlotTable<T>>,
+        u: &[T],
+    ) -> (Vec<T>, Vec<u8>, usize) {
         let (n, d) = (p.body.len(), p.dim());
         let (fam, pos) = (&p.families, &p.body.positions);
         let length = fam.per_bond(|i, _, j| T::of(bond_length(pos, i, j)));
         let weight = fam.per_bond(|i, b, j| T::of(bond_weight(p, b, i, j, bond_length(pos, i, j))));
         let mut recs = node_records::<T>(pos);
-        // A wavy displacement that stretches some bonds past 0.004.
-        let u: Vec<T> = (0..n * d)
-            .map(|k| T::of(4e-6 * ((k as f64 * 0.37).sin() + (k as f64 * 0.11).cos())))
-            .collect();
-        stage_displacement(&u, d, &mut recs);
+        stage_displacement(u, d, &mut recs);
         let slots = table.map(|t| {
-            t.stage_displacement(&u);
+            t.stage_displacement(u);
             &*t
         });
         let mut status: Vec<u8> = (0..length.len()).map(|b| [1, 1, 2, 0][b % 4]).collect();
@@ -347,13 +374,53 @@ mod tests {
             full > 0 && full < p.body.len(),
             "{full} nodes with the whole stencil"
         );
-        let reference = run::<T>(p, None);
-        assert!(reference.2 > 0, "the displacement breaks bonds");
-        let (f, st, broken) = run::<T>(p, Some(&mut table));
-        assert_eq!(broken, reference.2);
-        assert_eq!(st, reference.1);
-        let bits = |v: &[T]| v.iter().map(|x| x.f64().to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&f), bits(&reference.0));
+        // (the lane masks with VBMI2 where the CPU has it, and without)
+        let expand = [table.vbmi2, false];
+        for (uniform, vbmi2) in [false, true]
+            .into_iter()
+            .flat_map(|u| expand.map(|v| (u, v)))
+        {
+            table.vbmi2 = vbmi2;
+            let u = field::<T>(p, uniform);
+            let reference = run::<T>(p, None, &u);
+            assert!(reference.2 > 0, "the displacement breaks bonds");
+            let (f, st, broken) = run::<T>(p, Some(&mut table), &u);
+            assert_eq!(broken, reference.2);
+            assert_eq!(st, reference.1);
+            let bits = |v: &[T]| v.iter().map(|x| x.f64().to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&f), bits(&reference.0));
+            assert_eq!(
+                st,
+                criterion_breaks(p, &u),
+                "the criterion's own stretch decides"
+            );
+        }
+    }
+
+    /// The status after one pass from the test's initial status: every `INTACT` bond whose
+    /// criterion stretch (`pmb::criterion_stretch`, as a breaking pass takes it) exceeds
+    /// 0.004 broken.
+    fn criterion_breaks<T: Real>(p: &Problem, u: &[T]) -> Vec<u8> {
+        use crate::backend::cpu::pmb_kernel::{BROKEN, INTACT};
+        let (fam, pos, d) = (&p.families, &p.body.positions, p.dim());
+        let linearized = p.material.name() == "pmb-linear";
+        fam.per_bond(|i, b, j| {
+            let status = [1, 1, 2, 0][b % 4];
+            let xi: [T; 3] = std::array::from_fn(|k| T::of(pos[j][k] - pos[i][k]));
+            let eta: [T; 3] = std::array::from_fn(|k| {
+                if k < d {
+                    u[d * j + k] - u[d * i + k]
+                } else {
+                    T::zero()
+                }
+            });
+            let x = T::of(bond_length(pos, i, j));
+            let s = crate::material::laws::pmb::criterion_stretch(linearized, &xi, &eta, x);
+            match status == INTACT && s > T::of(0.004) {
+                true => BROKEN,
+                false => status,
+            }
+        })
     }
 
     #[test]
