@@ -209,9 +209,15 @@ pub(super) unsafe fn kernel<T: Lanes + crate::Real, const D: usize, const LIN: b
         intact: [0; MAX],
         has: [0; MAX],
     };
+    let r = Rows {
+        i0,
+        count,
+        rows,
+        status,
+    };
     match t.vbmi2 {
-        true => masks_vbmi2(t, i0, count, rows, status, &mut m),
-        false => masks_bw(t, i0, count, rows, status, &mut m),
+        true => masks_vbmi2(t, r, &mut m),
+        false => masks_bw(t, r, &mut m),
     }
     // Each lane's bond at the current slot: its row start plus the slots of its family
     // before this one.
@@ -334,51 +340,45 @@ struct Masks {
     has: [u8; MAX],
 }
 
+/// The status rows of one call: nodes `i0..i0 + count`, node `i0 + w`'s bonds at
+/// `rows[w]..rows[w + 1]` of `status`, one byte per slot its family has, in slot order.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Rows<'a> {
+    i0: usize,
+    count: usize,
+    rows: &'a [usize; W + 1],
+    status: &'a [u8],
+}
+
 /// [`masks`] with AVX-512 VBMI2 (each row expanded to its slots by one load).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512vbmi2")]
-unsafe fn masks_vbmi2<T>(
-    t: &SlotTable<T>,
-    i0: usize,
-    count: usize,
-    rows: &[usize; W + 1],
-    status: &[u8],
-    m: &mut Masks,
-) {
-    masks::<T, true>(t, i0, count, rows, status, m)
+unsafe fn masks_vbmi2<T>(t: &SlotTable<T>, r: Rows, m: &mut Masks) {
+    masks::<T, true>(t, r, m)
 }
 
 /// [`masks`] with AVX-512 BW (a row with absent slots expanded byte by byte).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512bw")]
-unsafe fn masks_bw<T>(
-    t: &SlotTable<T>,
-    i0: usize,
-    count: usize,
-    rows: &[usize; W + 1],
-    status: &[u8],
-    m: &mut Masks,
-) {
-    masks::<T, false>(t, i0, count, rows, status, m)
+unsafe fn masks_bw<T>(t: &SlotTable<T>, r: Rows, m: &mut Masks) {
+    masks::<T, false>(t, r, m)
 }
 
-/// The lane bits of every slot from the status rows of nodes `i0..i0 + count` (node
-/// `i0 + w`'s at `rows[w]..rows[w + 1]`, one byte per slot its family has, in slot order),
-/// 64 slots at a time: each row's bytes expanded to the slots of its presence bits, compared
+/// The lane bits of every slot from the status rows `r`, 64 slots at a time: each row's bytes expanded to the slots of its presence bits, compared
 /// with `BROKEN` and `INTACT`, and added as bit `w` into the block's bytes.
 ///
 /// # Safety
 /// The CPU has AVX-512 F, VL and BW, and VBMI2 where `VBMI2`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn masks<T, const VBMI2: bool>(
-    t: &SlotTable<T>,
-    i0: usize,
-    count: usize,
-    rows: &[usize; W + 1],
-    status: &[u8],
-    m: &mut Masks,
-) {
+unsafe fn masks<T, const VBMI2: bool>(t: &SlotTable<T>, r: Rows, m: &mut Masks) {
+    let Rows {
+        i0,
+        count,
+        rows,
+        status,
+    } = r;
     let len = t.stencil.len();
     let (broken, intact) = (
         _mm512_set1_epi8(BROKEN as i8),

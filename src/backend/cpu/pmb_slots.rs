@@ -65,13 +65,15 @@ pub struct SlotTable<T> {
 }
 
 /// Whether the CPU runs the lane kernel (AVX-512 F, VL, DQ and BW).
+#[cfg(target_arch = "x86_64")]
 fn avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::is_x86_feature_detected as has;
-        return has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("avx512bw");
-    }
-    #[cfg(not(target_arch = "x86_64"))]
+    use std::arch::is_x86_feature_detected as has;
+    has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("avx512bw")
+}
+
+/// Whether the CPU runs the lane kernel (never off x86-64).
+#[cfg(not(target_arch = "x86_64"))]
+fn avx512() -> bool {
     false
 }
 
