@@ -8,7 +8,7 @@
 //! step. The PMB force loop, with the bond-break check fused in, is `pmb_kernel.rs`; on a
 //! lattice whose bonds' lengths and weights it reproduces bitwise (one material, no surface
 //! correction; a CPU with AVX-512) it runs in the slot-table form of `pmb_slots.rs`, eight
-//! nodes at a time, reading one status byte per bond and nothing else per bond. The
+//! nodes at a time, reading per bond only its status byte and its length. The
 //! failure options that need each node's history (`critical_stretch_alpha`,
 //! `break_timing = "after-force"`, `docs/materials.md`) run here only, as a breaking pass of
 //! their own before or after the force; so do the softening damage laws (`softening.rs`: a
@@ -555,10 +555,12 @@ impl<T: Real> CpuLoop<T> {
         let (n, nb, d) = (self.problem.body.len(), self.status.len(), self.dim);
         // per bond: neighbour index, status, length, weight; per node: positions (f64),
         // offset, displacement in, force out (LPS: theta written once and read once more)
-        if self.slots.is_some() {
-            // slot table: the status byte per bond; per node its position and volume, the
-            // offset, the displacement in, staged and read back, and the force out
-            return nb + n * (3 * 8 + 8 + 8 + 4 * d * t);
+        if let Some(table) = &self.slots {
+            // slot table: the status byte per bond and (where it reads it) its length; per
+            // node its position and volume, the offset, the displacement in, staged and read
+            // back, and the force out
+            let length = if table.reads_length() { t } else { 0 };
+            return nb * (1 + length) + n * (3 * 8 + 8 + 8 + 4 * d * t);
         }
         let lps = matches!(self.problem.material.law, Law::Lps { .. });
         let node = 3 * 8 + 8 + 2 * d * t + if lps { 2 * t + 3 * t } else { 0 };

@@ -201,14 +201,15 @@ fn block_body<T: Real, const D: usize, const LIN: bool>(p: Pass<T>, b: Block<T>)
         let range = bonds.offsets[i]..bonds.offsets[i + 1];
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = bonds.slots {
-            let (st, f) = (
+            let (st, x, f) = (
                 &mut status[range.start - base..],
+                &bonds.length[range.start..],
                 &mut force[D * (i - first)..],
             );
             let count = super::pmb_slots::LANES.min(nodes.end - i);
             let offsets = &bonds.offsets[i..=i + count];
             // SAFETY: a slot table exists only where the CPU has AVX-512 (`SlotTable::build`).
-            broken += unsafe { t.lanes::<D, LIN>(i, offsets, s0, st, f) };
+            broken += unsafe { t.lanes::<D, LIN>(i, offsets, s0, st, x, f) };
             i += count;
             continue;
         }
@@ -300,7 +301,9 @@ fn gather<T: Real>(
 /// Per bond: the force term `scale * direction` and whether the stretch exceeds `s0`, by the
 /// law's own formulas (`laws::pmb::linearized_term`, `nonlinear_term`) from the dot products
 /// taken here over the bond's `D` components (the padding component only ever adds zeros
-/// to itself).
+/// to itself); a stretch within `pmb::Band` of `s0` is decided by the criterion's own
+/// stretch (`pmb::linearized_stretch`, `laws::stretch_of`), in a second loop over the bonds
+/// run only where one is.
 #[inline(always)]
 fn terms<T: Real, const D: usize, const LIN: bool>(
     xi: &[Quad<T>],
@@ -314,35 +317,72 @@ fn terms<T: Real, const D: usize, const LIN: bool>(
     let len = length.len();
     let (xi, eta, weight) = (&xi[..len], &eta[..len], &weight[..len]);
     let (term, over) = (&mut term[..len], &mut over[..len]);
+    let band = pmb::Band::around(s0);
+    let mut near = false;
     for l in 0..len {
-        let (a, e, x) = (&xi[l], &eta[l], length[l]);
-        if LIN {
-            // s = (n . eta) / x, force along xi
-            let mut dot = a[0] * e[0];
-            for k in 1..D {
-                dot += a[k] * e[k];
-            }
-            let (s, scale) = pmb::linearized_term(dot, x, weight[l]);
-            over[l] = s > s0;
-            for k in 0..4 {
-                term[l][k] = scale * a[k];
-            }
-        } else {
-            // y = xi + eta; s = eta . (2 xi + eta) / (x (|y| + x)); force along y
-            let two = T::one() + T::one();
-            let y: Quad<T> = std::array::from_fn(|k| a[k] + e[k]);
-            let mut y2 = y[0] * y[0];
-            let mut num = e[0] * (two * a[0] + e[0]);
-            for k in 1..D {
-                y2 += y[k] * y[k];
-                num += e[k] * (two * a[k] + e[k]);
-            }
-            let (s, scale) = pmb::nonlinear_term(num, y2, x, weight[l]);
-            over[l] = s > s0;
-            for k in 0..4 {
-                term[l][k] = scale * y[k];
+        let (s, scale, dir) = bond::<T, D, LIN>(&xi[l], &eta[l], length[l], weight[l]);
+        over[l] = s > s0;
+        near |= band.holds(s);
+        for k in 0..4 {
+            term[l][k] = scale * dir[k];
+        }
+    }
+    if near {
+        for l in 0..len {
+            let (s, _, _) = bond::<T, D, LIN>(&xi[l], &eta[l], length[l], weight[l]);
+            if band.holds(s) {
+                over[l] = criterion::<T, D, LIN>(&xi[l], &eta[l], length[l]) > s0;
             }
         }
+    }
+}
+
+/// Dot products of the bond vector `a` and relative displacement `e` over `D` components:
+/// `a . e`, `e . (2 a + e)` and `|a + e|^2`, and `y = a + e`.
+#[inline(always)]
+fn dots<T: Real, const D: usize>(a: &Quad<T>, e: &Quad<T>) -> (T, T, T, Quad<T>) {
+    let two = T::one() + T::one();
+    let y: Quad<T> = std::array::from_fn(|k| a[k] + e[k]);
+    let mut dot = a[0] * e[0];
+    let mut y2 = y[0] * y[0];
+    let mut num = e[0] * (two * a[0] + e[0]);
+    for k in 1..D {
+        dot += a[k] * e[k];
+        y2 += y[k] * y[k];
+        num += e[k] * (two * a[k] + e[k]);
+    }
+    (dot, num, y2, y)
+}
+
+/// One bond of length `x` and weight `w`: its stretch (one-division form), the scale of
+/// its force term and the term's direction.
+#[inline(always)]
+fn bond<T: Real, const D: usize, const LIN: bool>(
+    a: &Quad<T>,
+    e: &Quad<T>,
+    x: T,
+    w: T,
+) -> (T, T, Quad<T>) {
+    let (dot, num, y2, y) = dots::<T, D>(a, e);
+    if LIN {
+        // s = (n . eta) / x, force along xi
+        let (s, scale) = pmb::linearized_term(dot, x, w);
+        (s, scale, *a)
+    } else {
+        // y = xi + eta; s = eta . (2 xi + eta) / (x (|y| + x)); force along y
+        let (s, scale) = pmb::nonlinear_term(num, y2, x, w);
+        (s, scale, y)
+    }
+}
+
+/// The criterion's stretch of one bond of length `x` (`pmb::criterion_stretch`'s
+/// arithmetic).
+#[inline(always)]
+fn criterion<T: Real, const D: usize, const LIN: bool>(a: &Quad<T>, e: &Quad<T>, x: T) -> T {
+    let (dot, num, y2, _) = dots::<T, D>(a, e);
+    match LIN {
+        true => pmb::linearized_stretch(dot, x),
+        false => crate::material::laws::stretch_of(num, y2, x).0,
     }
 }
 

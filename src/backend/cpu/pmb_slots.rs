@@ -6,16 +6,18 @@
 //! (structure of arrays) positions and displacements, and each lane sums its own node's
 //! bonds in slot order in registers.
 //!
-//! Per bond it reads only the status byte: the neighbour index comes from the slot list, and
-//! the reference length and the weight are recomputed from the positions by the arithmetic
-//! that made the stored ones (`material::bonds::bond_length`; the PMB weight
-//! `c lambda beta V_j` with `lambda = 1` and `beta` the partial-volume factor of that length,
-//! `material::constants::partial_volume`). The table is only built where that recomputation
-//! gives every bond's stored length and weight bit for bit ([`SlotTable::build`] checks each
-//! one), and every bond goes through the same operations in the same order as in the
-//! per-node loop, so the forces and the broken bonds are bitwise those of that loop. Nodes
-//! outside such runs (a box's faces across the run direction, the ends of a block) take the
-//! per-node loop.
+//! Per bond it reads the status byte and the stored reference length (one masked gather per
+//! slot, each lane from its own node's row: a square root fewer per bond than recomputing
+//! it, which only an f32 run with partial volumes still does, in f64, as
+//! `material::bonds::bond_length`); the neighbour index comes from the slot list, and the
+//! weight is recomputed from the positions by the arithmetic that made the stored one (the
+//! PMB weight `c lambda beta V_j` with `lambda = 1` and `beta` the partial-volume factor of
+//! the length, `material::constants::partial_volume`). The table is only built where that
+//! recomputation gives every bond's stored length and weight bit for bit
+//! ([`SlotTable::build`] checks each one), and every bond goes through the same operations in
+//! the same order as in the per-node loop (`laws::pmb`'s one-division terms), so the forces
+//! and the broken bonds are bitwise those of that loop. Nodes outside such runs (a box's
+//! faces across the run direction, the ends of a block) take the per-node loop.
 //!
 //! Units: positions m, volumes m^3 (3D; m^2 times the thickness in 2D), displacement m,
 //! force density N/m^3.
@@ -58,12 +60,27 @@ pub struct SlotTable<T> {
     /// `beta = (edge - x) / dx` clamped to [0, 1] past it, `edge = delta + dx / 2`.
     edge: f64,
     dx: f64,
+    /// Whether the CPU has AVX-512 VBMI2 (the lane masks' byte expansion in one load).
+    vbmi2: bool,
 }
 
-/// Whether the CPU runs the lane kernel (AVX-512 F and VL).
+/// Whether the CPU runs the lane kernel (AVX-512 F, VL, DQ and BW).
+#[cfg(target_arch = "x86_64")]
 fn avx512() -> bool {
+    use std::arch::is_x86_feature_detected as has;
+    has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("avx512bw")
+}
+
+/// Whether the CPU runs the lane kernel (never off x86-64).
+#[cfg(not(target_arch = "x86_64"))]
+fn avx512() -> bool {
+    false
+}
+
+/// Whether the CPU has AVX-512 VBMI2.
+fn vbmi2() -> bool {
     #[cfg(target_arch = "x86_64")]
-    return is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl");
+    return is_x86_feature_detected!("avx512vbmi2");
     #[cfg(not(target_arch = "x86_64"))]
     false
 }
@@ -153,6 +170,7 @@ impl<T: Real> SlotTable<T> {
             full_up_to,
             edge: delta + 0.5 * dx,
             dx,
+            vbmi2: vbmi2(),
         };
         let same = fam.per_bond(|i, b, j| {
             let (x, w) = table.length_and_weight(i, j);
@@ -193,29 +211,16 @@ impl<T: Real> SlotTable<T> {
         }
     }
 
-    /// Whether node `i`'s family has stencil slot `l`.
-    #[inline(always)]
-    fn has(&self, i: usize, l: usize) -> bool {
-        (self.present[i * self.words + l / 64] >> (l % 64)) & 1 != 0
-    }
-
-    /// The position of stencil slot `l` in node `i`'s family (which has it).
-    fn rank(&self, i: usize, l: usize) -> usize {
-        let bits = &self.present[i * self.words..(i + 1) * self.words];
-        let whole: u32 = bits[..l / 64].iter().map(|b| b.count_ones()).sum();
-        let part = (bits[l / 64] & ((1u64 << (l % 64)) - 1)).count_ones();
-        (whole + part) as usize
-    }
-
     /// Force density on the `offsets.len() - 1` (1 to [`LANES`]) nodes from `i0`, written
-    /// into `force` (`D` per node from node `i0`); `status` holds their bonds from the
-    /// first, in CSR order, node `i0 + w`'s from `offsets[w] - offsets[0]` (`offsets` the
-    /// CSR offsets from node `i0`). Every
+    /// into `force` (`D` per node from node `i0`); `status` and `length` (the stored
+    /// reference lengths) hold their bonds from the first, in CSR order, node `i0 + w`'s
+    /// from `offsets[w] - offsets[0]` (`offsets` the CSR offsets from node `i0`). Every
     /// `INTACT` bond whose stretch exceeds `s0` is marked `BROKEN` before its force is added.
     /// Returns the bonds broken.
     ///
     /// # Safety
-    /// The CPU has AVX-512 (F, VL): [`SlotTable::build`] makes a table only where it has.
+    /// The CPU has AVX-512 (F, VL, DQ, BW): [`SlotTable::build`] makes a table only where it
+    /// has.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub unsafe fn lanes<const D: usize, const LIN: bool>(
@@ -224,6 +229,7 @@ impl<T: Real> SlotTable<T> {
         offsets: &[usize],
         s0: T,
         status: &mut [u8],
+        length: &[T],
         force: &mut [T],
     ) -> usize {
         use std::any::TypeId;
@@ -234,13 +240,22 @@ impl<T: Real> SlotTable<T> {
         // (`T` is f64 or f32: the casts below are to the type itself)
         if TypeId::of::<T>() == TypeId::of::<f64>() {
             let t = &*(self as *const Self as *const SlotTable<f64>);
+            let x = &*(length as *const [T] as *const [f64]);
             let f = &mut *(force as *mut [T] as *mut [f64]);
-            lanes::kernel::<f64, D, LIN>(t, i0, count, &rows, s0.f64(), status, f)
+            lanes::kernel::<f64, D, LIN>(t, i0, count, &rows, s0.f64(), status, x, f)
         } else {
             let t = &*(self as *const Self as *const SlotTable<f32>);
+            let x = &*(length as *const [T] as *const [f32]);
             let f = &mut *(force as *mut [T] as *mut [f32]);
-            lanes::kernel::<f32, D, LIN>(t, i0, count, &rows, s0.f64() as f32, status, f)
+            let s0 = s0.f64() as f32;
+            lanes::kernel::<f32, D, LIN>(t, i0, count, &rows, s0, status, x, f)
         }
+    }
+
+    /// Whether the lanes read each bond's stored length (all but an f32 run with partial
+    /// volumes, which recomputes it in f64 for the partial-volume factor).
+    pub fn reads_length(&self) -> bool {
+        std::mem::size_of::<T>() == 8 || !self.full_up_to.is_finite()
     }
 
     /// Nodes whose family is the whole stencil (the rest have lanes that skip slots).
@@ -295,19 +310,37 @@ mod tests {
         Problem::build(model, std::path::Path::new(".")).expect("builds")
     }
 
-    fn run<T: Real>(p: &Problem, table: Option<&mut SlotTable<T>>) -> (Vec<T>, Vec<u8>, usize) {
+    /// A wavy displacement that stretches some bonds past 0.004 (`uniform`: a uniform
+    /// strain 0.008 along x instead, under which the linearized stretch of every bond at 45
+    /// degrees to x is 0.004 to round-off, where the one-division stretch is too close to
+    /// decide and the criterion's own decides).
+    fn field<T: Real>(p: &Problem, uniform: bool) -> Vec<T> {
+        let (n, d) = (p.body.len(), p.dim());
+        (0..n * d)
+            .map(|k| match uniform {
+                true => T::of(if k % d == 0 {
+                    0.008 * p.body.positions[k / d][0]
+                } else {
+                    0.0
+                }),
+                false => T::of(4e-6 * ((k as f64 * 0.37).sin() + (k as f64 * 0.11).cos())),
+            })
+            .collect()
+    }
+
+    fn run<T: Real>(
+        p: &Problem,
+        table: Option<&mut SlotTable<T>>,
+        u: &[T],
+    ) -> (Vec<T>, Vec<u8>, usize) {
         let (n, d) = (p.body.len(), p.dim());
         let (fam, pos) = (&p.families, &p.body.positions);
         let length = fam.per_bond(|i, _, j| T::of(bond_length(pos, i, j)));
         let weight = fam.per_bond(|i, b, j| T::of(bond_weight(p, b, i, j, bond_length(pos, i, j))));
         let mut recs = node_records::<T>(pos);
-        // A wavy displacement that stretches some bonds past 0.004.
-        let u: Vec<T> = (0..n * d)
-            .map(|k| T::of(4e-6 * ((k as f64 * 0.37).sin() + (k as f64 * 0.11).cos())))
-            .collect();
-        stage_displacement(&u, d, &mut recs);
+        stage_displacement(u, d, &mut recs);
         let slots = table.map(|t| {
-            t.stage_displacement(&u);
+            t.stage_displacement(u);
             &*t
         });
         let mut status: Vec<u8> = (0..length.len()).map(|b| [1, 1, 2, 0][b % 4]).collect();
@@ -343,13 +376,53 @@ mod tests {
             full > 0 && full < p.body.len(),
             "{full} nodes with the whole stencil"
         );
-        let reference = run::<T>(p, None);
-        assert!(reference.2 > 0, "the displacement breaks bonds");
-        let (f, st, broken) = run::<T>(p, Some(&mut table));
-        assert_eq!(broken, reference.2);
-        assert_eq!(st, reference.1);
-        let bits = |v: &[T]| v.iter().map(|x| x.f64().to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&f), bits(&reference.0));
+        // (the lane masks with VBMI2 where the CPU has it, and without)
+        let expand = [table.vbmi2, false];
+        for (uniform, vbmi2) in [false, true]
+            .into_iter()
+            .flat_map(|u| expand.map(|v| (u, v)))
+        {
+            table.vbmi2 = vbmi2;
+            let u = field::<T>(p, uniform);
+            let reference = run::<T>(p, None, &u);
+            assert!(reference.2 > 0, "the displacement breaks bonds");
+            let (f, st, broken) = run::<T>(p, Some(&mut table), &u);
+            assert_eq!(broken, reference.2);
+            assert_eq!(st, reference.1);
+            let bits = |v: &[T]| v.iter().map(|x| x.f64().to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&f), bits(&reference.0));
+            assert_eq!(
+                st,
+                criterion_breaks(p, &u),
+                "the criterion's own stretch decides"
+            );
+        }
+    }
+
+    /// The status after one pass from the test's initial status: every `INTACT` bond whose
+    /// criterion stretch (`pmb::criterion_stretch`, as a breaking pass takes it) exceeds
+    /// 0.004 broken.
+    fn criterion_breaks<T: Real>(p: &Problem, u: &[T]) -> Vec<u8> {
+        use crate::backend::cpu::pmb_kernel::{BROKEN, INTACT};
+        let (fam, pos, d) = (&p.families, &p.body.positions, p.dim());
+        let linearized = p.material.name() == "pmb-linear";
+        fam.per_bond(|i, b, j| {
+            let status = [1, 1, 2, 0][b % 4];
+            let xi: [T; 3] = std::array::from_fn(|k| T::of(pos[j][k] - pos[i][k]));
+            let eta: [T; 3] = std::array::from_fn(|k| {
+                if k < d {
+                    u[d * j + k] - u[d * i + k]
+                } else {
+                    T::zero()
+                }
+            });
+            let x = T::of(bond_length(pos, i, j));
+            let s = crate::material::laws::pmb::criterion_stretch(linearized, &xi, &eta, x);
+            match status == INTACT && s > T::of(0.004) {
+                true => BROKEN,
+                false => status,
+            }
+        })
     }
 
     #[test]

@@ -44,20 +44,67 @@ impl PmbParams {
 }
 
 /// Linearized bond of length `x` and weight `w` with `dot = xi . eta`: the stretch
-/// `s = dot / x / x` and the scale of its force term `(w s / x) xi`. Returns `(s, scale)`.
+/// `s = dot / x^2` and the scale `w s / x` of its force term `(w s / x) xi`, through one
+/// division, `q = dot / x^3` (`s = q x`, scale `w q`). The stretch may differ from the
+/// criterion's ([`linearized_stretch`]) in its last bits: compare it with `s0` through
+/// [`Band`]. Returns `(s, scale)`.
 #[inline(always)]
 pub fn linearized_term<T: Real>(dot: T, x: T, w: T) -> (T, T) {
-    let s = dot / x / x;
-    (s, w * s / x)
+    let q = dot / (x * x * x);
+    (q * x, w * q)
+}
+
+/// The linearized stretch as the failure criterion takes it: `(dot / x) / x`
+/// ([`criterion_stretch`]'s arithmetic).
+#[inline(always)]
+pub fn linearized_stretch<T: Real>(dot: T, x: T) -> T {
+    dot / x / x
 }
 
 /// Nonlinear bond of length `x` and weight `w` from `num = eta . (2 xi + eta)` and
-/// `y2 = |xi + eta|^2`: the stretch `s` ([`super::stretch_of`]) and the scale of its force
-/// term `(w s / |y|) y`. Returns `(s, scale)`.
+/// `y2 = |xi + eta|^2`: the stretch `s = num / (x (|y| + x))` and the scale `w s / |y|` of
+/// its force term `(w s / |y|) y`, through one division, `q = num / (x (|y| + x) |y|)`
+/// (`s = q |y|`, scale `w q`). The stretch may differ from the criterion's
+/// ([`super::stretch_of`]) in its last bits: compare it with `s0` through [`Band`]. Returns
+/// `(s, scale)`.
 #[inline(always)]
 pub fn nonlinear_term<T: Real>(num: T, y2: T, x: T, w: T) -> (T, T) {
-    let (s, ly) = super::stretch_of(num, y2, x);
-    (s, w * s / ly)
+    let ly = y2.sqrt();
+    let q = num / (x * (ly + x) * ly);
+    (q * ly, w * q)
+}
+
+/// Where the stretch of [`linearized_term`] or [`nonlinear_term`] is too close to the
+/// critical stretch `s0` to decide a break: within `16 eps |s0|` (the two forms of the
+/// stretch differ by at most a few roundings, about `4 eps` relative). There the criterion's
+/// own stretch ([`linearized_stretch`], [`super::stretch_of`]) decides, so a fused pass
+/// breaks exactly the bonds a breaking pass of the criterion does. (`s0 = +inf`: no band.)
+#[derive(Clone, Copy, Debug)]
+pub struct Band<T> {
+    pub lo: T,
+    pub hi: T,
+}
+
+impl<T: Real> Band<T> {
+    pub fn around(s0: T) -> Self {
+        let m = s0.abs() * T::of(16.0) * T::epsilon();
+        match s0.is_finite() {
+            true => Band {
+                lo: s0 - m,
+                hi: s0 + m,
+            },
+            false => Band {
+                lo: T::infinity(),
+                hi: T::neg_infinity(),
+            },
+        }
+    }
+
+    /// Whether a stretch `s` (of the one-division terms) needs the criterion's own.
+    #[inline(always)]
+    pub fn holds(&self, s: T) -> bool {
+        s >= self.lo && s <= self.hi
+    }
 }
 
 /// The stretch the failure criterion compares with `s0`: nonlinear `s`, or `n . eta / x`.
