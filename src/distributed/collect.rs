@@ -49,6 +49,15 @@ pub struct HaloTimes {
     pub bytes_received: usize,
 }
 
+impl HaloTimes {
+    /// A GPU rank's call begun at `start` whose device work took `device_seconds`: those as
+    /// `forces_seconds`, the rest of the call as `state_seconds`.
+    pub(super) fn add_device_call(&mut self, start: std::time::Instant, device_seconds: f64) {
+        self.forces_seconds += device_seconds;
+        self.state_seconds += (start.elapsed().as_secs_f64() - device_seconds).max(0.0);
+    }
+}
+
 /// Every rank's owned values (`per` per node, rank `r`'s for the nodes `owned_of[r]`, this
 /// rank's in `mine`) written into `global` at their nodes.
 pub(super) fn gather_owned<T: Copy + Default + Send + Sync>(

@@ -191,9 +191,7 @@ impl<T: Real> DistributedGpuMatrix<T> {
         if full_sync {
             self.state_to_all(state)?;
         }
-        let times = &mut self.part.times;
-        times.forces_seconds += steps_seconds;
-        times.state_seconds += (t0.elapsed().as_secs_f64() - steps_seconds).max(0.0);
+        self.part.times.add_device_call(t0, steps_seconds);
         super::super::collect::agree_on_stop(&*self.part.comm, self.part.stop.as_ref());
         Ok(broken)
     }

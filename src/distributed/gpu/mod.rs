@@ -392,9 +392,7 @@ impl<T: Real> DistributedGpu<T> {
         if full_sync {
             self.state_to_all(state)?;
         }
-        let times = &mut self.halos.times;
-        times.forces_seconds += steps_seconds;
-        times.state_seconds += (t0.elapsed().as_secs_f64() - steps_seconds).max(0.0);
+        self.halos.times.add_device_call(t0, steps_seconds);
         super::collect::agree_on_stop(&*self.comm, self.stop.as_ref());
         Ok(broken)
     }
@@ -465,9 +463,7 @@ impl<T: Real> DistributedGpu<T> {
                 force[d * i..d * (i + 1)].copy_from_slice(&local[d * k..d * (k + 1)]);
             }
         }
-        let times = &mut self.halos.times;
-        times.forces_seconds += launch_seconds;
-        times.state_seconds += (t0.elapsed().as_secs_f64() - launch_seconds).max(0.0);
+        self.halos.times.add_device_call(t0, launch_seconds);
         Ok(broken)
     }
 }
