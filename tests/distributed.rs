@@ -435,3 +435,63 @@ fn cpu_matrix_ranks_hold_owned_pairs_and_cut_pairs_once() {
         );
     }
 }
+
+/// Each rank writes its piece of a snapshot from its own part, with no gather of the whole
+/// state: at every snapshot step the piece of rank r must be, byte for byte, the `.vtu` the
+/// writer makes of the one-process snapshot's values at the nodes r owns, which is what the
+/// pieces were when every rank gathered the whole state and picked its nodes. The plate
+/// whose crack runs across the cuts (bonds broken across them, as the first test asserts),
+/// 2 and 3 thread ranks, `cpu-loop` (bitwise the one-process run): PMB (the damage and the
+/// bond-count damage from the rank's part), LPS (its dilatation too, the ghosts' exchanged)
+/// and PMB with `output.fields` choosing the stress, material id and broken bonds (fields
+/// read over every node's bonds on the host, for which the state is still gathered).
+#[test]
+fn snapshot_pieces_are_the_one_process_snapshot_at_each_ranks_nodes_byte_for_byte() {
+    use peridot::solver::distributed::simulate_distributed;
+    use peridot::solver::{simulate, Ranks};
+    use peridot::Precision;
+    let bond_fields = "fields = [\"displacement\", \"damage\", \"damage_bond_count\", \
+                       \"stress\", \"material_id\", \"broken_bonds\"]\n";
+    for (law, fields) in [("pmb", ""), ("lps", ""), ("pmb", bond_fields)] {
+        let output = format!("image = false\ntips_every = 0\nvtk_every = 50\n{fields}");
+        let text = common::cracked_plate_model(law, STEPS, (48, 12), 6.0, &output);
+        let problem = common::problem(&text, &[]);
+        let dir = tempfile::tempdir().unwrap();
+        let one = dir.path().join("one");
+        let opts = common::options(BackendKind::CpuLoop, Precision::F64, Some(&one));
+        let broken = simulate::<f64>(problem.clone(), &opts).unwrap();
+        assert!(
+            broken.summary.broken_bonds > problem.precracked_bonds(),
+            "{law}: no crack"
+        );
+        let wholes = common::snapshots(&one);
+        assert_eq!(wholes.len(), 4, "{law}: snapshots of steps 0, 50, 100, 150");
+        for p in [2, 3] {
+            let out = dir.path().join(format!("ranks_{p}"));
+            let opts = common::options(BackendKind::CpuLoop, Precision::F64, Some(&out));
+            peridot::distributed::run_ranks(p, |comm| {
+                let ranks = Ranks { comm, stop: None };
+                simulate_distributed::<f64>(problem.clone(), &opts, ranks)
+                    .unwrap_or_else(|e| panic!("distributed run: {e}"));
+            });
+            let scratch = dir.path().join(format!("expected_{p}"));
+            for r in 0..p {
+                let nodes = &RankPlan::new(&problem, p, r).unwrap().owned_of[r];
+                for whole in &wholes {
+                    let stem = whole.file_stem().unwrap().to_string_lossy().into_owned();
+                    let step: usize = stem.rsplit('_').next().unwrap().parse().unwrap();
+                    let piece = out.join(format!("{stem}_{r}.vtu"));
+                    let expected =
+                        common::pieces::expected_piece(&problem, whole, step, nodes, &scratch);
+                    let got = std::fs::read(&piece).unwrap();
+                    assert!(
+                        got == expected,
+                        "{law} {fields}on {p} ranks: {} differs from the one-process \
+                         snapshot's nodes of rank {r}",
+                        piece.display()
+                    );
+                }
+            }
+        }
+    }
+}

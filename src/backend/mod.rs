@@ -9,6 +9,8 @@
 //!   products), which share the device time loop of `gpu/time_loop.rs`;
 //! - `partitioned/`: the same physics run subdomain by subdomain (a model larger than the
 //!   GPU's memory), on the CPU or streamed through the GPU;
+//! - `rank_outputs.rs`: what a rank of a distributed run gives the outputs from its own part
+//!   ([`RankOutputs`]: its owned nodes' fields, the whole state gathered where needed);
 //! - `estimate.rs`: what each backend kind will hold on the host and the device, from a
 //!   model's numbers before any node is placed, and the memory guard on them.
 //!
@@ -22,12 +24,14 @@ mod factory;
 pub mod gpu;
 mod kind;
 pub mod partitioned;
+mod rank_outputs;
 mod support;
 
 pub use cpu::{CpuLoop, CpuMatrix};
 pub use factory::create;
 pub use gpu::{GpuLoop, GpuMatrix};
 pub use kind::{resolve_auto, BackendKind};
+pub use rank_outputs::{Gather, RankOutputs};
 pub use support::{check_contact, check_material, Placement, Scheme};
 
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
@@ -77,7 +81,9 @@ pub trait Backend<T: Real>: Forces<T> {
 
     /// Advance the explicit leapfrog (`dynamics/explicit.rs`) by `call.steps` steps. On
     /// return `state.time` and `state.step` are current, and with `call.full_sync` the whole
-    /// state is (without it the vectors may be stale: ask [`Backend::max_abs_displacement`]).
+    /// state is (on a rank of a distributed run, the entries of its owned nodes: its
+    /// [`RankOutputs::gather_state`] brings the rest; without `full_sync` the vectors may be
+    /// stale: ask [`Backend::max_abs_displacement`]).
     /// Between calls the caller leaves the state alone. Returns the bonds broken.
     ///
     /// The default runs [`Explicit::step`](crate::dynamics::Explicit::step) on the host ([`ExplicitCall::on_host`]), calling
@@ -97,7 +103,8 @@ pub trait Backend<T: Real>: Forces<T> {
     }
 
     /// Bring `state`'s vectors up to date after [`Backend::advance_adr`] where the backend
-    /// holds them elsewhere (a device). The default has nothing to do.
+    /// holds them elsewhere (a device; on a rank of a distributed run, the entries of its
+    /// owned nodes). The default has nothing to do.
     fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
         let _ = state;
         Ok(())
@@ -138,5 +145,12 @@ pub trait Backend<T: Real>: Forces<T> {
         regions: &ProbeRegions,
     ) -> Result<Vec<ProbeValues>> {
         Ok(regions.on_host(&state.u, &state.f))
+    }
+
+    /// Where this backend runs one rank's part of a distributed run: its part of the
+    /// outputs (its owned nodes' fields, the whole state gathered where an output needs it).
+    /// `None` (the default): the backend holds the whole body.
+    fn rank_outputs(&mut self) -> Option<&mut dyn RankOutputs<T>> {
+        None
     }
 }

@@ -1,6 +1,9 @@
 //! What a distributed run reports, brought together: each rank's owned values gathered into
-//! the global arrays every rank holds (for snapshots, probes and the summary, which then
-//! read them as in a single process, bit for bit), the bond status (and a softening law's
+//! the global arrays, on every rank or on rank 0 alone ([`Gather`]: the state for a
+//! checkpoint, to rank 0, which writes it; to every rank at the end of a run; the damage for
+//! crack tips, the picture and the summary; probes and the summary then read them as in a
+//! single process, bit for bit), each rank's bond-count damage from its own part (a
+//! snapshot's piece needs no gather), the bond status (and a softening law's
 //! damage per bond) in the global CSR order, the probe rows, every rank's report of its
 //! exchanges ([`HaloTimes`]), and the stop flag the ranks agree on ([`StopFlags`]).
 //! Collective: every rank calls these in the same order.
@@ -9,7 +12,9 @@
 
 use super::{bytes_of, bytes_of_mut, Comm, RankPlan};
 use crate::backend::partitioned::exchange::{gather_into, scatter};
+use crate::backend::Gather;
 use crate::dynamics::exact_sum::EXACT_SUM_BYTES;
+use crate::dynamics::forces::bond_count_damage;
 use crate::dynamics::{Adr, AdrCall, AdrPart, ExactSum, ExplicitCall, Forces, State};
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::partition::RankReport;
@@ -59,7 +64,7 @@ impl HaloTimes {
 }
 
 /// Every rank's owned values (`per` per node, rank `r`'s for the nodes `owned_of[r]`, this
-/// rank's in `mine`) written into `global` at their nodes.
+/// rank's in `mine`) written into `global` at their nodes, on every rank.
 pub(super) fn gather_owned<T: Copy + Default + Send + Sync>(
     comm: &dyn Comm,
     owned_of: &[Vec<usize>],
@@ -67,11 +72,31 @@ pub(super) fn gather_owned<T: Copy + Default + Send + Sync>(
     per: usize,
     global: &mut [T],
 ) -> Result<()> {
+    gather_owned_to(comm, owned_of, mine, per, global, Gather::Every)
+}
+
+/// [`gather_owned`] onto the ranks `to` names (the others send their values and leave
+/// `global` as it is).
+pub(super) fn gather_owned_to<T: Copy + Default + Send + Sync>(
+    comm: &dyn Comm,
+    owned_of: &[Vec<usize>],
+    mine: &[T],
+    per: usize,
+    global: &mut [T],
+    to: Gather,
+) -> Result<()> {
     let size = std::mem::size_of::<T>();
     let counts: Vec<usize> = owned_of.iter().map(|o| o.len() * per * size).collect();
-    let bytes = comm.all_gather(bytes_of(mine), &counts)?;
+    let bytes = match to {
+        Gather::Every => comm.all_gather(bytes_of(mine), &counts)?,
+        Gather::Root => match comm.gather_to(0, bytes_of(mine), &counts)? {
+            Some(bytes) => bytes,
+            None => return Ok(()),
+        },
+    };
     let mut all = vec![T::default(); bytes.len() / size];
     bytes_of_mut(&mut all).copy_from_slice(&bytes);
+    drop(bytes);
     let mut at = 0;
     for nodes in owned_of {
         let len = nodes.len() * per;
@@ -79,6 +104,25 @@ pub(super) fn gather_owned<T: Copy + Default + Send + Sync>(
         at += len;
     }
     Ok(())
+}
+
+/// The bond-count damage of the `owned` nodes from their bonds' `status` (and a softening
+/// law's `damage` per bond), both in the order of the owned nodes, each family in the global
+/// CSR order of `offsets`: what a rank counts over its part, every bond of an owned node
+/// being there.
+pub(super) fn owned_bond_count_damage<V: Real>(
+    offsets: &[usize],
+    owned: &[usize],
+    status: &[u8],
+    damage: Option<&[V]>,
+) -> Vec<f64> {
+    let mut local = Vec::with_capacity(owned.len() + 1);
+    local.push(0);
+    for &i in owned {
+        let last = *local.last().expect("starts with 0");
+        local.push(last + offsets[i + 1] - offsets[i]);
+    }
+    bond_count_damage(&local, status, damage)
 }
 
 /// The bond-count damage of every node on every rank, from this rank's values of its owned
@@ -256,24 +300,17 @@ pub(super) fn merge_sums(comm: &dyn Comm, sums: &mut [ExactSum]) -> Result<()> {
 }
 
 /// An explicit call of a rank's part run by `run` (given the backend and the call: its
-/// fused loop, or the host leapfrog over its forces), then the state gathered to every rank
-/// where the call asks (`full_sync`: the owned values the driver's state holds) and the
-/// stop flag agreed (collective).
+/// fused loop, or the host leapfrog over its forces), then the stop flag agreed
+/// (collective). The driver's state holds the owned values current after every call, so
+/// `full_sync` asks nothing more of a rank ([`OwnedValues::gather_state_to`] brings the
+/// whole where an output needs it).
 pub(super) fn explicit_on_ranks<T: Real, B: OwnedValues<T>>(
     backend: &mut B,
     call: ExplicitCall<'_, T>,
     stop: Option<&StopFlags>,
     run: impl FnOnce(&mut B, ExplicitCall<'_, T>) -> Result<usize>,
 ) -> Result<usize> {
-    let (state, full_sync) = (call.state, call.full_sync);
-    let call = ExplicitCall {
-        state: &mut *state,
-        ..call
-    };
     let broken = run(backend, call)?;
-    if full_sync {
-        backend.gather_state(state)?;
-    }
     agree_on_stop(backend.parts().0, stop);
     Ok(broken)
 }
@@ -354,20 +391,32 @@ pub(super) trait OwnedValues<T: Real> {
 
     /// Owned values of a global array gathered into it on every rank.
     fn gather_global(&self, global: &mut [T], per: usize) -> Result<()> {
+        self.gather_global_to(global, per, Gather::Every)
+    }
+
+    /// Owned values of a global array gathered into it on the ranks `to` names.
+    fn gather_global_to(&self, global: &mut [T], per: usize, to: Gather) -> Result<()> {
         let (comm, plan, _) = self.parts();
         let owned = plan.sub.owned_nodes();
         let mut mine = vec![T::zero(); per * owned.len()];
         gather_into(global, owned, per, &mut mine);
-        gather_owned(comm, &plan.owned_of, &mine, per, global)
+        gather_owned_to(comm, &plan.owned_of, &mine, per, global, to)
     }
 
-    /// The whole state (`u`, `v`, `a`, `f`) on every rank.
-    fn gather_state(&self, state: &mut State<T>) -> Result<()> {
+    /// The whole state (`u`, `v`, `a`, `f`; the loads' `b` every rank computes whole) on
+    /// the ranks `to` names.
+    fn gather_state_to(&self, state: &mut State<T>, to: Gather) -> Result<()> {
         let d = self.parts().2;
         for v in [&mut state.u, &mut state.v, &mut state.a, &mut state.f] {
-            self.gather_global(v, d)?;
+            self.gather_global_to(v, d, to)?;
         }
         Ok(())
+    }
+
+    /// The owned values of a local array (`per` per node, the plan's order: owned first).
+    fn owned_of_local(&self, local: &[T], per: usize) -> Vec<T> {
+        let owned = self.parts().1.sub.owned;
+        local[..per * owned].to_vec()
     }
 
     /// ADR's last free force of every dof on every rank (for a checkpoint).

@@ -12,9 +12,11 @@
 //! its bonds in the global CSR order with the in-core
 //! arithmetic, so forces, bond breaking (a bond cut by the partition is evaluated on both
 //! sides from the same two displacements), damage and the fused update equal the
-//! single-process run bit for bit. Where the driver needs the whole state (a snapshot, the
-//! end: `ExplicitCall::full_sync`) or a probe row, the owned values are gathered to every
-//! rank (`collect.rs`). The energy is a sum over ranks (to round-off). At each call's end
+//! single-process run bit for bit. The driver's state holds the owned values current after
+//! every call; a snapshot's piece is written from them and from the part's own damage and
+//! dilatation (`RankOutputs`), with no gather; the whole state is gathered where an output
+//! needs it (a checkpoint: to rank 0; the end: to every rank), a probe row's nodes to
+//! every rank (`collect.rs`). The energy is a sum over ranks (to round-off). At each call's end
 //! the ranks agree on the stop flag (a signal on one rank stops all at the same step).
 //! With contact or impactors the step is the host leapfrog (`Explicit::step`), each rank
 //! the contact forces of its owned nodes (`contact.rs`), bitwise the one-process run too.
@@ -22,8 +24,8 @@
 //! Units: m, N/m^3, J.
 
 use super::collect::{
-    adr_on_ranks, explicit_on_ranks, gather_bonds, gather_node_damage, rank_reports, HaloTimes,
-    OwnedValues, ProbeCache, StopFlags,
+    adr_on_ranks, explicit_on_ranks, gather_bonds, gather_node_damage, owned_bond_count_damage,
+    rank_reports, HaloTimes, OwnedValues, ProbeCache, StopFlags,
 };
 use super::contact::{pairs_broken_on_rank, RankContact};
 use super::halo::HaloBuffers;
@@ -32,8 +34,8 @@ use super::{Comm, RankPlan, RankSetup};
 use crate::backend::partitioned::emulate::history_timing;
 use crate::backend::partitioned::exchange::{gather, gather_into};
 use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
-use crate::backend::{check_material, Backend, CpuLoop, Footprint, Scheme};
-use crate::dynamics::forces::{bond_count_damage, PartOfBody};
+use crate::backend::{check_material, Backend, CpuLoop, Footprint, Gather, RankOutputs, Scheme};
+use crate::dynamics::forces::PartOfBody;
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::material::{FailureHistory, Law};
 use crate::model::BreakTiming;
@@ -347,16 +349,7 @@ impl<T: Real> Forces<T> for DistributedCpu<T> {
 
     /// Counted on each rank over its owned nodes' bonds, gathered per node.
     fn bond_count_damage(&self, _offsets: &[usize]) -> Result<Vec<f64>> {
-        let status = self.split.bond_status()?;
-        let damage = self.split.bond_damage()?;
-        let owned = &self.plan.owned_of[self.plan.rank];
-        let mut local = Vec::with_capacity(owned.len() + 1);
-        local.push(0);
-        for &i in owned {
-            let last = *local.last().expect("starts with 0");
-            local.push(last + self.offsets[i + 1] - self.offsets[i]);
-        }
-        let mine = bond_count_damage(&local, &status, damage.as_deref());
+        let mine = self.owned_bond_count_damage()?;
         gather_node_damage(&*self.comm, &self.plan.owned_of, &mine)
     }
 
@@ -414,9 +407,10 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
         adr_on_ranks(call, self, &owned, &*comm, stop.as_ref())
     }
 
-    /// The whole state on every rank (after ADR iterations, which update the owned dofs).
-    fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
-        self.gather_state(state)
+    /// Nothing to do: ADR's iterations update the owned dofs of the driver's state
+    /// ([`RankOutputs::gather_state`] brings the whole).
+    fn sync_state(&mut self, _state: &mut State<T>) -> Result<()> {
+        Ok(())
     }
 
     /// The last free force of every dof on every rank (for a checkpoint).
@@ -449,5 +443,50 @@ impl<T: Real> Backend<T> for DistributedCpu<T> {
 
     fn name(&self) -> &'static str {
         "cpu-loop-mpi"
+    }
+
+    fn rank_outputs(&mut self) -> Option<&mut dyn RankOutputs<T>> {
+        Some(self)
+    }
+}
+
+impl<T: Real> RankOutputs<T> for DistributedCpu<T> {
+    fn rank(&self) -> usize {
+        self.plan.rank
+    }
+
+    fn owned(&self) -> &[usize] {
+        self.plan.sub.owned_nodes()
+    }
+
+    fn owned_damage(&self) -> Result<Vec<T>> {
+        let mut local = vec![T::zero(); self.plan.sub.nodes.len()];
+        self.split.damage(&mut local)?;
+        Ok(self.owned_of_local(&local, 1))
+    }
+
+    fn owned_bond_count_damage(&self) -> Result<Vec<f64>> {
+        let status = self.split.bond_status()?;
+        let damage = self.split.bond_damage()?;
+        let owned = self.plan.sub.owned_nodes();
+        Ok(owned_bond_count_damage(
+            &self.offsets,
+            owned,
+            &status,
+            damage.as_deref(),
+        ))
+    }
+
+    /// LPS: the owned dilatations at `u`, the ghosts' displacement exchanged (collective).
+    fn owned_dilatation(&mut self, u: &[T]) -> Result<Option<Vec<T>>> {
+        if !self.lps {
+            return Ok(None);
+        }
+        self.lps_forces(u, false, false)?;
+        Ok(Some(self.owned_of_local(&self.theta_local, 1)))
+    }
+
+    fn gather_state(&mut self, state: &mut State<T>, to: Gather) -> Result<()> {
+        self.gather_state_to(state, to)
     }
 }

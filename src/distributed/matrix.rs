@@ -27,14 +27,14 @@
 //! order, so the sums of a row run in another order than in core: forces agree with the
 //! in-core `cpu-matrix` to round-off (1e-12), not bitwise. The explicit step is the host's
 //! (`Explicit::step`) on the driver's global arrays, whose owned entries are current (the
-//! rest goes stale between gathers, as on `cpu-loop`); ADR, outputs, checkpoints and
-//! reductions as `DistributedCpu`.
+//! rest goes stale, as on `cpu-loop`); ADR, outputs (a snapshot's piece from the owned
+//! values, no gather), checkpoints and reductions as `DistributedCpu`.
 //!
 //! Units: m, N/m^3, J.
 
 use super::collect::{
-    adr_on_ranks, agree_on_stop, gather_bonds, rank_reports, HaloTimes, OwnedValues, ProbeCache,
-    StopFlags,
+    adr_on_ranks, agree_on_stop, gather_bonds, gather_node_damage, owned_bond_count_damage,
+    rank_reports, HaloTimes, OwnedValues, ProbeCache, StopFlags,
 };
 use super::halo::HaloBuffers;
 use super::{Comm, RankPlan};
@@ -42,6 +42,7 @@ use crate::backend::partitioned::exchange::{gather_into, scatter};
 use crate::backend::partitioned::matrix::local_problem;
 use crate::backend::partitioned::matrix::{MatrixPart, Slots};
 use crate::backend::{check_contact, check_material, Backend, CpuMatrix, Footprint};
+use crate::backend::{Gather, RankOutputs};
 use crate::backend::{Placement, Scheme};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::material::Law;
@@ -189,6 +190,17 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
         Ok(())
     }
 
+    /// The status of the owned nodes' directed bonds (of a cut row, the owned end's), in
+    /// the order of the owned nodes, each family in the global CSR order.
+    fn owned_status(&self) -> Result<Vec<u8>> {
+        let local = self.matrix.bond_status()?;
+        let mut mine = vec![0u8; self.owned_bonds];
+        for (b, &place) in self.csr_place.iter().enumerate() {
+            mine[place] = local[b];
+        }
+        Ok(mine)
+    }
+
     /// Directed bonds of the owned nodes broken so far (of a cut row, the owned end's).
     fn owned_broken(&self) -> Result<usize> {
         self.matrix.broken_of(self.rows, self.plan.sub.owned)
@@ -295,28 +307,23 @@ impl<T: Real, M: MatrixPart<T>> Forces<T> for DistributedMatrix<T, M> {
 
     /// The bond status of every bond, on every rank.
     fn bond_status(&self) -> Result<Vec<u8>> {
-        let local = self.matrix.bond_status()?;
-        let mut mine = vec![0u8; self.owned_bonds];
-        for (b, &place) in self.csr_place.iter().enumerate() {
-            mine[place] = local[b];
-        }
+        let mine = self.owned_status()?;
         gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
+    }
+
+    /// Counted on each rank over its owned nodes' bonds, gathered per node.
+    fn bond_count_damage(&self, _offsets: &[usize]) -> Result<Vec<f64>> {
+        let mine = self.owned_bond_count_damage()?;
+        gather_node_damage(&*self.comm, &self.plan.owned_of, &mine)
     }
 }
 
 impl<T: Real, M: MatrixPart<T>> Backend<T> for DistributedMatrix<T, M> {
-    /// The host's explicit steps, the forces of the owned nodes; the whole state gathered
-    /// with `full_sync`; then the ranks agree on the stop flag.
+    /// The host's explicit steps, the forces of the owned nodes (the owned entries of the
+    /// driver's state current after each: `full_sync` asks nothing more); then the ranks
+    /// agree on the stop flag.
     fn advance_explicit(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
-        let (state, full_sync) = (call.state, call.full_sync);
-        let call = ExplicitCall {
-            state: &mut *state,
-            ..call
-        };
         let broken = call.on_host(self)?;
-        if full_sync {
-            self.gather_state(state)?;
-        }
         agree_on_stop(&*self.comm, self.stop.as_ref());
         Ok(broken)
     }
@@ -328,9 +335,10 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for DistributedMatrix<T, M> {
         adr_on_ranks(call, self, &owned, &*comm, stop.as_ref())
     }
 
-    /// The whole state on every rank.
-    fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
-        self.gather_state(state)
+    /// Nothing to do: the owned entries of the driver's state are current
+    /// ([`RankOutputs::gather_state`] brings the whole).
+    fn sync_state(&mut self, _state: &mut State<T>) -> Result<()> {
+        Ok(())
     }
 
     /// The last free force of every dof on every rank (for a checkpoint).
@@ -367,5 +375,51 @@ impl<T: Real, M: MatrixPart<T>> Backend<T> for DistributedMatrix<T, M> {
             "gpu-matrix" => "gpu-matrix-mpi",
             _ => NAME,
         }
+    }
+
+    fn rank_outputs(&mut self) -> Option<&mut dyn RankOutputs<T>> {
+        Some(self)
+    }
+}
+
+impl<T: Real, M: MatrixPart<T>> RankOutputs<T> for DistributedMatrix<T, M> {
+    fn rank(&self) -> usize {
+        self.plan.rank
+    }
+
+    fn owned(&self) -> &[usize] {
+        self.plan.sub.owned_nodes()
+    }
+
+    /// From the owned rows of `Phi`, which are whole.
+    fn owned_damage(&self) -> Result<Vec<T>> {
+        let mut local = vec![T::zero(); self.plan.sub.nodes.len()];
+        self.matrix.damage(&mut local)?;
+        Ok(self.owned_of_local(&local, 1))
+    }
+
+    fn owned_bond_count_damage(&self) -> Result<Vec<f64>> {
+        let (status, owned) = (self.owned_status()?, self.plan.sub.owned_nodes());
+        Ok(owned_bond_count_damage::<T>(
+            &self.offsets,
+            owned,
+            &status,
+            None,
+        ))
+    }
+
+    /// LPS: the owned rows of `Theta` at `u`, the ghosts' displacement exchanged
+    /// (collective).
+    fn owned_dilatation(&mut self, u: &[T]) -> Result<Option<Vec<T>>> {
+        if !self.lps {
+            return Ok(None);
+        }
+        self.local_displacement(u)?;
+        self.local_dilatation()?;
+        Ok(Some(self.owned_of_local(&self.theta_local, 1)))
+    }
+
+    fn gather_state(&mut self, state: &mut State<T>, to: Gather) -> Result<()> {
+        self.gather_state_to(state, to)
     }
 }

@@ -5,7 +5,7 @@
 //! This module owns the boundary every distributed backend goes through:
 //!
 //! - [`Comm`]: what a run needs of the transport (rank, size, one non-blocking exchange with
-//!   the neighbouring ranks, reductions, an all-gather, abort). [`SelfComm`] is the single
+//!   the neighbouring ranks, reductions, an all-gather, a gather to one rank, abort). [`SelfComm`] is the single
 //!   process; `MpiComm` (feature `mpi`, `mpi_comm.rs`) is MPI through rsmpi; [`ThreadComm`]
 //!   (`thread_comm.rs`) is P ranks as P threads of one process (a distributed run without
 //!   `mpirun`, for tests). The command line creates the communicator; nothing below it knows
@@ -89,6 +89,9 @@ pub trait Comm: Send + Sync + std::fmt::Debug {
     }
     /// Every rank's bytes, concatenated in rank order; `counts[r]` is rank `r`'s length.
     fn all_gather(&self, mine: &[u8], counts: &[usize]) -> Result<Vec<u8>>;
+    /// Every rank's bytes, concatenated in rank order, on rank `root` alone (`Some` there,
+    /// `None` on the others, which receive nothing); `counts[r]` is rank `r`'s length.
+    fn gather_to(&self, root: usize, mine: &[u8], counts: &[usize]) -> Result<Option<Vec<u8>>>;
     /// End every rank's process (the run cannot go on together).
     fn abort(&self, code: i32) -> !;
 }
@@ -128,6 +131,9 @@ impl Comm for SelfComm {
     fn all_gather(&self, mine: &[u8], _counts: &[usize]) -> Result<Vec<u8>> {
         Ok(mine.to_vec())
     }
+    fn gather_to(&self, _root: usize, mine: &[u8], _counts: &[usize]) -> Result<Option<Vec<u8>>> {
+        Ok(Some(mine.to_vec()))
+    }
     fn abort(&self, code: i32) -> ! {
         std::process::exit(code)
     }
@@ -144,10 +150,27 @@ pub(crate) fn gather_in_rounds(
     limit: usize,
     round: &mut dyn FnMut(&[u8], &[usize], &mut [u8]) -> Result<()>,
 ) -> Result<Vec<u8>> {
+    let mut all_round = |mine: &[u8], part: &[usize], buf: Option<&mut [u8]>| {
+        round(mine, part, buf.expect("every rank receives an all-gather"))
+    };
+    let all = gather_in_rounds_to(true, mine, counts, limit, &mut all_round)?;
+    Ok(all.expect("every rank receives an all-gather"))
+}
+
+/// [`gather_in_rounds`] where only some ranks receive (`receives`: this one; a gather to one
+/// rank): `round` gets the buffer of a round on those alone, and the others allocate none.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) fn gather_in_rounds_to(
+    receives: bool,
+    mine: &[u8],
+    counts: &[usize],
+    limit: usize,
+    round: &mut dyn FnMut(&[u8], &[usize], Option<&mut [u8]>) -> Result<()>,
+) -> Result<Option<Vec<u8>>> {
     let total: usize = counts.iter().sum();
-    let mut all = vec![0u8; total];
+    let mut all = receives.then(|| vec![0u8; total]);
     if total <= limit {
-        round(mine, counts, &mut all)?;
+        round(mine, counts, all.as_deref_mut())?;
         return Ok(all);
     }
     let chunk = (limit / counts.len().max(1)).max(1);
@@ -167,8 +190,11 @@ pub(crate) fn gather_in_rounds(
             (r * chunk).min(mine.len()),
             ((r + 1) * chunk).min(mine.len()),
         );
-        let mut buf = vec![0u8; part.iter().sum()];
-        round(&mine[from..to], &part, &mut buf)?;
+        let mut buf = receives.then(|| vec![0u8; part.iter().sum()]);
+        round(&mine[from..to], &part, buf.as_deref_mut())?;
+        let (Some(all), Some(buf)) = (all.as_mut(), buf) else {
+            continue;
+        };
         let mut at = 0;
         for (q, &len) in part.iter().enumerate() {
             let dest = starts[q] + r * chunk;
@@ -195,7 +221,26 @@ pub(crate) fn bytes_of_mut<T: Copy>(values: &mut [T]) -> &mut [u8] {
 
 #[cfg(test)]
 mod tests {
-    use super::gather_in_rounds;
+    use super::{gather_in_rounds, gather_in_rounds_to};
+
+    /// A gather to rank 1 of 3 thread ranks: rank 1 receives every rank's bytes in rank
+    /// order, the others nothing; and a rank that does not receive gets no buffer in any
+    /// round of a gather in rounds.
+    #[test]
+    fn a_gather_to_one_rank_gives_it_every_piece_and_the_others_none() {
+        let got = super::run_ranks(3, |comm| {
+            let mine = vec![comm.rank() as u8; comm.rank() + 1];
+            comm.gather_to(1, &mine, &[1, 2, 3]).unwrap()
+        });
+        assert_eq!(got, vec![None, Some(vec![0, 1, 1, 2, 2, 2]), None]);
+        let mut rounds = 0;
+        let none = gather_in_rounds_to(false, &[7; 5], &[5, 9], 4, &mut |_, _, buf| {
+            assert!(buf.is_none(), "a buffer on a rank that does not receive");
+            rounds += 1;
+            Ok(())
+        });
+        assert_eq!((none.unwrap(), rounds), (None, 5));
+    }
 
     /// Rank 1 of 3 gathers through a transport that holds at most `limit` bytes a round (a
     /// simulated gather: each round's buffer is the ranks' pieces of that round, in rank

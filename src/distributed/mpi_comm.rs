@@ -1,5 +1,6 @@
 //! [`Comm`] over MPI (rsmpi, feature `mpi`): `MPI_COMM_WORLD`, non-blocking `MPI_Isend` /
-//! `MPI_Irecv` for the ghost exchange, `MPI_Allreduce`, `MPI_Allgatherv`, `MPI_Abort`. MPI is
+//! `MPI_Irecv` for the ghost exchange, `MPI_Allreduce`, `MPI_Allgatherv`, `MPI_Gatherv`,
+//! `MPI_Abort`. MPI is
 //! initialized with the funneled threading level: only the thread that created the
 //! communicator calls MPI (the run's main thread; the snapshot writer and the rayon workers
 //! never do). Dropping the last handle finalizes MPI.
@@ -83,6 +84,34 @@ impl MpiComm {
         self.world.all_gather_varcount_into(mine, &mut part);
         Ok(())
     }
+
+    /// One gather of `mine` (`counts[r]` bytes from rank `r`) to rank `root`, into `all`
+    /// there (`None` on the other ranks); the lengths fit MPI's count.
+    fn gather_round_to(
+        &self,
+        root: usize,
+        mine: &[u8],
+        counts: &[usize],
+        all: Option<&mut [u8]>,
+    ) -> Result<()> {
+        let root = self.world.process_at_rank(root as i32);
+        let Some(all) = all else {
+            count(mine.len())?;
+            root.gather_varcount_into(mine);
+            return Ok(());
+        };
+        count(all.len())?;
+        let mut displs = Vec::with_capacity(counts.len());
+        let mut at = 0usize;
+        for &c in counts {
+            displs.push(count(at)?);
+            at += c;
+        }
+        let counts: Vec<Count> = counts.iter().map(|&c| count(c)).collect::<Result<_>>()?;
+        let mut part = PartitionMut::new(all, counts, displs);
+        root.gather_varcount_into_root(mine, &mut part);
+        Ok(())
+    }
 }
 
 /// A length as MPI's count, or an error naming it.
@@ -164,6 +193,19 @@ impl Comm for MpiComm {
             counts,
             Count::MAX as usize,
             &mut |mine, counts, all| self.gather_round(mine, counts, all),
+        )
+    }
+
+    /// As [`Comm::all_gather`], in rounds beyond MPI's count; only `root` allocates the
+    /// whole.
+    fn gather_to(&self, root: usize, mine: &[u8], counts: &[usize]) -> Result<Option<Vec<u8>>> {
+        let receives = self.rank() == root;
+        super::gather_in_rounds_to(
+            receives,
+            mine,
+            counts,
+            Count::MAX as usize,
+            &mut |mine, counts, all| self.gather_round_to(root, mine, counts, all),
         )
     }
 

@@ -156,6 +156,23 @@ impl Comm for ThreadComm {
         Ok(all.concat())
     }
 
+    fn gather_to(&self, root: usize, mine: &[u8], counts: &[usize]) -> Result<Option<Vec<u8>>> {
+        if self.rank != root {
+            self.send(root, mine.to_vec());
+            return Ok(None);
+        }
+        let all: Vec<Vec<u8>> = (0..self.size)
+            .map(|q| match q == self.rank {
+                true => mine.to_vec(),
+                false => self.receive(q),
+            })
+            .collect();
+        for (q, (part, &count)) in all.iter().zip(counts).enumerate() {
+            assert_eq!(part.len(), count, "rank {q}'s share of a gather");
+        }
+        Ok(Some(all.concat()))
+    }
+
     fn abort(&self, code: i32) -> ! {
         panic!("rank {} aborted the run (exit status {code})", self.rank)
     }

@@ -1,7 +1,8 @@
 //! VTK XML output: one UnstructuredGrid file (`.vtu`) per snapshot and a ParaView collection
 //! (`.pvd`) that lists them with their times. A distributed run writes each snapshot in
-//! pieces (`pieces.rs`): one `.vtu` per rank of the nodes it owns and a `.pvtu`
-//! (PUnstructuredGrid) naming them and their arrays, which the `.pvd` then lists.
+//! pieces (`pieces.rs`): one `.vtu` per rank of the nodes it owns, from the fields of those
+//! nodes alone, and a `.pvtu` (PUnstructuredGrid) naming them and their arrays, which the
+//! `.pvd` then lists.
 //!
 //! Each node is a `VTK_VERTEX` cell. Points are the reference positions (Float64, 3
 //! components, metres), so in ParaView apply "Warp By Vector" with `displacement` to see the
@@ -34,7 +35,7 @@
 //! disk. Cells use the VTK >= 6 `connectivity` / `offsets` / `types` arrays (Int64, Int64,
 //! UInt8).
 
-use super::pieces::{Pieces, Subset};
+use super::pieces::Pieces;
 use super::{format_f64, invalid_input, write_atomically, NodeFields};
 use crate::model::OutputField;
 use crate::Error;
@@ -80,10 +81,17 @@ impl VtkSeries {
     }
 
     /// The series written in pieces: this rank writes `<stem>_<step:06>_<rank>.vtu` of its
-    /// nodes; rank 0 also the `<stem>_<step:06>.pvtu` of all pieces and the `.pvd`.
+    /// nodes (the fields handed to [`VtkSeries::write`] are then those of its nodes alone,
+    /// in the order of `pieces.nodes`); rank 0 also the `<stem>_<step:06>.pvtu` of all
+    /// pieces and the `.pvd`.
     pub fn in_pieces(mut self, pieces: Pieces) -> Self {
         self.pieces = Some(pieces);
         self
+    }
+
+    /// This rank's share where the series is written in pieces.
+    pub fn pieces(&self) -> Option<&Pieces> {
+        self.pieces.as_ref()
     }
 
     /// Continue a series at a restart: the snapshots `entries` (`(step, time, file name)`, in
@@ -150,9 +158,10 @@ impl VtkSeries {
         self.dir.join(format!("{}.pvd", self.stem))
     }
 
-    /// Write one snapshot; rewrites the .pvd after every snapshot so a run that stops early
-    /// leaves a valid series. Returns the .vtu path. Writing the same step again replaces
-    /// that snapshot.
+    /// Write one snapshot (in pieces: this rank's piece, `fields` those of its nodes);
+    /// rewrites the .pvd after every snapshot so a run that stops early leaves a valid
+    /// series. Returns the .vtu path (the .pvtu's in pieces). Writing the same step again
+    /// replaces that snapshot.
     pub fn write(&mut self, step: usize, time: f64, fields: &NodeFields) -> crate::Result<PathBuf> {
         let name = format!("{}_{step:06}.vtu", self.stem);
         let path = self.dir.join(&name);
@@ -172,8 +181,8 @@ impl VtkSeries {
         Ok(path)
     }
 
-    /// This rank's piece of a snapshot; on rank 0 also its `.pvtu` and the `.pvd`. Returns
-    /// the `.pvtu` path.
+    /// This rank's piece of a snapshot (`fields`: its nodes'); on rank 0 also its `.pvtu`
+    /// and the `.pvd`. Returns the `.pvtu` path.
     fn write_piece(
         &mut self,
         step: usize,
@@ -182,12 +191,17 @@ impl VtkSeries {
         pieces: Pieces,
     ) -> crate::Result<PathBuf> {
         let piece = |r: usize| format!("{}_{step:06}_{r}.vtu", self.stem);
-        let subset = Subset::of(fields, &pieces.nodes);
-        write_vtu(
-            &self.dir.join(piece(pieces.rank)),
-            time,
-            &subset.view(fields),
-        )?;
+        let path = self.dir.join(piece(pieces.rank));
+        if fields.nodes() != pieces.nodes.len() {
+            let message = format!(
+                "the piece of rank {} got {} nodes' fields for its {} nodes",
+                pieces.rank,
+                fields.nodes(),
+                pieces.nodes.len()
+            );
+            return Err(invalid_input(&path, message));
+        }
+        write_vtu(&path, time, fields)?;
         let name = format!("{}_{step:06}.pvtu", self.stem);
         let path = self.dir.join(&name);
         match self.entries.iter_mut().find(|entry| entry.0 == step) {

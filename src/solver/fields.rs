@@ -71,13 +71,7 @@ pub(crate) fn extra_fields(
 ) -> Result<ExtraFields> {
     let out = &problem.model.output;
     let mut extra = ExtraFields {
-        material_id: out.writes(OutputField::MaterialId).then(|| {
-            let b = &problem.body;
-            match &problem.materials {
-                Some(map) => map.node.iter().map(|&k| k as i64).collect(),
-                None => b.material_ids.clone().unwrap_or_else(|| vec![0; b.len()]),
-            }
-        }),
+        material_id: material_ids(problem, None),
         ..ExtraFields::default()
     };
     if !needs_bond_status(problem) {
@@ -99,6 +93,25 @@ pub(crate) fn extra_fields(
         extra.broken_bonds = Some(nodes.iter().map(|n| n.broken).collect());
     }
     Ok(extra)
+}
+
+/// The material id of each of `nodes` (`None`: every node) where `output.fields` chooses
+/// it: with several materials (`[[material]]`) the index of the node's material in the
+/// model's order, otherwise the body's material id (0 where it gives none).
+pub(crate) fn material_ids(problem: &Problem, nodes: Option<&[usize]>) -> Option<Vec<i64>> {
+    if !problem.model.output.writes(OutputField::MaterialId) {
+        return None;
+    }
+    let b = &problem.body;
+    let id = |i: usize| match (&problem.materials, &b.material_ids) {
+        (Some(map), _) => map.node[i] as i64,
+        (None, Some(ids)) => ids[i],
+        (None, None) => 0,
+    };
+    Some(match nodes {
+        Some(nodes) => nodes.iter().map(|&i| id(i)).collect(),
+        None => (0..b.len()).map(id).collect(),
+    })
 }
 
 /// What one node's bonds give.

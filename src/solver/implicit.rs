@@ -326,7 +326,7 @@ fn write_outputs(
                 dilatation: theta.as_deref(),
                 extra: &fields.extra,
             };
-            outputs::write_snapshot(&mut vtk, problem, &snapshot)?;
+            outputs::write_snapshot(&mut vtk, problem, None, &snapshot)?;
         }
         if let Some(mut probes) = probes {
             let values = outputs::probe_regions(problem).on_host(u, &force);

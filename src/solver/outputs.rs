@@ -4,7 +4,9 @@
 //! newtons (force density times volume).
 
 use super::fields::{extra_fields, needs_bond_status, ExtraFields};
-use crate::dynamics::Forces;
+use super::snapshot_thread::OwnedSnapshot;
+use crate::dynamics::{Forces, State};
+use crate::output::pieces::pick;
 use crate::output::{
     write_damage_png, NodeFields, PhaseSeconds, ProbeRegions, ProbeWriter, Summary, VtkSeries,
 };
@@ -102,6 +104,22 @@ pub(crate) fn fields<T: Real>(
     })
 }
 
+/// The snapshot of the whole `state` of `problem`, its fields from `forces` ([`fields`]).
+pub(crate) fn snapshot<T: Real>(
+    forces: &mut dyn Forces<T>,
+    state: &State<T>,
+    problem: &Problem,
+) -> Result<OwnedSnapshot> {
+    let f64s = |x: &[T]| x.par_iter().map(|x| x.f64()).collect();
+    Ok(OwnedSnapshot {
+        step: state.step,
+        time: state.time,
+        displacement: f64s(&state.u),
+        velocity: f64s(&state.v),
+        fields: fields(forces, &state.u, problem)?,
+    })
+}
+
 /// Per-node fields of one snapshot, `f64`, SI.
 pub(crate) struct Snapshot<'a> {
     pub step: usize,
@@ -114,13 +132,41 @@ pub(crate) struct Snapshot<'a> {
     pub extra: &'a ExtraFields,
 }
 
-/// Write one VTK snapshot of `problem`'s body.
-pub(crate) fn write_snapshot(vtk: &mut VtkSeries, problem: &Problem, s: &Snapshot) -> Result<()> {
+/// The reference positions (m) and volumes (m^3) of a piece's nodes: a rank's share of
+/// every snapshot of a distributed run, picked once.
+pub(crate) struct PieceGeometry {
+    pub positions: Vec<[f64; 3]>,
+    pub volumes: Vec<f64>,
+}
+
+impl PieceGeometry {
+    /// The geometry of `problem`'s body at `nodes`.
+    pub(crate) fn of(problem: &Problem, nodes: &[usize]) -> Self {
+        let b = &problem.body;
+        PieceGeometry {
+            positions: pick(&b.positions, nodes, 1),
+            volumes: pick(&b.volumes, nodes, 1),
+        }
+    }
+}
+
+/// Write one VTK snapshot of `problem`'s body, or with `piece` (a series in pieces) of the
+/// piece's nodes, whose values `s` then holds.
+pub(crate) fn write_snapshot(
+    vtk: &mut VtkSeries,
+    problem: &Problem,
+    piece: Option<&PieceGeometry>,
+    s: &Snapshot,
+) -> Result<()> {
     let body = &problem.body;
+    let (positions, volumes) = match piece {
+        Some(p) => (&p.positions[..], &p.volumes[..]),
+        None => (&body.positions[..], &body.volumes[..]),
+    };
     let fields = NodeFields {
         dim: body.dim(),
-        positions: &body.positions,
-        volumes: &body.volumes,
+        positions,
+        volumes,
         displacement: s.displacement,
         velocity: s.velocity,
         damage: s.damage,

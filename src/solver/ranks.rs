@@ -1,15 +1,22 @@
 //! What the run driver (`run.rs`) does differently on the ranks of a distributed run
-//! (`distributed.rs`): this rank's backend and share of the snapshots, the outputs rank 0
-//! writes alone (resumed from a checkpoint too), whether checkpoints are written, and the
-//! abort of every rank where one failed alone.
+//! (`distributed.rs`): this rank's backend and share of the snapshots, its piece of each
+//! snapshot from its own part (no gather), the whole state gathered where an output needs
+//! it (a checkpoint: to rank 0; the end: to every rank), the outputs rank 0 writes alone
+//! (resumed from a checkpoint too), whether checkpoints are written, and the abort of every
+//! rank where one failed alone.
 
-use crate::backend::{Backend, BackendKind};
+use super::fields::{material_ids, needs_bond_status, ExtraFields};
+use super::outputs::{self, FieldValues};
+use super::snapshot_thread::OwnedSnapshot;
+use crate::backend::{Backend, BackendKind, Gather, RankOutputs};
 use crate::distributed::RankSetup;
 use crate::distributed::StopFlags;
 use crate::distributed::{
     Comm, DistributedCpu, DistributedGpu, DistributedGpuMatrix, DistributedMatrix, RankPlan,
 };
+use crate::dynamics::State;
 use crate::output::checkpoint::Checkpoint;
+use crate::output::pieces::pick;
 use crate::output::{Pieces, ProbeWriter, VtkSeries};
 use crate::setup::{Problem, SetupTimes};
 use crate::{Error, Real, Result};
@@ -143,4 +150,98 @@ pub(super) fn abort_unless_collective(ranks: &Ranks, error: &Error) {
     }
     eprintln!("error on rank {}: {error}", ranks.comm.rank());
     ranks.comm.abort(1)
+}
+
+/// The rank's part of the outputs of `backend` (every rank backend has one).
+fn part_of<T: Real>(backend: &mut dyn Backend<T>) -> Result<&mut dyn RankOutputs<T>> {
+    let name = backend.name();
+    backend.rank_outputs().ok_or_else(|| Error::Backend {
+        backend: name.to_string(),
+        message: "runs across ranks but holds no rank's part of the outputs".to_string(),
+    })
+}
+
+/// The whole state into `state` on the ranks `to` names, where `backend` runs a rank's part
+/// (collective; nothing in one process, whose state is whole).
+pub(super) fn gather_state<T: Real>(
+    backend: &mut dyn Backend<T>,
+    state: &mut State<T>,
+    to: Gather,
+) -> Result<()> {
+    match backend.rank_outputs() {
+        Some(part) => part.gather_state(state, to),
+        None => Ok(()),
+    }
+}
+
+/// This rank's piece of the snapshot of `state` (its owned nodes' values, `f64`): the owned
+/// entries of the state (current after a call with `full_sync` or `sync_state`) and the
+/// part's own damage, bond-count damage and dilatation, with no gather (collective only
+/// where the dilatation exchanges the ghosts' displacement). A field of `output.fields` read
+/// over every node's bonds on the host (force density, energy density, stress, broken
+/// bonds: `fields.rs`) still takes the whole state and fields, gathered to every rank as in
+/// one process, and the piece is picked from them.
+pub(super) fn snapshot_piece<T: Real>(
+    backend: &mut dyn Backend<T>,
+    state: &mut State<T>,
+    problem: &Problem,
+) -> Result<OwnedSnapshot> {
+    let part = part_of(backend)?;
+    let nodes = part.owned().to_vec();
+    let d = problem.dim();
+    if needs_bond_status(problem) {
+        part.gather_state(state, Gather::Every)?;
+        let whole = outputs::fields(backend.as_forces(), &state.u, problem)?;
+        return Ok(piece_of_whole(state, &whole, &nodes, d));
+    }
+    let f64s = |x: Vec<T>| x.into_iter().map(|x| x.f64()).collect::<Vec<f64>>();
+    let fields = FieldValues {
+        damage: f64s(part.owned_damage()?),
+        damage_bond_count: part.owned_bond_count_damage()?,
+        dilatation: part.owned_dilatation(&state.u)?.map(f64s),
+        extra: ExtraFields {
+            material_id: material_ids(problem, Some(&nodes)),
+            ..ExtraFields::default()
+        },
+    };
+    Ok(OwnedSnapshot {
+        step: state.step,
+        time: state.time,
+        displacement: f64s(pick(&state.u, &nodes, d)),
+        velocity: f64s(pick(&state.v, &nodes, d)),
+        fields,
+    })
+}
+
+/// The piece at `nodes` of the snapshot of the whole `state` with fields `whole` (`d`
+/// components per node of a vector).
+fn piece_of_whole<T: Real>(
+    state: &State<T>,
+    whole: &FieldValues,
+    nodes: &[usize],
+    d: usize,
+) -> OwnedSnapshot {
+    let at = |x: &[f64], per: usize| pick(x, nodes, per);
+    let opt = |x: &Option<Vec<f64>>, per: usize| x.as_deref().map(|x| at(x, per));
+    let ints = |x: &Option<Vec<i64>>| x.as_deref().map(|x| pick(x, nodes, 1));
+    let f64s = |x: &[T]| pick(x, nodes, d).into_iter().map(|x| x.f64()).collect();
+    let e = &whole.extra;
+    OwnedSnapshot {
+        step: state.step,
+        time: state.time,
+        displacement: f64s(&state.u),
+        velocity: f64s(&state.v),
+        fields: FieldValues {
+            damage: at(&whole.damage, 1),
+            damage_bond_count: at(&whole.damage_bond_count, 1),
+            dilatation: opt(&whole.dilatation, 1),
+            extra: ExtraFields {
+                force_density: opt(&e.force_density, d),
+                strain_energy_density: opt(&e.strain_energy_density, 1),
+                stress: opt(&e.stress, 9),
+                material_id: ints(&e.material_id),
+                broken_bonds: ints(&e.broken_bonds),
+            },
+        },
+    }
 }

@@ -10,12 +10,12 @@ use super::cancel::Cancel;
 use super::outputs::{self, initial_summary};
 use super::ranks::{self, Ranks};
 use super::restart::{self, Saver};
-use super::snapshot_thread::{OwnedSnapshot, SnapshotThread};
+use super::snapshot_thread::SnapshotThread;
 use super::time_step::check_stability;
 pub use super::time_step::{choose_dt, DEFAULT_SAFETY};
 use super::tips::TipOutput;
 use crate::backend::partitioned::SubdomainRequest;
-use crate::backend::{self, Backend, BackendKind};
+use crate::backend::{self, Backend, BackendKind, Gather};
 use crate::dynamics::{Adr, AdrCall, Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::gpu::Gpu;
 use crate::model::SolverKind;
@@ -522,6 +522,8 @@ impl<T: Real> Runner<T> {
             return Ok(());
         }
         let t0 = Instant::now();
+        // (across ranks the state whole on rank 0, which writes the file)
+        ranks::gather_state(self.backend.as_mut(), &mut self.state, Gather::Root)?;
         let adr = match adr {
             Some((adr, (load_step, iteration))) => {
                 self.backend.sync_adr(adr)?;
@@ -669,23 +671,20 @@ impl<T: Real> Runner<T> {
         outputs::fields(self.backend.as_forces(), &self.state.u, &self.problem)
     }
 
+    /// The snapshot of the current step (on a rank: its piece, `ranks.rs`) to the writer.
     fn write_snapshot(&mut self) -> Result<()> {
         if self.vtk.is_none() {
             return Ok(());
         }
         let t0 = Instant::now();
-        let f64s = |x: &[T]| x.par_iter().map(|x| x.f64()).collect();
-        let snapshot = OwnedSnapshot {
-            step: self.state.step,
-            time: self.state.time,
-            displacement: f64s(&self.state.u),
-            velocity: f64s(&self.state.v),
-            fields: self.fields()?,
+        let (backend, state) = (self.backend.as_mut(), &mut self.state);
+        let snapshot = match self.ranks.is_some() {
+            true => ranks::snapshot_piece(backend, state, &self.problem)?,
+            false => outputs::snapshot(backend.as_forces(), state, &self.problem)?,
         };
-        self.vtk
-            .as_mut()
-            .map(|vtk| vtk.send(snapshot))
-            .transpose()?;
+        if let Some(vtk) = self.vtk.as_mut() {
+            vtk.send(snapshot)?;
+        }
         self.snapshot_step = Some(self.state.step);
         self.out_times.snapshots += since(t0);
         Ok(())
@@ -760,7 +759,9 @@ impl<T: Real> Runner<T> {
         }
         let writes = self.ranks.as_ref().is_none_or(Ranks::writes);
         let t0 = Instant::now();
-        let (phi, outcome) = match (self.fields(), outcome) {
+        // (across ranks the end state whole on every rank, as one process ends)
+        let whole = ranks::gather_state(self.backend.as_mut(), &mut self.state, Gather::Every);
+        let (phi, outcome) = match (whole.and_then(|()| self.fields()), outcome) {
             (Ok(fields), outcome) => (fields.damage, outcome),
             (Err(e), Ok(_)) => (Vec::new(), Err(e)),
             (Err(_), outcome) => (Vec::new(), outcome),

@@ -1,13 +1,14 @@
 //! Snapshots written while the time loop goes on: the run hands each snapshot's fields
 //! (already in `f64`, owned) to a writer thread that encodes the `.vtu` and updates the
-//! `.pvd`. The queue holds one snapshot, so at most two are in memory beside the state (one
+//! `.pvd` (a rank of a distributed run: its piece, from its own nodes' fields). The queue
+//! holds one snapshot, so at most two are in memory beside the state (one
 //! being written, one waiting) and a slow disk delays the loop by at most one snapshot.
 //!
 //! A write error stops the thread; the run sees it at the next snapshot, at
 //! [`SnapshotThread::entries`] or at [`SnapshotThread::finish`], which wait for every
 //! snapshot queued before them to be on disk.
 
-use super::outputs::{self, FieldValues, Snapshot};
+use super::outputs::{self, FieldValues, PieceGeometry, Snapshot};
 use crate::output::VtkSeries;
 use crate::setup::Problem;
 use crate::{Error, Result};
@@ -16,7 +17,8 @@ use std::sync::mpsc::{channel, sync_channel, Sender, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// The fields of one snapshot, owned, `f64`, SI (see [`Snapshot`]).
+/// The fields of one snapshot, owned, `f64`, SI (see [`Snapshot`]): of the whole body, or
+/// of the piece's nodes where the series is written in pieces.
 pub(crate) struct OwnedSnapshot {
     pub step: usize,
     pub time: f64,
@@ -47,9 +49,10 @@ pub(crate) struct SnapshotThread {
 }
 
 impl SnapshotThread {
-    /// Start the thread that writes `series` for `problem`'s body.
+    /// Start the thread that writes `series` for `problem`'s body (in pieces: this rank's).
     pub(crate) fn start(mut series: VtkSeries, problem: Arc<Problem>) -> Result<Self> {
         let pvd = series.pvd_path();
+        let piece = (series.pieces()).map(|p| PieceGeometry::of(&problem, &p.nodes));
         let (sender, receiver) = sync_channel::<Message>(1);
         let handle = std::thread::Builder::new()
             .name("peridot-snapshots".into())
@@ -74,7 +77,7 @@ impl SnapshotThread {
                         extra: &s.fields.extra,
                     };
                     let t0 = std::time::Instant::now();
-                    outputs::write_snapshot(&mut series, &problem, &snapshot)?;
+                    outputs::write_snapshot(&mut series, &problem, piece.as_ref(), &snapshot)?;
                     busy += t0.elapsed().as_secs_f64();
                 }
                 Ok(busy)

@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod contact;
+pub mod pieces;
 pub mod ranks;
 
 use peridot::backend::{Backend, BackendKind};

@@ -29,6 +29,7 @@ use crate::backend::gpu::buffers::addr;
 use crate::backend::gpu::device_fault;
 use crate::backend::partitioned::exchange::gather_into;
 use crate::backend::{Backend, Footprint};
+use crate::backend::{Gather, RankOutputs};
 use crate::dynamics::forces::PartOfBody;
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::gpu::pinned::copy_out;
@@ -134,10 +135,7 @@ impl<T: Real> Forces<T> for DistributedGpu<T> {
 
     /// Counted on each rank's device over its owned nodes' bonds, gathered per node.
     fn bond_count_damage(&self, _offsets: &[usize]) -> Result<Vec<f64>> {
-        let local = self
-            .gl
-            .bond_count_damage(&self.gl.problem().families.offsets)?;
-        let mine = self.order.owned_in_plan_order(&local, 1);
+        let mine = self.owned_bond_count_damage()?;
         gather_node_damage(&*self.comm, &self.plan.owned_of, &mine)
     }
 
@@ -217,17 +215,18 @@ impl<T: Real> Backend<T> for DistributedGpu<T> {
         adr_on_ranks(call, self, &owned, &*comm, stop.as_ref())
     }
 
-    /// The whole state on every rank: the owned values from the device where it holds the
-    /// state (an explicit call's), else from the host's arrays (ADR's iterations).
+    /// The owned entries of the driver's state: from the device where it holds the state
+    /// (an explicit call's), else already there (ADR's iterations on the host).
     fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
         if !self.resident(state.step) {
-            return self.gather_state(state);
+            return Ok(());
         }
         self.gl
             .stepper()
             .download_state(&mut self.local)
             .map_err(device_fault(NAME, "state download"))?;
-        self.state_to_all(state)
+        self.state_to_owned(state);
+        Ok(())
     }
 
     /// ADR's last free force of every dof on every rank (for a checkpoint).
@@ -287,5 +286,66 @@ impl<T: Real> Backend<T> for DistributedGpu<T> {
 
     fn name(&self) -> &'static str {
         "gpu-loop-mpi"
+    }
+    fn rank_outputs(&mut self) -> Option<&mut dyn RankOutputs<T>> {
+        Some(self)
+    }
+}
+
+/// A snapshot's piece from the device's part (damage, bond-count damage, dilatation of the
+/// owned nodes, in the plan's order); the whole state gathered from the owned entries the
+/// driver's state holds after a `full_sync` or [`Backend::sync_state`].
+impl<T: Real> RankOutputs<T> for DistributedGpu<T> {
+    fn rank(&self) -> usize {
+        self.plan.rank
+    }
+
+    fn owned(&self) -> &[usize] {
+        self.plan.sub.owned_nodes()
+    }
+
+    fn owned_damage(&self) -> Result<Vec<T>> {
+        let mut local = vec![T::zero(); self.order.len()];
+        self.gl.damage(&mut local)?;
+        Ok(self.order.owned_in_plan_order(&local, 1))
+    }
+
+    fn owned_bond_count_damage(&self) -> Result<Vec<f64>> {
+        let offsets = &self.gl.problem().families.offsets;
+        let local = self.gl.bond_count_damage(offsets)?;
+        Ok(self.order.owned_in_plan_order(&local, 1))
+    }
+
+    /// LPS: the owned dilatations at `u` from the device (a trait call: the ghosts'
+    /// displacement exchanged, collective).
+    fn owned_dilatation(&mut self, u: &[T]) -> Result<Option<Vec<T>>> {
+        if self.halos.pair.is_none() {
+            return Ok(None);
+        }
+        self.trait_forces(u, None, false, false)
+            .map_err(device_fault(NAME, "dilatation"))?;
+        let at = self.gl.bond_params(0, 0, false).theta;
+        let gpu = self.gl.gpu();
+        let mut local = vec![T::zero(); self.order.len()];
+        // SAFETY: `at` addresses one value for each of the part's nodes; waited for right
+        // away.
+        unsafe { copy_out(gpu.stream(), &mut local, at)? };
+        gpu.synchronize()?;
+        Ok(Some(self.order.owned_in_plan_order(&local, 1)))
+    }
+
+    /// `u`, `v`, `a`, `f` and the part's body force `b` (the device's loads).
+    fn gather_state(&mut self, state: &mut State<T>, to: Gather) -> Result<()> {
+        let d = self.dim;
+        for v in [
+            &mut state.u,
+            &mut state.v,
+            &mut state.a,
+            &mut state.f,
+            &mut state.b,
+        ] {
+            self.gather_global_to(v, d, to)?;
+        }
+        Ok(())
     }
 }

@@ -22,7 +22,7 @@
 //!
 //! Units: m, m/s, N/m^3, s; bytes.
 
-use super::super::collect::{largest, owned_max_abs, HaloTimes};
+use super::super::collect::{largest, owned_max_abs, HaloTimes, OwnedValues};
 use super::super::{Comm, DistributedMatrix, StopFlags};
 use super::halo::DeviceHalo;
 use super::order::DeviceOrder;
@@ -30,7 +30,7 @@ use super::probes::DeviceProbeRows;
 use crate::backend::gpu::buffers::addr;
 use crate::backend::gpu::device_fault;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
-use crate::backend::{Backend, Footprint, GpuMatrix};
+use crate::backend::{Backend, Footprint, Gather, GpuMatrix, RankOutputs};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::setup::Problem;
@@ -144,16 +144,16 @@ impl<T: Real> DistributedGpuMatrix<T> {
         self.order.owned_state_of(state, sub, d, &mut self.local);
     }
 
-    /// The owned entries of the local state (just downloaded) gathered into the driver's
-    /// `state` on every rank.
-    fn state_to_all(&self, state: &mut State<T>) -> Result<()> {
-        let (comm, owned_of) = (&*self.part.comm, &self.part.plan.owned_of);
-        (self.order).gather_state(comm, owned_of, &self.local, self.part.dim, state)
+    /// The owned entries of the local state (just downloaded) into the driver's `state`
+    /// (no gather: `RankOutputs::gather_state` brings the whole where an output needs it).
+    fn state_to_owned(&self, state: &mut State<T>) {
+        let (sub, d) = (&self.part.plan.sub, self.part.dim);
+        (self.order).owned_into_state(&self.local, sub, d, state);
     }
 
     /// One call of the driver's explicit loop on the device: the state uploaded where the
     /// device does not hold it, the steps with the ghosts exchanged before each force
-    /// evaluation, the state gathered to every rank where `full_sync` asks. The steps are
+    /// evaluation, the owned state downloaded into the driver's where `full_sync` asks. The steps are
     /// timed as the rank's `forces_seconds`, the rest of the call but the stop flag's
     /// agreement as its `state_seconds`.
     fn advance(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
@@ -189,7 +189,7 @@ impl<T: Real> DistributedGpuMatrix<T> {
         let (broken, steps_seconds) = time_loop::advance_explicit_timed(&mut forces, NAME, call)?;
         (state.step, state.time) = (self.local.step, self.local.time);
         if full_sync {
-            self.state_to_all(state)?;
+            self.state_to_owned(state);
         }
         self.part.times.add_device_call(t0, steps_seconds);
         super::super::collect::agree_on_stop(&*self.part.comm, self.part.stop.as_ref());
@@ -242,7 +242,7 @@ impl<T: Real> Backend<T> for DistributedGpuMatrix<T> {
         self.part.advance_adr(call)
     }
 
-    /// The whole state on every rank: from the devices where they hold it.
+    /// The owned entries of the driver's state: from the device where it holds them.
     fn sync_state(&mut self, state: &mut State<T>) -> Result<()> {
         if !self.resident(state.step) {
             return self.part.sync_state(state);
@@ -250,7 +250,8 @@ impl<T: Real> Backend<T> for DistributedGpuMatrix<T> {
         let dl = self.part.matrix.loop_if_made().expect("resident");
         dl.download_state(&mut self.local)
             .map_err(device_fault(NAME, "state download"))?;
-        self.state_to_all(state)
+        self.state_to_owned(state);
+        Ok(())
     }
 
     fn sync_adr(&mut self, adr: &mut Adr<T>) -> Result<()> {
@@ -317,6 +318,39 @@ impl<T: Real> Backend<T> for DistributedGpuMatrix<T> {
 
     fn name(&self) -> &'static str {
         "gpu-matrix-mpi"
+    }
+
+    fn rank_outputs(&mut self) -> Option<&mut dyn RankOutputs<T>> {
+        Some(self)
+    }
+}
+
+/// [`DistributedMatrix`]'s (its damage and dilatation from the device's rows), the state's
+/// body force `b` gathered too (the device loop's loads).
+impl<T: Real> RankOutputs<T> for DistributedGpuMatrix<T> {
+    fn rank(&self) -> usize {
+        self.part.plan.rank
+    }
+
+    fn owned(&self) -> &[usize] {
+        self.part.plan.sub.owned_nodes()
+    }
+
+    fn owned_damage(&self) -> Result<Vec<T>> {
+        self.part.owned_damage()
+    }
+
+    fn owned_bond_count_damage(&self) -> Result<Vec<f64>> {
+        self.part.owned_bond_count_damage()
+    }
+
+    fn owned_dilatation(&mut self, u: &[T]) -> Result<Option<Vec<T>>> {
+        self.part.owned_dilatation(u)
+    }
+
+    fn gather_state(&mut self, state: &mut State<T>, to: Gather) -> Result<()> {
+        self.part.gather_state(state, to)?;
+        self.part.gather_global_to(&mut state.b, self.part.dim, to)
     }
 }
 

@@ -28,8 +28,10 @@
 //! run takes by default, agrees with the list to 1e-12 only: `docs/distributed.md`).
 //!
 //! Collective as [`super::DistributedCpu`]: the stop flag agreed at each call's end, the
-//! largest displacement and the probe rows reduced over the ranks, the state, damage and
-//! bond status gathered to every rank where the driver asks (`collect.rs`). Several ranks
+//! largest displacement and the probe rows reduced over the ranks, the owned state
+//! downloaded for a snapshot's piece (no gather; its damage and dilatation from the device's
+//! part), the whole state, damage and bond status gathered where the driver asks
+//! (`collect.rs`: a checkpoint's to rank 0). Several ranks
 //! may share one device (threads of one process with [`super::ThreadComm`], or processes).
 //!
 //! ADR runs on the host as on a CPU rank (`collect::adr_on_ranks`: the owned dofs, the
@@ -326,11 +328,10 @@ impl<T: Real> DistributedGpu<T> {
         (self.order).owned_state_of(state, &self.plan.sub, self.dim, &mut self.local);
     }
 
-    /// The owned entries of the local state (just downloaded) gathered into the driver's
-    /// `state` on every rank.
-    fn state_to_all(&self, state: &mut State<T>) -> Result<()> {
-        let (comm, owned_of) = (&*self.comm, &self.plan.owned_of);
-        (self.order).gather_state(comm, owned_of, &self.local, self.dim, state)
+    /// The owned entries of the local state (just downloaded) into the driver's `state`
+    /// (no gather: `RankOutputs::gather_state` brings the whole where an output needs it).
+    fn state_to_owned(&self, state: &mut State<T>) {
+        (self.order).owned_into_state(&self.local, &self.plan.sub, self.dim, state);
     }
 
     /// The owned values of a device-order array (`per` per node) gathered into `global` on
@@ -342,8 +343,8 @@ impl<T: Real> DistributedGpu<T> {
 
     /// Run one call of the driver's explicit loop on the device (see
     /// [`crate::backend::Backend::advance_explicit`]): the state uploaded from the driver's
-    /// where the device does not hold it, the steps with the split launches, the state
-    /// gathered to every rank where `full_sync` asks. The steps are timed as the rank's
+    /// where the device does not hold it, the steps with the split launches, the owned
+    /// state downloaded into the driver's where `full_sync` asks. The steps are timed as the rank's
     /// `forces_seconds`, the rest of the call but the stop flag's agreement as its
     /// `state_seconds`.
     fn advance(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
@@ -390,7 +391,7 @@ impl<T: Real> DistributedGpu<T> {
         .map_err(|e| crate::backend::gpu::rename(e, NAME))?;
         (state.step, state.time) = (self.local.step, self.local.time);
         if full_sync {
-            self.state_to_all(state)?;
+            self.state_to_owned(state);
         }
         self.halos.times.add_device_call(t0, steps_seconds);
         super::collect::agree_on_stop(&*self.comm, self.stop.as_ref());
@@ -401,8 +402,8 @@ impl<T: Real> DistributedGpu<T> {
     /// leapfrog (`Explicit::step`, as `gpu-loop` in core runs contact) over the driver's
     /// global state, each force evaluation a trait call on the device (`trait_forces`: the
     /// owned displacement up, the ghosts' exchanged on the device, the owned forces down),
-    /// the owned nodes' contact forces on the host (`super::contact`); the state gathered to
-    /// every rank where `full_sync` asks, the stop flag agreed.
+    /// the owned nodes' contact forces on the host (`super::contact`), the owned state
+    /// current on the host after each step; the stop flag agreed.
     fn advance_on_host(&mut self, call: ExplicitCall<'_, T>) -> Result<usize> {
         // (the device's explicit state is not the run's from here on)
         self.gl.stepper().resident_step = None;

@@ -14,14 +14,12 @@
 //!
 //! Units: indices; values as the arrays they come from.
 
-use crate::distributed::collect::gather_owned;
 use crate::distributed::part::{local_problem, BondArrays};
-use crate::distributed::Comm;
 use crate::dynamics::{Loads, State};
 use crate::neighbors::Families;
 use crate::partition::Subdomain;
 use crate::setup::Problem;
-use crate::{Real, Result};
+use crate::Real;
 use std::sync::Arc;
 
 /// The device order of a rank's nodes and the maps to the plan's order and the global one.
@@ -168,16 +166,16 @@ impl DeviceOrder {
         }
     }
 
-    /// The owned entries of `local` (device order, `d` per node) gathered into the driver's
-    /// `state` on every rank (collective; `owned_of`: every rank's owned nodes).
-    pub fn gather_state<T: Real>(
+    /// The owned entries of `local` (device order, `d` per node; just downloaded) into the
+    /// driver's `state` at their nodes: this rank's values, no gather (the rank's part of the
+    /// state; `RankOutputs::gather_state` brings the whole where an output needs it).
+    pub fn owned_into_state<T: Real>(
         &self,
-        comm: &dyn Comm,
-        owned_of: &[Vec<usize>],
         local: &State<T>,
+        sub: &Subdomain,
         d: usize,
         state: &mut State<T>,
-    ) -> Result<()> {
+    ) {
         let l = local;
         for (local, global) in [
             (&l.u, &mut state.u),
@@ -186,10 +184,11 @@ impl DeviceOrder {
             (&l.f, &mut state.f),
             (&l.b, &mut state.b),
         ] {
-            let mine = self.owned_in_plan_order(local, d);
-            gather_owned(comm, owned_of, &mine, d, global)?;
+            for (k, &p) in self.to_plan[..self.owned].iter().enumerate() {
+                let i = sub.nodes[p];
+                global[d * i..d * (i + 1)].copy_from_slice(&local[d * k..d * (k + 1)]);
+            }
         }
-        Ok(())
     }
 
     /// The owned nodes' values of a device-order array (`per` per node) in the plan's order
