@@ -305,8 +305,9 @@ pub fn rank_share(counts: &ModelCounts, p: usize) -> RankShare {
 /// - The rank's problem: every node's arrays (positions, volumes, state: [`problem_bytes`]
 ///   per node) on every rank; the bonds whole only where the problem is stored
 ///   (`shape.lean` false: `cpu-matrix`, a restart), else none beyond the part's.
-/// - The bond status gathered whole to every rank (for a checkpoint, the fields, the end):
-///   the gathered array, the gather's buffer and a checkpoint's copy, 1 byte a bond each,
+/// - The bond status gathered whole (to every rank for the fields and the end, to rank 0
+///   for a checkpoint): the gathered array, the gather's buffer and a checkpoint's copy
+///   (rank 0's), 1 byte a bond each,
 ///   and a softening law's damage per bond likewise (`distributed/collect.rs`).
 /// - The backend on the rank's part ([`rank_share`]): `cpu-loop` two loops over the local
 ///   nodes (interior and boundary, `distributed/split.rs`: [`cpu_loop_bytes`] per local node

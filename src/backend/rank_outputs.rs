@@ -2,13 +2,15 @@
 //! the fields of its owned nodes, for its piece of a snapshot, with no gather (a field read
 //! over bonds, the bond-count damage or the dilatation, comes from the rank's part, which
 //! holds every bond of its owned nodes); and the whole state gathered where an output needs
-//! it, to the rank that writes a checkpoint or to every rank at the end of a run. The rank
-//! backends of `crate::distributed` implement it; a backend in one process has none
-//! ([`Backend::rank_outputs`](super::Backend::rank_outputs)).
+//! it, to the rank that writes a checkpoint (with the bond status, the failure history and
+//! ADR's history: the other ranks send their owned parts and hold nothing whole) or to every
+//! rank at the end of a run. The rank backends of `crate::distributed` implement it; a
+//! backend in one process has none ([`Backend::rank_outputs`](super::Backend::rank_outputs)).
 //!
 //! Units: as the arrays (m, m/s, m/s^2, N/m^3; damage and dilatation dimensionless).
 
-use crate::dynamics::State;
+use crate::dynamics::{Adr, State};
+use crate::material::FailureHistory;
 use crate::{Real, Result};
 
 /// Which ranks a gather brings the whole to.
@@ -44,4 +46,12 @@ pub trait RankOutputs<T: Real> {
     /// rank's owned entries, which a call with `full_sync` or
     /// [`Backend::sync_state`](super::Backend::sync_state) made current (collective).
     fn gather_state(&mut self, state: &mut State<T>, to: Gather) -> Result<()>;
+
+    /// The bond status (global CSR order) and the failure history of every bond and node,
+    /// on the ranks `to` names; empty on the others (collective).
+    fn bonds_to(&self, to: Gather) -> Result<(Vec<u8>, FailureHistory<T>)>;
+
+    /// ADR's last free force of every dof into `adr` on the ranks `to` names; the others
+    /// keep their owned dofs' (collective).
+    fn adr_to(&mut self, adr: &mut Adr<T>, to: Gather) -> Result<()>;
 }

@@ -4,7 +4,8 @@
 //! crack tips, the picture and the summary; probes and the summary then read them as in a
 //! single process, bit for bit), each rank's bond-count damage from its own part (a
 //! snapshot's piece needs no gather), the bond status (and a softening law's
-//! damage per bond) in the global CSR order, the probe rows, every rank's report of its
+//! damage per bond) in the global CSR order (for a checkpoint to rank 0 alone, with the
+//! failure history and ADR's last free force), the probe rows, every rank's report of its
 //! exchanges ([`HaloTimes`]), and the stop flag the ranks agree on ([`StopFlags`]).
 //! Collective: every rank calls these in the same order.
 //!
@@ -141,21 +142,39 @@ pub(super) fn gather_node_damage(
 
 /// A global per-bond array (CSR order of `offsets`: the bond status, a softening law's damage
 /// per bond) from every rank's values of its owned nodes' bonds (`mine`: in the order of its
-/// owned nodes, each family in CSR order).
+/// owned nodes, each family in CSR order), on every rank.
 pub(super) fn gather_bonds<V: Copy + Default>(
     comm: &dyn Comm,
     owned_of: &[Vec<usize>],
     offsets: &[usize],
     mine: &[V],
 ) -> Result<Vec<V>> {
+    gather_bonds_to(comm, owned_of, offsets, mine, Gather::Every)
+}
+
+/// [`gather_bonds`] onto the ranks `to` names (empty on the others).
+pub(super) fn gather_bonds_to<V: Copy + Default>(
+    comm: &dyn Comm,
+    owned_of: &[Vec<usize>],
+    offsets: &[usize],
+    mine: &[V],
+    to: Gather,
+) -> Result<Vec<V>> {
     let size = std::mem::size_of::<V>();
     let family = |i: usize| offsets[i]..offsets[i + 1];
     let counts: Vec<usize> = (owned_of.iter())
         .map(|o| size * o.iter().map(|&i| family(i).len()).sum::<usize>())
         .collect();
-    let bytes = comm.all_gather(bytes_of(mine), &counts)?;
+    let bytes = match to {
+        Gather::Every => comm.all_gather(bytes_of(mine), &counts)?,
+        Gather::Root => match comm.gather_to(0, bytes_of(mine), &counts)? {
+            Some(bytes) => bytes,
+            None => return Ok(Vec::new()),
+        },
+    };
     let mut all = vec![V::default(); bytes.len() / size];
     bytes_of_mut(&mut all).copy_from_slice(&bytes);
+    drop(bytes);
     let mut values = vec![V::default(); offsets.last().copied().unwrap_or(0)];
     let mut at = 0;
     for nodes in owned_of {
@@ -389,9 +408,16 @@ pub(super) trait OwnedValues<T: Real> {
         gather_owned(comm, &plan.owned_of, mine, per, global)
     }
 
-    /// Owned values of a global array gathered into it on every rank.
-    fn gather_global(&self, global: &mut [T], per: usize) -> Result<()> {
-        self.gather_global_to(global, per, Gather::Every)
+    /// Owned values of a local array (`per` per node) as a global array on the ranks `to`
+    /// names (empty on the others).
+    fn local_to(&self, local: &[T], per: usize, to: Gather) -> Result<Vec<T>> {
+        let (comm, plan, _) = self.parts();
+        let receives = to == Gather::Every || plan.rank == 0;
+        let len = per * plan.owned_of.iter().map(Vec::len).sum::<usize>();
+        let mut global = vec![T::zero(); if receives { len } else { 0 }];
+        let mine = &local[..per * plan.sub.owned];
+        gather_owned_to(comm, &plan.owned_of, mine, per, &mut global, to)?;
+        Ok(global)
     }
 
     /// Owned values of a global array gathered into it on the ranks `to` names.
@@ -421,8 +447,14 @@ pub(super) trait OwnedValues<T: Real> {
 
     /// ADR's last free force of every dof on every rank (for a checkpoint).
     fn gather_adr(&self, adr: &mut Adr<T>) -> Result<()> {
+        self.gather_adr_to(adr, Gather::Every)
+    }
+
+    /// ADR's last free force of every dof on the ranks `to` names (the others keep their
+    /// own dofs' current, the rest as it was).
+    fn gather_adr_to(&self, adr: &mut Adr<T>, to: Gather) -> Result<()> {
         let mut history = adr.history();
-        self.gather_global(&mut history.f_prev, self.parts().2)?;
+        self.gather_global_to(&mut history.f_prev, self.parts().2, to)?;
         adr.restore(history);
         Ok(())
     }

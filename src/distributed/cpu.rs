@@ -24,8 +24,8 @@
 //! Units: m, N/m^3, J.
 
 use super::collect::{
-    adr_on_ranks, explicit_on_ranks, gather_bonds, gather_node_damage, owned_bond_count_damage,
-    rank_reports, HaloTimes, OwnedValues, ProbeCache, StopFlags,
+    adr_on_ranks, explicit_on_ranks, gather_bonds, gather_bonds_to, gather_node_damage,
+    owned_bond_count_damage, rank_reports, HaloTimes, OwnedValues, ProbeCache, StopFlags,
 };
 use super::contact::{pairs_broken_on_rank, RankContact};
 use super::halo::HaloBuffers;
@@ -245,6 +245,24 @@ impl<T: Real> DistributedCpu<T> {
         Ok(broken)
     }
 
+    /// The damage per bond and each node's critical stretch on the ranks `to` names (empty
+    /// on the others).
+    fn history_to(&self, to: Gather) -> Result<FailureHistory<T>> {
+        let node_s0 = match self.node_s0.is_empty() {
+            true => Vec::new(),
+            false => self.local_to(&self.node_s0, 1, to)?,
+        };
+        let (comm, owned_of, offsets) = (&*self.comm, &self.plan.owned_of, &self.offsets);
+        let bond_damage = match self.split.bond_damage()? {
+            Some(mine) => gather_bonds_to(comm, owned_of, offsets, &mine, to)?,
+            None => Vec::new(),
+        };
+        Ok(FailureHistory {
+            bond_damage,
+            node_s0,
+        })
+    }
+
     /// Every rank's report, gathered.
     fn rank_reports(&self) -> Result<Vec<RankReport>> {
         let per = self.dim + usize::from(self.lps);
@@ -363,15 +381,7 @@ impl<T: Real> Forces<T> for DistributedCpu<T> {
 
     /// The damage per bond and each node's critical stretch, on every rank.
     fn failure_history(&self) -> Result<FailureHistory<T>> {
-        let mut node_s0 = Vec::new();
-        if !self.node_s0.is_empty() {
-            node_s0 = vec![T::zero(); self.offsets.len() - 1];
-            self.gather_local(&self.node_s0, 1, &mut node_s0)?;
-        }
-        Ok(FailureHistory {
-            bond_damage: self.bond_damage()?.unwrap_or_default(),
-            node_s0,
-        })
+        self.history_to(Gather::Every)
     }
 
     /// For each pair `[i, j]` with an owned end, whether its bond is broken (`contact.rs`).
@@ -488,5 +498,16 @@ impl<T: Real> RankOutputs<T> for DistributedCpu<T> {
 
     fn gather_state(&mut self, state: &mut State<T>, to: Gather) -> Result<()> {
         self.gather_state_to(state, to)
+    }
+
+    fn bonds_to(&self, to: Gather) -> Result<(Vec<u8>, FailureHistory<T>)> {
+        let mine = self.split.bond_status()?;
+        let (comm, owned_of) = (&*self.comm, &self.plan.owned_of);
+        let status = gather_bonds_to(comm, owned_of, &self.offsets, &mine, to)?;
+        Ok((status, self.history_to(to)?))
+    }
+
+    fn adr_to(&mut self, adr: &mut Adr<T>, to: Gather) -> Result<()> {
+        self.gather_adr_to(adr, to)
     }
 }

@@ -33,8 +33,8 @@
 //! Units: m, N/m^3, J.
 
 use super::collect::{
-    adr_on_ranks, agree_on_stop, gather_bonds, gather_node_damage, owned_bond_count_damage,
-    rank_reports, HaloTimes, OwnedValues, ProbeCache, StopFlags,
+    adr_on_ranks, agree_on_stop, gather_bonds, gather_bonds_to, gather_node_damage,
+    owned_bond_count_damage, rank_reports, HaloTimes, OwnedValues, ProbeCache, StopFlags,
 };
 use super::halo::HaloBuffers;
 use super::{Comm, RankPlan};
@@ -45,7 +45,7 @@ use crate::backend::{check_contact, check_material, Backend, CpuMatrix, Footprin
 use crate::backend::{Gather, RankOutputs};
 use crate::backend::{Placement, Scheme};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
-use crate::material::Law;
+use crate::material::{FailureHistory, Law};
 use crate::neighbors::Families;
 use crate::operators::Storage;
 use crate::output::{ProbeRegions, ProbeValues};
@@ -421,5 +421,17 @@ impl<T: Real, M: MatrixPart<T>> RankOutputs<T> for DistributedMatrix<T, M> {
 
     fn gather_state(&mut self, state: &mut State<T>, to: Gather) -> Result<()> {
         self.gather_state_to(state, to)
+    }
+
+    /// The bond status; no failure history (the matrix scheme runs none).
+    fn bonds_to(&self, to: Gather) -> Result<(Vec<u8>, FailureHistory<T>)> {
+        let (comm, owned_of) = (&*self.comm, &self.plan.owned_of);
+        let mine = self.owned_status()?;
+        let status = gather_bonds_to(comm, owned_of, &self.offsets, &mine, to)?;
+        Ok((status, FailureHistory::default()))
+    }
+
+    fn adr_to(&mut self, adr: &mut Adr<T>, to: Gather) -> Result<()> {
+        self.gather_adr_to(adr, to)
     }
 }

@@ -14,7 +14,8 @@ use crate::distributed::StopFlags;
 use crate::distributed::{
     Comm, DistributedCpu, DistributedGpu, DistributedGpuMatrix, DistributedMatrix, RankPlan,
 };
-use crate::dynamics::State;
+use crate::dynamics::{Adr, State};
+use crate::material::FailureHistory;
 use crate::output::checkpoint::Checkpoint;
 use crate::output::pieces::pick;
 use crate::output::{Pieces, ProbeWriter, VtkSeries};
@@ -134,8 +135,9 @@ pub(super) fn checkpoints(ranks: Option<&Ranks>, backend: &str) -> bool {
 
 /// Whether a rank's backend named `backend` writes checkpoints across ranks (and so an
 /// interrupted run can be resumed): every backend that runs across ranks, every rank taking the
-/// same decisions and gathering the same values (the state, the bond status, ADR's last
-/// free force), rank 0 writing the one-process file.
+/// same decisions and sending its owned parts (the state, the bond status, the failure
+/// history, ADR's last free force: `checkpoint_parts`) to rank 0, which gathers them whole
+/// and writes the one-process file.
 pub fn checkpoints_across_ranks(backend: &str) -> bool {
     backend.starts_with("cpu-") || matches!(backend, "gpu-loop-mpi" | "gpu-matrix-mpi")
 }
@@ -172,6 +174,28 @@ pub(super) fn gather_state<T: Real>(
         Some(part) => part.gather_state(state, to),
         None => Ok(()),
     }
+}
+
+/// What a checkpoint of the current step holds of the backend beyond the state, whole on
+/// the rank that writes the file: the bond status and the failure history, with ADR's last
+/// free force made current in `adr`. Across ranks (collective) the state, ADR's history and
+/// the bonds are gathered to rank 0 alone; in one process the backend's own.
+pub(super) fn checkpoint_parts<T: Real>(
+    backend: &mut dyn Backend<T>,
+    state: &mut State<T>,
+    adr: Option<&mut Adr<T>>,
+) -> Result<(Vec<u8>, FailureHistory<T>)> {
+    if let Some(part) = backend.rank_outputs() {
+        part.gather_state(state, Gather::Root)?;
+        if let Some(adr) = adr {
+            part.adr_to(adr, Gather::Root)?;
+        }
+        return part.bonds_to(Gather::Root);
+    }
+    if let Some(adr) = adr {
+        backend.sync_adr(adr)?;
+    }
+    Ok((backend.bond_status()?, backend.failure_history()?))
 }
 
 /// This rank's piece of the snapshot of `state` (its owned nodes' values, `f64`): the owned

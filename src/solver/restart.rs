@@ -198,8 +198,8 @@ pub(crate) struct Saver {
     /// The last file written, and its step.
     pub(crate) written: Option<PathBuf>,
     pub(crate) written_step: Option<usize>,
-    /// Whether this process writes the files (rank 0 of a distributed run; the other ranks
-    /// take the same decisions and gather the same values without writing).
+    /// Whether this process writes the files (rank 0 of a distributed run, which gathers
+    /// the whole; the other ranks take the same decisions and send their parts).
     writes: bool,
 }
 
@@ -223,6 +223,11 @@ impl Saver {
     /// `checkpoint_every` after the last one.
     pub(crate) fn due(&self, step: usize) -> bool {
         self.every > 0 && step > self.last && step / self.every > self.last / self.every
+    }
+
+    /// Whether this process writes the files (the other ranks send their parts).
+    pub(crate) fn writes(&self) -> bool {
+        self.writes
     }
 
     /// Write `ckpt` (whether due or not: an interrupted run writes one anyway).

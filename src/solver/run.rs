@@ -522,23 +522,18 @@ impl<T: Real> Runner<T> {
             return Ok(());
         }
         let t0 = Instant::now();
-        // (across ranks the state whole on rank 0, which writes the file)
-        ranks::gather_state(self.backend.as_mut(), &mut self.state, Gather::Root)?;
-        let adr = match adr {
-            Some((adr, (load_step, iteration))) => {
-                self.backend.sync_adr(adr)?;
-                let history = adr.history();
-                Some(AdrPlace {
-                    history,
-                    load_step,
-                    iteration,
-                })
-            }
-            None => None,
-        };
+        let (mut adr, place) = adr.unzip();
+        // (across ranks the state, ADR's history and the bonds whole on rank 0 alone, which
+        // writes the file; the other ranks send their parts and keep no copy)
+        let (backend, state) = (self.backend.as_mut(), &mut self.state);
+        let (bond_status, history) = ranks::checkpoint_parts(backend, state, adr.as_deref_mut())?;
+        let adr = adr.filter(|_| saver.writes()).zip(place);
+        let adr = adr.map(|(adr, (load_step, iteration))| AdrPlace {
+            history: adr.history(),
+            load_step,
+            iteration,
+        });
         let probes_csv = saver.probe_text(self.probes.as_ref())?;
-        let bond_status = self.backend.bond_status()?;
-        let history = self.backend.failure_history()?;
         let snapshots = self.vtk.as_mut().map(SnapshotThread::entries).transpose()?;
         let tips = self.tips.as_ref().map(TipOutput::place).transpose()?;
         let impactors = (self.state.contact.as_ref()).map_or_else(Vec::new, |c| {

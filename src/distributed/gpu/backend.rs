@@ -18,8 +18,8 @@
 //! Units: m, N/m^3, J; bytes.
 
 use super::super::collect::{
-    adr_on_ranks, gather_bonds, gather_node_damage, largest, owned_max_abs, rank_reports,
-    OwnedValues,
+    adr_on_ranks, gather_bonds_to, gather_node_damage, gather_owned_to, largest, owned_max_abs,
+    rank_reports, OwnedValues,
 };
 use super::super::contact::pairs_broken_on_rank;
 use super::super::{Comm, RankPlan};
@@ -68,11 +68,35 @@ impl<T: Real> DistributedGpu<T> {
     }
 
     /// The owned nodes' values of a per-bond array of the part (its families' order, device
-    /// order), gathered into the global CSR order on every rank.
-    fn gather_per_bond<V: Copy + Default>(&self, local: &[V]) -> Result<Vec<V>> {
+    /// order), gathered into the global CSR order on the ranks `to` names (empty on the
+    /// others).
+    fn gather_per_bond<V: Copy + Default>(&self, local: &[V], to: Gather) -> Result<Vec<V>> {
         let families = &self.gl.problem().families;
         let mine = self.order.per_bond_in_plan_order(local, families);
-        gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
+        gather_bonds_to(&*self.comm, &self.plan.owned_of, &self.offsets, &mine, to)
+    }
+
+    /// The damage per bond and each node's critical stretch for the next evaluation (empty
+    /// before the first), on the ranks `to` names (empty on the others).
+    fn history_to(&self, to: Gather) -> Result<FailureHistory<T>> {
+        let local = self.gl.failure_history()?;
+        // (every rank has made the first evaluation, or none: the same calls on all)
+        let mut node_s0 = Vec::new();
+        if !local.node_s0.is_empty() {
+            let receives = to == Gather::Every || self.plan.rank == 0;
+            node_s0 = vec![T::zero(); if receives { self.offsets.len() - 1 } else { 0 }];
+            let mine = self.order.owned_in_plan_order(&local.node_s0, 1);
+            let owned_of = &self.plan.owned_of;
+            gather_owned_to(&*self.comm, owned_of, &mine, 1, &mut node_s0, to)?;
+        }
+        let bond_damage = match local.bond_damage.is_empty() {
+            true => Vec::new(),
+            false => self.gather_per_bond(&local.bond_damage, to)?,
+        };
+        Ok(FailureHistory {
+            bond_damage,
+            node_s0,
+        })
     }
 }
 
@@ -141,33 +165,19 @@ impl<T: Real> Forces<T> for DistributedGpu<T> {
 
     /// The bond status of every bond, on every rank.
     fn bond_status(&self) -> Result<Vec<u8>> {
-        self.gather_per_bond(&self.gl.bond_status()?)
+        self.gather_per_bond(&self.gl.bond_status()?, Gather::Every)
     }
 
     /// A softening law's damage per bond, on every rank (each owned node's from its device).
     fn bond_damage(&self) -> Result<Option<Vec<T>>> {
         let local = self.gl.bond_damage()?;
-        local.map(|local| self.gather_per_bond(&local)).transpose()
+        (local.map(|local| self.gather_per_bond(&local, Gather::Every))).transpose()
     }
 
     /// The damage per bond and each node's critical stretch for the next evaluation (empty
     /// before the first), on every rank: what a checkpoint keeps, as in one process.
     fn failure_history(&self) -> Result<FailureHistory<T>> {
-        let local = self.gl.failure_history()?;
-        // (every rank has made the first evaluation, or none: the same calls on all)
-        let mut node_s0 = Vec::new();
-        if !local.node_s0.is_empty() {
-            node_s0 = vec![T::zero(); self.offsets.len() - 1];
-            self.gather_device_order(&local.node_s0, 1, &mut node_s0)?;
-        }
-        let bond_damage = match local.bond_damage.is_empty() {
-            true => Vec::new(),
-            false => self.gather_per_bond(&local.bond_damage)?,
-        };
-        Ok(FailureHistory {
-            bond_damage,
-            node_s0,
-        })
+        self.history_to(Gather::Every)
     }
 
     /// For each pair `[i, j]` with an owned end, whether its bond is broken: the bond of its
@@ -347,5 +357,14 @@ impl<T: Real> RankOutputs<T> for DistributedGpu<T> {
             self.gather_global_to(v, d, to)?;
         }
         Ok(())
+    }
+
+    fn bonds_to(&self, to: Gather) -> Result<(Vec<u8>, FailureHistory<T>)> {
+        let status = self.gather_per_bond(&self.gl.bond_status()?, to)?;
+        Ok((status, self.history_to(to)?))
+    }
+
+    fn adr_to(&mut self, adr: &mut Adr<T>, to: Gather) -> Result<()> {
+        self.gather_adr_to(adr, to)
     }
 }

@@ -32,6 +32,7 @@ use crate::backend::gpu::device_fault;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::{Backend, Footprint, Gather, GpuMatrix, RankOutputs};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
+use crate::material::FailureHistory;
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::setup::Problem;
 use crate::{Real, Result};
@@ -351,6 +352,14 @@ impl<T: Real> RankOutputs<T> for DistributedGpuMatrix<T> {
     fn gather_state(&mut self, state: &mut State<T>, to: Gather) -> Result<()> {
         self.part.gather_state(state, to)?;
         self.part.gather_global_to(&mut state.b, self.part.dim, to)
+    }
+
+    fn bonds_to(&self, to: Gather) -> Result<(Vec<u8>, FailureHistory<T>)> {
+        self.part.bonds_to(to)
+    }
+
+    fn adr_to(&mut self, adr: &mut Adr<T>, to: Gather) -> Result<()> {
+        self.part.adr_to(adr, to)
     }
 }
 
