@@ -4,7 +4,6 @@
 //! newtons (force density times volume).
 
 use super::fields::{extra_fields, needs_bond_status, ExtraFields};
-use super::snapshot_thread::OwnedSnapshot;
 use crate::dynamics::{Forces, State};
 use crate::output::pieces::pick;
 use crate::output::{
@@ -102,6 +101,17 @@ pub(crate) fn fields<T: Real>(
         dilatation: has.then(|| f64s(theta)),
         extra: extra_fields(problem, &u, &status, damage.as_deref())?,
     })
+}
+
+/// The fields of one snapshot, owned, `f64`, SI (see [`Snapshot`]): of the whole body, or
+/// of the piece's nodes where the series is written in pieces.
+pub(crate) struct OwnedSnapshot {
+    pub step: usize,
+    pub time: f64,
+    pub displacement: Vec<f64>,
+    pub velocity: Vec<f64>,
+    /// Damage, dilatation and the fields `output.fields` adds.
+    pub fields: FieldValues,
 }
 
 /// The snapshot of the whole `state` of `problem`, its fields from `forces` ([`fields`]).

@@ -6,8 +6,7 @@
 //! rank where one failed alone.
 
 use super::fields::{material_ids, needs_bond_status, ExtraFields};
-use super::outputs::{self, FieldValues};
-use super::snapshot_thread::OwnedSnapshot;
+use super::outputs::{self, FieldValues, OwnedSnapshot};
 use crate::backend::{Backend, BackendKind, Gather, RankOutputs};
 use crate::distributed::RankSetup;
 use crate::distributed::StopFlags;

@@ -8,7 +8,7 @@
 //! [`SnapshotThread::entries`] or at [`SnapshotThread::finish`], which wait for every
 //! snapshot queued before them to be on disk.
 
-use super::outputs::{self, FieldValues, PieceGeometry, Snapshot};
+use super::outputs::{self, OwnedSnapshot, PieceGeometry, Snapshot};
 use crate::output::VtkSeries;
 use crate::setup::Problem;
 use crate::{Error, Result};
@@ -16,17 +16,6 @@ use std::path::PathBuf;
 use std::sync::mpsc::{channel, sync_channel, Sender, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-
-/// The fields of one snapshot, owned, `f64`, SI (see [`Snapshot`]): of the whole body, or
-/// of the piece's nodes where the series is written in pieces.
-pub(crate) struct OwnedSnapshot {
-    pub step: usize,
-    pub time: f64,
-    pub displacement: Vec<f64>,
-    pub velocity: Vec<f64>,
-    /// Damage, dilatation and the fields `output.fields` adds.
-    pub fields: FieldValues,
-}
 
 /// `(step, time, file name)` of a snapshot in the series (`VtkSeries::entries`).
 pub(crate) type Entry = (usize, f64, String);
