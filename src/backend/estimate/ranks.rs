@@ -2,8 +2,9 @@
 //! model's numbers alone, as the in-core estimates of `estimate.rs` are: the problem's
 //! per-node arrays whole (every rank holds them; the bonds too where the rank's problem is
 //! stored), the bond status gathered whole, the backend on the rank's part only (its share
-//! of the nodes and bonds, with its ghosts: [`rank_share`], cut as the run cuts it).
-//! `estimate.rs` multiplies it by the ranks that share the host ([`RankShape`]).
+//! of the nodes and bonds, with its ghosts: [`rank_share`], cut as the run cuts it), and on a
+//! `gpu-loop` rank with crack-face contact its owned nodes' neighbour indices kept on the
+//! host. `estimate.rs` multiplies it by the ranks that share the host ([`RankShape`]).
 //!
 //! Units: bytes.
 
@@ -98,6 +99,10 @@ pub fn rank_share(counts: &ModelCounts, p: usize) -> RankShare {
 ///   assembly before the upload and the local problem's data; `gpu-loop` on the
 ///   host the part's families and status (at most [`problem_bytes`] a bond and the family
 ///   index), on the device [`GpuLoop::device_bytes_estimate`] of the local nodes.
+/// - Crack-face contact (`counts.crack_faces`) on `gpu-loop`: the owned nodes' neighbour
+///   indices the rank keeps on the host after the upload, where a pair's bond is found
+///   (`distributed/gpu/`), 4 bytes a bond of the part. A `cpu-loop` rank's loops hold them
+///   for the run anyway (in [`cpu_loop_bytes`]); the matrix backends refuse contact.
 pub fn rank_estimate(counts: &ModelCounts, shape: &RunShape, p: usize) -> Estimate {
     let (n, bonds) = (counts.nodes, counts.bonds());
     let (d, s, corrected) = (counts.dim, counts.scalar_bytes, counts.surface_correction);
@@ -143,11 +148,17 @@ pub fn rank_estimate(counts: &ModelCounts, shape: &RunShape, p: usize) -> Estima
             (loops, None)
         }
     };
+    // (crack-face contact: a gpu-loop rank keeps its owned nodes' neighbour indices on the
+    // host for the run; the last term of the sum, added alone)
+    let kept = match (shape.kind, counts.crack_faces) {
+        (BackendKind::GpuLoop, true) => 4.0 * share.bonds,
+        _ => 0.0,
+    };
     Estimate {
         what: shape.describe(counts),
         nodes: n,
         bonds: whole_bonds + share.bonds,
-        host: problem + gathered + local_arrays + part,
+        host: problem + gathered + local_arrays + part + kept,
         device,
     }
 }
@@ -225,6 +236,55 @@ mod tests {
             err.contains("at most 1 of the 2 ranks on this host"),
             "{err}"
         );
+    }
+
+    /// With crack-face contact a `gpu-loop` rank keeps its owned nodes' neighbour indices on
+    /// the host after the upload (`GpuLoop::release_host_bonds(true)`: `u32`, one per bond of
+    /// its part), so its estimate grows by exactly 4 bytes a bond of its part
+    /// ([`rank_share`]'s `bonds`): the term is the last addend of the host sum, so the sum
+    /// with it is the sum without it plus `4 x bonds` in the same f64 arithmetic, bit for
+    /// bit. The device bytes do not change. A `cpu-loop` rank's estimate does not grow: its
+    /// loops hold the same indices for the run with or without contact (counted in
+    /// `cpu_loop_bytes`). `ModelCounts::of` reads the flag from `[contact]`.
+    #[test]
+    fn a_gpu_loop_rank_with_crack_faces_counts_its_kept_neighbour_indices() {
+        let counts = block_counts();
+        assert!(!counts.crack_faces);
+        let faces = ModelCounts {
+            crack_faces: true,
+            ..counts
+        };
+        let shape = |kind, count| RunShape {
+            lean: true,
+            ranks: Some(RankShape { count, on_host: 1 }),
+            ..RunShape::in_core(kind)
+        };
+        for p in [1, 2, 4] {
+            let bonds = rank_share(&counts, p).bonds;
+            let gpu = shape(BackendKind::GpuLoop, p);
+            let (off, on) = (
+                rank_estimate(&counts, &gpu, p),
+                rank_estimate(&faces, &gpu, p),
+            );
+            assert_eq!(on.host, off.host + 4.0 * bonds, "P = {p}");
+            assert!(on.host - off.host > 0.0, "P = {p}");
+            assert_eq!(on.device, off.device);
+            let cpu = shape(BackendKind::CpuLoop, p);
+            assert_eq!(
+                rank_estimate(&faces, &cpu, p),
+                rank_estimate(&counts, &cpu, p)
+            );
+        }
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/models/pmb_block_3d.toml"
+        ));
+        let sets = ["contact.enabled=true".to_string()];
+        let model = crate::model::load(path, &sets).unwrap();
+        assert!(ModelCounts::of(&model, Path::new("."), Precision::F64).crack_faces);
+        let sets = [sets[0].clone(), "contact.crack_faces=false".to_string()];
+        let model = crate::model::load(path, &sets).unwrap();
+        assert!(!ModelCounts::of(&model, Path::new("."), Precision::F64).crack_faces);
     }
 
     /// The counts of `models/pmb_block_3d.toml` at `dx = 0.5 mm` (101^3 nodes), f64.
