@@ -87,7 +87,7 @@ fn each_backend_is_refused_by_its_own_byte_count() {
     assert!(ran.status.success(), "{}", stderr(&ran));
 }
 
-// `info --ranks P` prints the guard's estimate of one rank of P (`backend/estimate.rs`,
+// `info --ranks P` prints the guard's estimate of one rank of P (`backend/estimate/ranks.rs`,
 // `rank_estimate`), what each process of `mpirun -n P peridot run` is guarded by: on the
 // benchmark block at its default dx 2.5 mm (21^3 nodes, 122 bonds in a full family, 7 cell
 // slabs) a rank of 4 holds a quarter of the bonds and two slabs' more, the per-node arrays

@@ -12,7 +12,8 @@
 //! - `rank_outputs.rs`: what a rank of a distributed run gives the outputs from its own part
 //!   ([`RankOutputs`]: its owned nodes' fields, the whole state gathered where needed);
 //! - `estimate.rs`: what each backend kind will hold on the host and the device, from a
-//!   model's numbers before any node is placed, and the memory guard on them.
+//!   model's numbers before any node is placed, and the memory guard on them
+//!   (`estimate/ranks.rs`: one rank of a run across ranks).
 //!
 //! Units: displacement in m, force density in N/m^3 (`rho a = L + b`), energy in J.
 //! Vectors are flat, node-major: component `k` of node `i` is at `d * i + k`.

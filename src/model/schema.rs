@@ -523,6 +523,13 @@ pub struct Contact {
     pub crack_faces: Option<bool>,
 }
 
+impl Contact {
+    /// Whether pairs of broken bonds repel: contact enabled with `crack_faces` (default on).
+    pub fn crack_faces_on(&self) -> bool {
+        self.enabled && self.crack_faces.unwrap_or(true)
+    }
+}
+
 /// The shape of a rigid impactor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

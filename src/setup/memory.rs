@@ -68,6 +68,10 @@ pub struct ModelCounts {
     /// Whether the horizon follows dx (`horizon_factor`: the family size stays as dx changes;
     /// `delta` in metres: it grows as dx shrinks).
     pub horizon_follows_dx: bool,
+    /// Whether the model has crack-face contact (`[contact]` enabled with `crack_faces`): a
+    /// `gpu-loop` rank of a run across ranks then keeps its owned nodes' neighbour indices on
+    /// the host (`backend/estimate/ranks.rs`).
+    pub crack_faces: bool,
 }
 
 impl ModelCounts {
@@ -129,6 +133,7 @@ impl ModelCounts {
             rank_partition: model.solver.rank_partition.unwrap_or_default(),
             dx: disc.dx,
             horizon_follows_dx: disc.delta.is_none(),
+            crack_faces: model.contact.as_ref().is_some_and(|c| c.crack_faces_on()),
         }
     }
 

@@ -396,8 +396,7 @@ impl Contact {
 /// on), so that the pairs of broken bonds repel and the backend answers their bond status
 /// ([`Forces::bonds_broken`]).
 pub fn crack_faces_on(model: &crate::model::Model) -> bool {
-    let table = model.contact.as_ref();
-    table.is_some_and(|c| c.enabled) && table.and_then(|t| t.crack_faces).unwrap_or(true)
+    (model.contact.as_ref()).is_some_and(|c| c.crack_faces_on())
 }
 
 /// `|a - b|` over the first `d` components, m (the force's own arithmetic: the same `r`).
