@@ -10,6 +10,8 @@
 //! `PERIDOT_REQUIRE_GPU=1` a missing device fails them, so a run on a GPU machine cannot pass
 //! by skipping.
 
+#[path = "gpu/baked.rs"]
+mod baked;
 #[path = "gpu/cache.rs"]
 mod cache;
 mod common;

@@ -4,9 +4,11 @@
 //! Where the library cannot be opened the test says `skipped: NVRTC library not found` and
 //! passes; it never reaches cudarc then (cudarc would panic).
 
+use peridot::backend::gpu::baked::baked_defines;
+use peridot::backend::gpu::lattice::Stencil;
 use peridot::gpu::kernels::{
-    compile, compile_all, compile_stage, entry_name, resource_report, HEADERS, STAGES,
-    STAGE_HEADERS,
+    baked_program, compile, compile_all, compile_cubin, compile_stage, entry_name, resource_report,
+    BAKED_STAGE, HEADERS, STAGES, STAGE_HEADERS,
 };
 use peridot::{Error, Precision};
 use std::io::Write;
@@ -52,7 +54,7 @@ fn every_kernel_compiles_in_both_precisions() {
     for f in &files {
         let listed = match f.ends_with(".cuh") {
             true => HEADERS.contains(&f.as_str()) || STAGE_HEADERS.contains(&f.as_str()),
-            false => STAGES.iter().any(|s| s.file == f),
+            false => STAGES.iter().any(|s| s.file == f) || BAKED_STAGE.file == f,
         };
         assert!(
             listed,
@@ -61,7 +63,7 @@ fn every_kernel_compiles_in_both_precisions() {
     }
     let mut failures = Vec::new();
     for precision in [Precision::F32, Precision::F64] {
-        for stage in STAGES {
+        for stage in STAGES.iter().chain([&BAKED_STAGE]) {
             match compile_stage(stage, precision, ARCH) {
                 Ok(ptx) => {
                     let text = ptx.to_src();
@@ -153,4 +155,65 @@ fn program_compiles_to_a_device_binary() {
     let e =
         peridot::gpu::kernels::compile_cubin("this is not C", "broken.cu", &options).unwrap_err();
     assert!(matches!(e, Error::Kernel { .. }), "{e}");
+}
+
+/// The baked PMB loop (`backend/gpu/baked.rs`) compiles for the stencils of a 3D and a 2D
+/// box lattice (122 and 28 slots at horizon 3.015 dx), nonlinear and linearized, in both
+/// precisions, to a device binary with its one entry point.
+#[test]
+fn baked_loop_compiles_for_lattice_stencils() {
+    if nvrtc().is_none() {
+        return;
+    }
+    let boxes = [
+        (
+            "3d",
+            "box = [{ min = [0, 0, 0], max = [0.01, 0.01, 0.01] }]",
+            "",
+            122,
+        ),
+        (
+            "plane-stress",
+            "box = [{ min = [0, 0], max = [0.01, 0.01] }]",
+            "thickness = 1e-3\n",
+            28,
+        ),
+    ];
+    for (dim, geometry, thick, slots) in boxes {
+        let text = format!(
+            "name = \"b\"\n[material]\nmodel = \"pmb\"\nyoungs_modulus = 70e9\ndensity = 2400\n\
+             [discretization]\ndimension = \"{dim}\"\n{thick}dx = 1e-3\nhorizon_factor = 3.015\n\
+             [geometry]\n{geometry}\n[solver]\nkind = \"explicit\"\nsteps = 1\n"
+        );
+        let model = peridot::model::parse(&text, "baked.toml", &[]).unwrap();
+        let body = peridot::geometry::build_body(&model, std::path::Path::new(".")).unwrap();
+        let stencil = Stencil::of_body(&model, &body).expect("a full box lattice");
+        for linearized in [false, true] {
+            for precision in [Precision::F32, Precision::F64] {
+                let defines = match precision {
+                    Precision::F32 => {
+                        baked_defines::<f32>(&stencil, body.dx, body.dim(), linearized)
+                    }
+                    Precision::F64 => {
+                        baked_defines::<f64>(&stencil, body.dx, body.dim(), linearized)
+                    }
+                };
+                let lines = defines
+                    .lines()
+                    .filter(|l| l.trim_start().starts_with("S("))
+                    .count();
+                assert_eq!(lines, slots, "{dim}: slot lines");
+                let (source, name, options) = baked_program(precision, ARCH, &defines);
+                let image =
+                    compile_cubin(&source, &name, &options).unwrap_or_else(|e| panic!("{e}"));
+                assert!(image.starts_with(b"\x7fELF"), "{name}: not an ELF image");
+                let entry = entry_name(BAKED_STAGE.entries[0], precision);
+                assert!(
+                    image.windows(entry.len()).any(|w| w == entry.as_bytes()),
+                    "{entry}"
+                );
+            }
+        }
+        say(&format!("baked loop compiled: {dim}, {slots} slots"));
+    }
 }

@@ -36,6 +36,9 @@ pub struct Gpu {
     pub ordinal: usize,
     /// Compiled modules, `[f32, f64]`.
     modules: Mutex<[Option<Arc<CudaModule>>; 2]>,
+    /// Modules of the baked PMB loop made so far, with their sources
+    /// ([`Gpu::baked_function`]), shared by the views of [`Gpu::on_stream`].
+    baked: Arc<Mutex<Vec<(String, Arc<CudaModule>)>>>,
     /// Nanoseconds spent making modules (compiling or reading the cache, and loading),
     /// shared by the views of [`Gpu::on_stream`].
     compile_nanos: Arc<AtomicU64>,
@@ -148,6 +151,7 @@ impl Gpu {
             driver_version,
             ordinal,
             modules: Mutex::new([None, None]),
+            baked: Arc::default(),
             compile_nanos: Arc::new(AtomicU64::new(0)),
         })
     }
@@ -186,16 +190,28 @@ impl Gpu {
         precision: Precision,
         cache: Option<&KernelCache>,
     ) -> Result<(Arc<CudaModule>, ProgramOrigin)> {
+        let (source, name, options) = kernels::program(precision, &self.arch);
+        self.load_source(&source, &name, &options, cache)
+    }
+
+    /// Make the module of the program `source` (named `name`, compiled with `options`) as
+    /// [`Gpu::load_program`] makes the program of all kernels.
+    fn load_source(
+        &self,
+        source: &str,
+        name: &str,
+        options: &[String],
+        cache: Option<&KernelCache>,
+    ) -> Result<(Arc<CudaModule>, ProgramOrigin)> {
         if !nvrtc_available() {
             return Err(backend_error(
                 "NVRTC (libnvrtc) not found, so the kernels cannot be compiled; install the \
                  CUDA toolkit or the nvidia-cuda-nvrtc wheel, or use --backend cpu-loop",
             ));
         }
-        let (source, name, options) = kernels::program(precision, &self.arch);
         let key = CacheKey::new(&KeyParts {
-            source: &source,
-            options: &options,
+            source,
+            options,
             nvrtc: kernels::nvrtc_version()?,
             driver: self.driver_version,
             device: &self.name,
@@ -207,7 +223,7 @@ impl Gpu {
                 return Ok((module, ProgramOrigin::Cached));
             }
         }
-        let image = kernels::compile_cubin(&source, &name, &options)?;
+        let image = kernels::compile_cubin(source, name, options)?;
         match context.load_module(Ptx::from_binary(image.clone())) {
             Ok(module) => {
                 if let Some(c) = cache {
@@ -217,11 +233,37 @@ impl Gpu {
                 Ok((module, ProgramOrigin::Compiled))
             }
             Err(_) => {
-                let ptx = kernels::compile_all(precision, &self.arch)?;
+                let fast = options.iter().any(|o| o == "--use_fast_math");
+                let ptx = kernels::compile(source, name, &self.arch, fast)?;
                 let module = context.load_module(ptx).map_err(driver_error)?;
                 Ok((module, ProgramOrigin::Compiled))
             }
         }
+    }
+
+    /// The plain PMB loop with a stencil compiled in (`kernels/pmb_force_baked.cu`) in
+    /// `precision`, for the stencil that `defines` writes (`backend/gpu/baked.rs`): made
+    /// once per process and stencil (and kept on disk as the program of all kernels is);
+    /// its seconds count in [`Gpu::compile_seconds`].
+    pub fn baked_function(&self, precision: Precision, defines: &str) -> Result<CudaFunction> {
+        let (source, name, options) = kernels::baked_program(precision, &self.arch, defines);
+        let mut baked = self.baked.lock().unwrap_or_else(|p| p.into_inner());
+        let module = match baked.iter().find(|(s, _)| *s == source) {
+            Some((_, m)) => m.clone(),
+            None => {
+                let t0 = Instant::now();
+                let made =
+                    self.load_source(&source, &name, &options, KernelCache::from_env().as_ref());
+                let nanos = t0.elapsed().as_nanos() as u64;
+                self.compile_nanos.fetch_add(nanos, Ordering::Relaxed);
+                let (module, _) = made?;
+                baked.push((source, module.clone()));
+                module
+            }
+        };
+        module
+            .load_function(&kernels::entry_name(kernels::BAKED_ENTRY, precision))
+            .map_err(driver_error)
     }
 
     /// Kernel `entry` (without suffix) in `precision`.
@@ -319,6 +361,7 @@ impl Gpu {
             driver_version: self.driver_version,
             ordinal: self.ordinal,
             modules: Mutex::new(modules),
+            baked: self.baked.clone(),
             compile_nanos: self.compile_nanos.clone(),
         })
     }

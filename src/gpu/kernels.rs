@@ -121,6 +121,32 @@ pub const STAGES: &[Stage] = &[
     stage!("neighbor_search.cu" after "cell_grid.cuh", ["neighbor_count", "neighbor_fill", "neighbor_sort_rows"]),
 ];
 
+/// The plain PMB loop with the model's stencil compiled in: not in [`STAGES`], a program of
+/// its own per stencil ([`baked_program`]), whose slot lines `backend/gpu/baked.rs` writes.
+/// Alone (the kernel-compile test) the file compiles with a one-slot stand-in stencil.
+pub const BAKED_STAGE: Stage = stage!("pmb_force_baked.cu", ["pmb_force_baked"]);
+
+/// The entry point of [`BAKED_STAGE`] (without the precision suffix).
+pub const BAKED_ENTRY: &str = "pmb_force_baked";
+
+/// The program of [`BAKED_STAGE`] in `precision` for `arch` with the stencil `defines`
+/// (`PD_BAKED_DIM`, `PD_BAKED_LINEARIZED`, `PD_BAKED_SLOTS`) ahead of the headers: its
+/// source, name and NVRTC options, as [`program`] gives those of every stage.
+pub fn baked_program(
+    precision: Precision,
+    arch: &str,
+    defines: &str,
+) -> (String, String, Vec<String>) {
+    let name = format!("peridot_baked_{}.cu", precision.name());
+    let fast = precision == Precision::F32;
+    let mut source = prelude(precision);
+    source.push_str(defines);
+    source.push_str(COMMON);
+    source.push_str(&format!("\n// ---- {} ----\n", BAKED_STAGE.file));
+    source.push_str(BAKED_STAGE.source);
+    (source, name, compile_options(arch, fast))
+}
+
 /// The precision prelude: the scalar type, the entry-point suffix and the bond kernels'
 /// occupancy target.
 pub fn prelude(precision: Precision) -> String {

@@ -55,14 +55,31 @@ impl Stencil {
             return None;
         }
         let mut out = Vec::with_capacity(8 * self.slots());
-        for (step, &offset) in self.steps.iter().zip(&self.offsets) {
-            let xi = step.map(|s| s as f64 * dx);
-            let x = (xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2]).sqrt();
-            out.extend(xi.map(T::of));
-            out.extend([T::of(x), T::of(1.0 / x), offset_bits(offset as i64)]);
+        for slot in self.slot_bonds::<T>(dx) {
+            out.extend(slot.xi);
+            out.extend([slot.x, slot.rx, offset_bits(slot.offset)]);
             out.extend([T::zero(), T::zero()]);
         }
         Some(out)
+    }
+
+    /// Each slot's bond in the kernels' precision `T`, in slot order: the bond vector
+    /// `xi = step dx` (m), its length and inverse length computed in f64 and rounded once,
+    /// and the node offset. What the slot table holds and the baked loop compiles in.
+    pub fn slot_bonds<T: Real>(&self, dx: f64) -> impl Iterator<Item = SlotBond<T>> + '_ {
+        self.steps
+            .iter()
+            .zip(&self.offsets)
+            .map(move |(step, &offset)| {
+                let xi = step.map(|s| s as f64 * dx);
+                let x = (xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2]).sqrt();
+                SlotBond {
+                    xi: xi.map(T::of),
+                    x: T::of(x),
+                    rx: T::of(1.0 / x),
+                    offset,
+                }
+            })
     }
 
     /// Whether every node's family is its present slots: bond by bond for stored families,
@@ -138,6 +155,18 @@ impl Stencil {
             })
             .collect()
     }
+}
+
+/// One stencil slot's bond as the kernels read it ([`Stencil::slot_bonds`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlotBond<T> {
+    /// Bond vector, m.
+    pub xi: [T; 3],
+    /// Its length (m) and inverse length (1/m).
+    pub x: T,
+    pub rx: T,
+    /// The neighbour's node index less the node's.
+    pub offset: i64,
 }
 
 /// The value whose bits are the two's complement integer `offset` (32 bits in f32, 64 in

@@ -2,7 +2,8 @@
 //! NVRTC kernels of `kernels/` over each node's bonds; `lattice.rs` its form without a
 //! neighbour list on a full box lattice) and [`GpuMatrix`] (`matrix/`, cuSPARSE products of
 //! the operators and the bond-row kernels). Both run the explicit loop on the device
-//! (`time_loop.rs`: trait `DeviceForces`, resident state, the leapfrog kernels) and ADR
+//! (`baked.rs` writes the stencil into the plain PMB loop's source where the lattice form runs;
+//! `time_loop.rs`: trait `DeviceForces`, resident state, the leapfrog kernels) and ADR
 //! (`adr.rs` over the buffers of `adr_buffers.rs`); `conditions.rs` turns the loads into
 //! per-dof lists the kernels read; `probes.rs` reduces the probe rows on the device;
 //! `buffers.rs` holds the device-buffer helpers they share.
@@ -14,6 +15,7 @@
 
 pub mod adr;
 mod adr_buffers;
+pub mod baked;
 pub mod bond_loop;
 pub(crate) mod buffers;
 pub mod conditions;

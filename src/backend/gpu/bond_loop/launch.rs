@@ -88,7 +88,7 @@ impl<T: Real> GpuLoop<T> {
 
     /// The kernels of a force evaluation with `params`: for LPS its dilatation kernel, then
     /// the force kernel (the loop `params` asks for: a softening law's, several materials',
-    /// the lattice's with or without the slot table, the plain list's, the general one).
+    /// the lattice's with or without the slot table (baked where it is made), the plain list's, the general one).
     pub(crate) fn force_kernels(
         &self,
         params: &BondParams,
@@ -99,7 +99,10 @@ impl<T: Real> GpuLoop<T> {
                 let k = match (plain, params.stencil != 0) {
                     _ if params.bond_damage != 0 => &self.k.pmb_force_softening,
                     _ if params.material != 0 => &self.k.pmb_force_materials,
-                    _ if params.slot_geometry != 0 => &self.k.pmb_force_lattice_table,
+                    _ if params.slot_geometry != 0 => match &self.baked {
+                        Some(baked) => baked,
+                        None => &self.k.pmb_force_lattice_table,
+                    },
                     (true, true) => &self.k.pmb_force_plain_lattice,
                     (true, false) => &self.k.pmb_force_plain,
                     // (the general loop tests `stencil` itself)

@@ -45,7 +45,7 @@ use crate::gpu::layout::SlicedLayout;
 use crate::gpu::Gpu;
 use crate::setup::Problem;
 use crate::Real;
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaFunction, CudaSlice};
 use std::sync::Arc;
 
 /// The backend's name in the CLI and in errors.
@@ -80,6 +80,10 @@ pub struct GpuLoop<T: Real> {
     /// geometry (`Stencil::slot_geometry`) and the weight `c V` of every bond (N/m^3): the
     /// force loop then reads no neighbour position (`pmb_force_lattice_table`).
     slot_geometry: Option<(CudaSlice<T>, f64)>,
+    /// With the slot table, the same loop with the stencil compiled in (`baked.rs`),
+    /// launched instead of `pmb_force_lattice_table`; `None` where `PERIDOT_KERNEL_DEFINES`
+    /// holds `PD_BAKED=0` (for timing the two).
+    baked: Option<CudaFunction>,
     /// Several materials: each node's material index and the pair table
     /// (`MaterialMap::device_table`), f64.
     materials: Option<(CudaSlice<u8>, CudaSlice<f64>)>,

@@ -11,6 +11,7 @@ use super::params::{full_volume, Kernels};
 use super::records::{node_arrays, records_kept, records_kept_for};
 use super::{GpuLoop, NAME};
 use crate::backend::coefficients::{lps_coefficients, LpsCoefficients};
+use crate::backend::gpu::baked::baked_defines;
 use crate::backend::gpu::buffers::{upload, BrokenCounter};
 use crate::backend::gpu::lattice::Stencil;
 use crate::backend::gpu::rename;
@@ -25,7 +26,7 @@ use crate::model::{Model, PartialVolume};
 use crate::setup::memory::ModelCounts;
 use crate::setup::Problem;
 use crate::{Error, Real, Result};
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaFunction, CudaSlice};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -72,6 +73,19 @@ impl<T: Real> GpuLoop<T> {
     /// (to compare the two forms).
     pub fn with_neighbour_list(problem: Arc<Problem>) -> Result<Self> {
         Self::with_neighbours(problem, None)
+    }
+
+    /// [`GpuLoop::new`] with the slot-table loop where the baked loop would run (to compare
+    /// the two: `backend/gpu/baked.rs`).
+    pub fn with_slot_table_loop(problem: Arc<Problem>) -> Result<Self> {
+        let mut backend = Self::new(problem)?;
+        backend.baked = None;
+        Ok(backend)
+    }
+
+    /// Whether the force loop is the baked one (the stencil compiled in).
+    pub fn runs_baked_loop(&self) -> bool {
+        self.baked.is_some()
     }
 
     fn with_neighbours(problem: Arc<Problem>, lattice: Option<Stencil>) -> Result<Self> {
@@ -216,6 +230,14 @@ impl<T: Real> GpuLoop<T> {
                 .unwrap_or_default()
         };
         let zeros = |len: usize| gpu.stream().alloc_zeros::<T>(len.max(1));
+        let slot_geometry = match &lattice {
+            Some(st) => slot_table(&gpu, p, st)?,
+            None => None,
+        };
+        let baked = match (&lattice, &slot_geometry) {
+            (Some(st), Some(_)) => baked_loop::<T>(&gpu, p, st)?,
+            _ => None,
+        };
         let stepper = DeviceLoop::new(&gpu, n * d, true)?;
         let history = DeviceHistory::upload(&gpu, p, &layout)?;
         let backend = GpuLoop {
@@ -228,10 +250,8 @@ impl<T: Real> GpuLoop<T> {
             horizon_volume: upload(&gpu, &p.bonds.horizon_volume)?,
             no_fail: upload(&gpu, &no_fail)?,
             mu,
-            slot_geometry: match &lattice {
-                Some(st) => slot_table(&gpu, p, st)?,
-                None => None,
-            },
+            slot_geometry,
+            baked,
             lattice,
             stencil,
             materials: match &p.materials {
@@ -303,4 +323,19 @@ fn slot_table<T: Real>(
         return Ok(None);
     };
     Ok(Some((upload(gpu, &table)?, c * problem.body.volumes[0])))
+}
+
+/// The plain PMB loop with `stencil` compiled in (`backend/gpu/baked.rs`), for a problem that
+/// takes the slot table; `None` where `PERIDOT_KERNEL_DEFINES` holds `PD_BAKED=0`.
+fn baked_loop<T: Real>(
+    gpu: &Gpu,
+    problem: &Problem,
+    stencil: &Stencil,
+) -> Result<Option<CudaFunction>> {
+    if crate::gpu::kernels::variant_off("PD_BAKED") {
+        return Ok(None);
+    }
+    let linearized = problem.material.linearized();
+    let defines = baked_defines::<T>(stencil, problem.body.dx, problem.dim(), linearized);
+    gpu.baked_function(T::PRECISION, &defines).map(Some)
 }
