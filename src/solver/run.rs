@@ -213,8 +213,8 @@ pub(super) struct Runner<T: Real> {
     dt: f64,
     opts: RunOptions,
     /// The snapshots' writer (a thread of its own).
-    vtk: Option<SnapshotThread>,
-    probes: Option<ProbeWriter>,
+    pub(super) vtk: Option<SnapshotThread>,
+    pub(super) probes: Option<ProbeWriter>,
     /// Whether probe rows are written (on every rank of a distributed run, which computes
     /// them together; rank 0 holds the writer).
     probes_on: bool,
@@ -225,16 +225,16 @@ pub(super) struct Runner<T: Real> {
     progress: Progress,
     times: StepTimes,
     /// The output phase by kind of output (`summary.json` `output_seconds`).
-    out_times: OutputSeconds,
+    pub(super) out_times: OutputSeconds,
     summary: Summary,
     summary_start: Instant,
     /// The last steps a probe row and a snapshot were written at.
     probe_step: Option<usize>,
     snapshot_step: Option<usize>,
     /// `crack_tips.csv` and its tracker, where the body can crack.
-    tips: Option<TipOutput>,
+    pub(super) tips: Option<TipOutput>,
     /// Writes the checkpoints (where there is an output folder).
-    saver: Option<Saver>,
+    pub(super) saver: Option<Saver>,
     /// The step a restarted run resumed from.
     resumed: Option<usize>,
     /// Where a restarted ADR run's loop stood, until `run_adr` takes it up.
@@ -500,61 +500,6 @@ impl<T: Real> Runner<T> {
             self.write_snapshot()?;
         }
         Ok(Stop::Interrupted)
-    }
-
-    /// Write a checkpoint if one is due at the current step (see [`Runner::save_checkpoint`]).
-    fn checkpoint_if_due(&mut self, adr: Option<(&mut Adr<T>, (usize, usize))>) -> Result<()> {
-        match &self.saver {
-            Some(saver) if saver.due(self.state.step) => self.save_checkpoint(adr),
-            _ => Ok(()),
-        }
-    }
-
-    /// Write a checkpoint of the current step, whose state is on the host (nothing without
-    /// an output folder, nor where this step's is written already); with `adr`, its history
-    /// and place in the loop (load steps done, iterations done in the next).
-    fn save_checkpoint(&mut self, adr: Option<(&mut Adr<T>, (usize, usize))>) -> Result<()> {
-        let step = self.state.step;
-        let Some(saver) = self.saver.as_ref() else {
-            return Ok(());
-        };
-        if saver.written_step == Some(step) {
-            return Ok(());
-        }
-        let t0 = Instant::now();
-        let (mut adr, place) = adr.unzip();
-        // (across ranks the state, ADR's history and the bonds whole on rank 0 alone, which
-        // writes the file; the other ranks send their parts and keep no copy)
-        let (backend, state) = (self.backend.as_mut(), &mut self.state);
-        let (bond_status, history) = ranks::checkpoint_parts(backend, state, adr.as_deref_mut())?;
-        let adr = adr.filter(|_| saver.writes()).zip(place);
-        let adr = adr.map(|(adr, (load_step, iteration))| AdrPlace {
-            history: adr.history(),
-            load_step,
-            iteration,
-        });
-        let probes_csv = saver.probe_text(self.probes.as_ref())?;
-        let snapshots = self.vtk.as_mut().map(SnapshotThread::entries).transpose()?;
-        let tips = self.tips.as_ref().map(TipOutput::place).transpose()?;
-        let impactors = (self.state.contact.as_ref()).map_or_else(Vec::new, |c| {
-            c.impactors.iter().map(|i| i.motion()).collect()
-        });
-        // The state goes into the checkpoint and back, not copied.
-        let ckpt = Checkpoint {
-            header: restart::header_of::<T>(&self.problem),
-            state: std::mem::replace(&mut self.state, State::at_rest(0)),
-            bond_status,
-            history,
-            adr,
-            probes_csv,
-            snapshots: snapshots.unwrap_or_default(),
-            tips,
-            impactors,
-        };
-        let saved = self.saver.as_mut().map_or(Ok(()), |s| s.save(&ckpt));
-        self.state = ckpt.state;
-        self.out_times.checkpoints += since(t0);
-        saved
     }
 
     /// One ADR iteration, by the backend (on a device the state stays there).
