@@ -306,6 +306,11 @@ impl<T: Real> FusedForces<T> for DistributedCpu<T> {
     fn carry(&mut self) -> &mut Carry<T> {
         &mut self.carry
     }
+
+    /// The owned nodes: the fused loop keeps its second arrays for their dofs alone.
+    fn owned_nodes(&self) -> Option<(&[usize], usize)> {
+        Some((self.plan.sub.owned_nodes(), self.dim))
+    }
 }
 
 impl<T: Real> OwnedValues<T> for DistributedCpu<T> {
