@@ -46,7 +46,16 @@ impl<T: Real> Runner<T> {
         // writes the file; the other ranks send their parts and keep no copy)
         let (backend, state) = (self.backend.as_mut(), &mut self.state);
         let (bond_status, history) = ranks::checkpoint_parts(backend, state, adr.as_deref_mut())?;
-        let adr = adr.filter(|_| saver.writes()).zip(place);
+        if !saver.writes() {
+            // (a rank that sent its parts: no file to assemble, no header's pass over every
+            // position)
+            if let Some(saver) = self.saver.as_mut() {
+                saver.passed(step);
+            }
+            self.out_times.checkpoints += since(t0);
+            return Ok(());
+        }
+        let adr = adr.zip(place);
         let adr = adr.map(|(adr, (load_step, iteration))| AdrPlace {
             history: adr.history(),
             load_step,
