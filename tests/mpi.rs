@@ -23,10 +23,10 @@ use std::process::{Command, Output};
 /// The test model: a plate of 60 x 16 nodes (1 mm), pre-cracked from its left edge to a
 /// third of its length at mid-height, its top and bottom layers pulled apart at 5 m/s, so
 /// the crack runs along x, through the cuts between ranks (slabs across x); snapshots every
-/// 40 steps, probes of both layers every 10.
+/// 40 steps, probes of both layers every 10, the damage picture.
 fn model(law: &str, steps: usize) -> String {
     let output = "vtk_every = 40\nprobes = [\"bottom\", \"top\"]\nprobe_every = 10\n\
-                  image = false\ntips_every = 0\n";
+                  image = true\ntips_every = 0\n";
     common::cracked_plate_model(law, steps, (60, 16), 5.0, output)
 }
 
@@ -139,11 +139,12 @@ fn probe_table(dir: &Path) -> Vec<Vec<f64>> {
 }
 
 /// The distributed run in `dist` equals the single-process one in `single` bit for bit
-/// (`probes.csv` byte for byte, and `crack_tips.csv` where the single-process run wrote one).
+/// (`probes.csv` byte for byte, and `crack_tips.csv` and `damage.png` where the
+/// single-process run wrote one).
 fn assert_same(single: &Path, dist: &Path, ranks: usize) {
     assert_same_state(single, dist, ranks);
-    let read = |d: &Path, f: &str| std::fs::read_to_string(d.join(f)).ok();
-    for file in ["probes.csv", "crack_tips.csv"] {
+    let read = |d: &Path, f: &str| std::fs::read(d.join(f)).ok();
+    for file in ["probes.csv", "crack_tips.csv", "damage.png"] {
         assert_eq!(
             read(single, file),
             read(dist, file),
@@ -254,6 +255,8 @@ fn pmb_across_ranks_equals_one_process_bitwise_with_bonds_broken_across_cuts() {
     let (_tmp, single) = check("pmb", steps, &[1, 2, 3, 4]);
     let broken = summary(&single)["broken_bonds"].as_u64().unwrap();
     assert!(broken > 0, "the bar breaks bonds in {steps} steps");
+    // (the damage picture, compared byte for byte, drawn from the damage rank 0 gathers)
+    assert!(single.join("damage.png").exists(), "the picture drawn");
     // some bonds broken in the run join nodes of different ranks, for every count: the
     // single-process run's final status against the cut the ranks make
     let problem = common::problem(&model("pmb", steps), &[]);

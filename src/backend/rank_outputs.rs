@@ -54,4 +54,9 @@ pub trait RankOutputs<T: Real> {
     /// ADR's last free force of every dof into `adr` on the ranks `to` names; the others
     /// keep their owned dofs' (collective).
     fn adr_to(&mut self, adr: &mut Adr<T>, to: Gather) -> Result<()>;
+
+    /// Every rank's values of its owned nodes (`per` per node; this rank's `mine`, in the
+    /// order of [`RankOutputs::owned`]) as one array over every node on the ranks `to`
+    /// names; empty on the others (collective).
+    fn owned_to(&self, mine: &[T], per: usize, to: Gather) -> Result<Vec<T>>;
 }

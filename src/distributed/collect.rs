@@ -95,16 +95,26 @@ pub(super) fn gather_owned_to<T: Copy + Default + Send + Sync>(
             None => return Ok(()),
         },
     };
-    let mut all = vec![T::default(); bytes.len() / size];
-    bytes_of_mut(&mut all).copy_from_slice(&bytes);
-    drop(bytes);
-    let mut at = 0;
-    for nodes in owned_of {
-        let len = nodes.len() * per;
-        scatter(&all[at..at + len], nodes, per, global);
-        at += len;
+    // (one rank's piece at a time: no second whole-size copy of the gathered bytes)
+    for (nodes, piece) in owned_of.iter().zip(pieces_of::<T>(&bytes, &counts)) {
+        scatter(&piece, nodes, per, global);
     }
     Ok(())
+}
+
+/// Each rank's piece of the gathered `bytes` (rank `r`'s `counts[r]` bytes, in rank order)
+/// as values of `T`, one rank at a time.
+fn pieces_of<'a, T: Copy + Default + 'a>(
+    bytes: &'a [u8],
+    counts: &'a [usize],
+) -> impl Iterator<Item = Vec<T>> + 'a {
+    let size = std::mem::size_of::<T>();
+    counts.iter().scan(0, move |at, &count| {
+        let mut piece = vec![T::default(); count / size];
+        bytes_of_mut(&mut piece).copy_from_slice(&bytes[*at..*at + count]);
+        *at += count;
+        Some(piece)
+    })
 }
 
 /// The bond-count damage of the `owned` nodes from their bonds' `status` (and a softening
@@ -172,16 +182,14 @@ pub(super) fn gather_bonds_to<V: Copy + Default>(
             None => return Ok(Vec::new()),
         },
     };
-    let mut all = vec![V::default(); bytes.len() / size];
-    bytes_of_mut(&mut all).copy_from_slice(&bytes);
-    drop(bytes);
     let mut values = vec![V::default(); offsets.last().copied().unwrap_or(0)];
-    let mut at = 0;
-    for nodes in owned_of {
+    // (one rank's piece at a time: no second whole-size copy of the gathered bytes)
+    for (nodes, piece) in owned_of.iter().zip(pieces_of::<V>(&bytes, &counts)) {
+        let mut at = 0;
         for &i in nodes {
             let bonds = family(i);
             let len = bonds.len();
-            values[bonds].copy_from_slice(&all[at..at + len]);
+            values[bonds].copy_from_slice(&piece[at..at + len]);
             at += len;
         }
     }

@@ -306,6 +306,11 @@ impl<T: Real> FusedForces<T> for DistributedCpu<T> {
     fn carry(&mut self) -> &mut Carry<T> {
         &mut self.carry
     }
+
+    /// The owned nodes: the fused loop keeps its second arrays for their dofs alone.
+    fn owned_nodes(&self) -> Option<(&[usize], usize)> {
+        Some((self.plan.sub.owned_nodes(), self.dim))
+    }
 }
 
 impl<T: Real> OwnedValues<T> for DistributedCpu<T> {
@@ -509,5 +514,9 @@ impl<T: Real> RankOutputs<T> for DistributedCpu<T> {
 
     fn adr_to(&mut self, adr: &mut Adr<T>, to: Gather) -> Result<()> {
         self.gather_adr_to(adr, to)
+    }
+
+    fn owned_to(&self, mine: &[T], per: usize, to: Gather) -> Result<Vec<T>> {
+        self.local_to(mine, per, to)
     }
 }

@@ -68,19 +68,28 @@ impl MpiComm {
     }
 }
 
+/// `all` split into `counts[r]` bytes for rank `r`, in rank order, as MPI's counts and
+/// offsets (each of them and the whole fitting MPI's count).
+fn partition<'a>(
+    all: &'a mut [u8],
+    counts: &[usize],
+) -> Result<PartitionMut<'a, [u8], Vec<Count>, Vec<Count>>> {
+    count(all.len())?;
+    let mut displs = Vec::with_capacity(counts.len());
+    let mut at = 0usize;
+    for &c in counts {
+        displs.push(count(at)?);
+        at += c;
+    }
+    let counts: Vec<Count> = counts.iter().map(|&c| count(c)).collect::<Result<_>>()?;
+    Ok(PartitionMut::new(all, counts, displs))
+}
+
 impl MpiComm {
     /// One all-gather of `mine` (`counts[r]` bytes from rank `r`) into `all`, whose length,
     /// the counts and their offsets fit MPI's count.
     fn gather_round(&self, mine: &[u8], counts: &[usize], all: &mut [u8]) -> Result<()> {
-        count(all.len())?;
-        let mut displs = Vec::with_capacity(counts.len());
-        let mut at = 0usize;
-        for &c in counts {
-            displs.push(count(at)?);
-            at += c;
-        }
-        let counts: Vec<Count> = counts.iter().map(|&c| count(c)).collect::<Result<_>>()?;
-        let mut part = PartitionMut::new(all, counts, displs);
+        let mut part = partition(all, counts)?;
         self.world.all_gather_varcount_into(mine, &mut part);
         Ok(())
     }
@@ -100,15 +109,7 @@ impl MpiComm {
             root.gather_varcount_into(mine);
             return Ok(());
         };
-        count(all.len())?;
-        let mut displs = Vec::with_capacity(counts.len());
-        let mut at = 0usize;
-        for &c in counts {
-            displs.push(count(at)?);
-            at += c;
-        }
-        let counts: Vec<Count> = counts.iter().map(|&c| count(c)).collect::<Result<_>>()?;
-        let mut part = PartitionMut::new(all, counts, displs);
+        let mut part = partition(all, counts)?;
         root.gather_varcount_into_root(mine, &mut part);
         Ok(())
     }

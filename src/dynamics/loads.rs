@@ -184,9 +184,13 @@ impl Loads {
             .any(|c| c.kind == BoundaryKind::BodyForce)
     }
 
-    /// Body force density at time `t` into `b` (zeroed first), N/m^3.
+    /// Body force density at time `t` into `b` (zeroed first), N/m^3. An entry that is
+    /// +0 already is not written: a state's zeroed `b` of a run without body forces stays
+    /// untouched memory (the allocator's zero pages, not resident).
     pub fn body_force<T: Real>(&self, t: f64, b: &mut [T]) {
-        b.iter_mut().for_each(|x| *x = T::zero());
+        (b.iter_mut())
+            .filter(|x| x.f64().to_bits() != 0)
+            .for_each(|x| *x = T::zero());
         for c in self.of_kind(BoundaryKind::BodyForce) {
             let f = c.factor(t);
             self.for_dofs(c, |dof, val| b[dof] += T::of(val * f));

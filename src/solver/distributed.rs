@@ -27,10 +27,11 @@ pub fn run_distributed(
 ) -> Result<Summary> {
     let s = opts.subdomains.as_ref();
     supported(&problem, opts.backend, s, restart.is_some())?;
+    // (the summary alone: no rank gathers the end state whole)
     let (r, from) = (Some(ranks), restart);
     match opts.precision {
-        Precision::F32 => simulate_from_in::<f32>(problem, opts, from, r).map(|o| o.summary),
-        Precision::F64 => simulate_from_in::<f64>(problem, opts, from, r).map(|o| o.summary),
+        Precision::F32 => simulate_from_in::<f32>(problem, opts, from, r, false).map(|o| o.summary),
+        Precision::F64 => simulate_from_in::<f64>(problem, opts, from, r, false).map(|o| o.summary),
     }
 }
 
@@ -55,7 +56,7 @@ pub fn simulate_distributed_from<T: Real>(
 ) -> Result<Outcome<T>> {
     let s = opts.subdomains.as_ref();
     supported(&problem, opts.backend, s, restart.is_some())?;
-    simulate_from_in::<T>(problem, opts, restart, Some(ranks))
+    simulate_from_in::<T>(problem, opts, restart, Some(ranks), true)
 }
 
 /// Refuse what does not run across ranks yet, naming what does.

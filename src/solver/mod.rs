@@ -5,10 +5,12 @@
 //! may add, computed on the host (`fields.rs`: force density, energy density, virial
 //! stress, broken bonds, material id); the thread that writes a run's
 //! snapshots while it goes on (`snapshot_thread.rs`); the flag that cancels a run
-//! (`cancel.rs`); checkpoints and restarts (`restart.rs`); the time step (`time_step.rs`);
+//! (`cancel.rs`); checkpoints and restarts (`restart.rs`; a run's checkpoint of its step:
+//! `checkpoint_step.rs`); the time step (`time_step.rs`);
 //! a run stepped by a library caller (`session.rs`, the Python package's `Simulation`).
 
 pub mod cancel;
+mod checkpoint_step;
 pub mod distributed;
 pub mod export;
 mod fields;

@@ -1,7 +1,9 @@
 //! What the run driver (`run.rs`) does differently on the ranks of a distributed run
 //! (`distributed.rs`): this rank's backend and share of the snapshots, its piece of each
 //! snapshot from its own part (no gather), the whole state gathered where an output needs
-//! it (a checkpoint: to rank 0; the end: to every rank), the outputs rank 0 writes alone
+//! it (a checkpoint: to rank 0; the end: to every rank where the caller reads the state),
+//! the end's damage (its largest a reduction, every node's to rank 0 for the picture), the
+//! outputs rank 0 writes alone
 //! (resumed from a checkpoint too), whether checkpoints are written, and the abort of every
 //! rank where one failed alone.
 
@@ -20,6 +22,7 @@ use crate::output::pieces::pick;
 use crate::output::{Pieces, ProbeWriter, VtkSeries};
 use crate::setup::{Problem, SetupTimes};
 use crate::{Error, Real, Result};
+use rayon::prelude::*;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -162,17 +165,41 @@ fn part_of<T: Real>(backend: &mut dyn Backend<T>) -> Result<&mut dyn RankOutputs
     })
 }
 
-/// The whole state into `state` on the ranks `to` names, where `backend` runs a rank's part
-/// (collective; nothing in one process, whose state is whole).
-pub(super) fn gather_state<T: Real>(
+/// The damage at the end of a run of `problem`, in `f64`, and its largest value over every
+/// node. In one process the damage of every node. Across ranks (collective) the whole state
+/// is first gathered to every rank where `state_whole` says (`simulate_distributed` returns
+/// it; a run of the command line reads none, so no rank holds the end state whole), the
+/// largest damage is the largest of each rank's owned nodes' (a maximum: exact), and every
+/// node's damage is gathered to rank 0 alone where `picture` (the run draws `damage.png`),
+/// else to no rank: empty.
+pub(super) fn end_damage<T: Real>(
     backend: &mut dyn Backend<T>,
-    state: &mut State<T>,
-    to: Gather,
-) -> Result<()> {
-    match backend.rank_outputs() {
-        Some(part) => part.gather_state(state, to),
-        None => Ok(()),
+    (state, problem): (&mut State<T>, &Problem),
+    ranks: Option<&Ranks>,
+    (state_whole, picture): (bool, bool),
+) -> Result<(Vec<f64>, f64)> {
+    let f64s = |x: Vec<T>| x.into_par_iter().map(|x| x.f64()).collect::<Vec<f64>>();
+    let largest = |phi: &mut dyn Iterator<Item = f64>| phi.fold(0.0, f64::max);
+    let Some(ranks) = ranks else {
+        let mut phi = vec![T::zero(); problem.body.len()];
+        backend.as_forces().damage(&mut phi)?;
+        let phi = f64s(phi);
+        let max = largest(&mut phi.iter().copied());
+        return Ok((phi, max));
+    };
+    let part = part_of(backend)?;
+    if state_whole {
+        part.gather_state(state, Gather::Every)?;
     }
+    let mine = part.owned_damage()?;
+    let max = ranks
+        .comm
+        .max_f64(largest(&mut mine.iter().map(|x| x.f64())));
+    let phi = match picture {
+        true => f64s(part.owned_to(&mine, 1, Gather::Root)?),
+        false => Vec::new(),
+    };
+    Ok((phi, max))
 }
 
 /// What a checkpoint of the current step holds of the backend beyond the state, whole on

@@ -235,9 +235,15 @@ impl Saver {
         if self.writes {
             self.written = Some(checkpoint::write(&self.out, ckpt, self.keep)?);
         }
-        self.last = ckpt.state.step;
-        self.written_step = Some(ckpt.state.step);
+        self.passed(ckpt.state.step);
         Ok(())
+    }
+
+    /// The checkpoint of `step` taken (written here, or by rank 0 where this rank sent its
+    /// parts): the next is due from there.
+    pub(crate) fn passed(&mut self, step: usize) {
+        self.last = step;
+        self.written_step = Some(step);
     }
 
     /// The probe file of the run as it stands (read back for a checkpoint).

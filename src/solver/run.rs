@@ -15,7 +15,7 @@ use super::time_step::check_stability;
 pub use super::time_step::{choose_dt, DEFAULT_SAFETY};
 use super::tips::TipOutput;
 use crate::backend::partitioned::SubdomainRequest;
-use crate::backend::{self, Backend, BackendKind, Gather};
+use crate::backend::{self, Backend, BackendKind};
 use crate::dynamics::{Adr, AdrCall, Explicit, ExplicitCall, Loads, State, StepTimes};
 use crate::gpu::Gpu;
 use crate::model::SolverKind;
@@ -26,7 +26,6 @@ use crate::output::{
 };
 use crate::setup::{since, timed, Problem};
 use crate::{Error, Precision, Real, Result};
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -101,18 +100,22 @@ pub fn simulate_from<T: Real>(
     opts: &RunOptions,
     restart: Option<&Path>,
 ) -> Result<Outcome<T>> {
-    simulate_from_in(problem, opts, restart, None)
+    simulate_from_in(problem, opts, restart, None, true)
 }
 
-/// [`simulate_from`], of this rank's part with `ranks` (`distributed.rs`).
+/// [`simulate_from`], of this rank's part with `ranks` (`distributed.rs`), ending with the
+/// whole state on every rank where `whole_end_state` says (else each rank's owned values).
 pub(super) fn simulate_from_in<T: Real>(
     problem: Problem,
     opts: &RunOptions,
     restart: Option<&Path>,
     ranks: Option<Ranks>,
+    whole_end_state: bool,
 ) -> Result<Outcome<T>> {
     let dir = opts.out_dir.as_deref();
-    OutputFolder::around(dir, || simulate_in::<T>(problem, opts, restart, ranks))
+    OutputFolder::around(dir, || {
+        simulate_in::<T>(problem, opts, restart, ranks, whole_end_state)
+    })
 }
 
 /// [`simulate_from`] once the output folder exists.
@@ -121,8 +124,10 @@ fn simulate_in<T: Real>(
     opts: &RunOptions,
     restart: Option<&Path>,
     ranks: Option<Ranks>,
+    whole_end_state: bool,
 ) -> Result<Outcome<T>> {
     let mut runner = Runner::start(problem, opts, restart, ranks)?;
+    runner.whole_end_state = whole_end_state;
     let outcome = match runner.problem.model.solver.kind {
         SolverKind::Explicit => runner.run_explicit(),
         SolverKind::Adr => runner.run_adr(),
@@ -213,28 +218,30 @@ pub(super) struct Runner<T: Real> {
     dt: f64,
     opts: RunOptions,
     /// The snapshots' writer (a thread of its own).
-    vtk: Option<SnapshotThread>,
-    probes: Option<ProbeWriter>,
+    pub(super) vtk: Option<SnapshotThread>,
+    pub(super) probes: Option<ProbeWriter>,
     /// Whether probe rows are written (on every rank of a distributed run, which computes
     /// them together; rank 0 holds the writer).
     probes_on: bool,
     /// The ranks of a distributed run.
     ranks: Option<Ranks>,
+    /// Across ranks: whether the run ends with the whole state on every rank (the outcome's).
+    pub(super) whole_end_state: bool,
     /// The regions of the probe file's columns (empty without probes).
     probe_regions: ProbeRegions,
     progress: Progress,
     times: StepTimes,
     /// The output phase by kind of output (`summary.json` `output_seconds`).
-    out_times: OutputSeconds,
+    pub(super) out_times: OutputSeconds,
     summary: Summary,
     summary_start: Instant,
     /// The last steps a probe row and a snapshot were written at.
     probe_step: Option<usize>,
     snapshot_step: Option<usize>,
     /// `crack_tips.csv` and its tracker, where the body can crack.
-    tips: Option<TipOutput>,
+    pub(super) tips: Option<TipOutput>,
     /// Writes the checkpoints (where there is an output folder).
-    saver: Option<Saver>,
+    pub(super) saver: Option<Saver>,
     /// The step a restarted run resumed from.
     resumed: Option<usize>,
     /// Where a restarted ADR run's loop stood, until `run_adr` takes it up.
@@ -294,6 +301,7 @@ impl<T: Real> Runner<T> {
             probes,
             probes_on,
             ranks,
+            whole_end_state: true,
             probe_regions,
             progress,
             times: StepTimes::default(),
@@ -502,61 +510,6 @@ impl<T: Real> Runner<T> {
         Ok(Stop::Interrupted)
     }
 
-    /// Write a checkpoint if one is due at the current step (see [`Runner::save_checkpoint`]).
-    fn checkpoint_if_due(&mut self, adr: Option<(&mut Adr<T>, (usize, usize))>) -> Result<()> {
-        match &self.saver {
-            Some(saver) if saver.due(self.state.step) => self.save_checkpoint(adr),
-            _ => Ok(()),
-        }
-    }
-
-    /// Write a checkpoint of the current step, whose state is on the host (nothing without
-    /// an output folder, nor where this step's is written already); with `adr`, its history
-    /// and place in the loop (load steps done, iterations done in the next).
-    fn save_checkpoint(&mut self, adr: Option<(&mut Adr<T>, (usize, usize))>) -> Result<()> {
-        let step = self.state.step;
-        let Some(saver) = self.saver.as_ref() else {
-            return Ok(());
-        };
-        if saver.written_step == Some(step) {
-            return Ok(());
-        }
-        let t0 = Instant::now();
-        let (mut adr, place) = adr.unzip();
-        // (across ranks the state, ADR's history and the bonds whole on rank 0 alone, which
-        // writes the file; the other ranks send their parts and keep no copy)
-        let (backend, state) = (self.backend.as_mut(), &mut self.state);
-        let (bond_status, history) = ranks::checkpoint_parts(backend, state, adr.as_deref_mut())?;
-        let adr = adr.filter(|_| saver.writes()).zip(place);
-        let adr = adr.map(|(adr, (load_step, iteration))| AdrPlace {
-            history: adr.history(),
-            load_step,
-            iteration,
-        });
-        let probes_csv = saver.probe_text(self.probes.as_ref())?;
-        let snapshots = self.vtk.as_mut().map(SnapshotThread::entries).transpose()?;
-        let tips = self.tips.as_ref().map(TipOutput::place).transpose()?;
-        let impactors = (self.state.contact.as_ref()).map_or_else(Vec::new, |c| {
-            c.impactors.iter().map(|i| i.motion()).collect()
-        });
-        // The state goes into the checkpoint and back, not copied.
-        let ckpt = Checkpoint {
-            header: restart::header_of::<T>(&self.problem),
-            state: std::mem::replace(&mut self.state, State::at_rest(0)),
-            bond_status,
-            history,
-            adr,
-            probes_csv,
-            snapshots: snapshots.unwrap_or_default(),
-            tips,
-            impactors,
-        };
-        let saved = self.saver.as_mut().map_or(Ok(()), |s| s.save(&ckpt));
-        self.state = ckpt.state;
-        self.out_times.checkpoints += since(t0);
-        saved
-    }
-
     /// One ADR iteration, by the backend (on a device the state stays there).
     fn timed_iteration(&mut self, adr: &mut Adr<T>, h: f64) -> Result<()> {
         let t0 = Instant::now();
@@ -661,11 +614,6 @@ impl<T: Real> Runner<T> {
         Ok(())
     }
 
-    /// Damage (both fractions), dilatation and `output.fields`' extras of the state, in f64.
-    fn fields(&mut self) -> Result<outputs::FieldValues> {
-        outputs::fields(self.backend.as_forces(), &self.state.u, &self.problem)
-    }
-
     /// The snapshot of the current step (on a rank: its piece, `ranks.rs`) to the writer.
     fn write_snapshot(&mut self) -> Result<()> {
         if self.vtk.is_none() {
@@ -687,16 +635,17 @@ impl<T: Real> Runner<T> {
 
     /// The summary of the run so far, as if it ended here with `stop` (nothing written).
     pub(super) fn tally(&mut self, stop: Stop) -> Result<Summary> {
-        let mut phi = vec![T::zero(); self.problem.body.len()];
-        self.backend.as_forces().damage(&mut phi)?;
-        let phi: Vec<f64> = phi.into_par_iter().map(|x| x.f64()).collect();
-        self.fill_summary(&phi, &Ok(stop));
+        let (state, problem) = (&mut self.state, &self.problem);
+        let end = (self.ranks.as_ref(), (false, false));
+        let (_, max_damage) =
+            ranks::end_damage(self.backend.as_mut(), (state, problem), end.0, end.1)?;
+        self.fill_summary(max_damage, &Ok(stop));
         Ok(self.summary.clone())
     }
 
-    /// Fill the summary's counts and times from the run so far and its `outcome`; `phi` is
-    /// the final damage (empty where it could not be read).
-    fn fill_summary(&mut self, phi: &[f64], outcome: &Result<Stop>) {
+    /// Fill the summary's counts and times from the run so far and its `outcome`;
+    /// `max_damage` is the final damage's largest (0 where it could not be read).
+    fn fill_summary(&mut self, max_damage: f64, outcome: &Result<Stop>) {
         let loop_seconds = self.times.forces + self.times.update + self.times.transfers;
         let footprint = self.backend.footprint();
         let on_gpu = self.backend.name().starts_with("gpu");
@@ -714,7 +663,7 @@ impl<T: Real> Runner<T> {
             .and_then(|c| c.written.as_ref())
             .map(|p| p.display().to_string());
         s.broken_bonds = self.backend.broken_bonds();
-        s.max_damage = phi.iter().cloned().fold(0.0, f64::max);
+        s.max_damage = max_damage;
         s.crack_tips = self.tips.as_ref().map(TipOutput::summary);
         s.phase_seconds.forces = Some(self.times.forces);
         s.phase_seconds.update = Some(self.times.update);
@@ -754,12 +703,16 @@ impl<T: Real> Runner<T> {
         }
         let writes = self.ranks.as_ref().is_none_or(Ranks::writes);
         let t0 = Instant::now();
-        // (across ranks the end state whole on every rank, as one process ends)
-        let whole = ranks::gather_state(self.backend.as_mut(), &mut self.state, Gather::Every);
-        let (phi, outcome) = match (whole.and_then(|()| self.fields()), outcome) {
-            (Ok(fields), outcome) => (fields.damage, outcome),
-            (Err(e), Ok(_)) => (Vec::new(), Err(e)),
-            (Err(_), outcome) => (Vec::new(), outcome),
+        // (across ranks the end state whole on every rank where the caller reads it; the
+        // damage whole where the picture is drawn: `ranks::end_damage`)
+        let picture = self.opts.out_dir.is_some() && self.problem.model.output.image;
+        let (state, problem) = (&mut self.state, &self.problem);
+        let end = (self.ranks.as_ref(), (self.whole_end_state, picture));
+        let damage = ranks::end_damage(self.backend.as_mut(), (state, problem), end.0, end.1);
+        let (phi, max_damage, outcome) = match (damage, outcome) {
+            (Ok((phi, max)), outcome) => (phi, max, outcome),
+            (Err(e), Ok(_)) => (Vec::new(), 0.0, Err(e)),
+            (Err(_), outcome) => (Vec::new(), 0.0, outcome),
         };
         if let (Some(dir), false, true) = (&self.opts.out_dir, phi.is_empty(), writes) {
             outputs::write_picture(&self.problem, dir, &phi)?;
@@ -778,7 +731,7 @@ impl<T: Real> Runner<T> {
             (Err(e), Ok(_)) => Err(e),
             (_, outcome) => outcome,
         };
-        self.fill_summary(&phi, &outcome);
+        self.fill_summary(max_damage, &outcome);
         if let (Some(dir), true) = (&self.opts.out_dir, writes) {
             self.summary.write(&dir.join("summary.json"))?;
         }

@@ -55,23 +55,24 @@ pub fn gather<T: Copy + Send + Sync>(global: &[T], nodes: &[usize], per: usize) 
     local
 }
 
-/// Call `write(values, g)` with the `per` values of `local` of every node `g` of `nodes`
-/// (distinct, each below `len / per`), in parallel over chunks of nodes; the scatters below
-/// and the fused explicit update (`fused.rs`) are this loop.
+/// Call `write(values, g, k)` with the `per` values of `local` of every node `g = nodes[k]`
+/// of `nodes` (distinct, each below `len / per`), in parallel over chunks of nodes; the
+/// scatters below and the fused explicit update (`fused.rs`) are this loop.
 pub fn for_each_node<T: Sync>(
     local: &[T],
     nodes: &[usize],
     per: usize,
     len: usize,
-    write: impl Fn(&[T], usize) + Sync,
+    write: impl Fn(&[T], usize, usize) + Sync,
 ) {
     local[..per * nodes.len()]
         .par_chunks(per * CHUNK)
         .zip(nodes.par_chunks(CHUNK))
-        .for_each(|(vals, chunk)| {
+        .enumerate()
+        .for_each(|(c, (vals, chunk))| {
             for (k, &g) in chunk.iter().enumerate() {
                 assert!(per * (g + 1) <= len, "node {g} out of range");
-                write(&vals[per * k..per * (k + 1)], g);
+                write(&vals[per * k..per * (k + 1)], g, c * CHUNK + k);
             }
         });
 }
@@ -80,7 +81,7 @@ pub fn for_each_node<T: Sync>(
 /// `global`; the nodes are distinct (owned nodes, or a subdomain's own bonds).
 pub fn scatter<T: Copy + Send + Sync>(local: &[T], nodes: &[usize], per: usize, global: &mut [T]) {
     let to = SendPtr(global.as_mut_ptr());
-    for_each_node(local, nodes, per, global.len(), |vals, g| {
+    for_each_node(local, nodes, per, global.len(), |vals, g, _| {
         let to = &to;
         // SAFETY: the nodes are distinct, so no two writes alias; in bounds (checked by
         // `for_each_node`).

@@ -25,6 +25,14 @@ pub trait FusedForces<T: Real>: Forces<T> {
     /// What the fused loop keeps between calls ([`Carry`]; taken at the start of a call,
     /// put back at its end).
     fn carry(&mut self) -> &mut Carry<T>;
+
+    /// Where the force pass updates a part of the body only (a rank's owned nodes, in one
+    /// scatter), those nodes (global, distinct) and the dofs per node: the loop's second
+    /// arrays ([`Carry`]) then hold those nodes' dofs alone, in their order, instead of
+    /// every dof. `None` (the default): every node.
+    fn owned_nodes(&self) -> Option<(&[usize], usize)> {
+        None
+    }
 }
 
 /// What a partitioned backend keeps between calls of the fused explicit loop: the second
@@ -32,7 +40,10 @@ pub trait FusedForces<T: Real>: Forces<T> {
 /// kick and drift of every dof without a kinematic condition already done (velocity in
 /// `v_next`, displacement in `u_next`), valid for the state at `ready` = (step, time bits)
 /// the call ended with (the run loop only reads the state between calls). The next call
-/// then starts without a pass over the whole state.
+/// then starts without a pass over the whole state. Of every dof, or where the backend
+/// updates a part of the body ([`FusedForces::owned_nodes`]) of its nodes alone, in their
+/// order: the drift is then copied into the state's dofs of those nodes after each pass
+/// instead of the arrays swapped.
 #[derive(Debug, Default)]
 pub struct Carry<T> {
     pub u_next: Vec<T>,
@@ -89,6 +100,9 @@ pub struct Update<'a, T> {
     /// where several materials differ in density (`Explicit::node_density`).
     pub inv_rho: InvDensity<'a, T>,
     pub drift: bool,
+    /// `u_next` and `v_next` hold the dofs of the scattered nodes alone, in their order
+    /// (`d k + c` for the `k`-th node: [`FusedForces::owned_nodes`]), not every dof.
+    pub compact: bool,
 }
 
 /// The inverse mass density the fused update multiplies the force by, rounded to `T` from
@@ -143,8 +157,9 @@ fn scatter_update<T: Real>(
     up: &mut Update<'_, T>,
 ) {
     let n = f.len();
-    assert!(up.v.len() == n && up.a.len() == n && up.u_next.len() == n);
-    assert!(up.v_next.len() == n && up.b.is_none_or(|b| b.len() == n));
+    let next = if up.compact { d * nodes.len() } else { n };
+    assert!(up.v.len() == n && up.a.len() == n && up.u_next.len() == next);
+    assert!(up.v_next.len() == next && up.b.is_none_or(|b| b.len() == n));
     let out = (
         SendPtr(f.as_mut_ptr()),
         SendPtr(up.v.as_mut_ptr()),
@@ -154,16 +169,19 @@ fn scatter_update<T: Real>(
     );
     let (b, u, fixed) = (up.b, up.u, up.constrained);
     let (half, dt, inv_rho, drift) = (up.half, up.dt, up.inv_rho, up.drift);
+    let compact = up.compact;
     if let InvDensity::PerNode(r) = inv_rho {
         assert!(r.len() * d == n, "one inverse density per node");
     }
-    for_each_node(local, nodes, d, n, |vals, g| {
+    for_each_node(local, nodes, d, n, |vals, g, k| {
         let (f, v, a, u_next, v_next) = (&out.0, &out.1, &out.2, &out.3, &out.4);
         let rho = inv_rho.of(g);
         for (c, &fi) in vals.iter().enumerate() {
             let i = d * g + c;
+            // (the dof's place in `u_next` and `v_next`)
+            let j = if compact { d * k + c } else { i };
             // SAFETY: owned nodes are distinct, so each dof is written by one thread; the
-            // index is checked by `for_each_node`.
+            // index is checked by `for_each_node` (`j`: `k` is below `nodes.len()`).
             unsafe {
                 // (f + 0) rounds as the host's f + b with b = 0 does
                 let bi = b.map_or(T::zero(), |b| b[i]);
@@ -177,11 +195,11 @@ fn scatter_update<T: Real>(
                 }
                 if !fixed[i] {
                     vi += half * ai;
-                    *u_next.0.add(i) = u[i] + dt * vi;
+                    *u_next.0.add(j) = u[i] + dt * vi;
                 }
                 match drift {
                     true => *v.0.add(i) = vi,
-                    false => *v_next.0.add(i) = vi,
+                    false => *v_next.0.add(j) = vi,
                 }
             }
         }
@@ -191,14 +209,16 @@ fn scatter_update<T: Real>(
 /// The first step's kick and drift of [`advance`] (with the kinematic conditions imposed):
 /// from `carry` where the last call left it ready for `state` (then only the dofs with
 /// kinematic conditions are stepped here), else on the host (`Explicit::kick_drift`). The
-/// second displacement and velocity arrays of the fused loop, `(u_next, v_next)`.
+/// second displacement and velocity arrays of the fused loop, `(u_next, v_next)`: of every
+/// dof, or with `owned` (nodes, dofs per node) of those nodes' alone.
 fn first_step<T: Real>(
     mut carry: Carry<T>,
     integrator: &Explicit,
     loads: &Loads,
     state: &mut State<T>,
+    owned: Option<(&[usize], usize)>,
 ) -> (Vec<T>, Vec<T>) {
-    let n = state.u.len();
+    let n = owned.map_or(state.u.len(), |(nodes, d)| d * nodes.len());
     let ready = carry.ready.take() == Some((state.step, state.time.to_bits()))
         && carry.u_next.len() == n
         && carry.v_next.len() == n;
@@ -219,12 +239,22 @@ fn first_step<T: Real>(
             let dt = T::of(integrator.dt);
             let t1 = state.time + integrator.dt;
             loads.step_velocity(state.time, t1, &state.u, &mut state.v);
-            for &k in loads.constrained_dofs() {
-                v_next[k] = state.v[k];
-                u_next[k] = state.u[k] + dt * state.v[k];
+            match owned {
+                None => {
+                    for &k in loads.constrained_dofs() {
+                        v_next[k] = state.v[k];
+                        u_next[k] = state.u[k] + dt * state.v[k];
+                    }
+                    std::mem::swap(&mut state.u, &mut u_next);
+                    std::mem::swap(&mut state.v, &mut v_next);
+                }
+                Some((nodes, d)) => {
+                    drift_constrained(loads, dt, state);
+                    let free = loads.constrained();
+                    scatter_free(&u_next, nodes, d, free, &mut state.u);
+                    scatter_free(&v_next, nodes, d, free, &mut state.v);
+                }
             }
-            std::mem::swap(&mut state.u, &mut u_next);
-            std::mem::swap(&mut state.v, &mut v_next);
             state.time = t1;
             state.step += 1;
             t1
@@ -262,7 +292,10 @@ fn advance<T: Real, B: FusedForces<T> + ?Sized>(
     };
     let fixed = loads.constrained_dofs();
     let carry = std::mem::take(backend.carry());
-    let (mut u_next, mut v_next) = first_step(carry, integrator, loads, state);
+    // (a rank's owned nodes, copied: the backend is borrowed again at each pass)
+    let owned = backend.owned_nodes().map(|(nodes, d)| (nodes.to_vec(), d));
+    let owned = owned.as_ref().map(|(nodes, d)| (&nodes[..], *d));
+    let (mut u_next, mut v_next) = first_step(carry, integrator, loads, state, owned);
     times.update += t0.elapsed().as_secs_f64();
     let mut broken = 0;
     for step in 0..steps {
@@ -283,6 +316,7 @@ fn advance<T: Real, B: FusedForces<T> + ?Sized>(
             dt,
             inv_rho,
             drift,
+            compact: owned.is_some(),
         };
         broken +=
             backend.forces_with(&state.u, &mut state.f, integrator.damage, Some(&mut update))?;
@@ -292,10 +326,18 @@ fn advance<T: Real, B: FusedForces<T> + ?Sized>(
         if drift {
             let (t, t1) = (state.time, state.time + integrator.dt);
             loads.step_velocity(t, t1, &state.u, &mut state.v);
-            for &k in fixed {
-                u_next[k] = state.u[k] + dt * state.v[k];
+            match owned {
+                None => {
+                    for &k in fixed {
+                        u_next[k] = state.u[k] + dt * state.v[k];
+                    }
+                    std::mem::swap(&mut state.u, &mut u_next);
+                }
+                Some((nodes, d)) => {
+                    drift_constrained(loads, dt, state);
+                    scatter_free(&u_next, nodes, d, loads.constrained(), &mut state.u);
+                }
             }
-            std::mem::swap(&mut state.u, &mut u_next);
             state.time = t1;
             state.step += 1;
             loads.impose(t1, &mut state.u, &mut state.v);
@@ -308,4 +350,31 @@ fn advance<T: Real, B: FusedForces<T> + ?Sized>(
         ready: Some((state.step, state.time.to_bits())),
     };
     Ok(broken)
+}
+
+/// The drift `u + dt v` of the dofs with kinematic conditions, in place (each reads its own
+/// values only: the arithmetic the swapped arrays of [`advance`] get).
+fn drift_constrained<T: Real>(loads: &Loads, dt: T, state: &mut State<T>) {
+    for &k in loads.constrained_dofs() {
+        state.u[k] = state.u[k] + dt * state.v[k];
+    }
+}
+
+/// The values `local` (`d` per node of `nodes`, in their order) into `global`'s dofs of those
+/// nodes that have no kinematic condition (`fixed` per dof: stepped by
+/// [`drift_constrained`] instead).
+fn scatter_free<T: Real>(local: &[T], nodes: &[usize], d: usize, fixed: &[bool], global: &mut [T]) {
+    let to = SendPtr(global.as_mut_ptr());
+    assert!(fixed.len() == global.len(), "one flag per dof");
+    for_each_node(local, nodes, d, global.len(), |vals, g, _| {
+        let to = &to;
+        for (c, &x) in vals.iter().enumerate() {
+            let i = d * g + c;
+            if !fixed[i] {
+                // SAFETY: the nodes are distinct, so no two writes alias; in bounds (checked
+                // by `for_each_node`).
+                unsafe { *to.0.add(i) = x };
+            }
+        }
+    });
 }

@@ -367,4 +367,8 @@ impl<T: Real> RankOutputs<T> for DistributedGpu<T> {
     fn adr_to(&mut self, adr: &mut Adr<T>, to: Gather) -> Result<()> {
         self.gather_adr_to(adr, to)
     }
+
+    fn owned_to(&self, mine: &[T], per: usize, to: Gather) -> Result<Vec<T>> {
+        self.local_to(mine, per, to)
+    }
 }

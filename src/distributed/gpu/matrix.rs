@@ -361,6 +361,10 @@ impl<T: Real> RankOutputs<T> for DistributedGpuMatrix<T> {
     fn adr_to(&mut self, adr: &mut Adr<T>, to: Gather) -> Result<()> {
         self.part.adr_to(adr, to)
     }
+
+    fn owned_to(&self, mine: &[T], per: usize, to: Gather) -> Result<Vec<T>> {
+        self.part.owned_to(mine, per, to)
+    }
 }
 
 impl<T: Real> DistributedGpuMatrix<T> {
