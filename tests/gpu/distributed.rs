@@ -21,7 +21,7 @@
 
 use super::have_gpu;
 use crate::common;
-use peridot::backend::{Backend, BackendKind, GpuLoop};
+use peridot::backend::{Backend, BackendKind, Gather, GpuLoop};
 use peridot::distributed::{run_ranks, DistributedGpu};
 use peridot::dynamics::{Forces, State};
 use std::sync::Arc;
@@ -33,8 +33,15 @@ const CHUNKS: [usize; 6] = [10, 7, 30, 1, 40, 32];
 /// The end of a run: state, bonds this rank's calls broke, bond status, bonds broken in all.
 type End = (State<f64>, usize, Vec<u8>, usize);
 
+/// A rank's calls leave its owned entries current in the driver's state; the whole is
+/// gathered to every rank here (collective), as an output that reads it would.
 fn end_of(problem: &peridot::setup::Problem, backend: &mut dyn Backend<f64>) -> End {
-    let (state, broken) = common::chunked_run(problem, backend, &CHUNKS);
+    let (mut state, broken) = common::chunked_run(problem, backend, &CHUNKS);
+    if let Some(outputs) = backend.rank_outputs() {
+        outputs
+            .gather_state(&mut state, Gather::Every)
+            .expect("gather the state");
+    }
     let status = backend.bond_status().expect("bond status");
     (state, broken, status, backend.broken_bonds())
 }
@@ -285,7 +292,6 @@ fn assert_ranks_end_as(problem: &peridot::setup::Problem, one: &End, what: &str)
         let case = format!("{what}, gpu-loop on {p} ranks sharing one GPU");
         for (r, end) in ends.iter().enumerate() {
             let case = format!("{case}, rank {r}");
-            // (the state gathered to every rank at each call's end: full_sync)
             common::assert_same_run(&end.0, one.1, &one.0, one.1, &case);
             assert!(end.2 == one.2, "{case}: bond status differs");
             assert_eq!(end.3, one.3, "{case}: bonds broken in all");

@@ -32,7 +32,7 @@ use super::have_gpu;
 use crate::common;
 use crate::common::cli::TINY_ADR;
 use crate::common::ranks::end_in;
-use peridot::backend::{Backend, BackendKind, GpuLoop};
+use peridot::backend::{Backend, BackendKind, Gather, GpuLoop};
 use peridot::distributed::{run_ranks, DistributedGpu};
 use peridot::dynamics::{Adr, AdrCall, Loads, State};
 use peridot::setup::Problem;
@@ -80,7 +80,14 @@ fn relax<B: Backend<f64>>(problem: &Problem, b: &mut B, host: bool) -> AdrEnd {
         .expect("an ADR iteration");
     }
     if !host {
-        b.sync_state(&mut state).expect("the state gathered");
+        b.sync_state(&mut state)
+            .expect("the owned state downloaded");
+    }
+    // a rank's calls keep its owned entries current; the whole, to every rank (collective)
+    if let Some(outputs) = b.rank_outputs() {
+        outputs
+            .gather_state(&mut state, Gather::Every)
+            .expect("gather the state");
     }
     AdrEnd {
         status: b.bond_status().expect("bond status"),
