@@ -26,7 +26,7 @@
 
 mod ranks;
 
-pub use ranks::{rank_estimate, rank_share, RankShape, RankShare};
+pub use ranks::{rank_estimate, rank_share, rank_zero_extra, RankShape, RankShare};
 
 use super::cpu::CpuMatrix;
 use super::gpu::{GpuLoop, GpuMatrix};
@@ -127,11 +127,12 @@ pub fn budget_of(text: &str, counts: &ModelCounts, shape: &RunShape) -> Option<f
 /// this host hold, [`rank_estimate`] each).
 pub fn estimate(counts: &ModelCounts, shape: &RunShape) -> Estimate {
     if let Some(r) = shape.ranks {
+        // (rank 0's estimate; the other ranks on the host hold less by `rank_zero_extra`)
         let one = rank_estimate(counts, shape, r.count);
         let k = r.on_host.max(1) as f64;
         return Estimate {
             what: shape.describe(counts),
-            host: k * one.host,
+            host: k * one.host - (k - 1.0) * rank_zero_extra(counts),
             bonds: k * one.bonds,
             ..one
         };

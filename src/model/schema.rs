@@ -746,6 +746,14 @@ pub enum OutputField {
 }
 
 impl OutputField {
+    /// The fields made by a pass over every node's bonds on the host.
+    pub const ON_BONDS: [OutputField; 4] = [
+        OutputField::ForceDensity,
+        OutputField::StrainEnergyDensity,
+        OutputField::Stress,
+        OutputField::BrokenBonds,
+    ];
+
     /// The arrays of a snapshot without `output.fields` (dilatation for LPS only).
     pub const DEFAULT: [OutputField; 6] = [
         OutputField::Displacement,
@@ -758,6 +766,13 @@ impl OutputField {
 }
 
 impl Output {
+    /// Whether the snapshots hold a field made by a pass over every node's bonds on the host
+    /// ([`OutputField::ON_BONDS`]), which reads the bond status (across ranks: gathered whole
+    /// to every rank at each snapshot).
+    pub fn reads_bonds(&self) -> bool {
+        self.vtk && OutputField::ON_BONDS.iter().any(|&f| self.writes(f))
+    }
+
     /// Whether the snapshots hold `field` (`fields`, else [`OutputField::DEFAULT`]).
     pub fn writes(&self, field: OutputField) -> bool {
         match &self.fields {

@@ -72,6 +72,12 @@ pub struct ModelCounts {
     /// `gpu-loop` rank of a run across ranks then keeps its owned nodes' neighbour indices on
     /// the host (`backend/estimate/ranks.rs`).
     pub crack_faces: bool,
+    /// Whether the snapshots hold a field made over the bonds on the host
+    /// (`Output::reads_bonds`): across ranks every rank then gathers the bond status whole.
+    pub bond_fields: bool,
+    /// Whether the run writes checkpoints (`output.checkpoint_every`): across ranks rank 0
+    /// then gathers the bond status whole.
+    pub checkpoints: bool,
 }
 
 impl ModelCounts {
@@ -134,6 +140,8 @@ impl ModelCounts {
             dx: disc.dx,
             horizon_follows_dx: disc.delta.is_none(),
             crack_faces: model.contact.as_ref().is_some_and(|c| c.crack_faces_on()),
+            bond_fields: model.output.reads_bonds(),
+            checkpoints: model.output.checkpoint_every.is_some(),
         }
     }
 

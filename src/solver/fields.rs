@@ -45,18 +45,9 @@ pub(crate) struct ExtraFields {
     pub broken_bonds: Option<Vec<i64>>,
 }
 
-/// The fields that need a pass over the bonds.
-const BOND_FIELDS: [OutputField; 4] = [
-    OutputField::ForceDensity,
-    OutputField::StrainEnergyDensity,
-    OutputField::Stress,
-    OutputField::BrokenBonds,
-];
-
 /// Whether `problem`'s snapshots need the bond status ([`extra_fields`]'s `status`).
 pub(crate) fn needs_bond_status(problem: &Problem) -> bool {
-    let out = &problem.model.output;
-    out.vtk && BOND_FIELDS.iter().any(|&f| out.writes(f))
+    problem.model.output.reads_bonds()
 }
 
 /// The extra fields `problem.model.output` chooses, at displacement `u` (m, `d` per node)
