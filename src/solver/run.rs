@@ -584,8 +584,7 @@ impl<T: Real> Runner<T> {
         }
         if let (Some(tips), true) = (self.tips.as_mut(), tips_due) {
             let t0 = Instant::now();
-            let forces = self.backend.as_forces();
-            tips.sample(&self.problem, step, self.state.time, forces)?;
+            tips.sample(&self.problem, step, self.state.time, self.backend.as_mut())?;
             self.out_times.crack_tips += since(t0);
         }
         if probe_due {

@@ -3,12 +3,13 @@
 //! into `crack_tips.csv` and the summary's `crack_tips` block. Lengths in metres, times in
 //! seconds, speeds in m/s.
 //!
-//! Across ranks every rank holds a [`TipOutput`] of the whole body and samples at the same
-//! steps: the backend's broken-bond count and damage field are collective (summed, gathered
-//! to every rank), so every rank calls them in the same order, finds the same cracks from the
-//! same whole field and keeps the same tracker; rank 0 alone writes `crack_tips.csv`.
+//! Across ranks every rank samples at the same steps, since the backend's broken-bond count
+//! (summed) and the damage (each rank's owned nodes', gathered to rank 0 alone) are
+//! collective; rank 0 alone holds the exclusion zone, finds the cracks in the whole field,
+//! keeps the tracker, writes `crack_tips.csv` and the summary's block. The other ranks hold
+//! a participant's [`TipOutput`]: no per-node array, no finder.
 
-use crate::dynamics::Forces;
+use crate::backend::{Backend, Gather};
 use crate::material::MaterialConstants;
 use crate::model::BoundaryKind;
 use crate::neighbors::FamilyFinder;
@@ -44,14 +45,17 @@ pub(crate) struct TipOutput {
     /// Where the samples' time went.
     seconds: TipSeconds,
     reuse: bool,
+    /// A rank of a distributed run other than rank 0: it takes part in the collective
+    /// calls of a sample and finds no crack (no exclusion zone, no tracker).
+    participant: bool,
 }
 
 impl TipOutput {
     /// The output of `problem` in `dir`: none without a folder, for a body that cannot crack
     /// (`solver.damage = false`), or with `output.tips_every = 0`. With `resume`, the file
     /// and the tracker go on from a checkpoint's (a checkpoint without them starts both anew).
-    /// `writes`: whether this process writes the file (rank 0 of a distributed run; every
-    /// rank samples and tracks alike, see the module documentation).
+    /// `writes`: whether this process writes the file (rank 0 of a distributed run); a rank
+    /// that does not is a participant (see the module documentation).
     pub(crate) fn open(
         problem: &Problem,
         dir: Option<&Path>,
@@ -70,14 +74,19 @@ impl TipOutput {
             .output
             .tips_threshold
             .unwrap_or_else(|| threshold_for(body.dim(), body.delta / body.dx));
+        let participant = !writes;
         let columns = match body.dim() {
-            3 => Columns::of_thin_body(&body.positions, body.dx, body.delta),
+            3 if !participant => Columns::of_thin_body(&body.positions, body.dx, body.delta),
             _ => None,
         };
-        let loaded = loaded(problem);
-        let excluded = match &columns {
-            Some(c) => exclusion_mask(&c.positions, 2, body.delta, &c.any(&loaded)),
-            None => exclusion_mask_by(&FamilyFinder::for_body(body, body.delta), &loaded),
+        let excluded = match (&columns, participant) {
+            (_, true) => Vec::new(),
+            (Some(c), false) => {
+                exclusion_mask(&c.positions, 2, body.delta, &c.any(&loaded(problem)))
+            }
+            (None, false) => {
+                exclusion_mask_by(&FamilyFinder::for_body(body, body.delta), &loaded(problem))
+            }
         };
         // No tip outruns the dilatational wave: 2 sqrt(E / rho) bounds it for any Poisson
         // ratio up to 0.4 in 3D and any in 2D (of the fastest of several materials).
@@ -91,7 +100,9 @@ impl TipOutput {
         let max_speed = fastest(&|m| 2.0 * (m.youngs_modulus / m.density).sqrt());
         let burst_speed = fastest(&|m| m.dilatational_wave_speed());
         let path = dir.join("crack_tips.csv");
-        let memory = resume.map(|p| p.tracker.clone()).unwrap_or_default();
+        let memory = (resume.filter(|_| !participant))
+            .map(|p| p.tracker.clone())
+            .unwrap_or_default();
         let tracker =
             TipTracker::resumed(body.delta, max_speed, memory).with_burst_speed(burst_speed);
         let csv = match (writes, resume) {
@@ -111,6 +122,7 @@ impl TipOutput {
             latest: None,
             seconds: TipSeconds::default(),
             reuse: damage_follows_status(problem),
+            participant,
         }))
     }
 
@@ -133,54 +145,72 @@ impl TipOutput {
         (step.is_multiple_of(self.every) || last) && self.sampled != Some(step)
     }
 
-    /// Sample the damage of `forces` at `step`, time `time` (collective across ranks: the
+    /// Sample the damage of `backend` at `step`, time `time` (collective across ranks: the
     /// broken-bond count, then the damage unless the count is unchanged).
     pub(crate) fn sample<T: Real>(
         &mut self,
         problem: &Problem,
         step: usize,
         time: f64,
-        forces: &mut dyn Forces<T>,
+        backend: &mut dyn Backend<T>,
     ) -> Result<()> {
-        let broken = forces.broken_bonds();
+        let broken = backend.as_forces().broken_bonds();
         let cracks = match &self.latest {
             Some((count, cracks)) if self.reuse && *count == broken => {
                 self.seconds.reused += 1;
                 cracks.clone()
             }
-            _ => self.find(problem, forces)?,
+            _ => self.find(problem, backend)?,
         };
+        self.sampled = Some(step);
+        if self.participant {
+            self.latest = Some((broken, cracks));
+            return Ok(());
+        }
         let t0 = Instant::now();
         let rows = self.tracker.update(time, &cracks);
         self.latest = Some((broken, cracks));
-        self.sampled = Some(step);
         let written = self.csv.as_mut().map_or(Ok(()), |csv| csv.write(&rows));
         self.seconds.tracker += since(t0);
         written
     }
 
-    /// The cracks of the damage field of `forces`.
+    /// The damage of every node (an array over the body) where this process finds the
+    /// cracks; across ranks gathered to rank 0 from each rank's owned nodes (collective), the
+    /// others receiving nothing.
+    fn whole_damage<T: Real>(backend: &mut dyn Backend<T>, nodes: usize) -> Result<Vec<f64>> {
+        let f64s = |x: Vec<T>| x.into_par_iter().map(|x| x.f64()).collect();
+        if let Some(part) = backend.rank_outputs() {
+            let mine = part.owned_damage()?;
+            return Ok(f64s(part.owned_to(&mine, 1, Gather::Root)?));
+        }
+        let mut phi = vec![T::zero(); nodes];
+        backend.as_forces().damage(&mut phi)?;
+        Ok(f64s(phi))
+    }
+
+    /// The cracks of the damage field of `backend` (none on a participant).
     fn find<T: Real>(
         &mut self,
         problem: &Problem,
-        forces: &mut dyn Forces<T>,
+        backend: &mut dyn Backend<T>,
     ) -> Result<Vec<Crack>> {
         let body = &problem.body;
         let t0 = Instant::now();
         // node by node, a backend that thresholds on its device sends back only the nodes
         // at or above the threshold; otherwise the whole damage field is read
-        let over = match self.columns {
-            None => forces.nodes_at_or_above(self.threshold)?,
-            Some(_) => None,
+        let over = match (&self.columns, backend.rank_outputs().is_some()) {
+            (None, false) => backend.as_forces().nodes_at_or_above(self.threshold)?,
+            _ => None,
         };
-        let whole: Vec<f64> = match over {
+        let whole = match over {
             Some(_) => Vec::new(),
-            None => {
-                let mut phi = vec![T::zero(); body.len()];
-                forces.damage(&mut phi)?;
-                phi.into_par_iter().map(|x| x.f64()).collect()
-            }
+            None => Self::whole_damage(backend, body.len())?,
         };
+        if self.participant {
+            self.seconds.damage += since(t0);
+            return Ok(Vec::new());
+        }
         self.seconds.damage += since(t0);
         let t0 = Instant::now();
         let (positions, dim, damage) = match &self.columns {

@@ -264,10 +264,16 @@ mod tests {
         let off = block_counts_at("0.5e-3", &vtk_off);
         let fields = ["output.fields=[\"displacement\", \"broken_bonds\"]"];
         let bond_fields = block_counts_at("0.5e-3", &fields);
-        let ckpt = block_counts_at("0.5e-3", &["output.vtk=false", "output.checkpoint_every=10"]);
+        let ckpt = block_counts_at(
+            "0.5e-3",
+            &["output.vtk=false", "output.checkpoint_every=10"],
+        );
         assert!(bond_fields.bond_fields && !bond_fields.checkpoints);
         assert!(ckpt.checkpoints && !ckpt.bond_fields && !off.bond_fields);
-        assert!(!block_counts_at("0.5e-3", &[]).bond_fields, "the default fields");
+        assert!(
+            !block_counts_at("0.5e-3", &[]).bond_fields,
+            "the default fields"
+        );
         let shape = |on_host| RunShape {
             lean: true,
             ranks: Some(RankShape { count: 2, on_host }),
@@ -278,7 +284,10 @@ mod tests {
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
         assert!(close(host(&bond_fields, 1), host(&off, 1) + 2.0 * bonds));
         assert!(close(host(&ckpt, 1), host(&off, 1) + 2.0 * bonds));
-        assert!(close(host(&ckpt, 2), 2.0 * host(&off, 2) / 2.0 + 2.0 * bonds));
+        assert!(close(
+            host(&ckpt, 2),
+            2.0 * host(&off, 2) / 2.0 + 2.0 * bonds
+        ));
         assert!(close(host(&bond_fields, 2), 2.0 * host(&bond_fields, 1)));
         let soft = ModelCounts {
             bond_damage: true,
