@@ -590,6 +590,48 @@ __device__ __forceinline__ void count_broken(const BondParams& p, u32 count) {
     if (count != 0) atomicAdd(p.broken, (u64)count);
 }
 
+// What a node of the plain PMB loop on a full box lattice of one node volume (the slot
+// table's and the baked stencil's) holds over its slots: its displacement, breaking
+// threshold, the lattice weight, its slice's status words and its bit in them.
+template <int D>
+struct LatticeNode {
+    Node<D> node;
+    real s_break;
+    real w;
+    u32* st;
+    u32 bit;
+};
+
+template <int D>
+__device__ __forceinline__ LatticeNode<D> lattice_node(const BondParams& p, u32 i) {
+    LatticeNode<D> n;
+    n.node = Node<D>{};
+    load_u<D>(p.u, i, n.node.u);
+    const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
+    n.s_break = break_threshold(p, can_break);
+    n.w = (real)p.lattice_weight;
+    n.st = p.mu + (ld(p.slice_start + i / 32) >> 5);
+    n.bit = 1u << (i % 32);
+    return n;
+}
+
+// The end of one lattice bond to neighbour j of stretch s, force scale `scale` and
+// direction `dir`: broken where it stretches past s_break and j can fail (the node's bit
+// cleared in `word`, counted in `broken`), else w scale dir added to f.
+template <int D>
+__device__ __forceinline__ void lattice_bond_end(const BondParams& p, u32 j, real s,
+                                                 real scale, const real dir[3], real s_break,
+                                                 real w, u32* word, u32 bit, real f[3],
+                                                 u32& broken) {
+    if (s > s_break && ld(p.no_fail + j) == 0) {
+        ++broken;
+        atomicAnd(word, ~bit);
+        return;
+    }
+    scale *= w;
+    for (int k = 0; k < D; ++k) f[k] += scale * dir[k];
+}
+
 // The entry point of a bond loop: one thread per node, `body<D>(p, i)` with the dimension
 // a compile-time constant (loops unroll; the 2D path touches no third component).
 #define PD_BOND_ENTRY(name, body)                         \

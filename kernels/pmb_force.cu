@@ -126,37 +126,25 @@ __device__ __forceinline__ void table_bond(const BondParams& p, const SlotGeomet
     bd.vol = (real)1;
     real scale, dir[3];
     const real s = pmb_bond<D, LINEARIZED>(bd, &scale, dir);
-    if (s > s_break && ld(p.no_fail + j) == 0) {
-        ++broken;
-        atomicAnd(word, ~bit);
-        return;
-    }
-    scale *= w;
-    for (int k = 0; k < D; ++k) f[k] += scale * dir[k];
+    lattice_bond_end<D>(p, j, s, scale, dir, s_break, w, word, bit, f, broken);
 }
 
 template <int D, bool LINEARIZED>
 __device__ __forceinline__ void pmb_node_table_law(const BondParams& p, u32 i,
                                                    const SlotSource& table) {
-    Node<D> node = Node<D>{};
-    load_u<D>(p.u, i, node.u);
-    const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
-    const real s_break = break_threshold(p, can_break);
-    const real w = (real)p.lattice_weight;
-    u32* st = p.mu + (ld(p.slice_start + i / 32) >> 5);
-    const u32 bit = 1u << (i % 32);
+    const LatticeNode<D> n = lattice_node<D>(p, i);
     const u32 slots = ld(p.lengths + i);
     real f[3] = {(real)0, (real)0, (real)0};
     u32 broken = 0;
 #pragma unroll PD_TABLE_UNROLL
     for (u32 m = 0; m < slots; ++m) {
-        if ((st[m] & bit) == 0) continue;
+        if ((n.st[m] & n.bit) == 0) continue;
         int off;
         const SlotGeometry g = slot_entry(table, m, &off);
-        table_bond<D, LINEARIZED>(p, g, i + (u32)off, node.u, s_break, w, st + m, bit, f,
-                                  broken);
+        table_bond<D, LINEARIZED>(p, g, i + (u32)off, n.node.u, n.s_break, n.w, n.st + m,
+                                  n.bit, f, broken);
     }
-    store_force<D>(p, i, node, f);
+    store_force<D>(p, i, n.node, f);
     count_broken(p, broken);
 }
 

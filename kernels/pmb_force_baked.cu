@@ -85,38 +85,26 @@ __device__ __forceinline__ void baked_bond(const BondParams& p, u32* word, const
         scale = s * ry;
         for (int k = 0; k < 3; ++k) dir[k] = y[k];
     }
-    if (s > s_break && ld(p.no_fail + j) == 0) {
-        ++broken;
-        atomicAnd(word, ~bit);
-        return;
-    }
-    scale *= w;
-    for (int k = 0; k < D; ++k) f[k] += scale * dir[k];
+    lattice_bond_end<D>(p, j, s, scale, dir, s_break, w, word, bit, f, broken);
 }
 
 // Node i over every slot of the baked stencil (in slot order, as the table loop), then the
 // store with the fused update (`store_force`) and the count of its broken bonds.
 template <int D, bool LINEARIZED>
 __device__ __forceinline__ void pmb_node_baked(const BondParams& p, u32 i) {
-    Node<D> node = Node<D>{};
-    load_u<D>(p.u, i, node.u);
-    const bool can_break = p.check_bonds != 0 && ld(p.no_fail + i) == 0;
-    const real s_break = break_threshold(p, can_break);
-    const real w = (real)p.lattice_weight;
-    u32* st = p.mu + (ld(p.slice_start + i / 32) >> 5);
-    const u32 bit = 1u << (i % 32);
+    const LatticeNode<D> n = lattice_node<D>(p, i);
     const real* ub = p.u + (u64)D * i;
     real f[3] = {(real)0, (real)0, (real)0};
     u32 broken = 0;
     // slot m: node offset `off`, nonzero components `nz` of its bond vector (x0, x1, x2),
     // length `len`, 1 / length `rlen`
 #define PD_BAKED_SLOT(m, off, nz, x0, x1, x2, len, rlen)                                   \
-    baked_bond<D, LINEARIZED, nz>(p, st + (m), ub + (long long)D * (off), i + (u32)(off),  \
-                                  (real)(x0), (real)(x1), (real)(x2), (real)(len),         \
-                                  (real)(rlen), node.u, s_break, w, bit, f, broken);
+    baked_bond<D, LINEARIZED, nz>(p, n.st + (m), ub + (long long)D * (off), i + (u32)(off), \
+                                  (real)(x0), (real)(x1), (real)(x2), (real)(len),          \
+                                  (real)(rlen), n.node.u, n.s_break, n.w, n.bit, f, broken);
     PD_BAKED_SLOTS(PD_BAKED_SLOT)
 #undef PD_BAKED_SLOT
-    store_force<D>(p, i, node, f);
+    store_force<D>(p, i, n.node, f);
     count_broken(p, broken);
 }
 
