@@ -173,3 +173,31 @@ fn cpu_matrix_results_do_not_depend_on_the_thread_count() {
         }
     }
 }
+
+/// The leapfrog writes an acceleration only where its bits change (so that on a rank of a
+/// distributed run the dofs of other ranks' nodes, +0 and never written, take no resident
+/// memory: `docs/distributed.md`, "what a rank holds whole"). The comparison is bitwise,
+/// not by value: on the undeformed plate at rest (forces and body force +0) an acceleration
+/// preset to -0 becomes the +0 the step computes, on every dof, as it would with an
+/// unconditional write; a value equal by `==` but of the other sign would otherwise stay.
+/// Every other entry of the state is as `start` leaves it from a state at rest.
+#[test]
+fn the_step_zero_acceleration_is_written_bit_for_bit() {
+    use peridot::dynamics::{Explicit, Loads, State};
+    let problem = common::problem(PLATE, &["boundary=[]", "precrack=[]"]);
+    let integrator = Explicit::of(&problem, 1e-8, 0.0, true);
+    let loads = Loads::new(&problem, 1e-8);
+    let mut backend = CpuLoop::<f64>::new(Arc::new(problem.clone()));
+    let mut preset = State::<f64>::initial(&problem);
+    preset.a.iter_mut().for_each(|a| *a = -0.0);
+    integrator.start(&mut preset, &loads, &mut backend).unwrap();
+    assert!(
+        preset.a.iter().all(|a| a.to_bits() == 0.0f64.to_bits()),
+        "every acceleration +0 after step zero"
+    );
+    let mut plain = State::<f64>::initial(&problem);
+    integrator.start(&mut plain, &loads, &mut backend).unwrap();
+    for (a, b) in [(&preset.u, &plain.u), (&preset.v, &plain.v), (&preset.f, &plain.f)] {
+        assert!(a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+}
