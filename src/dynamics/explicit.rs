@@ -10,6 +10,19 @@ use crate::{Real, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
 
+/// `*x = value` where the bits differ (an exact comparison: `-0` and `+0` differ, a NaN is
+/// written over another NaN of other bits); an unchanged value is not written. On a rank of a
+/// distributed run the driver's state holds every node, and the dofs of other ranks' nodes,
+/// `+0` and never written, stay in pages the process never makes resident
+/// (`docs/distributed.md`, "what a rank holds whole"); the host leapfrog's passes over every
+/// dof leave them so.
+#[inline(always)]
+fn set_if_changed<T: Real>(x: &mut T, value: T) {
+    if value.f64().to_bits() != x.f64().to_bits() {
+        *x = value;
+    }
+}
+
 /// Explicit integrator settings.
 #[derive(Debug, Clone)]
 pub struct Explicit {
@@ -160,10 +173,9 @@ impl Explicit {
             .zip(state.v.par_iter_mut())
             .zip(state.a.par_iter().zip(loads.constrained()))
             .for_each(|((u, v), (&a, &fixed))| {
-                if !fixed {
-                    *v += half * a;
-                }
-                *u += dt * *v;
+                let v1 = if fixed { *v } else { *v + half * a };
+                set_if_changed(v, v1);
+                set_if_changed(u, *u + dt * v1);
             });
         if let Some(c) = state.contact.as_mut() {
             c.kick_drift(self.dt);
@@ -210,15 +222,13 @@ impl Explicit {
                     _ => T::zero(),
                 };
                 let rho = self.inv_density_of(rho, k, d);
-                let next = match touch {
-                    Some(c) => (f[k] + b[k] + T::of(c[k]) - drag) * rho,
-                    None => (f[k] + b[k] - drag) * rho,
-                };
-                // (an unchanged value is not written: on a rank of a distributed run the dofs
-                // of other ranks' nodes stay +0 in pages never written, so never resident)
-                if next.f64().to_bits() != a.f64().to_bits() {
-                    *a = next;
-                }
+                set_if_changed(
+                    a,
+                    match touch {
+                        Some(c) => (f[k] + b[k] + T::of(c[k]) - drag) * rho,
+                        None => (f[k] + b[k] - drag) * rho,
+                    },
+                );
                 if let Some(h) = kick {
                     *v += h * *a;
                 }
