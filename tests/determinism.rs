@@ -197,7 +197,11 @@ fn the_step_zero_acceleration_is_written_bit_for_bit() {
     );
     let mut plain = State::<f64>::initial(&problem);
     integrator.start(&mut plain, &loads, &mut backend).unwrap();
-    for (a, b) in [(&preset.u, &plain.u), (&preset.v, &plain.v), (&preset.f, &plain.f)] {
+    for (a, b) in [
+        (&preset.u, &plain.u),
+        (&preset.v, &plain.v),
+        (&preset.f, &plain.f),
+    ] {
         assert!(a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()));
     }
 }
