@@ -80,9 +80,10 @@ pub fn rank_share(counts: &ModelCounts, p: usize) -> RankShare {
 /// What one rank of a run of `shape` across `p` ranks holds for a model of `counts`: an
 /// upper bound, each term counted at its largest.
 ///
-/// - The rank's problem: every node's arrays (positions, volumes, state: [`problem_bytes`]
-///   per node) on every rank; the bonds whole only where the problem is stored
-///   (`shape.lean` false: `cpu-matrix`, a restart), else none beyond the part's.
+/// - The rank's problem: every node's arrays (positions, volumes: [`problem_bytes`] per
+///   node) on every rank, the driver's state `u v a f` for the owned nodes alone (the other
+///   entries are never written) and `b` whole; the bonds whole only where the problem is
+///   stored (`shape.lean` false: `cpu-matrix`, a restart), else none beyond the part's.
 /// - The bond status gathered whole, only where the run gathers it: to every rank where the
 ///   snapshots hold a field made over the bonds on the host (`counts.bond_fields`): the
 ///   gathered array and the gather's buffer; to rank 0 alone for a checkpoint
@@ -114,7 +115,10 @@ pub fn rank_estimate(counts: &ModelCounts, shape: &RunShape, p: usize) -> Estima
     let (pn, pb) = problem_bytes(d, s, corrected);
     let damage = usize::from(counts.bond_damage) * s;
     let whole_bonds = if shape.lean { 0.0 } else { bonds };
-    let problem = n * pn as f64 + whole_bonds * pb as f64;
+    // (the driver's `u v a f` of other ranks' nodes are never written, so not resident:
+    // counted for the owned nodes; `b` whole, which a body force writes on every dof)
+    let state = (4 * d * s) as f64;
+    let problem = n * (pn as f64 - state) + share.owned * state + whole_bonds * pb as f64;
     let every = if counts.bond_fields { 2.0 } else { 0.0 };
     let gathered = bonds * (1 + damage) as f64 * every + rank_zero_extra(counts);
     let local_arrays = local * ((3 * d + 2) * s) as f64 + 8.0 * n;
@@ -169,11 +173,15 @@ pub fn rank_estimate(counts: &ModelCounts, shape: &RunShape, p: usize) -> Estima
 
 /// What rank 0 of a run across ranks holds beyond the others: with checkpoints
 /// (`counts.checkpoints`), the bond status gathered whole and its copy in the checkpoint,
-/// 1 byte a bond each, and a softening law's damage per bond likewise. Bytes.
+/// 1 byte a bond each, a softening law's damage per bond likewise, and the driver's state
+/// gathered whole (`u v a f` of every node). Bytes.
 pub fn rank_zero_extra(counts: &ModelCounts) -> f64 {
-    let damage = usize::from(counts.bond_damage) * counts.scalar_bytes;
-    let copies = if counts.checkpoints { 2.0 } else { 0.0 };
-    counts.bonds() * (1 + damage) as f64 * copies
+    if !counts.checkpoints {
+        return 0.0;
+    }
+    let s = counts.scalar_bytes;
+    let damage = usize::from(counts.bond_damage) * s;
+    counts.bonds() * (1 + damage) as f64 * 2.0 + counts.nodes * (4 * counts.dim * s) as f64
 }
 
 /// The operators of a rank's part of the matrix scheme (`distributed/matrix.rs`): its `local`
@@ -197,7 +205,7 @@ mod tests {
     /// One rank of `cpu-loop` across ranks, on the benchmark block at dx 0.4 mm
     /// (`models/pmb_block_3d.toml`: 125^3 = 1.95 M nodes, estimated 126^3), f64, outputs off as in the
     /// measurement it is checked against (`docs/distributed.md`, "what a rank holds whole":
-    /// peak resident memory 4.32 GB for the larger of 2 ranks, 8.19 GB on 1 rank, 7.49 GB in
+    /// peak resident memory 4.25 GB for the larger of 2 ranks, 8.19 GB on 1 rank, 7.49 GB in
     /// core). Each estimate is an upper bound within 40 % (it counts every term at its
     /// largest: a part two cells wider than its share, two loops' node records over the
     /// part; 1.05 in core, 1.21 on 1 rank, 1.31 on 2 ranks at the time of writing). A rank
@@ -227,7 +235,7 @@ mod tests {
         );
         assert!(two.what.ends_with("one rank of 2"), "{}", two.what);
         for (est, measured) in [
-            (two.host, 4.32e9),
+            (two.host, 4.25e9),
             (rank(1, 1).host, 8.19e9),
             (in_core, 7.49e9),
         ] {
@@ -254,9 +262,10 @@ mod tests {
     /// with a field made over the bonds (`output.fields` with `broken_bonds`, VTK on) add 2
     /// bytes a bond of the whole model to every rank (the gathered array and the gather's
     /// buffer, f64 without damage per bond); checkpoints add 2 bytes a bond to rank 0 alone
-    /// (the gathered array and the checkpoint's copy), so two ranks on one host hold twice a
-    /// rank's bytes plus rank 0's extra once. A softening law's damage per bond (8 bytes in
-    /// f64) gathers with the status: 9 bytes a bond each copy. `ModelCounts::of` reads both
+    /// (the gathered array and the checkpoint's copy) and the state gathered whole (`u v a
+    /// f`: 96 bytes a node in 3D f64), so two ranks on one host hold twice a rank's bytes
+    /// plus rank 0's extra once. A softening law's damage per bond (8 bytes in f64) gathers
+    /// with the status: 9 bytes a bond each copy. `ModelCounts::of` reads both
     /// flags from `[output]`; the guard (`cli/run.rs`) sees `--checkpoint-every` through it.
     #[test]
     fn the_bond_status_gathered_whole_counts_where_the_run_gathers_it() {
@@ -283,17 +292,16 @@ mod tests {
         let bonds = off.bonds();
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
         assert!(close(host(&bond_fields, 1), host(&off, 1) + 2.0 * bonds));
-        assert!(close(host(&ckpt, 1), host(&off, 1) + 2.0 * bonds));
-        assert!(close(
-            host(&ckpt, 2),
-            2.0 * host(&off, 2) / 2.0 + 2.0 * bonds
-        ));
+        let state = 96.0 * off.nodes;
+        assert!(close(host(&ckpt, 1), host(&off, 1) + 2.0 * bonds + state));
+        assert!(close(host(&ckpt, 2), host(&off, 2) + 2.0 * bonds + state));
         assert!(close(host(&bond_fields, 2), 2.0 * host(&bond_fields, 1)));
         let soft = ModelCounts {
             bond_damage: true,
             ..ckpt
         };
-        assert!(close(rank_zero_extra(&soft), 2.0 * 9.0 * bonds));
+        assert!(close(rank_zero_extra(&soft), 2.0 * 9.0 * bonds + state));
+        assert_eq!(rank_zero_extra(&off), 0.0);
     }
 
     /// With crack-face contact a `gpu-loop` rank keeps its owned nodes' neighbour indices on
