@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One call: the baked loop's GPU test and A/B (gpu_baked_ab.sh's first half), the full GPU
+# One call: the baked loop's GPU test and A/B (interleaved `peridot bench`, PD_BAKED=0 against the baked loop), the full GPU
 # suites on the merged tree, then tests/mpi.rs under the carried MPICH with GPU ranks.
 set -u
 cd "$(dirname "$0")/.."
