@@ -230,7 +230,7 @@ impl Explicit {
                     },
                 );
                 if let Some(h) = kick {
-                    *v += h * *a;
+                    set_if_changed(v, *v + h * *a);
                 }
             });
         if let (Some(c), Some(_)) = (state.contact.as_mut(), kick) {
