@@ -45,14 +45,9 @@ pub(crate) struct ExtraFields {
     pub broken_bonds: Option<Vec<i64>>,
 }
 
-/// Whether `problem`'s snapshots need the bond status ([`extra_fields`]'s `status`).
-pub(crate) fn needs_bond_status(problem: &Problem) -> bool {
-    problem.model.output.reads_bonds()
-}
-
 /// The extra fields `problem.model.output` chooses, at displacement `u` (m, `d` per node)
 /// with bond status `status` (1 intact, 0 broken, per directed bond in CSR order, `j`
-/// ascending in each family; empty when [`needs_bond_status`] is false) and a softening
+/// ascending in each family; empty unless `Output::reads_bonds`) and a softening
 /// law's damage per bond.
 pub(crate) fn extra_fields(
     problem: &Problem,
@@ -65,7 +60,7 @@ pub(crate) fn extra_fields(
         material_id: material_ids(problem, None),
         ..ExtraFields::default()
     };
-    if !needs_bond_status(problem) {
+    if !problem.model.output.reads_bonds() {
         return Ok(extra);
     }
     let nodes = bond_pass(problem, u, status, damage)?;

@@ -3,7 +3,7 @@
 //! the damage picture and the summary's fixed keys. Units are SI; forces in probes are
 //! newtons (force density times volume).
 
-use super::fields::{extra_fields, needs_bond_status, ExtraFields};
+use super::fields::{extra_fields, ExtraFields};
 use crate::dynamics::{Forces, State};
 use crate::output::pieces::pick;
 use crate::output::{
@@ -90,7 +90,7 @@ pub(crate) fn fields<T: Real>(
     let has = forces.dilatation(u, &mut theta)?;
     let f64s = |v: Vec<T>| v.into_par_iter().map(|x| x.f64()).collect::<Vec<f64>>();
     // (the bond status and a softening law's damage only where a chosen field reads them)
-    let (status, damage) = match needs_bond_status(problem) {
+    let (status, damage) = match problem.model.output.reads_bonds() {
         true => (forces.bond_status()?, forces.bond_damage()?.map(f64s)),
         false => (Vec::new(), None),
     };

@@ -7,7 +7,7 @@
 //! (resumed from a checkpoint too), whether checkpoints are written, and the abort of every
 //! rank where one failed alone.
 
-use super::fields::{material_ids, needs_bond_status, ExtraFields};
+use super::fields::{material_ids, ExtraFields};
 use super::outputs::{self, FieldValues, OwnedSnapshot};
 use crate::backend::{Backend, BackendKind, Gather, RankOutputs};
 use crate::distributed::RankSetup;
@@ -178,12 +178,9 @@ pub(super) fn end_damage<T: Real>(
     ranks: Option<&Ranks>,
     (state_whole, picture): (bool, bool),
 ) -> Result<(Vec<f64>, f64)> {
-    let f64s = |x: Vec<T>| x.into_par_iter().map(|x| x.f64()).collect::<Vec<f64>>();
     let largest = |phi: &mut dyn Iterator<Item = f64>| phi.fold(0.0, f64::max);
     let Some(ranks) = ranks else {
-        let mut phi = vec![T::zero(); problem.body.len()];
-        backend.as_forces().damage(&mut phi)?;
-        let phi = f64s(phi);
+        let phi = damage_on_root(backend, problem.body.len())?;
         let max = largest(&mut phi.iter().copied());
         return Ok((phi, max));
     };
@@ -200,6 +197,27 @@ pub(super) fn end_damage<T: Real>(
         false => Vec::new(),
     };
     Ok((phi, max))
+}
+
+/// Every node's damage (of `nodes`) where one process reads the whole field (crack tips,
+/// the picture): in one process the backend's; across ranks (collective) each rank's owned
+/// nodes' gathered to rank 0 alone, the others receiving nothing (empty).
+pub(super) fn damage_on_root<T: Real>(
+    backend: &mut dyn Backend<T>,
+    nodes: usize,
+) -> Result<Vec<f64>> {
+    if let Some(part) = backend.rank_outputs() {
+        let mine = part.owned_damage()?;
+        return Ok(f64s(part.owned_to(&mine, 1, Gather::Root)?));
+    }
+    let mut phi = vec![T::zero(); nodes];
+    backend.as_forces().damage(&mut phi)?;
+    Ok(f64s(phi))
+}
+
+/// `values` in `f64`.
+fn f64s<T: Real>(values: Vec<T>) -> Vec<f64> {
+    values.into_par_iter().map(|x| x.f64()).collect()
 }
 
 /// What a checkpoint of the current step holds of the backend beyond the state, whole on
@@ -239,7 +257,7 @@ pub(super) fn snapshot_piece<T: Real>(
     let part = part_of(backend)?;
     let nodes = part.owned().to_vec();
     let d = problem.dim();
-    if needs_bond_status(problem) {
+    if problem.model.output.reads_bonds() {
         part.gather_state(state, Gather::Every)?;
         let whole = outputs::fields(backend.as_forces(), &state.u, problem)?;
         return Ok(piece_of_whole(state, &whole, &nodes, d));

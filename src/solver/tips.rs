@@ -9,7 +9,8 @@
 //! keeps the tracker, writes `crack_tips.csv` and the summary's block. The other ranks hold
 //! a participant's [`TipOutput`]: no per-node array, no finder.
 
-use crate::backend::{Backend, Gather};
+use super::ranks::damage_on_root;
+use crate::backend::Backend;
 use crate::material::MaterialConstants;
 use crate::model::BoundaryKind;
 use crate::neighbors::FamilyFinder;
@@ -22,7 +23,6 @@ use crate::output::{CrackTipSummary, TipSeconds};
 use crate::setup::since;
 use crate::setup::Problem;
 use crate::{Real, Result};
-use rayon::prelude::*;
 use std::path::Path;
 use std::time::Instant;
 
@@ -175,20 +175,6 @@ impl TipOutput {
         written
     }
 
-    /// The damage of every node (an array over the body) where this process finds the
-    /// cracks; across ranks gathered to rank 0 from each rank's owned nodes (collective), the
-    /// others receiving nothing.
-    fn whole_damage<T: Real>(backend: &mut dyn Backend<T>, nodes: usize) -> Result<Vec<f64>> {
-        let f64s = |x: Vec<T>| x.into_par_iter().map(|x| x.f64()).collect();
-        if let Some(part) = backend.rank_outputs() {
-            let mine = part.owned_damage()?;
-            return Ok(f64s(part.owned_to(&mine, 1, Gather::Root)?));
-        }
-        let mut phi = vec![T::zero(); nodes];
-        backend.as_forces().damage(&mut phi)?;
-        Ok(f64s(phi))
-    }
-
     /// The cracks of the damage field of `backend` (none on a participant).
     fn find<T: Real>(
         &mut self,
@@ -205,7 +191,7 @@ impl TipOutput {
         };
         let whole = match over {
             Some(_) => Vec::new(),
-            None => Self::whole_damage(backend, body.len())?,
+            None => damage_on_root(backend, body.len())?,
         };
         if self.participant {
             self.seconds.damage += since(t0);

@@ -88,7 +88,8 @@ impl<T: Real> GpuLoop<T> {
 
     /// The kernels of a force evaluation with `params`: for LPS its dilatation kernel, then
     /// the force kernel (the loop `params` asks for: a softening law's, several materials',
-    /// the lattice's with or without the slot table (baked where it is made), the plain list's, the general one).
+    /// the lattice's with or without the slot table (baked where it is made), the plain
+    /// list's, the general one).
     pub(crate) fn force_kernels(
         &self,
         params: &BondParams,
