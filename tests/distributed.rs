@@ -40,6 +40,33 @@ fn cpu_loop_across_thread_ranks_equals_one_process_bitwise() {
     }
 }
 
+/// Bonds breaking with each node's history (`critical_stretch_alpha`), before the force (the
+/// displacement's exchange travels while the interior's critical stretches are computed, and
+/// theirs while the interior's bonds break; the force pass then exchanges nothing) and after
+/// it (the critical stretches' exchange travels while the interior breaks): `cpu-loop` on 2
+/// and 3 thread ranks ends bit for bit where the one-process run ends, PMB and LPS. The
+/// overlap changes when the ghosts' values arrive, never which values a pass reads, so no
+/// tolerance.
+#[test]
+fn history_breaking_across_thread_ranks_equals_one_process_bitwise() {
+    for law in ["pmb", "lps"] {
+        for timing in ["before-force", "after-force"] {
+            let keys = format!(
+                "critical_stretch = 0.002\ncritical_stretch_alpha = 0.25\nbreak_timing = \"{timing}\"\n"
+            );
+            let text = common::cracked_plate_text(law, STEPS);
+            let problem =
+                common::problem(&text.replacen("critical_stretch = 0.002\n", &keys, 1), &[]);
+            let one = common::run_end(&problem, BackendKind::CpuLoop);
+            for p in [2, 3] {
+                let ends = common::distributed_end(&problem, BackendKind::CpuLoop, p);
+                let what = format!("{law} alpha {timing}, cpu-loop on {p} ranks");
+                common::assert_same_end(&one, &ends, &what);
+            }
+        }
+    }
+}
+
 /// A rank of `mpirun ... peridot run` builds the problem lean (no bond stored: each rank
 /// searches its own part's families and computes their bond data per bond,
 /// `distributed/part.rs`). From the lean problem, `cpu-loop` on 1 and 3 thread ranks ends

@@ -72,6 +72,9 @@ pub struct DistributedCpu<T: Real> {
     /// Each local node's critical stretch from the previous breaking evaluation (owned
     /// computed here, ghosts' from their owners; empty before the first).
     node_s0: Vec<T>,
+    /// The local displacement is current, ghosts included, for the next force pass (set by
+    /// the breaking pass before the force, which exchanged it): that pass exchanges nothing.
+    ghosts_current: bool,
     stop: Option<StopFlags>,
     probes: ProbeCache<T>,
     pub times: HaloTimes,
@@ -114,6 +117,7 @@ impl<T: Real> DistributedCpu<T> {
             carry: Carry::default(),
             history: history_timing(problem),
             node_s0,
+            ghosts_current: false,
             comm,
             plan,
             stop,
@@ -139,12 +143,17 @@ impl<T: Real> DistributedCpu<T> {
 
     /// The owned displacements from the global `u` into the local array, their exchange
     /// posted, `work` (given the split, the local displacement with stale ghosts, the local
-    /// forces) run while they travel, the ghosts unpacked; what `work` returns.
+    /// forces) run while they travel, the ghosts unpacked; what `work` returns. Where the
+    /// breaking pass before the force brought the ghosts in already (`ghosts_current`),
+    /// `work` runs alone.
     fn overlapped(
         &mut self,
         u: &[T],
         mut work: impl FnMut(&mut Split<T>, &[T], &mut [T]) -> Result<usize>,
     ) -> Result<usize> {
+        if std::mem::take(&mut self.ghosts_current) {
+            return work(&mut self.split, &self.u_local, &mut self.f_local);
+        }
         let t0 = Instant::now();
         let (d, owned) = (self.dim, self.plan.sub.owned);
         gather_into(
@@ -226,23 +235,63 @@ impl<T: Real> DistributedCpu<T> {
         Ok(inner + edge)
     }
 
-    /// Bond breaking with each node's history at the local displacement (ghosts current), as
-    /// `CpuLoop` in core does it: the owned nodes' next critical stretches, the ghosts' from
-    /// their owners (one exchange), then the owned bonds past the smaller critical stretch of
-    /// their ends from the previous evaluation (at the first, from this one) break. Returns
-    /// the bonds this rank broke.
-    fn history_breaks(&mut self) -> Result<usize> {
-        let mut next = self.split.next_critical_stretches(&self.u_local);
+    /// Bond breaking with each node's history before the force at `u`: the displacement's
+    /// exchange overlapped with the interior's next critical stretches, then the boundary's
+    /// and the breaking ([`DistributedCpu::breaks_with`]); the force pass that follows finds
+    /// the ghosts current. Returns the bonds this rank broke.
+    fn history_before_force(&mut self, u: &[T]) -> Result<usize> {
+        let mut next = Vec::new();
+        self.overlapped(u, |s, u, _| {
+            next = s.inner.next_critical_stretches(u);
+            Ok(0)
+        })?;
+        let edge = self.split.edge.next_critical_stretches(&self.u_local);
+        self.split.merge(&mut next, &edge, 1);
+        self.ghosts_current = true;
+        self.breaks_with(next)
+    }
+
+    /// Bond breaking with each node's history at the local displacement (ghosts current,
+    /// after the force pass that brought them in); returns the bonds this rank broke.
+    fn history_after_force(&mut self) -> Result<usize> {
+        let next = self.split.next_critical_stretches(&self.u_local);
+        self.breaks_with(next)
+    }
+
+    /// As `CpuLoop` in core: the owned bonds past the smaller critical stretch of their ends
+    /// from the previous evaluation (at the first, from `next`, this one's) break, and
+    /// `next` (the owned nodes' critical stretches) is kept for the next evaluation, its
+    /// ghosts' entries from their owners. That exchange travels while the interior breaks
+    /// (an interior node and its neighbours are owned: their entries are in `next` before
+    /// it), the boundary once it is in. Returns the bonds this rank broke.
+    fn breaks_with(&mut self, mut next: Vec<T>) -> Result<usize> {
+        let previous = std::mem::take(&mut self.node_s0);
         let t0 = Instant::now();
-        (self.plan.halo).refresh(&*self.comm, &mut next, 1, &mut self.buf_theta)?;
-        self.count_exchange(t0.elapsed().as_secs_f64(), 1);
-        let s0 = match self.node_s0.is_empty() {
-            true => next.clone(),
-            false => std::mem::take(&mut self.node_s0),
+        let halo = &self.plan.halo;
+        halo.pack(&next, 1, &mut self.buf_theta);
+        let (split, u_local) = (&mut self.split, &self.u_local);
+        let (mut inner, mut busy) = (0, 0.0);
+        halo.exchange(&*self.comm, &mut self.buf_theta, &mut || {
+            let t1 = Instant::now();
+            let s0 = if previous.is_empty() {
+                &next
+            } else {
+                &previous
+            };
+            inner = split.inner.breaks_past(u_local, s0);
+            busy = t1.elapsed().as_secs_f64();
+            Ok(())
+        })?;
+        halo.unpack(&self.buf_theta, 1, &mut next);
+        self.count_exchange(t0.elapsed().as_secs_f64() - busy, 1);
+        let s0 = if previous.is_empty() {
+            &next
+        } else {
+            &previous
         };
-        let broken = self.split.breaks_past(&self.u_local, &s0);
+        let edge = self.split.edge.breaks_past(&self.u_local, s0);
         self.node_s0 = next;
-        Ok(broken)
+        Ok(inner + edge)
     }
 
     /// The damage per bond and each node's critical stretch on the ranks `to` names (empty
@@ -284,8 +333,7 @@ impl<T: Real> FusedForces<T> for DistributedCpu<T> {
         let history = self.history.filter(|_| check);
         let mut broken = 0;
         if history == Some(BreakTiming::BeforeForce) {
-            self.local_displacement(u)?;
-            broken += self.history_breaks()?;
+            broken += self.history_before_force(u)?;
         }
         // (with history the force pass breaks nothing)
         let check = check && history.is_none();
@@ -295,7 +343,7 @@ impl<T: Real> FusedForces<T> for DistributedCpu<T> {
         };
         if history == Some(BreakTiming::AfterForce) {
             // (the force pass brought the ghosts' displacements in)
-            broken += self.history_breaks()?;
+            broken += self.history_after_force()?;
         }
         let owned = self.plan.sub.owned_nodes();
         scatter_forces(&self.f_local, owned, self.dim, force, update);

@@ -151,12 +151,6 @@ impl<T: Real> Split<T> {
         next
     }
 
-    /// Break the owned nodes' bonds past the smaller critical stretch `s0` (per local node)
-    /// of their ends (`CpuLoop::breaks_past`); the bonds broken.
-    pub fn breaks_past(&mut self, u: &[T], s0: &[T]) -> usize {
-        self.inner.breaks_past(u, s0) + self.edge.breaks_past(u, s0)
-    }
-
     pub fn broken_bonds(&self) -> usize {
         self.inner.broken_bonds() + self.edge.broken_bonds()
     }

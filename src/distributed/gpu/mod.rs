@@ -70,7 +70,7 @@ mod probes;
 use super::contact::RankContact;
 use super::{Comm, RankPlan, RankSetup};
 use super::{HaloTimes, StopFlags};
-use crate::backend::gpu::bond_loop::{full_volume, FailurePass};
+use crate::backend::gpu::bond_loop::{full_volume, FailurePass, FailureStep};
 use crate::backend::gpu::buffers::addr;
 use crate::backend::gpu::time_loop::run_call_timed;
 use crate::backend::{check_material, GpuLoop, Scheme};
@@ -78,6 +78,7 @@ use crate::dynamics::contact::crack_faces_on;
 use crate::dynamics::{Explicit, ExplicitCall, State};
 use crate::gpu::device::driver_error;
 use crate::gpu::params::BondParams;
+use crate::gpu::Gpu;
 use crate::material::Law;
 use crate::model::BreakTiming;
 use crate::setup::Problem;
@@ -107,14 +108,25 @@ struct Halos<T> {
     times: HaloTimes,
 }
 
+/// An exchange posted on the device and not yet completed (the device address of the values
+/// whose ghosts it fills).
+enum Pending {
+    /// The displacement.
+    U(u64),
+    /// Each node's critical stretch.
+    S0(u64),
+}
+
 impl<T: Real> Halos<T> {
     /// Launch the force evaluation of `params` (its `u`, `force`, checks and fused update)
     /// over the owned nodes, with the failure pass of a model whose bonds fail with a history
     /// where `params` checks bonds, in the in-core order (`GpuLoop::forces_in_order`): before
-    /// the force kernels (the ghosts' displacement exchanged first, the pass reads it) or
-    /// after them (`break_timing`). Each node's critical stretch, where the pass writes it,
-    /// is exchanged for the ghosts before it is read. `forces`: false stops after LPS's
-    /// dilatation (its pairs then are not exchanged).
+    /// the force kernels (the ghosts' displacement exchanged while the pass's first kernel
+    /// runs over the interior; the force kernels then in one launch) or after them
+    /// (`break_timing`). Each node's critical stretch, where the pass writes it, is exchanged
+    /// for the ghosts while the next kernel runs over the interior, or the force kernels, or
+    /// at the end (`failure_pass`). `forces`: false stops after LPS's dilatation (its pairs
+    /// then are not exchanged).
     fn launch(
         &mut self,
         gl: &mut GpuLoop<T>,
@@ -133,38 +145,71 @@ impl<T: Real> Halos<T> {
             check_bonds: 0,
             ..*params
         };
+        let mut pending = Vec::new();
         match gl.problem().material.break_timing {
             BreakTiming::BeforeForce => {
-                let gpu = gl.gpu().clone();
-                self.u.post(&gpu, params.u)?;
-                (self.u).complete_counted(&gpu, comm, params.u, &mut self.times)?;
-                self.failure_pass(gl, comm, pass, params)?;
-                self.force_kernels(gl, comm, &forces_only, forces, true)
+                self.u.post(gl.gpu(), params.u)?;
+                pending.push(Pending::U(params.u));
+                self.failure_pass(gl, comm, pass, params, &mut pending)?;
+                self.force_kernels(gl, comm, &forces_only, forces, true)?;
             }
             BreakTiming::AfterForce => {
                 self.force_kernels(gl, comm, &forces_only, forces, false)?;
-                self.failure_pass(gl, comm, pass, params)
+                self.failure_pass(gl, comm, pass, params, &mut pending)?;
             }
         }
+        self.complete(comm, gl.gpu(), &mut pending)
     }
 
-    /// The failure `pass` of `params` over the part's nodes (the ghosts' displacement
-    /// current), each node's critical stretch exchanged for the ghosts where it writes it.
+    /// The failure `pass` of `params` over the part's nodes, each kernel in two launches:
+    /// over the interior (which reads no ghost's value), then, the `pending` exchanges
+    /// completed, over the boundary and the ghosts; where the pass has written each node's
+    /// critical stretch, its exchange is posted and left pending.
     fn failure_pass(
         &mut self,
         gl: &mut GpuLoop<T>,
         comm: &dyn Comm,
         pass: FailurePass,
         params: &BondParams,
+        pending: &mut Vec<Pending>,
     ) -> Result<()> {
-        let (s0, times) = (&mut self.s0, &mut self.times);
-        gl.failure_pass_with(pass, params, |gpu, node_s0| match s0.as_mut() {
-            Some(halo) => {
-                halo.post(gpu, node_s0)?;
-                halo.complete_counted(gpu, comm, node_s0, times)
+        let (interior, nodes) = (self.interior as u32, gl.problem().body.len());
+        gl.failure_pass_with(pass, params, |gpu, step| match step {
+            FailureStep::Kernel(k, p) => {
+                let part = |first: u32, n: u32| BondParams { first, n, ..*p };
+                // SAFETY: `p` holds the rank's `GpuLoop` buffers, sized for its local nodes
+                // and their bonds (the history's per slot and per node); each launch runs
+                // nodes `first .. n` of them and writes only `mu`, the counter and the
+                // history.
+                unsafe { gpu.launch(k, interior as usize, &part(0, interior))? };
+                self.complete(comm, gpu, pending)?;
+                // SAFETY: as above.
+                unsafe { gpu.launch(k, nodes - interior as usize, &part(interior, nodes as u32)) }
             }
-            None => Ok(()),
+            FailureStep::Written(node_s0) => match self.s0.as_mut() {
+                Some(halo) => {
+                    halo.post(gpu, node_s0)?;
+                    pending.push(Pending::S0(node_s0));
+                    Ok(())
+                }
+                None => Ok(()),
+            },
         })
+    }
+
+    /// Complete the `pending` exchanges in the order they were posted (the ghosts' values
+    /// scattered on the device after the work enqueued since).
+    fn complete(&mut self, comm: &dyn Comm, gpu: &Gpu, pending: &mut Vec<Pending>) -> Result<()> {
+        for p in pending.drain(..) {
+            let (halo, values) = match p {
+                Pending::U(u) => (Some(&mut self.u), u),
+                Pending::S0(s0) => (self.s0.as_mut(), s0),
+            };
+            if let Some(halo) = halo {
+                halo.complete_counted(gpu, comm, values, &mut self.times)?;
+            }
+        }
+        Ok(())
     }
 
     /// Launch the force kernels of `params` over the owned nodes in two parts around each

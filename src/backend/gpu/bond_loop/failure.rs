@@ -21,7 +21,7 @@ use crate::material::FailureHistory;
 use crate::model::{BreakTiming, DamageLaw, Material, Model};
 use crate::setup::Problem;
 use crate::{Real, Result};
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaFunction, CudaSlice};
 use std::sync::Arc;
 
 /// The failure pass a model's damaging steps run apart from the force kernels.
@@ -46,6 +46,14 @@ impl FailurePass {
             None
         }
     }
+}
+
+/// One step of a failure pass ([`GpuLoop::failure_pass_with`]).
+pub(crate) enum FailureStep<'a> {
+    /// A kernel to launch with these parameters over the nodes `first .. n` a caller sets.
+    Kernel(&'a CudaFunction, &'a BondParams),
+    /// Each node's critical stretch written at this device address, read by what follows.
+    Written(u64),
 }
 
 /// Whether `model`'s bonds fail with a history (a softening damage law, a non-zero
@@ -173,48 +181,51 @@ impl<T: Real> GpuLoop<T> {
 
     /// Launch the failure `pass` at `params.u` (bonds broken added to the device counter).
     pub(super) fn failure_pass(&mut self, pass: FailurePass, params: &BondParams) -> Result<()> {
-        self.failure_pass_with(pass, params, |_, _| Ok(()))
+        let n = self.problem.body.len();
+        self.failure_pass_with(pass, params, |gpu, step| match step {
+            // SAFETY: the pass's parameters hold this backend's buffers, sized for its `n`
+            // nodes and their bonds (the history's per slot and per node); the kernels write
+            // only `mu`, the counter and the history.
+            FailureStep::Kernel(k, p) => unsafe { gpu.launch(k, n, p) },
+            FailureStep::Written(_) => Ok(()),
+        })
     }
 
-    /// [`GpuLoop::failure_pass`], `shared(gpu, node_s0)` enqueued wherever the pass has
-    /// written each node's critical stretch that the next breaking reads (the device address
-    /// of that array): after a first evaluation's, before the breaking that reads it, and
-    /// after the breaking's. A rank's part (`distributed/gpu/`) exchanges its ghosts' values
-    /// there (its ghosts have no family: the pass writes them +inf); in core it does nothing.
+    /// The failure `pass` of `params` as its steps, in order, each handed to `step`: the
+    /// kernels to launch over the nodes (the caller launches them, over every node or in
+    /// parts) and, wherever the pass has written each node's critical stretch that the next
+    /// breaking reads, that array's device address: after a first evaluation's, before the
+    /// breaking that reads it, and after the breaking's. A rank's part
+    /// (`distributed/gpu/`) exchanges its ghosts' values there (its ghosts have no family:
+    /// the pass writes them +inf); in core nothing is done there.
     pub(crate) fn failure_pass_with(
         &mut self,
         pass: FailurePass,
         params: &BondParams,
-        mut shared: impl FnMut(&Arc<Gpu>, u64) -> Result<()>,
+        mut step: impl FnMut(&Arc<Gpu>, FailureStep<'_>) -> Result<()>,
     ) -> Result<()> {
-        let n = self.problem.body.len();
         let params = self.history.params(&self.gpu, *params);
-        // SAFETY: `params` holds this backend's buffers, sized for `n` nodes and their bonds
-        // (the history's per slot and per node); the kernels write only `mu`, the counter and
-        // the history.
-        unsafe {
-            match pass {
-                FailurePass::Soften => self.gpu.launch(&self.k.soften_bonds, n, &params)?,
-                FailurePass::History => {
-                    if !self.history.s0_ready {
-                        // (the first evaluation: each node's s0 from the stretches at `u`)
-                        let first = BondParams {
-                            node_s0_next: params.node_s0,
-                            ..params
-                        };
-                        self.gpu.launch(&self.k.node_critical_stretch, n, &first)?;
-                        shared(&self.gpu, params.node_s0)?;
-                        self.history.s0_ready = true;
-                    }
-                    self.gpu.launch(&self.k.history_breaks, n, &params)?;
-                    if let Some((read, written)) = self.history.node_s0.as_mut() {
-                        std::mem::swap(read, written);
-                    }
-                    shared(&self.gpu, params.node_s0_next)?;
+        let (gpu, k) = (&self.gpu, &self.k);
+        match pass {
+            FailurePass::Soften => step(gpu, FailureStep::Kernel(&k.soften_bonds, &params)),
+            FailurePass::History => {
+                if !self.history.s0_ready {
+                    // (the first evaluation: each node's s0 from the stretches at `u`)
+                    let first = BondParams {
+                        node_s0_next: params.node_s0,
+                        ..params
+                    };
+                    step(gpu, FailureStep::Kernel(&k.node_critical_stretch, &first))?;
+                    step(gpu, FailureStep::Written(params.node_s0))?;
+                    self.history.s0_ready = true;
                 }
+                step(gpu, FailureStep::Kernel(&k.history_breaks, &params))?;
+                if let Some((read, written)) = self.history.node_s0.as_mut() {
+                    std::mem::swap(read, written);
+                }
+                step(gpu, FailureStep::Written(params.node_s0_next))
             }
         }
-        Ok(())
     }
 
     /// The failure pass this backend's damaging evaluations run apart from the force

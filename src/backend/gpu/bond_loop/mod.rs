@@ -33,7 +33,7 @@ mod records;
 mod setup;
 
 pub use bond_arrays::{bond_slot_bytes, device_bond_arrays};
-pub(crate) use failure::FailurePass;
+pub(crate) use failure::{FailurePass, FailureStep};
 pub(crate) use params::{full_volume, law_params, Kernels};
 pub(crate) use records::{node_records, node_records_f32, record_centre};
 pub use setup::device_bytes_per;
