@@ -51,6 +51,8 @@ pub struct HaloTimes {
     pub message_seconds: f64,
     /// The rank's CUDA device ordinal, -1 on a CPU rank.
     pub device: i64,
+    /// The halo messages go from device memory to device memory (`Comm::device_buffers`).
+    pub device_buffers: bool,
     pub exchanges: usize,
     pub bytes_received: usize,
 }
@@ -220,6 +222,7 @@ pub(super) fn rank_reports<T>(
         wait_seconds: times.wait_seconds,
         message_seconds: times.message_seconds,
         device: times.device,
+        device_buffers: times.device_buffers,
     };
     let size = RankReport::VALUES * std::mem::size_of::<f64>();
     let counts = vec![size; comm.size()];

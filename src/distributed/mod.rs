@@ -56,9 +56,12 @@ pub use matrix::DistributedMatrix;
 #[cfg(feature = "mpi")]
 pub use mpi_comm::MpiComm;
 pub use plan::{RankPlan, RankRow, RankSetup};
-pub use thread_comm::{run_ranks, ThreadComm};
+pub use thread_comm::{run_ranks, run_ranks_with_device_buffers, ThreadComm};
 
 use crate::Result;
+
+/// A message buffer in device memory: the peer's rank, the device address, the bytes.
+pub type DeviceBuffer = (usize, u64, usize);
 
 /// The transport of a distributed run: what every rank calls, in the same order on every
 /// rank (each call is collective unless said otherwise).
@@ -77,6 +80,22 @@ pub trait Comm: Send + Sync + std::fmt::Debug {
         recv: &mut [(usize, &mut [u8])],
         work: &mut dyn FnMut() -> Result<()>,
     ) -> Result<()>;
+    /// Whether [`Comm::exchange_device`] takes device buffers: a CUDA-aware MPI library that
+    /// reports it (`MpiComm`), or thread ranks made to stage device buffers themselves
+    /// ([`thread_comm::run_ranks_with_device_buffers`], for tests). Not collective.
+    fn device_buffers(&self) -> bool {
+        false
+    }
+    /// [`Comm::exchange`] of buffers in device memory, each `(rank, device address, bytes)`,
+    /// nothing run meanwhile (the device computes); only where
+    /// [`Comm::device_buffers`] says so. Point-to-point.
+    fn exchange_device(&self, send: &[DeviceBuffer], recv: &[DeviceBuffer]) -> Result<()> {
+        let _ = (send, recv);
+        Err(crate::Error::Backend {
+            backend: "mpi".into(),
+            message: "this transport takes no device buffers".into(),
+        })
+    }
     /// The sum over the ranks (exact: integers).
     fn sum_u64(&self, x: u64) -> u64;
     /// The sum over the ranks, added in rank order.

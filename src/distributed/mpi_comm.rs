@@ -7,7 +7,7 @@
 //!
 //! Units: bytes.
 
-use super::Comm;
+use super::{Comm, DeviceBuffer};
 use crate::{Error, Result};
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
@@ -19,6 +19,9 @@ use mpi::Count;
 /// MPI's world communicator and the environment it lives in.
 pub struct MpiComm {
     world: SimpleCommunicator,
+    /// The library takes device buffers (CUDA-aware, as it reports): the GPU ranks' halos
+    /// go from device memory to device memory, with no page-locked host copy.
+    device_buffers: bool,
     /// Finalizes MPI when dropped (after `world`).
     _universe: Universe,
 }
@@ -45,6 +48,7 @@ impl MpiComm {
             })?;
         Ok(MpiComm {
             world: universe.world(),
+            device_buffers: device_buffers_wanted() && cuda_aware_library(),
             _universe: universe,
         })
     }
@@ -65,6 +69,42 @@ impl MpiComm {
     /// The MPI library's version string.
     pub fn library_version() -> String {
         mpi::environment::library_version().unwrap_or_default()
+    }
+}
+
+/// Whether the MPI library takes CUDA device buffers, as it reports after `MPI_Init`:
+/// `MPIX_Query_cuda_support()`, which MPICH (4.0 on) and Open MPI (its `mpi-ext.h`) export
+/// and return 1 from where built with CUDA and enabled; looked up by name in the process, so
+/// a library without it (or one not built with CUDA) says no, and the halos stage through
+/// page-locked host buffers.
+pub fn cuda_aware_library() -> bool {
+    // SAFETY: `dlsym` with the default handle and a NUL-terminated name; where the symbol
+    // exists it is the MPI extension `int MPIX_Query_cuda_support(void)`, callable after
+    // MPI_Init (this runs from `MpiComm::init`, after it).
+    unsafe {
+        let f = libc::dlsym(libc::RTLD_DEFAULT, c"MPIX_Query_cuda_support".as_ptr());
+        if f.is_null() {
+            return false;
+        }
+        let query: extern "C" fn() -> std::os::raw::c_int = std::mem::transmute(f);
+        query() == 1
+    }
+}
+
+/// `PERIDOT_MPI_DEVICE_BUFFERS=0` keeps the halos on page-locked host buffers even where the
+/// library takes device buffers (to compare the two, or around a library's fault).
+fn device_buffers_wanted() -> bool {
+    std::env::var("PERIDOT_MPI_DEVICE_BUFFERS").map_or(true, |v| v.trim() != "0")
+}
+
+/// An MPI call's return code as a result naming the call.
+fn checked(code: std::os::raw::c_int, call: &str) -> Result<()> {
+    match code == mpi::ffi::MPI_SUCCESS as std::os::raw::c_int {
+        true => Ok(()),
+        false => Err(Error::Backend {
+            backend: "mpi".into(),
+            message: format!("{call} returned error code {code}"),
+        }),
     }
 }
 
@@ -161,6 +201,45 @@ impl Comm for MpiComm {
             }
             done
         })
+    }
+
+    fn device_buffers(&self) -> bool {
+        self.device_buffers
+    }
+
+    /// `MPI_Irecv` and `MPI_Isend` of the device addresses themselves (the library is
+    /// CUDA-aware: `cuda_aware_library`), tag 0 as [`Comm::exchange`]'s, then `MPI_Waitall`.
+    fn exchange_device(&self, send: &[DeviceBuffer], recv: &[DeviceBuffer]) -> Result<()> {
+        use mpi::ffi;
+        use mpi::raw::AsRaw;
+        use std::os::raw::{c_int, c_void};
+        let world = self.world.as_raw();
+        // SAFETY: the handles are the library's own statics, read after MPI_Init.
+        let (byte, null) = unsafe { (ffi::RSMPI_UINT8_T, ffi::RSMPI_REQUEST_NULL) };
+        let mut requests = vec![null; send.len() + recv.len()];
+        let (receives, sends) = requests.split_at_mut(recv.len());
+        for (&(peer, addr, bytes), request) in recv.iter().zip(receives) {
+            // SAFETY: `addr` is a device buffer of `bytes` bytes the caller keeps untouched
+            // until this returns (after MPI_Waitall); the library takes device memory.
+            let code = unsafe {
+                let buf = addr as *mut c_void;
+                ffi::MPI_Irecv(buf, count(bytes)?, byte, peer as c_int, 0, world, request)
+            };
+            checked(code, "MPI_Irecv")?;
+        }
+        for (&(peer, addr, bytes), request) in send.iter().zip(sends) {
+            // SAFETY: as above; the caller has waited for the device's writes to it.
+            let code = unsafe {
+                let buf = addr as *const c_void;
+                ffi::MPI_Isend(buf, count(bytes)?, byte, peer as c_int, 0, world, request)
+            };
+            checked(code, "MPI_Isend")?;
+        }
+        let n = requests.len() as c_int;
+        // SAFETY: `requests` holds `n` requests posted above (or null ones).
+        let code =
+            unsafe { ffi::MPI_Waitall(n, requests.as_mut_ptr(), ffi::RSMPI_STATUSES_IGNORE) };
+        checked(code, "MPI_Waitall")
     }
 
     fn sum_u64(&self, x: u64) -> u64 {

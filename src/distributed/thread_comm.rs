@@ -13,7 +13,8 @@
 //!
 //! Units: bytes.
 
-use super::Comm;
+use super::{Comm, DeviceBuffer};
+use crate::gpu::pinned::{copy_bytes_in, copy_bytes_out};
 use crate::Result;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -29,6 +30,9 @@ pub struct ThreadComm {
     to: Vec<Option<Sender<Vec<u8>>>>,
     /// `from[q]`: the channel from rank `q`.
     from: Vec<From>,
+    /// [`Comm::exchange_device`] runs: device buffers copied through the host here, as a
+    /// CUDA-aware MPI would take them (so a GPU rank's direct path runs in a test process).
+    device_buffers: bool,
 }
 
 impl std::fmt::Debug for ThreadComm {
@@ -61,6 +65,7 @@ impl ThreadComm {
                 size,
                 to,
                 from,
+                device_buffers: false,
             })
             .collect()
     }
@@ -130,6 +135,37 @@ impl Comm for ThreadComm {
         done
     }
 
+    fn device_buffers(&self) -> bool {
+        self.device_buffers
+    }
+
+    /// Each send buffer copied down from the device, the bytes exchanged as
+    /// [`Comm::exchange`] does, each receive buffer copied up (the calling thread's current
+    /// context: the rank's device, whose work the caller has waited for).
+    fn exchange_device(&self, send: &[DeviceBuffer], recv: &[DeviceBuffer]) -> Result<()> {
+        let mut out = Vec::with_capacity(send.len());
+        for &(peer, addr, bytes) in send {
+            let mut host = vec![0u8; bytes];
+            // SAFETY: the caller hands device buffers of `bytes` bytes whose writes have
+            // completed (`Comm::exchange_device`).
+            unsafe { copy_bytes_out(&mut host, addr)? };
+            out.push((peer, host));
+        }
+        let mut into: Vec<(usize, Vec<u8>)> = (recv.iter())
+            .map(|&(peer, _, bytes)| (peer, vec![0u8; bytes]))
+            .collect();
+        let send: Vec<(usize, &[u8])> = out.iter().map(|(p, b)| (*p, &b[..])).collect();
+        let mut received: Vec<(usize, &mut [u8])> =
+            into.iter_mut().map(|(p, b)| (*p, &mut b[..])).collect();
+        self.exchange(&send, &mut received, &mut || Ok(()))?;
+        for (&(_, addr, _), (_, bytes)) in recv.iter().zip(&into) {
+            // SAFETY: as above; nothing on the device touches a receive buffer before the
+            // caller's scatter, enqueued after this returns.
+            unsafe { copy_bytes_in(addr, bytes)? };
+        }
+        Ok(())
+    }
+
     fn sum_u64(&self, x: u64) -> u64 {
         (self.all(&x.to_ne_bytes()).iter())
             .map(|b| u64::from_ne_bytes(b[..8].try_into().expect("8 bytes")))
@@ -182,9 +218,29 @@ impl Comm for ThreadComm {
 /// [`ThreadComm`] group; the results in rank order. A panic on any rank is raised again
 /// here once every thread has ended (the others end too: they panic waiting for it).
 pub fn run_ranks<R: Send>(size: usize, work: impl Fn(Arc<dyn Comm>) -> R + Sync) -> Vec<R> {
+    run_ranks_on(ThreadComm::group(size), work)
+}
+
+/// [`run_ranks`] with ranks whose exchanges take device buffers (`Comm::device_buffers`):
+/// a GPU rank's halo then runs the path it takes on a CUDA-aware MPI.
+pub fn run_ranks_with_device_buffers<R: Send>(
+    size: usize,
+    work: impl Fn(Arc<dyn Comm>) -> R + Sync,
+) -> Vec<R> {
+    let mut group = ThreadComm::group(size);
+    for comm in &mut group {
+        comm.device_buffers = true;
+    }
+    run_ranks_on(group, work)
+}
+
+fn run_ranks_on<R: Send>(
+    group: Vec<ThreadComm>,
+    work: impl Fn(Arc<dyn Comm>) -> R + Sync,
+) -> Vec<R> {
     let work = &work;
     std::thread::scope(|s| {
-        let threads: Vec<_> = (ThreadComm::group(size).into_iter())
+        let threads: Vec<_> = (group.into_iter())
             .map(|comm| s.spawn(move || work(Arc::new(comm))))
             .collect();
         let joined: Vec<_> = threads.into_iter().map(|t| t.join()).collect();

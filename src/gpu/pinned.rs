@@ -154,6 +154,32 @@ pub unsafe fn copy_out<T>(stream: &CudaStream, dst: &mut [T], src: u64) -> Resul
     result::memcpy_dtoh_async(dst, src, stream.cu_stream()).map_err(driver_error)
 }
 
+/// Copy `dst.len()` bytes from the device address `src` to `dst` and wait for them (the
+/// calling thread's current context).
+///
+/// # Safety
+/// `src` must address at least `dst.len()` bytes of device memory, written by work that has
+/// completed.
+pub unsafe fn copy_bytes_out(dst: &mut [u8], src: u64) -> Result<()> {
+    if dst.is_empty() {
+        return Ok(());
+    }
+    result::memcpy_dtoh_sync(dst, src).map_err(driver_error)
+}
+
+/// Copy `src` to the device address `dst` and wait for it (the calling thread's current
+/// context).
+///
+/// # Safety
+/// `dst` must address at least `src.len()` bytes of device memory that no enqueued work
+/// reads or writes meanwhile.
+pub unsafe fn copy_bytes_in(dst: u64, src: &[u8]) -> Result<()> {
+    if src.is_empty() {
+        return Ok(());
+    }
+    result::memcpy_htod_sync(dst, src).map_err(driver_error)
+}
+
 /// An event that records timestamps (for the elapsed time between two of them).
 pub fn timing_event(gpu: &Gpu) -> Result<CudaEvent> {
     gpu.stream()

@@ -146,11 +146,14 @@ pub struct RankReport {
     /// every rank at a full sync (ADR: the displacement up, the forces down); 0 on a CPU
     /// rank.
     pub state_seconds: f64,
+    /// A GPU rank's halo messages went from device memory to device memory (a CUDA-aware MPI
+    /// that reports it), not through page-locked host buffers; false on a CPU rank.
+    pub device_buffers: bool,
 }
 
 impl RankReport {
     /// Number of values [`RankReport::to_values`] gives.
-    pub const VALUES: usize = 14;
+    pub const VALUES: usize = 15;
 
     /// The report as numbers (for a gather across ranks).
     pub fn to_values(&self) -> [f64; RankReport::VALUES] {
@@ -169,6 +172,7 @@ impl RankReport {
             self.message_seconds,
             self.device as f64,
             self.state_seconds,
+            f64::from(u8::from(self.device_buffers)),
         ]
     }
 
@@ -189,6 +193,7 @@ impl RankReport {
             message_seconds: v[11],
             device: v[12] as i64,
             state_seconds: v[13],
+            device_buffers: v[14] != 0.0,
         }
     }
 }

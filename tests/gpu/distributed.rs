@@ -462,3 +462,63 @@ fn gpu_ranks_time_the_device_loop_apart_from_the_state() {
         }
     }
 }
+
+/// The halo through device buffers, the path a CUDA-aware MPI takes (`Comm::device_buffers`:
+/// no page-locked copy, the packed device buffers handed to the transport, which here copies
+/// them through the host itself, `run_ranks_with_device_buffers`). `gpu-loop` on 2 and 3
+/// thread ranks ends BITWISE as the in-core list form (PMB, LPS with its pairs' exchange, and
+/// `critical_stretch_alpha` with each node's critical stretch exchanged), as the staged path
+/// does: only where the bytes travel changes, never which. `gpu-matrix` on 2 ranks ends
+/// bitwise as its staged run. Every rank reports the path (`device_buffers`).
+#[test]
+fn gpu_ranks_exchanging_device_buffers_end_as_the_staged_runs_bitwise() {
+    use peridot::distributed::{run_ranks_with_device_buffers, DistributedGpuMatrix};
+    if !have_gpu() {
+        return;
+    }
+    let alpha = "critical_stretch = 0.002\ncritical_stretch_alpha = 0.25\n";
+    let plain = common::cracked_plate_text("pmb", CHUNKS.iter().sum());
+    for (name, text) in [
+        ("pmb", plain.clone()),
+        (
+            "lps",
+            common::cracked_plate_text("lps", CHUNKS.iter().sum()),
+        ),
+        (
+            "pmb alpha",
+            plain.replacen("critical_stretch = 0.002\n", alpha, 1),
+        ),
+    ] {
+        let problem = common::problem(&text, &[]);
+        let mut core = GpuLoop::<f64>::with_neighbour_list(Arc::new(problem.clone())).unwrap();
+        let one = end_of(&problem, &mut core);
+        assert!(one.3 > problem.precracked_bonds(), "{name}: bonds break");
+        for p in [2, 3] {
+            let ends = run_ranks_with_device_buffers(p, |comm| {
+                let mut b = DistributedGpu::<f64>::new(&problem, comm, None).unwrap();
+                let end = end_of(&problem, &mut b);
+                let reports = b.footprint().ranks.expect("rank reports");
+                (end, reports.iter().all(|r| r.device_buffers))
+            });
+            for (r, (end, direct)) in ends.iter().enumerate() {
+                let case = format!("{name}, gpu-loop on {p} ranks, device buffers, rank {r}");
+                assert!(direct, "{case}: the ranks report device buffers");
+                common::assert_same_run(&end.0, one.1, &one.0, one.1, &case);
+                assert!(end.2 == one.2, "{case}: bond status differs");
+                assert_eq!(end.3, one.3, "{case}: bonds broken in all");
+            }
+        }
+    }
+    let problem = common::cracked_plate("lps", CHUNKS.iter().sum());
+    let run = |comm| {
+        let mut b = DistributedGpuMatrix::<f64>::new(&problem, comm, None).unwrap();
+        end_of(&problem, &mut b)
+    };
+    let staged = run_ranks(2, run);
+    let direct = run_ranks_with_device_buffers(2, run);
+    for (r, (s, d)) in staged.iter().zip(&direct).enumerate() {
+        let case = format!("lps, gpu-matrix on 2 ranks, device buffers, rank {r}");
+        common::assert_same_run(&d.0, d.1, &s.0, s.1, &case);
+        assert!(d.2 == s.2, "{case}: bond status differs");
+    }
+}

@@ -11,12 +11,14 @@
 //! which waits for the event only (not for that work), exchanges, and enqueues the copy up
 //! and the scatter: the messages travel while the device computes.
 //! Everything runs on the device's one stream, so the ghosts are in place for whatever is
-//! enqueued next.
+//! enqueued next. Where the transport takes device buffers (a CUDA-aware MPI that reports it,
+//! `Comm::device_buffers`) the packed device buffers go to it as they are: no page-locked
+//! copy, no copy down or up, the messages from device memory to device memory.
 //!
 //! Units: values as the arrays exchanged; bytes; seconds.
 
 use super::super::halo::Halo;
-use super::super::{bytes_of, bytes_of_mut, Comm, HaloTimes};
+use super::super::{bytes_of, bytes_of_mut, Comm, DeviceBuffer, HaloTimes};
 use super::order::DeviceOrder;
 use crate::backend::gpu::buffers::{addr, upload};
 use crate::gpu::device::driver_error;
@@ -32,14 +34,16 @@ use std::time::Instant;
 pub(super) struct Packed<T> {
     index: CudaSlice<u32>,
     device: CudaSlice<T>,
+    /// The page-locked copy of `device` (empty where the transport takes device buffers).
     pub host: Pinned<T>,
     count: usize,
     per: usize,
 }
 
 impl<T: Real> Packed<T> {
-    /// The list of `nodes` (device indices), `per` values each.
-    pub fn new(gpu: &Gpu, nodes: &[u32], per: usize) -> Result<Self> {
+    /// The list of `nodes` (device indices), `per` values each; `staged`: with a page-locked
+    /// host copy.
+    pub fn new(gpu: &Gpu, nodes: &[u32], per: usize, staged: bool) -> Result<Self> {
         let len = per * nodes.len();
         Ok(Packed {
             index: upload(gpu, nodes)?,
@@ -47,7 +51,7 @@ impl<T: Real> Packed<T> {
                 .stream()
                 .alloc_zeros::<T>(len.max(1))
                 .map_err(driver_error)?,
-            host: Pinned::zeroed(gpu, len)?,
+            host: Pinned::zeroed(gpu, if staged { len } else { 0 })?,
             count: nodes.len(),
             per,
         })
@@ -63,24 +67,24 @@ impl<T: Real> Packed<T> {
         }
     }
 
-    /// Enqueue the gather of the listed nodes' values of `values` (a device address) and
-    /// their copy into `host` (read it once the stream has passed this point).
+    /// Enqueue the gather of the listed nodes' values of `values` (a device address) and,
+    /// where staged, their copy into `host` (read it once the stream has passed this point).
     pub fn gather(&mut self, gpu: &Gpu, kernel: &CudaFunction, values: u64) -> Result<()> {
         if self.count == 0 {
             return Ok(());
         }
         let p = self.params(gpu, values);
         // SAFETY: `index` holds `count` nodes of `values` (`per` values each), `device`
-        // `per count` values; `host` is pinned, as long as `device`, and read only after the
-        // stream has passed the copy (the caller's event or synchronization).
+        // `per count` values; `host` is pinned, as long as `device` or empty, and read only
+        // after the stream has passed the copy (the caller's event or synchronization).
         unsafe {
             gpu.launch(kernel, self.count * self.per, &p)?;
             copy_out(gpu.stream(), &mut self.host, p.buffer)
         }
     }
 
-    /// Enqueue the copy of `host` to the device and the scatter of its values to the listed
-    /// nodes of `values` (a device address).
+    /// Enqueue, where staged, the copy of `host` to the device, and the scatter of the
+    /// device buffer's values to the listed nodes of `values` (a device address).
     pub fn scatter(&self, gpu: &Gpu, kernel: &CudaFunction, values: u64) -> Result<()> {
         if self.count == 0 {
             return Ok(());
@@ -92,6 +96,19 @@ impl<T: Real> Packed<T> {
             copy_in(gpu.stream(), p.buffer, &self.host)?;
             gpu.launch(kernel, self.count * self.per, &p)
         }
+    }
+
+    /// Per peer of `peers` (rank, nodes), its rank, device address and bytes in `device`.
+    fn device_buffers(&self, gpu: &Gpu, peers: &[(usize, usize)]) -> Vec<DeviceBuffer> {
+        let size = self.per * std::mem::size_of::<T>();
+        let mut at = addr(gpu, &self.device);
+        (peers.iter())
+            .map(|&(rank, nodes)| {
+                let buffer = (rank, at, size * nodes);
+                at += (size * nodes) as u64;
+                buffer
+            })
+            .collect()
     }
 
     pub fn bytes(&self) -> usize {
@@ -119,14 +136,25 @@ pub(super) struct DeviceHalo<T> {
     per: usize,
     gather: CudaFunction,
     scatter: CudaFunction,
-    /// Recorded after the copy of the packed values to the host.
+    /// Recorded after the copy of the packed values to the host (after their packing where
+    /// `direct`).
     packed: CudaEvent,
+    /// The transport takes device buffers (`Comm::device_buffers`: a CUDA-aware MPI): the
+    /// packed buffers go to it from device memory, with no page-locked copy.
+    direct: bool,
 }
 
 impl<T: Real> DeviceHalo<T> {
     /// The exchange of `halo` (plan indices, mapped to the device's by `order`), `per`
-    /// values per node.
-    pub fn new(gpu: &Gpu, halo: &Halo, order: &DeviceOrder, per: usize) -> Result<Self> {
+    /// values per node, over `comm` (device buffers where it takes them).
+    pub fn new(
+        gpu: &Gpu,
+        comm: &dyn Comm,
+        halo: &Halo,
+        order: &DeviceOrder,
+        per: usize,
+    ) -> Result<Self> {
+        let direct = comm.device_buffers();
         let nodes = |peers: &[super::super::halo::Peer]| -> Vec<u32> {
             peers
                 .iter()
@@ -137,14 +165,15 @@ impl<T: Real> DeviceHalo<T> {
             peers.iter().map(|p| (p.rank, p.nodes.len())).collect()
         };
         Ok(DeviceHalo {
-            sends: Packed::new(gpu, &nodes(&halo.sends), per)?,
-            recvs: Packed::new(gpu, &nodes(&halo.recvs), per)?,
+            sends: Packed::new(gpu, &nodes(&halo.sends), per, !direct)?,
+            recvs: Packed::new(gpu, &nodes(&halo.recvs), per, !direct)?,
             send_peers: peers(&halo.sends),
             recv_peers: peers(&halo.recvs),
             per,
             gather: gpu.function(T::PRECISION, "halo_gather")?,
             scatter: gpu.function(T::PRECISION, "halo_scatter")?,
             packed: timing_event(gpu)?,
+            direct,
         })
     }
 
@@ -163,6 +192,19 @@ impl<T: Real> DeviceHalo<T> {
         let t0 = Instant::now();
         self.packed.synchronize().map_err(driver_error)?;
         let wait = t0.elapsed().as_secs_f64();
+        if self.direct {
+            let send = self.sends.device_buffers(gpu, &self.send_peers);
+            let recv = self.recvs.device_buffers(gpu, &self.recv_peers);
+            let t1 = Instant::now();
+            comm.exchange_device(&send, &recv)?;
+            let message = t1.elapsed().as_secs_f64();
+            self.recvs.scatter(gpu, &self.scatter, values)?;
+            return Ok(Spent {
+                total: t0.elapsed().as_secs_f64(),
+                wait,
+                message,
+            });
+        }
         let per = self.per;
         let mut send = Vec::with_capacity(self.send_peers.len());
         let mut rest: &[T] = &self.sends.host;

@@ -105,15 +105,16 @@ impl<T: Real> DistributedGpuMatrix<T> {
         let mut part = DistributedMatrix::<T, GpuMatrix<T>>::named(problem, comm, stop, NAME)?;
         let order = DeviceOrder::of_plan(&part.plan.sub, problem.body.len());
         let gpu = part.matrix.gpu().clone();
-        let (halo, d) = (&part.plan.halo, part.dim);
+        let (halo, d, comm) = (&part.plan.halo, part.dim, &*part.comm);
         let halos = Halos {
-            u: DeviceHalo::new(&gpu, halo, &order, d)?,
+            u: DeviceHalo::new(&gpu, comm, halo, &order, d)?,
             theta: match part.lps {
-                true => Some(DeviceHalo::new(&gpu, halo, &order, 1)?),
+                true => Some(DeviceHalo::new(&gpu, comm, halo, &order, 1)?),
                 false => None,
             },
         };
         part.times.device = gpu.ordinal as i64;
+        part.times.device_buffers = part.comm.device_buffers();
         Ok(DistributedGpuMatrix {
             local: State::at_rest(d * order.len()),
             part,

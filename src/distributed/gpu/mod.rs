@@ -321,19 +321,22 @@ impl<T: Real> DistributedGpu<T> {
         let dim = problem.dim();
         let lps = matches!(problem.material.law, Law::Lps { .. });
         let halos = Halos {
-            u: DeviceHalo::new(&gpu, &plan.halo, &order, dim)?,
+            u: DeviceHalo::new(&gpu, &*comm, &plan.halo, &order, dim)?,
             pair: match lps {
-                true => Some(DeviceHalo::new(&gpu, &plan.halo, &order, 2)?),
+                true => Some(DeviceHalo::new(&gpu, &*comm, &plan.halo, &order, 2)?),
                 false => None,
             },
             s0: match gl.history_pass() {
-                Some(FailurePass::History) => Some(DeviceHalo::new(&gpu, &plan.halo, &order, 1)?),
+                Some(FailurePass::History) => {
+                    Some(DeviceHalo::new(&gpu, &*comm, &plan.halo, &order, 1)?)
+                }
                 _ => None,
             },
             interior: order.interior,
             owned: order.owned,
             times: HaloTimes {
                 device: gpu.ordinal as i64,
+                device_buffers: comm.device_buffers(),
                 ..HaloTimes::default()
             },
         };

@@ -40,7 +40,7 @@ impl<T: Real> DeviceProbeRows<T> {
     ) -> Result<Self> {
         let nodes = probe_nodes(regions, &plan.owned_of);
         let local: Vec<u32> = nodes[plan.rank].iter().map(|&i| device_of[i]).collect();
-        let packed = Packed::new(gpu, &local, d)?;
+        let packed = Packed::new(gpu, &local, d, true)?;
         Ok(DeviceProbeRows {
             nodes,
             packed,
