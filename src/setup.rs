@@ -6,9 +6,11 @@
 
 mod check;
 pub mod memory;
+mod shared;
 mod times;
 
 pub use check::{check_body, check_material, checked_body, checked_body_for};
+pub use shared::{share, NodeShares};
 pub use times::{since, timed, SetupTimes};
 
 use crate::geometry::{bond_crosses_precrack, region_nodes, Body};
@@ -16,10 +18,8 @@ use crate::material::bonds::{BondSource, SearchedBonds, StoredBonds};
 use crate::material::stiffness_bound::{row_bounds, stable_time_step};
 use crate::material::{family_radius, BondData, FailureHistory, MaterialConstants, MaterialMap};
 use crate::model::{BoundaryKind, Model};
-use crate::neighbors::cell_list::offsets_of;
 use crate::neighbors::{Families, FamilyFinder};
 use crate::{Precision, Result};
-use rayon::prelude::*;
 use std::path::Path;
 use std::time::Instant;
 
@@ -79,6 +79,10 @@ pub struct Problem {
     pub bonds_stored: bool,
     /// Bonds cut by pre-cracks at setup.
     pub precracked: usize,
+    /// The stable time step (with contact's stiffness), s, where the setup computed it: a
+    /// distributed run's process, from its share of the nodes and the others'
+    /// (`setup/shared.rs`); `None`: computed when asked, over every node.
+    pub stable_step: Option<f64>,
     /// The failure history a backend starts from besides `initial_mu` (a restart's, in
     /// f64, exact for either precision); empty for a fresh run.
     pub restored: FailureHistory<f64>,
@@ -196,44 +200,7 @@ impl Problem {
     /// [`build_lean`](Problem::build_lean) from the model's already discretized and checked
     /// `body` ([`checked_body`]).
     pub fn lean_from_body(model: Model, body: Body) -> Result<Problem> {
-        let kind = model.discretization.partial_volume;
-        let radius = family_radius(kind, body.delta, body.dx);
-        let t0 = Instant::now();
-        let list = FamilyFinder::for_body(&body, radius);
-        let counts: Vec<usize> = (0..body.len())
-            .into_par_iter()
-            .map(|i| list.count(i))
-            .collect();
-        let families = Families {
-            offsets: offsets_of(&counts),
-            neighbors: Vec::new(),
-        };
-        let search = (since(t0), NeighborSearch::Cpu);
-        let t0 = Instant::now();
-        let material = MaterialConstants::new(&model, body.delta, body.thickness);
-        let bonds = BondData::per_node(&body, &list, &material, kind);
-        let precracked = if model.precrack.is_empty() {
-            0
-        } else {
-            let zone = PrecrackZone::new(&model, &body, radius);
-            (0..body.len())
-                .into_par_iter()
-                .filter(|&i| zone.near(&body.positions[i]))
-                .map(|i| {
-                    let mut family = Vec::new();
-                    list.family_into(i, &mut family);
-                    let intact = |&j: &u32| initially_intact(&model, &body, i, j as usize);
-                    family.iter().filter(|j| !intact(j)).count()
-                })
-                .sum()
-        };
-        drop(list);
-        let bond_seconds = since(t0);
-        let mut problem = Problem::assemble(model, body, families, material, bonds, search)?;
-        problem.precracked = precracked;
-        problem.setup.neighbors = Some(search.0);
-        problem.setup.bonds = Some(bond_seconds);
-        Ok(problem)
+        Problem::lean_with(model, body, None)
     }
 
     /// A problem of these parts with regions and no-fail nodes, no bond status yet.
@@ -295,6 +262,7 @@ impl Problem {
             neighbor_search,
             bonds_stored: false,
             precracked: 0,
+            stable_step: None,
             restored: FailureHistory::default(),
             setup: SetupTimes::default(),
         };
@@ -336,19 +304,28 @@ impl Problem {
     /// where the model has contact or impactors
     /// ([`stable_time_step`](crate::material::stiffness_bound::stable_time_step)).
     pub fn stable_time_step(&self) -> f64 {
-        self.stable_time_step_with(self.contact_row_stiffness())
+        match self.stable_step {
+            Some(dt) => dt,
+            None => self.stable_time_step_of(0..self.body.len()),
+        }
+    }
+
+    /// [`Problem::stable_time_step`] over the nodes `nodes` alone (the least bound among
+    /// them), computed now.
+    pub fn stable_time_step_of(&self, nodes: std::ops::Range<usize>) -> f64 {
+        self.stable_time_step_with(self.contact_row_stiffness(), nodes)
     }
 
     /// The stable time step of the bonds alone (what [`Problem::stable_time_step`] is
     /// without contact), s.
     pub fn bond_stable_time_step(&self) -> f64 {
-        self.stable_time_step_with(0.0)
+        self.stable_time_step_with(0.0, 0..self.body.len())
     }
 
-    fn stable_time_step_with(&self, contact: f64) -> f64 {
+    fn stable_time_step_with(&self, contact: f64, nodes: std::ops::Range<usize>) -> f64 {
         let wv = &self.bonds.weighted_volume;
-        let several = self.materials.as_ref();
-        self.visit_bonds(|b| stable_time_step(&self.body, b, wv, &self.material, several, contact))
+        let m = (&self.material, self.materials.as_ref());
+        self.visit_bonds(|b| stable_time_step(&self.body, b, wv, m.0, m.1, contact, nodes))
     }
 
     /// The short-range constant of contact `c_sr` (N/m^6): `[contact] stiffness_factor`

@@ -522,3 +522,49 @@ fn snapshot_pieces_are_the_one_process_snapshot_at_each_ranks_nodes_byte_for_byt
         }
     }
 }
+
+/// A rank's lean setup shares its passes over the bonds with the other ranks (each its share
+/// of the nodes: family sizes, horizon and weighted volumes, pre-cracked bonds, the stable
+/// time step; `setup/shared.rs`) and ends with the one-process lean problem bit for bit, on
+/// 1 to 4 thread ranks: PMB with a pre-crack and the surface correction, LPS (whose stable
+/// step reads its neighbours' dilatation bounds, computed for those alone) and, in 3D, a
+/// plate under an impactor with node contact (contact's stiffness in the stable step). Each
+/// node's values come from its own bonds alone, so the share changes no bit.
+#[test]
+fn a_ranks_shared_lean_setup_equals_the_whole_one_bitwise() {
+    use peridot::distributed::{run_ranks, CommShares};
+    use peridot::setup::Problem;
+    for (name, stored) in [
+        ("pmb", common::cracked_plate("pmb", 10)),
+        ("lps", common::cracked_plate("lps", 10)),
+        (
+            "3d contact",
+            common::contact::sphere_on_plate(10, "[contact]\n"),
+        ),
+    ] {
+        let (model, body) = (stored.model.clone(), stored.body.clone());
+        let whole = Problem::lean_from_body(model.clone(), body.clone()).unwrap();
+        let dt = whole.stable_time_step();
+        assert!(dt.is_finite() && dt > 0.0, "{name}: a stable step");
+        assert_eq!(dt.to_bits(), stored.stable_time_step().to_bits(), "{name}");
+        if name == "pmb" {
+            assert!(whole.precracked > 0, "{name}: the pre-crack cuts bonds");
+        }
+        for p in 1..=4 {
+            let ends = run_ranks(p, |comm| {
+                let shares = CommShares(&*comm);
+                Problem::lean_from_body_shared(model.clone(), body.clone(), &shares).unwrap()
+            });
+            for (r, e) in ends.iter().enumerate() {
+                let what = format!("{name}, rank {r} of {p}");
+                assert_eq!(e.families.offsets, whole.families.offsets, "{what}");
+                let (b, w) = (&e.bonds, &whole.bonds);
+                common::assert_bitwise(&b.horizon_volume, &w.horizon_volume, &what);
+                common::assert_bitwise(&b.weighted_volume, &w.weighted_volume, &what);
+                assert_eq!(e.precracked, whole.precracked, "{what}: pre-cracked bonds");
+                let shared = e.stable_step.expect("computed by the shared setup");
+                assert_eq!(shared.to_bits(), dt.to_bits(), "{what}: stable step");
+            }
+        }
+    }
+}

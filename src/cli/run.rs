@@ -142,7 +142,11 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
     if ranks.is_none() {
         guard_device(&counts, &shape)?;
     }
-    let mut problem = if lean || rank_lean {
+    let mut problem = if let (true, Some(r)) = (rank_lean, ranks.as_ref()) {
+        // (each rank the bond passes of its share of the nodes, put together: `setup/shared.rs`)
+        let shares = peridot::distributed::CommShares(&*r.comm);
+        Problem::lean_from_body_shared(model, body, &shares)?
+    } else if lean {
         Problem::lean_from_body(model, body)?
     } else {
         Problem::from_body(model, body, backend.neighbor_search(precision))?

@@ -115,6 +115,28 @@ pub trait Comm: Send + Sync + std::fmt::Debug {
     fn abort(&self, code: i32) -> !;
 }
 
+/// A run's transport as the shared lean setup's ([`crate::setup::NodeShares`]: each rank
+/// computes the bond passes of its share of the nodes).
+pub struct CommShares<'a>(pub &'a dyn Comm);
+
+impl crate::setup::NodeShares for CommShares<'_> {
+    fn rank(&self) -> usize {
+        self.0.rank()
+    }
+    fn size(&self) -> usize {
+        self.0.size()
+    }
+    fn all_gather(&self, mine: &[u8], counts: &[usize]) -> Result<Vec<u8>> {
+        self.0.all_gather(mine, counts)
+    }
+    fn sum_u64(&self, x: u64) -> u64 {
+        self.0.sum_u64(x)
+    }
+    fn max_f64(&self, x: f64) -> f64 {
+        self.0.max_f64(x)
+    }
+}
+
 /// The single process: rank 0 of 1.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SelfComm;

@@ -7,6 +7,7 @@ use crate::geometry::Body;
 use crate::model::PartialVolume;
 use crate::neighbors::{Families, FamilyFinder};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// The largest value (0 for none): the full horizon volume of a body.
 pub fn largest(values: &[f64]) -> f64 {
@@ -115,14 +116,16 @@ fn correction_factor(full: f64, vi: f64, vj: f64) -> f64 {
 }
 
 /// Horizon volume `V_H,i = sum_j beta V_j` and LPS weighted volume
-/// `m_i = sum_j omega x^2 beta V_j` of every node.
+/// `m_i = sum_j omega x^2 beta V_j` of the nodes `nodes` (each from its own bonds alone, so
+/// a share of the nodes gives the same values as the whole).
 fn node_volumes(
     body: &Body,
     material: &MaterialConstants,
     source: &impl BondSource,
+    nodes: Range<usize>,
 ) -> (Vec<f64>, Vec<f64>) {
     let p = &body.positions;
-    (0..body.len())
+    nodes
         .into_par_iter()
         .map(|i| {
             let (mut vh, mut m) = (0.0, 0.0);
@@ -157,7 +160,8 @@ impl BondData {
             families,
             bonds: &data,
         };
-        let (horizon_volume, weighted_volume) = node_volumes(body, material, &stored);
+        let (horizon_volume, weighted_volume) =
+            node_volumes(body, material, &stored, 0..body.len());
         let correction = material.surface_correction.then(|| {
             let full = largest(&horizon_volume);
             let vh = &horizon_volume;
@@ -183,13 +187,32 @@ impl BondData {
             kind,
             correction: None,
         };
-        let (horizon_volume, weighted_volume) = node_volumes(body, material, &searched);
+        let (horizon_volume, weighted_volume) =
+            node_volumes(body, material, &searched, 0..body.len());
         BondData {
             beta: Vec::new(),
             correction: None,
             horizon_volume,
             weighted_volume,
         }
+    }
+
+    /// The horizon and weighted volumes of the nodes `nodes` alone, bonds searched by
+    /// `finder` (a distributed run's process computes its share: `setup/shared.rs`).
+    pub fn node_volumes_of(
+        body: &Body,
+        finder: &FamilyFinder,
+        material: &MaterialConstants,
+        kind: PartialVolume,
+        nodes: Range<usize>,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let searched = SearchedBonds {
+            finder,
+            body,
+            kind,
+            correction: None,
+        };
+        node_volumes(body, material, &searched, nodes)
     }
 
     /// The surface correction's reference volume and the horizon volumes, where the

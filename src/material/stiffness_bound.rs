@@ -7,6 +7,8 @@ use super::constants::{Law, MaterialConstants};
 use super::several::MaterialMap;
 use crate::geometry::Body;
 use rayon::prelude::*;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Unit vector and length of bond `i -> j`.
 #[inline]
@@ -78,17 +80,43 @@ pub fn row_bounds(
     m: &MaterialConstants,
     several: Option<&MaterialMap>,
 ) -> Vec<f64> {
+    row_bounds_of(body, source, weighted_volume, m, several, 0..body.len())
+}
+
+/// [`row_bounds`] of the nodes `nodes` alone (in their order): each row reads its own bonds
+/// and, for LPS, the dilatation bound `T_k` of its neighbours, computed for those alone, so
+/// a share of the nodes gives the same values as the whole.
+pub fn row_bounds_of(
+    body: &Body,
+    source: &impl BondSource,
+    weighted_volume: &[f64],
+    m: &MaterialConstants,
+    several: Option<&MaterialMap>,
+    nodes: Range<usize>,
+) -> Vec<f64> {
     let p = &body.positions;
     let v = &body.volumes;
     let d = m.d();
     let (alpha, pc) = lps_node_coefficients(m, several, weighted_volume);
     let lps = matches!(m.law, Law::Lps { .. });
+    // (the nodes whose T_k a row of `nodes` reads: they and their neighbours)
+    let whole = nodes == (0..body.len());
+    let needed: Vec<AtomicBool> = match lps && !whole {
+        true => (0..body.len()).map(|_| AtomicBool::new(false)).collect(),
+        false => Vec::new(),
+    };
+    if !needed.is_empty() {
+        nodes.clone().into_par_iter().for_each(|i| {
+            needed[i].store(true, Ordering::Relaxed);
+            source.for_each_bond(i, |j, _, _| needed[j].store(true, Ordering::Relaxed));
+        });
+    }
     // T_k bounds the l1 norm of the gradient of theta_k with respect to all displacements.
     let t: Vec<f64> = (0..body.len())
         .into_par_iter()
         .map(|k| {
             let wv = weighted_volume[k];
-            if !lps || wv <= 0.0 {
+            if !lps || wv <= 0.0 || needed.get(k).is_some_and(|n| !n.load(Ordering::Relaxed)) {
                 return 0.0;
             }
             let mut s = 0.0;
@@ -100,7 +128,7 @@ pub fn row_bounds(
             d as f64 / wv * s
         })
         .collect();
-    (0..body.len())
+    nodes
         .into_par_iter()
         .map(|i| {
             let mut diag = [[0.0f64; 3]; 3];
@@ -147,6 +175,9 @@ fn density(m: &MaterialConstants, several: Option<&MaterialMap>, i: usize) -> f6
 /// node are bonds of micromodulus `c_sr` and length `delta` to partners of about its volume,
 /// `k_c V_i` their row sum; `(1 + sqrt d)` the largest Gerschgorin row of a spring's two
 /// `d x d` blocks `k n n^T`, `-k n n^T` per unit `k`, as `row_bounds` counts a bond.
+///
+/// `nodes`: the nodes whose bound is taken (all of them, or a distributed run's process's
+/// share, whose least the processes then take: the same least as the whole's).
 pub fn stable_time_step(
     body: &Body,
     source: &impl BondSource,
@@ -154,10 +185,12 @@ pub fn stable_time_step(
     m: &MaterialConstants,
     several: Option<&MaterialMap>,
     contact: f64,
+    nodes: Range<usize>,
 ) -> f64 {
     let v = &body.volumes;
+    let first = nodes.start;
     let per_node: Vec<f64> = match m.law {
-        Law::Pmb { c, .. } => (0..body.len())
+        Law::Pmb { c, .. } => nodes
             .into_par_iter()
             .map(|i| {
                 let mut s = 0.0;
@@ -173,9 +206,10 @@ pub fn stable_time_step(
             .collect(),
         Law::Lps { .. } => {
             let spring = 1.0 + (m.d() as f64).sqrt();
-            (row_bounds(body, source, weighted_volume, m, several).into_iter())
+            (row_bounds_of(body, source, weighted_volume, m, several, nodes).into_iter())
                 .enumerate()
-                .map(|(i, r)| {
+                .map(|(k, r)| {
+                    let i = first + k;
                     let r = if contact > 0.0 {
                         r + spring * contact * v[i]
                     } else {

@@ -26,7 +26,8 @@ pub struct SetupTimes {
     /// Named region node sets and no-fail nodes.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub regions: Option<f64>,
-    /// The stable time step (a pass over every bond).
+    /// The stable time step (a pass over every bond; on a rank of a distributed run, over
+    /// its share of the nodes, in the shared setup: `setup/shared.rs`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub time_step: Option<f64>,
     /// A rank of a distributed run: the cut of the body into one part per rank.

@@ -147,7 +147,8 @@ impl<T: Real> Runner<T> {
     ) -> Result<Self> {
         let (chosen, seconds) = timed(|| choose_dt(&problem));
         let (dt, _stable, warnings) = chosen?;
-        problem.setup.time_step = Some(seconds);
+        // (a rank's shared setup computed the stable step already, and timed it there)
+        problem.setup.time_step = Some(problem.setup.time_step.unwrap_or(0.0) + seconds);
         for w in &warnings {
             eprintln!("warning: {w}");
         }

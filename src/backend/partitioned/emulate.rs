@@ -123,6 +123,7 @@ pub(crate) fn problem_of(
         neighbor_search: problem.neighbor_search,
         bonds_stored: true,
         precracked,
+        stable_step: None,
         // (a restart's damage per bond, by bond; each node's critical stretch stays with the
         // backend that exchanges it between subdomains)
         restored: crate::material::FailureHistory {
