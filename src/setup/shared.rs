@@ -169,3 +169,31 @@ fn precracked_bonds(
         })
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::share;
+
+    /// The shares cover `0..n` in rank order, each within one node of `n / P` (so no rank
+    /// carries the passes of two), also where there are fewer nodes than ranks.
+    #[test]
+    fn shares_cover_the_nodes_in_order_and_balance() {
+        for (n, size) in [
+            (0, 3),
+            (2, 5),
+            (10, 3),
+            (1_000_003, 7),
+            (usize::MAX / 2, 1000),
+        ] {
+            let mut at = 0;
+            for rank in 0..size {
+                let s = share(n, rank, size);
+                assert_eq!(s.start, at, "n {n}, P {size}, rank {rank}: contiguous");
+                let even = n / size;
+                assert!(s.len() == even || s.len() == even + 1, "n {n}, P {size}");
+                at = s.end;
+            }
+            assert_eq!(at, n, "n {n}, P {size}: every node");
+        }
+    }
+}
