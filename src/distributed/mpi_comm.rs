@@ -213,6 +213,10 @@ impl Comm for MpiComm {
         use mpi::ffi;
         use mpi::raw::AsRaw;
         use std::os::raw::{c_int, c_void};
+        // (every length checked before any message is posted: none is left pending)
+        for &(_, _, bytes) in send.iter().chain(recv) {
+            count(bytes)?;
+        }
         let world = self.world.as_raw();
         // SAFETY: the handles are the library's own statics, read after MPI_Init.
         let (byte, null) = unsafe { (ffi::RSMPI_UINT8_T, ffi::RSMPI_REQUEST_NULL) };
