@@ -72,9 +72,6 @@ pub struct DistributedCpu<T: Real> {
     /// Each local node's critical stretch from the previous breaking evaluation (owned
     /// computed here, ghosts' from their owners; empty before the first).
     node_s0: Vec<T>,
-    /// The local displacement is current, ghosts included, for the next force pass (set by
-    /// the breaking pass before the force, which exchanged it): that pass exchanges nothing.
-    ghosts_current: bool,
     stop: Option<StopFlags>,
     probes: ProbeCache<T>,
     pub times: HaloTimes,
@@ -117,7 +114,6 @@ impl<T: Real> DistributedCpu<T> {
             carry: Carry::default(),
             history: history_timing(problem),
             node_s0,
-            ghosts_current: false,
             comm,
             plan,
             stop,
@@ -138,20 +134,21 @@ impl<T: Real> DistributedCpu<T> {
     /// The local displacement from the global `u`: the owned nodes' from `u`, the ghosts'
     /// from their owners (no work overlapped).
     fn local_displacement(&mut self, u: &[T]) -> Result<()> {
-        self.overlapped(u, |_, _, _| Ok(0)).map(|_| ())
+        self.overlapped(u, false, |_, _, _| Ok(0)).map(|_| ())
     }
 
     /// The owned displacements from the global `u` into the local array, their exchange
     /// posted, `work` (given the split, the local displacement with stale ghosts, the local
-    /// forces) run while they travel, the ghosts unpacked; what `work` returns. Where the
-    /// breaking pass before the force brought the ghosts in already (`ghosts_current`),
-    /// `work` runs alone.
+    /// forces) run while they travel, the ghosts unpacked; what `work` returns. With
+    /// `u_current` (the local displacement already `u`'s, ghosts included: the breaking pass
+    /// before the force brought them in) `work` runs alone.
     fn overlapped(
         &mut self,
         u: &[T],
+        u_current: bool,
         mut work: impl FnMut(&mut Split<T>, &[T], &mut [T]) -> Result<usize>,
     ) -> Result<usize> {
-        if std::mem::take(&mut self.ghosts_current) {
+        if u_current {
             return work(&mut self.split, &self.u_local, &mut self.f_local);
         }
         let t0 = Instant::now();
@@ -185,13 +182,14 @@ impl<T: Real> DistributedCpu<T> {
     }
 
     /// PMB forces of the owned nodes into `f_local` (breaking first with `check`): the
-    /// interior's while the ghosts travel, then the boundary's; the bonds broken.
-    fn pmb_forces(&mut self, u: &[T], check: bool) -> Result<usize> {
+    /// interior's while the ghosts travel (none with `u_current`), then the boundary's; the
+    /// bonds broken.
+    fn pmb_forces(&mut self, u: &[T], check: bool, u_current: bool) -> Result<usize> {
         let pass = |b: &mut CpuLoop<T>, u: &[T], f: &mut [T]| match check {
             true => b.break_bonds_and_force(u, f),
             false => b.internal_force(u, f).map(|()| 0),
         };
-        let inner = self.overlapped(u, |s, u, f| pass(&mut s.inner, u, f))?;
+        let inner = self.overlapped(u, u_current, |s, u, f| pass(&mut s.inner, u, f))?;
         let edge = pass(&mut self.split.edge, &self.u_local, &mut self.f_edge)?;
         self.split.merge(&mut self.f_local, &self.f_edge, self.dim);
         Ok(inner + edge)
@@ -200,10 +198,16 @@ impl<T: Real> DistributedCpu<T> {
     /// The dilatation of the local nodes (owned computed, breaking first with `breaking`,
     /// the interior's while the displacements travel; ghosts' from their owners, exchanged
     /// while `forces` (LPS forces of the interior, which read no ghost) runs); the bonds
-    /// broken.
-    fn lps_forces(&mut self, u: &[T], breaking: bool, forces: bool) -> Result<usize> {
+    /// broken. `u_current`: as [`DistributedCpu::overlapped`]'s.
+    fn lps_forces(
+        &mut self,
+        u: &[T],
+        breaking: bool,
+        forces: bool,
+        u_current: bool,
+    ) -> Result<usize> {
         let mut theta = std::mem::take(&mut self.theta_local);
-        let inner = self.overlapped(u, |s, u, _| {
+        let inner = self.overlapped(u, u_current, |s, u, _| {
             Ok(s.inner.dilatation_and_breaks(u, breaking, &mut theta))
         })?;
         self.theta_local = theta;
@@ -238,16 +242,15 @@ impl<T: Real> DistributedCpu<T> {
     /// Bond breaking with each node's history before the force at `u`: the displacement's
     /// exchange overlapped with the interior's next critical stretches, then the boundary's
     /// and the breaking ([`DistributedCpu::breaks_with`]); the force pass that follows finds
-    /// the ghosts current. Returns the bonds this rank broke.
+    /// the ghosts current (`u_current`). Returns the bonds this rank broke.
     fn history_before_force(&mut self, u: &[T]) -> Result<usize> {
         let mut next = Vec::new();
-        self.overlapped(u, |s, u, _| {
+        self.overlapped(u, false, |s, u, _| {
             next = s.inner.next_critical_stretches(u);
             Ok(0)
         })?;
         let edge = self.split.edge.next_critical_stretches(&self.u_local);
         self.split.merge(&mut next, &edge, 1);
-        self.ghosts_current = true;
         self.breaks_with(next)
     }
 
@@ -332,14 +335,16 @@ impl<T: Real> FusedForces<T> for DistributedCpu<T> {
         let t0 = Instant::now();
         let history = self.history.filter(|_| check);
         let mut broken = 0;
-        if history == Some(BreakTiming::BeforeForce) {
+        // (the breaking pass before the force brings the ghosts in: the force pass does not)
+        let u_current = history == Some(BreakTiming::BeforeForce);
+        if u_current {
             broken += self.history_before_force(u)?;
         }
         // (with history the force pass breaks nothing)
         let check = check && history.is_none();
         broken += match self.lps {
-            true => self.lps_forces(u, check, true)?,
-            false => self.pmb_forces(u, check)?,
+            true => self.lps_forces(u, check, true, u_current)?,
+            false => self.pmb_forces(u, check, u_current)?,
         };
         if history == Some(BreakTiming::AfterForce) {
             // (the force pass brought the ghosts' displacements in)
@@ -394,7 +399,7 @@ impl<T: Real> Forces<T> for DistributedCpu<T> {
         if !self.lps {
             return Ok(false);
         }
-        self.lps_forces(u, false, false)?;
+        self.lps_forces(u, false, false, false)?;
         self.gather_local(&self.theta_local, 1, theta)?;
         Ok(true)
     }
@@ -545,7 +550,7 @@ impl<T: Real> RankOutputs<T> for DistributedCpu<T> {
         if !self.lps {
             return Ok(None);
         }
-        self.lps_forces(u, false, false)?;
+        self.lps_forces(u, false, false, false)?;
         Ok(Some(self.owned_of_local(&self.theta_local, 1)))
     }
 

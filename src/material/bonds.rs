@@ -173,30 +173,6 @@ impl BondData {
         data
     }
 
-    /// The per-node bond data of `body` with bonds searched by `finder` (no per-bond arrays:
-    /// `beta` is empty and `correction` is `None`; visit bonds with [`SearchedBonds`]).
-    pub fn per_node(
-        body: &Body,
-        finder: &FamilyFinder,
-        material: &MaterialConstants,
-        kind: PartialVolume,
-    ) -> Self {
-        let searched = SearchedBonds {
-            finder,
-            body,
-            kind,
-            correction: None,
-        };
-        let (horizon_volume, weighted_volume) =
-            node_volumes(body, material, &searched, 0..body.len());
-        BondData {
-            beta: Vec::new(),
-            correction: None,
-            horizon_volume,
-            weighted_volume,
-        }
-    }
-
     /// The horizon and weighted volumes of the nodes `nodes` alone, bonds searched by
     /// `finder` (a distributed run's process computes its share: `setup/shared.rs`).
     pub fn node_volumes_of(

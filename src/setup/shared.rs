@@ -45,45 +45,25 @@ pub fn share(n: usize, rank: usize, size: usize) -> Range<usize> {
     at(rank)..at(rank + 1)
 }
 
-/// Every process's per-node values of its share, put together in node order (`n` in all).
-fn gathered<const W: usize>(
-    shares: &dyn NodeShares,
-    mine: Vec<[u8; W]>,
-    n: usize,
-) -> Result<Vec<[u8; W]>> {
-    let counts: Vec<usize> = (0..shares.size())
-        .map(|r| W * share(n, r, shares.size()).len())
+/// Every process's per-node values of its share (as 64 bits each: a count, or an `f64`'s
+/// bits), put together in node order (`n` in all); `mine` itself where nothing is shared.
+fn gathered(shares: Option<&dyn NodeShares>, mine: Vec<u64>, n: usize) -> Result<Vec<u64>> {
+    let Some(s) = shares else { return Ok(mine) };
+    let counts: Vec<usize> = (0..s.size())
+        .map(|r| 8 * share(n, r, s.size()).len())
         .collect();
-    let bytes = shares.all_gather(mine.as_flattened(), &counts)?;
-    Ok(bytes
-        .chunks_exact(W)
-        .map(|c| c.try_into().expect("W bytes"))
-        .collect())
-}
-
-/// [`gathered`] of `f64` values, or `mine` itself where nothing is shared.
-fn gathered_f64(shares: Option<&dyn NodeShares>, mine: Vec<f64>, n: usize) -> Result<Vec<f64>> {
-    let Some(s) = shares else { return Ok(mine) };
-    let all = gathered(s, mine.iter().map(|x| x.to_ne_bytes()).collect(), n)?;
-    Ok(all.into_iter().map(f64::from_ne_bytes).collect())
-}
-
-/// [`gathered`] of counts, or `mine` itself where nothing is shared.
-fn gathered_counts(
-    shares: Option<&dyn NodeShares>,
-    mine: Vec<usize>,
-    n: usize,
-) -> Result<Vec<usize>> {
-    let Some(s) = shares else { return Ok(mine) };
-    let all = gathered(
-        s,
-        mine.iter().map(|&c| (c as u64).to_ne_bytes()).collect(),
-        n,
-    )?;
+    let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_ne_bytes()).collect();
+    let all = s.all_gather(&bytes, &counts)?;
     Ok(all
-        .into_iter()
-        .map(|b| u64::from_ne_bytes(b) as usize)
+        .chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes")))
         .collect())
+}
+
+/// [`gathered`] of `f64` values, bit for bit.
+fn gathered_f64(shares: Option<&dyn NodeShares>, mine: Vec<f64>, n: usize) -> Result<Vec<f64>> {
+    let bits = gathered(shares, mine.into_iter().map(f64::to_bits).collect(), n)?;
+    Ok(bits.into_iter().map(f64::from_bits).collect())
 }
 
 impl Problem {
@@ -111,11 +91,15 @@ impl Problem {
         let radius = family_radius(kind, body.delta, body.dx);
         let t0 = Instant::now();
         let list = FamilyFinder::for_body(&body, radius);
-        let mine: Vec<usize> = (nodes.clone().into_par_iter())
-            .map(|i| list.count(i))
+        let mine: Vec<u64> = (nodes.clone().into_par_iter())
+            .map(|i| list.count(i) as u64)
+            .collect();
+        // (u64 to usize in place: the same layout, no second array)
+        let counts: Vec<usize> = (gathered(shares, mine, n)?.into_iter())
+            .map(|c| c as usize)
             .collect();
         let families = Families {
-            offsets: offsets_of(&gathered_counts(shares, mine, n)?),
+            offsets: offsets_of(&counts),
             neighbors: Vec::new(),
         };
         let search = (since(t0), NeighborSearch::Cpu);

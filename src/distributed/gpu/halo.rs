@@ -192,19 +192,26 @@ impl<T: Real> DeviceHalo<T> {
         let t0 = Instant::now();
         self.packed.synchronize().map_err(driver_error)?;
         let wait = t0.elapsed().as_secs_f64();
-        if self.direct {
-            let send = self.sends.device_buffers(gpu, &self.send_peers);
-            let recv = self.recvs.device_buffers(gpu, &self.recv_peers);
-            let t1 = Instant::now();
-            comm.exchange_device(&send, &recv)?;
-            let message = t1.elapsed().as_secs_f64();
-            self.recvs.scatter(gpu, &self.scatter, values)?;
-            return Ok(Spent {
-                total: t0.elapsed().as_secs_f64(),
-                wait,
-                message,
-            });
+        let t1 = Instant::now();
+        match self.direct {
+            true => {
+                let send = self.sends.device_buffers(gpu, &self.send_peers);
+                let recv = self.recvs.device_buffers(gpu, &self.recv_peers);
+                comm.exchange_device(&send, &recv)?;
+            }
+            false => self.exchange_staged(comm)?,
         }
+        let message = t1.elapsed().as_secs_f64();
+        self.recvs.scatter(gpu, &self.scatter, values)?;
+        Ok(Spent {
+            total: t0.elapsed().as_secs_f64(),
+            wait,
+            message,
+        })
+    }
+
+    /// The messages through the page-locked host buffers, one slice of them per peer.
+    fn exchange_staged(&mut self, comm: &dyn Comm) -> Result<()> {
         let per = self.per;
         let mut send = Vec::with_capacity(self.send_peers.len());
         let mut rest: &[T] = &self.sends.host;
@@ -220,15 +227,7 @@ impl<T: Real> DeviceHalo<T> {
             recv.push((rank, bytes_of_mut(mine)));
             rest = more;
         }
-        let t1 = Instant::now();
-        comm.exchange(&send, &mut recv, &mut || Ok(()))?;
-        let message = t1.elapsed().as_secs_f64();
-        self.recvs.scatter(gpu, &self.scatter, values)?;
-        Ok(Spent {
-            total: t0.elapsed().as_secs_f64(),
-            wait,
-            message,
-        })
+        comm.exchange(&send, &mut recv, &mut || Ok(()))
     }
 
     /// [`complete`](Self::complete), its seconds and the bytes received added to `times`.
