@@ -64,6 +64,9 @@ struct MatrixParams {
     const u32* at_ptr;
     const u32* at_col;
     real* force;                // d per node, matrix_force's output, N/m^3
+    // The bond kernels' first row (their rows are row_start..rows): a rank's part runs the
+    // rows that read no ghost while the ghosts' values travel, then the rest.
+    u64 row_start;
 };
 
 #define MX_NONLINEAR 1
@@ -156,7 +159,7 @@ __device__ __forceinline__ void mx_along_bond(real* z, int d, real t, const MxBo
 
 // PMB force vectors Z (with check_bonds, rows broken first).
 PD_KERNEL(matrix_pmb)(const MatrixParams p) {
-    const u64 r = mx_row();
+    const u64 r = p.row_start + mx_row();
     if (r >= p.rows) return;
     const int d = p.dim;
     const bool nonlinear = p.law == MX_NONLINEAR;
@@ -190,7 +193,7 @@ PD_KERNEL(matrix_pmb)(const MatrixParams p) {
 
 // LPS pass 1: ze = mu e (with check_bonds, rows broken first at e / x).
 PD_KERNEL(matrix_lps_extension)(const MatrixParams p) {
-    const u64 r = mx_row();
+    const u64 r = p.row_start + mx_row();
     if (r >= p.rows) return;
     real z = (real)0;
     if (p.mu[r] != 0) {
@@ -208,7 +211,7 @@ PD_KERNEL(matrix_lps_extension)(const MatrixParams p) {
 
 // LPS pass 2: Z = w (a ze + g theta_i [+ g2 theta_j]) n on intact rows, 0 on broken.
 PD_KERNEL(matrix_lps_force)(const MatrixParams p) {
-    const u64 r = mx_row();
+    const u64 r = p.row_start + mx_row();
     if (r >= p.rows) return;
     const int d = p.dim;
     real* z = p.z + d * r;

@@ -83,6 +83,11 @@ pub struct Problem {
     /// distributed run's process, from its share of the nodes and the others'
     /// (`setup/shared.rs`); `None`: computed when asked, over every node.
     pub stable_step: Option<f64>,
+    /// A part's local problem (a rank's, `distributed/matrix.rs`): its nodes from this index
+    /// on are ghosts, the owned ones first. Half-storage operators put the pairs that reach a
+    /// ghost last, so the rows that read none are a prefix (`operators/pattern.rs`). `None`
+    /// for a whole problem.
+    pub ghosts_from: Option<usize>,
     /// The failure history a backend starts from besides `initial_mu` (a restart's, in
     /// f64, exact for either precision); empty for a fresh run.
     pub restored: FailureHistory<f64>,
@@ -263,6 +268,7 @@ impl Problem {
             bonds_stored: false,
             precracked: 0,
             stable_step: None,
+            ghosts_from: None,
             restored: FailureHistory::default(),
             setup: SetupTimes::default(),
         };

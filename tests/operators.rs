@@ -279,3 +279,75 @@ fn matrix_backend_memory_matches_its_estimate() {
         }
     }
 }
+
+/// Half storage with the pairs that reach the nodes `late..` last (`Problem::ghosts_from`,
+/// how a rank's part orders its rows so those that read no ghost are a prefix): rows
+/// `0..early` reach no such node, every later row does, and each node's rows stay
+/// ascending (the assembly's sorted-pattern check would panic otherwise). The forces are
+/// bitwise those of the usual order (each node sums its bonds in family order in both), and
+/// so are those of the evaluation split at `early` (`CpuMatrix::bond_rows`), breaking
+/// included, with the same bonds broken: the split changes no row's arithmetic. The
+/// displacement `u_y = c t^2` (`t` the height above the bottom) stretches the top rows past
+/// the critical stretch and not the bottom ones.
+#[test]
+fn half_storage_with_late_rows_gives_the_usual_forces_bitwise_whole_or_split() {
+    for law in LAWS {
+        for dim in DIMS {
+            let p = problem(law, dim);
+            let n = p.body.len();
+            let late = Arc::new(Problem {
+                ghosts_from: Some(n / 3),
+                ..(*p).clone()
+            });
+            let case = format!("{law} {dim}");
+            let ops = Operators::<f64>::assemble(&late, Storage::Half).unwrap();
+            let early = ops.rows.early;
+            assert!(0 < early && early < ops.rows.len(), "{case}: both blocks");
+            for r in 0..ops.rows.len() {
+                let (i, j) = ops.rows.ends(r);
+                assert!(i < j, "{case}: row {r}");
+                assert_eq!(r < early, j < n / 3, "{case}: row {r} ({i}, {j})");
+            }
+            let bottom = p.body.positions.iter().fold(f64::MAX, |m, x| m.min(x[1]));
+            let top = p.body.positions.iter().fold(f64::MIN, |m, x| m.max(x[1]));
+            let s0 = p.material.critical_stretch.expect("a critical stretch");
+            let d = p.dim();
+            let mut u = vec![0.0; d * n];
+            for (k, x) in p.body.positions.iter().enumerate() {
+                u[d * k + 1] = s0 / (top - bottom) * (x[1] - bottom).powi(2);
+            }
+            let mut usual = CpuMatrix::<f64>::new(p.clone(), Storage::Half).unwrap();
+            let broken = usual.break_bonds(&u).unwrap();
+            let mut f_usual = vec![0.0; d * n];
+            usual.internal_force(&u, &mut f_usual).unwrap();
+            let total = p.families.bonds() - p.precracked_bonds();
+            assert!(
+                0 < broken && broken < total,
+                "{case}: {broken} of {total} break"
+            );
+            let bits = |f: &[f64]| f.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+
+            let mut whole = CpuMatrix::<f64>::new(late.clone(), Storage::Half).unwrap();
+            assert_eq!(whole.break_bonds(&u).unwrap(), broken, "{case}: whole");
+            let mut f = vec![0.0; d * n];
+            whole.internal_force(&u, &mut f).unwrap();
+            assert!(bits(&f) == bits(&f_usual), "{case}: whole, late rows last");
+            assert_eq!(whole.bond_status().unwrap(), usual.bond_status().unwrap());
+
+            let mut split = CpuMatrix::<f64>::new(late.clone(), Storage::Half).unwrap();
+            let rows = split.row_count();
+            let mut rows_broken = split.bond_rows(&u, 0..early, true);
+            rows_broken += split.bond_rows(&u, early..rows, true);
+            if law == "lps" {
+                split.dilatation_of_rows();
+                split.lps_rows(0..early);
+                split.lps_rows(early..rows);
+            }
+            let mut f = vec![0.0; d * n];
+            split.force_of_rows(&mut f);
+            assert_eq!(2 * rows_broken, broken, "{case}: split");
+            assert!(bits(&f) == bits(&f_usual), "{case}: split at the ghosts");
+            assert_eq!(split.bond_status().unwrap(), usual.bond_status().unwrap());
+        }
+    }
+}

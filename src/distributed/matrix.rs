@@ -20,12 +20,17 @@
 //! end's `a_ij` term, PMB half the row), so every sum over the ranks counts each directed
 //! bond once.
 //!
-//! Per force evaluation the owned displacements go into the local array and the ghosts' come
-//! from their owners ([`Halo`](super::Halo), no work overlapped); for LPS the owned
-//! dilatations (rows of `Theta` of the owned nodes, complete) are exchanged the same way
-//! before the forces, whose cut rows read the ghost's too. The local families run in local
-//! order, so the sums of a row run in another order than in core: forces agree with the
-//! in-core `cpu-matrix` to round-off (1e-12), not bitwise. The explicit step is the host's
+//! The local problem has its ghosts last (`Problem::ghosts_from`), so its pairs that reach
+//! a ghost take the last rows and the rows `0..early` read none (`operators/pattern.rs`).
+//! Per force evaluation the owned displacements go into the local array and the ghosts'
+//! come from their owners ([`Halo`](super::Halo)) while the early rows run (their
+//! differences, breaking and force scalars; `cpu-matrix`: [`CpuMatrix::bond_rows`]); then
+//! the rest. For LPS the owned dilatations (rows of `Theta` of the owned nodes, complete)
+//! are exchanged the same way while the early rows' force scalars run: the cut rows read
+//! the ghost's too. (A device part exchanges before whole passes here; its explicit loop
+//! is `gpu/matrix.rs`'s.) The local families run in local order, so the sums of a row run in
+//! another order than in core: forces agree with the in-core `cpu-matrix` to round-off
+//! (1e-12), not bitwise. The explicit step is the host's
 //! (`Explicit::step`) on the driver's global arrays, whose owned entries are current (the
 //! rest goes stale, as on `cpu-loop`); ADR, outputs (a snapshot's piece from the owned
 //! values, no gather), checkpoints and reductions as `DistributedCpu`.
@@ -101,7 +106,9 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
         check_material(problem, name, Scheme::MatrixParts)?;
         check_contact(problem, name, Placement::Ranks)?;
         let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
-        let (local, bond_index) = local_problem(problem, &plan.sub);
+        let (mut local, bond_index) = local_problem(problem, &plan.sub);
+        // (the pairs that reach a ghost last: the rows before them run while ghosts travel)
+        local.ghosts_from = Some(plan.sub.owned);
         let owned_bonds = local.families.offsets[plan.sub.owned];
         let offsets = problem.families.offsets.clone();
         let csr_place = csr_places(&local.families, &plan, &offsets, &bond_index);
@@ -147,11 +154,16 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
             false => halo.refresh(comm, &mut self.u_local, per, &mut self.buf)?,
             true => halo.refresh(comm, &mut self.theta_local, per, &mut self.buf_theta)?,
         }
-        self.times.exchange_seconds += t0.elapsed().as_secs_f64();
-        self.times.exchanges += 1;
-        let bytes = self.plan.halo.recv_bytes(per, std::mem::size_of::<T>());
-        self.times.bytes_received += bytes;
+        self.count_exchange(t0.elapsed().as_secs_f64(), per);
         Ok(())
+    }
+
+    /// One exchange of `per` values a node whose wait (what no work hid) took `seconds`.
+    fn count_exchange(&mut self, seconds: f64, per: usize) {
+        self.times.exchange_seconds += seconds;
+        self.times.message_seconds += seconds;
+        self.times.exchanges += 1;
+        self.times.bytes_received += self.plan.halo.recv_bytes(per, std::mem::size_of::<T>());
     }
 
     /// The local displacement from the global `u`: owned from `u`, ghosts from their owners.
@@ -183,11 +195,80 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
                 .matrix
                 .internal_force(&self.u_local, &mut self.f_local)?,
         }
+        self.scatter_forces(force);
+        self.times.forces_seconds += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// The owned nodes' forces of `f_local` into `force` (global).
+    fn scatter_forces(&self, force: &mut [T]) {
         let d = self.dim;
         let owned = &self.f_local[..d * self.plan.sub.owned];
         scatter(owned, self.plan.sub.owned_nodes(), d, force);
+    }
+
+    /// Forces of the owned nodes at the global `u` into `force`, breaking first with
+    /// `check`, the exchanges overlapped where the part runs its rows in ranges
+    /// (`cpu-matrix`, [`CpuMatrix::bond_rows`]): the rows that read no ghost while the
+    /// ghosts' displacements travel, the rest once they are in; LPS, the same around the
+    /// ghosts' dilatations. Elsewhere the ghosts come first and the passes are whole. The
+    /// owned directed bonds broken.
+    fn forces_at(&mut self, u: &[T], force: &mut [T], check: bool) -> Result<usize> {
+        if self.matrix.host_rows().is_none() {
+            self.local_displacement(u)?;
+            let before = self.owned_broken()?;
+            if check {
+                self.matrix.break_bonds(&self.u_local)?;
+            }
+            let broken = self.owned_broken()? - before;
+            self.forces_into(force)?;
+            return Ok(broken);
+        }
+        let t0 = Instant::now();
+        let before = self.owned_broken()?;
+        let (d, owned) = (self.dim, self.plan.sub.owned);
+        gather_into(
+            u,
+            self.plan.sub.owned_nodes(),
+            d,
+            &mut self.u_local[..d * owned],
+        );
+        let (halo, comm) = (&self.plan.halo, &*self.comm);
+        let m = self.matrix.host_rows().expect("a part of row ranges");
+        let (early, rows) = (m.early_rows(), m.row_count());
+        halo.pack(&self.u_local, d, &mut self.buf);
+        let (u_local, mut busy) = (&self.u_local, 0.0);
+        halo.exchange(comm, &mut self.buf, &mut || {
+            let t1 = Instant::now();
+            m.bond_rows(u_local, 0..early, check);
+            busy += t1.elapsed().as_secs_f64();
+            Ok(())
+        })?;
+        halo.unpack(&self.buf, d, &mut self.u_local);
+        let mut waits = vec![(t0.elapsed().as_secs_f64() - busy, d)];
+        m.bond_rows(&self.u_local, early..rows, check);
+        if self.lps {
+            let t2 = Instant::now();
+            m.dilatation_of_rows();
+            let mut busy = 0.0;
+            halo.pack(m.theta_mut(), 1, &mut self.buf_theta);
+            halo.exchange(comm, &mut self.buf_theta, &mut || {
+                let t1 = Instant::now();
+                m.lps_rows(0..early);
+                busy += t1.elapsed().as_secs_f64();
+                Ok(())
+            })?;
+            halo.unpack(&self.buf_theta, 1, m.theta_mut());
+            waits.push((t2.elapsed().as_secs_f64() - busy, 1));
+            m.lps_rows(early..rows);
+        }
+        m.force_of_rows(&mut self.f_local);
+        self.scatter_forces(force);
+        for (seconds, per) in waits {
+            self.count_exchange(seconds, per);
+        }
         self.times.forces_seconds += t0.elapsed().as_secs_f64();
-        Ok(())
+        Ok(self.owned_broken()? - before)
     }
 
     /// The status of the owned nodes' directed bonds (of a cut row, the owned end's), in
@@ -251,8 +332,7 @@ impl<T: Real, M: MatrixPart<T>> OwnedValues<T> for DistributedMatrix<T, M> {
 
 impl<T: Real, M: MatrixPart<T>> Forces<T> for DistributedMatrix<T, M> {
     fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
-        self.local_displacement(u)?;
-        self.forces_into(force)
+        self.forces_at(u, force, false).map(|_| ())
     }
 
     /// Break the over-stretched rows (owned and cut pairs) at `u`; the owned nodes' directed
@@ -265,12 +345,7 @@ impl<T: Real, M: MatrixPart<T>> Forces<T> for DistributedMatrix<T, M> {
     }
 
     fn break_bonds_and_force(&mut self, u: &[T], force: &mut [T]) -> Result<usize> {
-        self.local_displacement(u)?;
-        let before = self.owned_broken()?;
-        self.matrix.break_bonds(&self.u_local)?;
-        let broken = self.owned_broken()? - before;
-        self.forces_into(force)?;
-        Ok(broken)
+        self.forces_at(u, force, true)
     }
 
     /// The damage of every node, on every rank.

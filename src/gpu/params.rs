@@ -259,6 +259,9 @@ pub struct MatrixParams {
     pub at_col: u64,
     /// `matrix_force`'s output.
     pub force: u64,
+    /// The first row of the bond kernels `matrix_pmb`, `matrix_lps_extension` and
+    /// `matrix_lps_force` (their rows are `row_start..rows`; 0 elsewhere).
+    pub row_start: u64,
 }
 
 // SAFETY: plain `#[repr(C)]` data (integers, floats, device addresses) with the layout of the
@@ -304,10 +307,10 @@ mod tests {
         assert_eq!(std::mem::size_of::<AdrParams>(), 12 * 8 + 2 * 4);
         assert_eq!(std::mem::size_of::<ProbeParams>(), 7 * 8);
         // 19 addresses, two f64, the row count, six i32/u32, the materials' two addresses
-        // and two u32, the implicit A^T's two addresses and the force's
+        // and two u32, the implicit A^T's two addresses and the force's, the first row
         assert_eq!(
             std::mem::size_of::<MatrixParams>(),
-            19 * 8 + 2 * 8 + 8 + 6 * 4 + 2 * 8 + 2 * 4 + 3 * 8
+            19 * 8 + 2 * 8 + 8 + 6 * 4 + 2 * 8 + 2 * 4 + 3 * 8 + 8
         );
     }
 }

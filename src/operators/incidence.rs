@@ -32,8 +32,9 @@ pub(super) struct RowBase {
 impl RowBase {
     pub fn new(problem: &Problem, storage: Storage) -> Self {
         let fam = &problem.families;
-        let maps = BondMaps::new(fam, storage);
-        let rows = BondRows::from_maps(fam, storage, &maps);
+        let late = problem.ghosts_from.unwrap_or(fam.nodes());
+        let maps = BondMaps::new(fam, storage, late);
+        let rows = BondRows::from_maps(fam, storage, &maps, late);
         let geometry = BondGeometry::new(problem, &rows);
         let coef = values::coefficients(problem, &rows, &geometry);
         let at = pattern::node_incidence(fam, storage, &maps);

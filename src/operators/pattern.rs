@@ -6,6 +6,7 @@ use super::Storage;
 use crate::neighbors::Families;
 use faer::sparse::SymbolicSparseRowMat;
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Rows per parallel task when filling per-row data.
 const ROWS_PER_TASK: usize = 256;
@@ -40,12 +41,16 @@ where
 
 /// The bond rows of the operators: row `r` joins `first[r] = i` to `second[r] = j`.
 /// Full storage: row `r` is directed bond `r` (CSR order). Half storage: one row per pair
-/// `i < j`, ordered by `i` then `j`, and `pairs[r] = [bond (i -> j), bond (j -> i)]`.
+/// `i < j`, ordered by `i` then `j` (a part's pairs that reach a ghost after all others:
+/// [`HalfLayout`]), and `pairs[r] = [bond (i -> j), bond (j -> i)]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BondRows {
     pub first: Vec<u32>,
     pub second: Vec<u32>,
     pub pairs: Option<Vec<[u32; 2]>>,
+    /// Rows `0..early` reach no ghost (every row where the problem has none, and in full
+    /// storage).
+    pub early: usize,
 }
 
 /// Maps from directed bonds (CSR order) used while assembling: the reverse bond
@@ -57,47 +62,105 @@ pub struct BondMaps {
 }
 
 impl BondMaps {
-    pub fn new(families: &Families, storage: Storage) -> Self {
+    /// The maps of `families` in `storage`; in half storage the pairs that reach a node of
+    /// index `late` or above take the last rows ([`HalfLayout`]; `late >= n`: none).
+    pub fn new(families: &Families, storage: Storage, late: usize) -> Self {
         let reverse = families.reverse_bonds();
         let row_of = match storage {
             Storage::Full => (0..families.bonds() as u32).collect(),
-            Storage::Half => half_rows_of_bonds(families, &reverse),
+            Storage::Half => HalfLayout::new(families, late).rows_of_bonds(families, &reverse),
         };
         BondMaps { reverse, row_of }
     }
 }
 
-/// Pair row of every directed bond in half storage. Node `i`'s pairs `(i, j > i)` are the
-/// upper part of its family and take rows `start[i]..` in family order, where `start` is the
-/// exclusive scan of the upper counts; a bond `(i -> j)` with `j < i` takes the row of its
-/// reverse.
-fn half_rows_of_bonds(families: &Families, reverse: &[usize]) -> Vec<u32> {
-    let (lower, start) = upper_starts(families);
-    let upper_row = |i: usize, b: usize| start[i] + b - families.offsets[i] - lower[i];
-    families.per_bond(|i, b, j| {
-        let r = if j > i {
-            upper_row(i, b)
-        } else {
-            upper_row(j, reverse[b])
-        };
-        r as u32
-    })
+/// Where each pair `i < j` goes in half storage. Pairs come in two blocks: first the
+/// *early* pairs (`j < late`), then the *late* ones (`j >= late`), each block ordered by `i`
+/// then `j`. A part's local problem has its ghosts last (`late` its owned count,
+/// `Problem::ghosts_from`), so the rows that read no ghost are a prefix and a rank runs them
+/// while the ghosts' values travel. Each node's rows stay ascending in its family order (its
+/// late pairs are the tail of its sorted family, and every late row follows every early
+/// one), so the node-by-row patterns keep sorted columns.
+struct HalfLayout {
+    /// Per node, its lower neighbours (`j < i`: where its upper bonds start in its family).
+    lower: Vec<usize>,
+    /// Per node, where its late upper bonds start in its family.
+    split: Vec<usize>,
+    /// Exclusive scans of the early and of the late upper counts (`n + 1` values each; the
+    /// late block's rows are `early[n] + late[i]..`).
+    early: Vec<usize>,
+    late: Vec<usize>,
 }
 
-/// Per node, its lower neighbours (`j < i`: the start of its upper bonds within its family),
-/// and the exclusive scan of its upper counts (the first pair row of each node in half
-/// storage; `n + 1` values).
-fn upper_starts(families: &Families) -> (Vec<usize>, Vec<usize>) {
-    let n = families.nodes();
-    let lower: Vec<usize> = (0..n)
-        .into_par_iter()
-        .map(|i| families.family(i).partition_point(|&j| (j as usize) < i))
-        .collect();
-    let mut start = vec![0usize; n + 1];
-    for i in 0..n {
-        start[i + 1] = start[i] + families.range(i).len() - lower[i];
+impl HalfLayout {
+    fn new(families: &Families, late: usize) -> Self {
+        let n = families.nodes();
+        let (lower, split): (Vec<usize>, Vec<usize>) = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let family = families.family(i);
+                let lower = family.partition_point(|&j| (j as usize) < i);
+                let split = family.partition_point(|&j| (j as usize) < late.max(i + 1));
+                (lower, split)
+            })
+            .unzip();
+        let (mut early, mut late_start) = (vec![0usize; n + 1], vec![0usize; n + 1]);
+        for i in 0..n {
+            let len = families.range(i).len();
+            early[i + 1] = early[i] + split[i] - lower[i];
+            late_start[i + 1] = late_start[i] + len - split[i];
+        }
+        HalfLayout {
+            lower,
+            split,
+            early,
+            late: late_start,
+        }
     }
-    (lower, start)
+
+    /// Rows whose two ends are both below `late`.
+    fn early_rows(&self) -> usize {
+        self.early[self.early.len() - 1]
+    }
+
+    /// The row of node `i`'s upper bond `b` (a CSR index in its family).
+    fn upper_row(&self, families: &Families, i: usize, b: usize) -> usize {
+        let at = b - families.offsets[i];
+        match at < self.split[i] {
+            true => self.early[i] + at - self.lower[i],
+            false => self.early_rows() + self.late[i] + at - self.split[i],
+        }
+    }
+
+    /// Pair row of every directed bond: a bond `(i -> j)` with `j > i` takes its pair's row,
+    /// one with `j < i` the row of its reverse.
+    fn rows_of_bonds(&self, families: &Families, reverse: &[usize]) -> Vec<u32> {
+        families.per_bond(|i, b, j| {
+            let r = match j > i {
+                true => self.upper_row(families, i, b),
+                false => self.upper_row(families, j, reverse[b]),
+            };
+            r as u32
+        })
+    }
+
+    /// A per-row array in this order: `f(i, bonds, part)` fills node `i`'s rows of one block
+    /// from its upper bonds of that block (`bonds`, CSR indices).
+    fn per_row<V: Clone + Default + Send>(
+        &self,
+        families: &Families,
+        f: impl Fn(usize, Range<usize>, &mut [V]) + Sync,
+    ) -> Vec<V> {
+        let off = &families.offsets;
+        let mut out = per_node_parts(&self.early, |i, part| {
+            f(i, off[i] + self.lower[i]..off[i] + self.split[i], part)
+        });
+        let late = per_node_parts(&self.late, |i, part| {
+            f(i, off[i] + self.split[i]..off[i + 1], part)
+        });
+        out.extend(late);
+        out
+    }
 }
 
 /// An array of `start[n]` values whose part `start[i]..start[i + 1]` is node `i`'s, filled
@@ -127,32 +190,33 @@ fn per_node_parts<T: Clone + Default + Send>(
 }
 
 impl BondRows {
-    /// The rows of `families` in `storage`.
-    pub fn new(families: &Families, storage: Storage) -> Self {
-        Self::from_maps(families, storage, &BondMaps::new(families, storage))
+    /// The rows of `families` in `storage`, the pairs reaching a node `late` or above last
+    /// (half storage; see [`BondMaps::new`]).
+    pub fn new(families: &Families, storage: Storage, late: usize) -> Self {
+        let maps = BondMaps::new(families, storage, late);
+        Self::from_maps(families, storage, &maps, late)
     }
 
-    /// The rows of `families` in `storage`, with the bond maps already built.
-    pub fn from_maps(families: &Families, storage: Storage, maps: &BondMaps) -> Self {
+    /// The rows of `families` in `storage`, with the bond maps (of the same `late`) built.
+    pub fn from_maps(families: &Families, storage: Storage, maps: &BondMaps, late: usize) -> Self {
         match storage {
             Storage::Full => {
                 let first = families.per_bond(|i, _, _| i as u32);
                 BondRows {
+                    early: first.len(),
                     first,
                     second: families.neighbors.clone(),
                     pairs: None,
                 }
             }
             Storage::Half => {
-                // the upper bonds in CSR order are the pairs in row order
-                let (lower, start) = upper_starts(families);
-                let upper = |i: usize| families.offsets[i] + lower[i]..families.offsets[i + 1];
-                let first = per_node_parts(&start, |i, part: &mut [u32]| part.fill(i as u32));
-                let second = per_node_parts(&start, |i, part: &mut [u32]| {
-                    part.copy_from_slice(&families.neighbors[upper(i)])
+                let layout = HalfLayout::new(families, late);
+                let first = layout.per_row(families, |i, _, part: &mut [u32]| part.fill(i as u32));
+                let second = layout.per_row(families, |_, bonds, part: &mut [u32]| {
+                    part.copy_from_slice(&families.neighbors[bonds])
                 });
-                let pairs = per_node_parts(&start, |i, part: &mut [[u32; 2]]| {
-                    for (p, b) in part.iter_mut().zip(upper(i)) {
+                let pairs = layout.per_row(families, |_, bonds, part: &mut [[u32; 2]]| {
+                    for (p, b) in part.iter_mut().zip(bonds) {
                         *p = [b as u32, maps.reverse[b] as u32];
                     }
                 });
@@ -160,6 +224,7 @@ impl BondRows {
                     first,
                     second,
                     pairs: Some(pairs),
+                    early: layout.early_rows(),
                 }
             }
         }

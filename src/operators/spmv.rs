@@ -33,17 +33,31 @@ pub fn spmv_interleaved<T: Real, F>(m: &Mat<T>, k: usize, x: &[T], y: &mut [T], 
 where
     F: Fn(usize, usize, T) -> T + Sync,
 {
-    assert_eq!(x.len(), k * m.ncols(), "spmv: x has the wrong length");
     assert_eq!(y.len(), k * m.nrows(), "spmv: y has the wrong length");
+    spmv_rows(m, k, x, 0, y, out);
+}
+
+/// [`spmv_interleaved`] over the rows `first..first + y.len() / k` only, into `y` (those
+/// rows' values): a product split into row ranges gives the same bits as the whole.
+pub fn spmv_rows<T: Real, F>(m: &Mat<T>, k: usize, x: &[T], first: usize, y: &mut [T], out: F)
+where
+    F: Fn(usize, usize, T) -> T + Sync,
+{
+    assert_eq!(x.len(), k * m.ncols(), "spmv: x has the wrong length");
+    assert!(y.len() % k == 0, "spmv: y has the wrong length");
+    assert!(
+        first + y.len() / k <= m.nrows(),
+        "spmv: rows past the matrix"
+    );
     match k {
-        1 => rows::<T, F, 1>(m, x, y, out),
-        2 => rows::<T, F, 2>(m, x, y, out),
-        3 => rows::<T, F, 3>(m, x, y, out),
+        1 => rows::<T, F, 1>(m, x, first, y, out),
+        2 => rows::<T, F, 2>(m, x, first, y, out),
+        3 => rows::<T, F, 3>(m, x, first, y, out),
         _ => panic!("spmv_interleaved: {k} components (at most 3)"),
     }
 }
 
-fn rows<T: Real, F, const K: usize>(m: &Mat<T>, x: &[T], y: &mut [T], out: F)
+fn rows<T: Real, F, const K: usize>(m: &Mat<T>, x: &[T], start: usize, y: &mut [T], out: F)
 where
     F: Fn(usize, usize, T) -> T + Sync,
 {
@@ -52,7 +66,7 @@ where
     y.par_chunks_mut(K * ROWS_PER_TASK)
         .enumerate()
         .for_each(|(block, ys)| {
-            let first = block * ROWS_PER_TASK;
+            let first = start + block * ROWS_PER_TASK;
             for (k, yr) in ys.chunks_exact_mut(K).enumerate() {
                 let r = first + k;
                 let (s, e) = (ptr[r] as usize, ptr[r + 1] as usize);

@@ -22,13 +22,14 @@ use crate::backend::{check_material, Backend, Footprint, Scheme};
 use crate::dynamics::Forces;
 use crate::material::laws::{extension, pmb, stretch, Vec3};
 use crate::material::Law;
-use crate::operators::spmv::{spmv, spmv_interleaved, spmv_with};
+use crate::operators::spmv::{spmv, spmv_interleaved, spmv_rows, spmv_with};
 use crate::operators::{
     footprint_of, mat_bytes, nnz, BondRows, BondVectors, Mat, OperatorCounts, Operators, Storage,
 };
 use crate::setup::Problem;
 use crate::{Real, Result};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Bond rows per rayon task in the bond kernels (fixed, so chunked sums do not depend on
@@ -146,10 +147,23 @@ impl<T: Real> CpuMatrix<T> {
         if self.eta_of.as_ref().is_some_and(same) {
             return;
         }
-        spmv_interleaved(&self.incidence, self.dim, u, &mut self.eta, |_, _, s| s);
-        match &mut self.eta_of {
-            Some(c) => c.copy_from_slice(u),
-            None => self.eta_of = Some(u.to_vec()),
+        self.eta_rows(u, 0..self.mu.len());
+        self.eta_is_of(Some(u));
+    }
+
+    /// `eta` of the rows `rows` at `u` (each row reads its two ends only).
+    fn eta_rows(&mut self, u: &[T], rows: Range<usize>) {
+        let d = self.dim;
+        let out = &mut self.eta[d * rows.start..d * rows.end];
+        spmv_rows(&self.incidence, d, u, rows.start, out, |_, _, s| s);
+    }
+
+    /// Record that `eta` is the one of `u` (`None`: of no displacement).
+    fn eta_is_of(&mut self, u: Option<&[T]>) {
+        match (&mut self.eta_of, u) {
+            (Some(c), Some(u)) => c.copy_from_slice(u),
+            (_, Some(u)) => self.eta_of = Some(u.to_vec()),
+            (_, None) => self.eta_of = None,
         }
     }
 
@@ -190,18 +204,32 @@ impl<T: Real> CpuMatrix<T> {
 
     /// LPS pass 1: `z = mu o e`, then `theta = Theta z`.
     fn lps_dilatation(&mut self) {
-        match self.dim {
-            2 => self.lps_extensions::<2>(),
-            _ => self.lps_extensions::<3>(),
+        self.lps_extensions(0..self.mu.len());
+        self.theta_product();
+    }
+
+    /// `theta = Theta z` from the masked extensions of every row (LPS).
+    fn theta_product(&mut self) {
+        if let Some(m) = &self.theta_op {
+            spmv(m, &self.z, &mut self.theta);
         }
     }
 
-    fn lps_extensions<const D: usize>(&mut self) {
+    /// LPS: `z = mu o e` of the rows `rows`.
+    fn lps_extensions(&mut self, rows: Range<usize>) {
+        match self.dim {
+            2 => self.lps_extensions_in::<2>(rows),
+            _ => self.lps_extensions_in::<3>(rows),
+        }
+    }
+
+    fn lps_extensions_in<const D: usize>(&mut self, rows: Range<usize>) {
         let mut z = std::mem::take(&mut self.z);
         let this = &*self;
-        z.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
+        let part = &mut z[rows.clone()];
+        part.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
             for (k, zr) in out.iter_mut().enumerate() {
-                let r = c * CHUNK + k;
+                let r = rows.start + c * CHUNK + k;
                 *zr = if this.mu[r] == 1 {
                     this.extension_of::<D>(r)
                 } else {
@@ -209,22 +237,20 @@ impl<T: Real> CpuMatrix<T> {
                 };
             }
         });
-        if let Some(m) = &self.theta_op {
-            spmv(m, &z, &mut self.theta);
-        }
         self.z = z;
     }
 
-    /// LPS pass 2, in place: `z = w o mu o (a e + g theta_i [+ g_ji theta_j])` from
-    /// `z = mu o e`.
-    fn lps_force_scalars(&mut self) {
+    /// LPS pass 2 over the rows `rows`, in place: `z = w o mu o (a e + g theta_i
+    /// [+ g_ji theta_j])` from `z = mu o e`.
+    fn lps_force_scalars(&mut self, rows: Range<usize>) {
         let mut z = std::mem::take(&mut self.z);
         let this = &*self;
         let v = &self.vectors;
         let half = !v.g_second.is_empty();
-        z.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
+        let part = &mut z[rows.clone()];
+        part.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
             for (k, zr) in out.iter_mut().enumerate() {
-                let r = c * CHUNK + k;
+                let r = rows.start + c * CHUNK + k;
                 if this.mu[r] == 0 {
                     *zr = T::zero();
                     continue;
@@ -240,19 +266,23 @@ impl<T: Real> CpuMatrix<T> {
         self.z = z;
     }
 
-    /// Break every intact row whose stretch exceeds `s0` (no-fail nodes excepted); returns
-    /// the number of rows broken.
-    fn break_kernel<const D: usize>(&mut self, s0: impl Fn(usize, usize) -> T + Sync) -> usize {
+    /// Break every intact row of `rows` whose stretch exceeds `s0` (no-fail nodes
+    /// excepted); returns the number of rows broken.
+    fn break_kernel<const D: usize>(
+        &mut self,
+        rows: Range<usize>,
+        s0: impl Fn(usize, usize) -> T + Sync,
+    ) -> usize {
         let mut mu = std::mem::take(&mut self.mu);
         let this = &*self;
         let no_fail = &self.problem.no_fail;
-        let broken = mu
+        let broken = mu[rows.clone()]
             .par_chunks_mut(CHUNK)
             .enumerate()
             .map(|(c, out)| {
                 let mut count = 0;
                 for (k, m) in out.iter_mut().enumerate() {
-                    let r = c * CHUNK + k;
+                    let r = rows.start + c * CHUNK + k;
                     let (i, j) = this.rows.ends(r);
                     if *m == 1
                         && !no_fail[i]
@@ -270,26 +300,28 @@ impl<T: Real> CpuMatrix<T> {
         broken
     }
 
-    /// PMB: `z = w o mu o a o e` (linearized) or, per component, `w o mu o a o e o y / |y|`.
-    fn pmb_force_scalars(&mut self) {
+    /// PMB over the rows `rows`: `z = w o mu o a o e` (linearized) or, per component,
+    /// `w o mu o a o e o y / |y|`.
+    fn pmb_force_scalars(&mut self, rows: Range<usize>) {
         match (self.is_nonlinear(), self.dim) {
-            (false, 2) => self.pmb_kernel::<2, false>(),
-            (false, _) => self.pmb_kernel::<3, false>(),
-            (true, 2) => self.pmb_kernel::<2, true>(),
-            (true, _) => self.pmb_kernel::<3, true>(),
+            (false, 2) => self.pmb_kernel::<2, false>(rows),
+            (false, _) => self.pmb_kernel::<3, false>(rows),
+            (true, 2) => self.pmb_kernel::<2, true>(rows),
+            (true, _) => self.pmb_kernel::<3, true>(rows),
         }
     }
 
     /// The PMB bond kernel in dimension `D`, with `D` values per row if `NONLINEAR`, else 1.
-    fn pmb_kernel<const D: usize, const NONLINEAR: bool>(&mut self) {
+    fn pmb_kernel<const D: usize, const NONLINEAR: bool>(&mut self, rows: Range<usize>) {
         let mut z = std::mem::take(&mut self.z);
         let (this, v) = (&*self, &self.vectors);
         let per = if NONLINEAR { D } else { 1 };
-        z.par_chunks_mut(CHUNK * per)
+        z[per * rows.start..per * rows.end]
+            .par_chunks_mut(CHUNK * per)
             .enumerate()
             .for_each(|(c, out)| {
                 for (k, zr) in out.chunks_exact_mut(per).enumerate() {
-                    let r = c * CHUNK + k;
+                    let r = rows.start + c * CHUNK + k;
                     if this.mu[r] == 0 {
                         zr.fill(T::zero());
                         continue;
@@ -310,14 +342,96 @@ impl<T: Real> CpuMatrix<T> {
     }
 }
 
+impl<T: Real> CpuMatrix<T> {
+    /// Break the over-stretched intact rows of `rows` (`eta` current there); the rows
+    /// broken. Several materials: the critical stretch of each row's pair of materials.
+    fn break_rows(&mut self, rows: Range<usize>) -> usize {
+        let problem = self.problem.clone();
+        if let Some(map) = problem.materials.as_ref().filter(|m| m.breaks()) {
+            let s0: Vec<T> = map.critical_stretch.iter().map(|&s| T::of(s)).collect();
+            let at = |i: usize, j: usize| s0[map.pair(i, j)];
+            return match self.dim {
+                2 => self.break_kernel::<2>(rows, at),
+                _ => self.break_kernel::<3>(rows, at),
+            };
+        }
+        let s0 = problem.material.critical_stretch;
+        let Some(s0) = s0.filter(|_| problem.materials.is_none()).map(T::of) else {
+            return 0;
+        };
+        match self.dim {
+            2 => self.break_kernel::<2>(rows, |_, _| s0),
+            _ => self.break_kernel::<3>(rows, |_, _| s0),
+        }
+    }
+}
+
+/// A force evaluation in row ranges, for a rank's part whose ghosts' values arrive while
+/// it works (`distributed/matrix.rs`): the rows `0..early_rows()` read no ghost
+/// ([`BondRows::early`]), so they run while the ghosts' displacements travel, and (LPS)
+/// their force scalars while the ghosts' dilatations travel. Each row's arithmetic is the
+/// whole pass's, so the split gives its bits.
+impl<T: Real> CpuMatrix<T> {
+    /// The rows that read no ghost come first: `0..early_rows()`.
+    pub fn early_rows(&self) -> usize {
+        self.rows.early
+    }
+
+    /// The row pass of a force evaluation over `rows` at `u` (only their ends read): `eta`,
+    /// with `check` the breaking, then PMB's force scalars or LPS's masked extensions. Run
+    /// over `0..early_rows()` then the rest; after the last row `eta` is `u`'s. The rows
+    /// broken.
+    pub fn bond_rows(&mut self, u: &[T], rows: Range<usize>, check: bool) -> usize {
+        if rows.start == 0 {
+            self.eta_is_of(None);
+        }
+        self.eta_rows(u, rows.clone());
+        let broken = if check {
+            self.break_rows(rows.clone())
+        } else {
+            0
+        };
+        match self.law {
+            Law::Pmb { .. } => self.pmb_force_scalars(rows.clone()),
+            Law::Lps { .. } => self.lps_extensions(rows.clone()),
+        }
+        if rows.end == self.mu.len() {
+            self.eta_is_of(Some(u));
+        }
+        broken
+    }
+
+    /// LPS, after every row's pass: the dilatation of each node from its rows (a rank's
+    /// ghosts' are partial until their owners' replace them: [`CpuMatrix::theta_mut`]).
+    pub fn dilatation_of_rows(&mut self) {
+        self.theta_product();
+    }
+
+    /// The dilatation per node the LPS force scalars read.
+    pub fn theta_mut(&mut self) -> &mut [T] {
+        &mut self.theta
+    }
+
+    /// LPS: the force scalars of `rows` from their masked extensions and the dilatation.
+    pub fn lps_rows(&mut self, rows: Range<usize>) {
+        self.lps_force_scalars(rows);
+    }
+
+    /// The force density of every node from every row's force scalars, N/m^3.
+    pub fn force_of_rows(&self, force: &mut [T]) {
+        self.transposed_product(force);
+    }
+}
+
 impl<T: Real> Forces<T> for CpuMatrix<T> {
     fn internal_force(&mut self, u: &[T], force: &mut [T]) -> Result<()> {
         self.update_eta(u);
+        let all = 0..self.mu.len();
         match self.law {
-            Law::Pmb { .. } => self.pmb_force_scalars(),
+            Law::Pmb { .. } => self.pmb_force_scalars(all),
             Law::Lps { .. } => {
                 self.lps_dilatation();
-                self.lps_force_scalars();
+                self.lps_force_scalars(all);
             }
         }
         self.transposed_product(force);
@@ -325,32 +439,8 @@ impl<T: Real> Forces<T> for CpuMatrix<T> {
     }
 
     fn break_bonds(&mut self, u: &[T]) -> Result<usize> {
-        // (several materials: the critical stretch of each row's pair of materials)
-        let problem = self.problem.clone();
-        if let Some(map) = problem.materials.as_ref().filter(|m| m.breaks()) {
-            let s0: Vec<T> = map.critical_stretch.iter().map(|&s| T::of(s)).collect();
-            self.update_eta(u);
-            let at = |i: usize, j: usize| s0[map.pair(i, j)];
-            let broken = match self.dim {
-                2 => self.break_kernel::<2>(at),
-                _ => self.break_kernel::<3>(at),
-            };
-            return Ok(broken * self.bonds_per_row());
-        }
-        let Some(s0) = problem
-            .material
-            .critical_stretch
-            .filter(|_| problem.materials.is_none())
-        else {
-            return Ok(0);
-        };
         self.update_eta(u);
-        let s0 = T::of(s0);
-        let broken = match self.dim {
-            2 => self.break_kernel::<2>(|_, _| s0),
-            _ => self.break_kernel::<3>(|_, _| s0),
-        };
-        Ok(broken * self.bonds_per_row())
+        Ok(self.break_rows(0..self.mu.len()) * self.bonds_per_row())
     }
 
     fn damage(&self, phi: &mut [T]) -> Result<()> {
@@ -468,9 +558,9 @@ impl<T: Real> CpuMatrix<T> {
     /// backend's rows (a partitioned run: halo nodes' dilatations come from their owners).
     pub fn internal_force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) {
         self.update_eta(u);
-        self.lps_dilatation();
+        self.lps_extensions(0..self.mu.len());
         self.theta.copy_from_slice(theta);
-        self.lps_force_scalars();
+        self.lps_force_scalars(0..self.mu.len());
         self.transposed_product(force);
     }
 

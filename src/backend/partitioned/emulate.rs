@@ -124,6 +124,7 @@ pub(crate) fn problem_of(
         bonds_stored: true,
         precracked,
         stable_step: None,
+        ghosts_from: None,
         // (a restart's damage per bond, by bond; each node's critical stretch stays with the
         // backend that exchanges it between subdomains)
         restored: crate::material::FailureHistory {

@@ -49,6 +49,12 @@ pub trait MatrixPart<T: Real>: Backend<T> + Sized + Send {
     fn broken_of(&self, rows: usize, nodes: usize) -> Result<usize>;
     /// Number of bond rows the part holds.
     fn row_count(&self) -> usize;
+    /// The part as a host backend that runs a force evaluation in row ranges (`cpu-matrix`:
+    /// a rank runs the rows that read no ghost while the ghosts travel); `None` where the
+    /// part runs whole passes only (a device's rank part overlaps in its own loop).
+    fn host_rows(&mut self) -> Option<&mut CpuMatrix<T>> {
+        None
+    }
     /// Whether the part is on the device only while it runs.
     fn streamed(&self) -> bool {
         false
@@ -117,6 +123,9 @@ impl Slots {
 impl<T: Real> MatrixPart<T> for CpuMatrix<T> {
     fn assemble(local: Arc<Problem>, _: usize, _: usize, _: &Slots, at: Storage) -> Result<Self> {
         CpuMatrix::new(local, at)
+    }
+    fn host_rows(&mut self) -> Option<&mut CpuMatrix<T>> {
+        Some(self)
     }
     fn force_with_theta(&mut self, u: &[T], theta: &[T], force: &mut [T]) -> Result<()> {
         self.internal_force_with_theta(u, theta, force);

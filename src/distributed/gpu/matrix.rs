@@ -4,11 +4,12 @@
 //! plan's order: owned nodes, then ghosts), with the explicit loop on the device as `gpu-matrix` runs it in core
 //! (`backend/gpu/time_loop.rs`): the state (u, v, a, f) and the row status stay there.
 //!
-//! Before each force evaluation the ghosts' displacements are brought in on the device
+//! In each force evaluation the ghosts' displacements are brought in on the device
 //! (`halo.rs`: the owned values other ranks need packed by a kernel, copied to a page-locked
-//! buffer, exchanged, copied up and scattered); for LPS the ghosts' dilatations likewise
-//! between the dilatation product and the forces that read it
-//! (`GpuMatrix::forces_between`). A bond cut by the partition is a pair row on both sides,
+//! buffer, exchanged, copied up and scattered) while the device runs the rows that read no
+//! ghost (the local problem's pairs that reach a ghost are its last rows); then the rest.
+//! For LPS the ghosts' dilatations likewise, while the early rows' force scalars run
+//! (`GpuMatrix::forces_split`). A bond cut by the partition is a pair row on both sides,
 //! whose force each keeps for its owned end, and breaks on both at the same step, from the
 //! same two displacements. (The device loop's count of bonds broken per call, which the
 //! driver does not use, counts both directions of a cut row; the bonds broken the run
@@ -29,6 +30,7 @@ use super::order::DeviceOrder;
 use super::probes::DeviceProbeRows;
 use crate::backend::gpu::buffers::addr;
 use crate::backend::gpu::device_fault;
+use crate::backend::gpu::matrix::Ghosts;
 use crate::backend::gpu::time_loop::{self, DeviceForces, DeviceLoop};
 use crate::backend::{Backend, Footprint, Gather, GpuMatrix, RankOutputs};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
@@ -66,20 +68,27 @@ impl<T: Real> DeviceForces<T> for Exchanging<'_, T> {
         self.matrix.make_loop()
     }
 
+    /// The owned displacements packed, the rows that read no ghost enqueued while they
+    /// travel, the ghosts' brought in, the rest of the rows; LPS the same around the
+    /// dilatation ([`GpuMatrix::forces_split`]).
     fn launch_forces(&mut self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
         let gpu = self.matrix.gpu().clone();
         let (halos, comm, times) = (&mut *self.halos, self.comm, &mut *self.times);
         halos.u.post(&gpu, u)?;
-        halos.u.complete_counted(&gpu, comm, u, times)?;
-        let theta = &mut halos.theta;
-        self.matrix
-            .forces_between(u, force, check_bonds, &mut |at| match theta.as_mut() {
-                Some(halo) => {
-                    halo.post(&gpu, at)?;
+        let (u_halo, theta) = (&mut halos.u, &mut halos.theta);
+        self.matrix.forces_split(
+            u,
+            force,
+            check_bonds,
+            &mut |at| match (at, theta.as_mut()) {
+                (Ghosts::Displacement, _) => u_halo.complete_counted(&gpu, comm, u, times),
+                (Ghosts::DilatationFormed(at), Some(halo)) => halo.post(&gpu, at),
+                (Ghosts::Dilatation(at), Some(halo)) => {
                     halo.complete_counted(&gpu, comm, at, times)
                 }
-                None => Ok(()),
-            })
+                (_, None) => unreachable!("only LPS forms a dilatation, and it exchanges it"),
+            },
+        )
     }
 
     fn read_broken(&mut self) -> Result<usize> {

@@ -13,6 +13,7 @@ use crate::material::Law;
 use crate::operators::Storage;
 use crate::{Precision, Real, Result};
 use cudarc::driver::CudaFunction;
+use std::ops::Range;
 
 /// The bond kernels of `kernels/matrix_bond.cu`.
 pub(super) struct Kernels {
@@ -121,6 +122,7 @@ impl<T: Real> GpuMatrix<T> {
             at_ptr: addr(gpu, &self.at_ptr),
             at_col: addr(gpu, &self.at_col),
             force: 0,
+            row_start: 0,
         }
     }
 
@@ -138,6 +140,27 @@ impl<T: Real> GpuMatrix<T> {
         // (the caller's, `d n` values); each kernel stops at `rows` (and `n`); `ze`, `z`,
         // `theta` are up to date where it reads them.
         unsafe { self.gpu.launch(f, threads, &p) }
+    }
+
+    /// Launch row kernel `f` (`matrix_pmb`, `matrix_lps_extension`, `matrix_lps_force`)
+    /// over the rows `rows` only; nothing for none.
+    pub(super) fn launch_rows(
+        &self,
+        f: &CudaFunction,
+        rows: Range<usize>,
+        check_bonds: bool,
+        u: u64,
+    ) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let p = MatrixParams {
+            row_start: rows.start as u64,
+            rows: rows.end as u64,
+            ..self.params(check_bonds, u)
+        };
+        // SAFETY: as `launch`; the kernel's rows are `rows`, within the backend's.
+        unsafe { self.gpu.launch(f, rows.len(), &p) }
     }
 
     /// Directed bonds broken on the device since the last read.

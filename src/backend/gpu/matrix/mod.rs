@@ -54,6 +54,7 @@ mod tests;
 
 pub use host_csr::{HostCsr, SignedIncidence};
 pub use image::MatrixImage;
+pub(crate) use products::Ghosts;
 pub use products::ProductTiming;
 
 use super::buffers::BrokenCounter;

@@ -15,6 +15,18 @@ use std::sync::Arc;
 /// Threads per node of `matrix_force` (`MX_FORCE_LANES` of `kernels/matrix_bond.cu`).
 const FORCE_LANES: usize = 8;
 
+/// Where a split force evaluation ([`GpuMatrix::forces_split`]) hands control back: the
+/// ghosts' values it needs next.
+pub(crate) enum Ghosts {
+    /// Into the displacement, before the rows that read a ghost.
+    Displacement,
+    /// The dilatation at this device address (`n` values) is enqueued: its owned values
+    /// can be packed and sent.
+    DilatationFormed(u64),
+    /// Into the dilatation at this address, before the rows that read a ghost's.
+    Dilatation(u64),
+}
+
 impl<T: Real> GpuMatrix<T> {
     /// The cuSPARSE products of a force evaluation and the damage: what
     /// `examples/gpu_spmv.rs` times beside the force sum.
@@ -27,6 +39,11 @@ impl<T: Real> GpuMatrix<T> {
     /// LPS: `ze = mu e` at `u` (with bond breaking), then `theta = Theta ze`.
     pub(super) fn dilatation_pass(&self, u: u64, check_bonds: bool) -> Result<()> {
         self.launch(&self.k.lps_extension, self.nrows(), check_bonds, u)?;
+        self.theta_product()
+    }
+
+    /// LPS: `theta = Theta ze` from every row's masked extension.
+    fn theta_product(&self) -> Result<()> {
         let op = self.theta_op.as_ref().expect("LPS has Theta");
         let g = &*self.gpu;
         // SAFETY: `ze` holds `rows` values, `theta` `n`.
@@ -35,26 +52,40 @@ impl<T: Real> GpuMatrix<T> {
 
     /// Enqueue the force density at `u` into `force` (device addresses of `d n` values).
     pub(super) fn forces(&self, u: u64, force: u64, check_bonds: bool) -> Result<()> {
-        self.forces_between(u, force, check_bonds, &mut |_| Ok(()))
+        self.forces_split(u, force, check_bonds, &mut |_| Ok(()))
     }
 
-    /// [`GpuMatrix::forces`] with `between` called (LPS) once the dilatation is enqueued and
-    /// before the forces that read it, given its device address (`n` values): a rank's part
-    /// puts its ghosts' dilatations there (`distributed/gpu/matrix.rs`). A bond-based law
-    /// reads no dilatation and calls nothing.
-    pub(crate) fn forces_between(
+    /// [`GpuMatrix::forces`] in two row ranges, for a rank's part whose ghosts' values
+    /// arrive while the device works (`distributed/gpu/matrix.rs`): the rows that read no
+    /// ghost (`BondRows::early`, a prefix) are enqueued, then `between` is called with
+    /// [`Ghosts::Displacement`] (the ghosts' displacements into `u` before the rest of the
+    /// rows); LPS, once the dilatation is enqueued, with [`Ghosts::DilatationFormed`] (the
+    /// owned values are there to send), the early rows' force scalars enqueued, then
+    /// [`Ghosts::Dilatation`] (the ghosts' dilatations in before the rest). A whole problem's
+    /// rows are all early: one launch each, as before. Each row computes what the whole
+    /// launch computes.
+    pub(crate) fn forces_split(
         &self,
         u: u64,
         force: u64,
         check_bonds: bool,
-        between: &mut dyn FnMut(u64) -> Result<()>,
+        between: &mut dyn FnMut(Ghosts) -> Result<()>,
     ) -> Result<()> {
+        let (early, rows) = (self.rows.early, self.nrows());
+        let bond = match self.law == LPS {
+            true => &self.k.lps_extension,
+            false => &self.k.pmb,
+        };
+        self.launch_rows(bond, 0..early, check_bonds, u)?;
+        between(Ghosts::Displacement)?;
+        self.launch_rows(bond, early..rows, check_bonds, u)?;
         if self.law == LPS {
-            self.dilatation_pass(u, check_bonds)?;
-            between(addr(&self.gpu, &self.theta))?;
-            self.launch(&self.k.lps_force, self.nrows(), false, u)?;
-        } else {
-            self.launch(&self.k.pmb, self.nrows(), check_bonds, u)?;
+            self.theta_product()?;
+            let theta = addr(&self.gpu, &self.theta);
+            between(Ghosts::DilatationFormed(theta))?;
+            self.launch_rows(&self.k.lps_force, 0..early, false, u)?;
+            between(Ghosts::Dilatation(theta))?;
+            self.launch_rows(&self.k.lps_force, early..rows, false, u)?;
         }
         self.force_product(force)
     }
