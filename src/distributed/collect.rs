@@ -55,6 +55,8 @@ pub struct HaloTimes {
     pub device_buffers: bool,
     pub exchanges: usize,
     pub bytes_received: usize,
+    /// Bond work run on the host while the messages travelled (CPU ranks).
+    pub overlapped_seconds: f64,
 }
 
 impl HaloTimes {
@@ -63,6 +65,18 @@ impl HaloTimes {
     pub(super) fn add_device_call(&mut self, start: std::time::Instant, device_seconds: f64) {
         self.forces_seconds += device_seconds;
         self.state_seconds += (start.elapsed().as_secs_f64() - device_seconds).max(0.0);
+    }
+
+    /// A CPU rank's exchange that received `bytes` and took `wall` seconds, `overlapped` of
+    /// them running bond work while the messages travelled: the rest is the exchange's cost
+    /// that the overlap did not hide.
+    pub(super) fn count_host_exchange(&mut self, wall: f64, overlapped: f64, bytes: usize) {
+        let seconds = wall - overlapped;
+        self.exchange_seconds += seconds;
+        self.message_seconds += seconds;
+        self.overlapped_seconds += overlapped;
+        self.exchanges += 1;
+        self.bytes_received += bytes;
     }
 }
 
@@ -223,6 +237,7 @@ pub(super) fn rank_reports<T>(
         message_seconds: times.message_seconds,
         device: times.device,
         device_buffers: times.device_buffers,
+        overlapped_seconds: times.overlapped_seconds,
     };
     let size = RankReport::VALUES * std::mem::size_of::<f64>();
     let counts = vec![size; comm.size()];

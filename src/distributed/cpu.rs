@@ -170,15 +170,14 @@ impl<T: Real> DistributedCpu<T> {
             Ok(())
         })?;
         halo.unpack(&self.buf, d, &mut self.u_local);
-        self.count_exchange(t0.elapsed().as_secs_f64() - busy, d);
+        self.count_exchange(t0.elapsed().as_secs_f64(), busy, d);
         Ok(out)
     }
 
-    fn count_exchange(&mut self, seconds: f64, per: usize) {
-        self.times.exchange_seconds += seconds;
-        self.times.message_seconds += seconds;
-        self.times.exchanges += 1;
-        self.times.bytes_received += self.plan.halo.recv_bytes(per, std::mem::size_of::<T>());
+    /// One exchange of `per` values a node that took `wall` seconds, `busy` of them bond work.
+    fn count_exchange(&mut self, wall: f64, busy: f64, per: usize) {
+        let bytes = self.plan.halo.recv_bytes(per, std::mem::size_of::<T>());
+        self.times.count_host_exchange(wall, busy, bytes);
     }
 
     /// PMB forces of the owned nodes into `f_local` (breaking first with `check`): the
@@ -230,7 +229,7 @@ impl<T: Real> DistributedCpu<T> {
             Ok(())
         })?;
         halo.unpack(&self.buf_theta, 1, &mut self.theta_local);
-        self.count_exchange(t0.elapsed().as_secs_f64() - busy, 1);
+        self.count_exchange(t0.elapsed().as_secs_f64(), busy, 1);
         if forces {
             let (s, f_edge) = (&mut self.split, &mut self.f_edge);
             (s.edge).lps_forces_with(&self.u_local, &self.theta_local, f_edge);
@@ -286,7 +285,7 @@ impl<T: Real> DistributedCpu<T> {
             Ok(())
         })?;
         halo.unpack(&self.buf_theta, 1, &mut next);
-        self.count_exchange(t0.elapsed().as_secs_f64() - busy, 1);
+        self.count_exchange(t0.elapsed().as_secs_f64(), busy, 1);
         let s0 = if previous.is_empty() {
             &next
         } else {

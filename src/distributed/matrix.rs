@@ -154,16 +154,14 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
             false => halo.refresh(comm, &mut self.u_local, per, &mut self.buf)?,
             true => halo.refresh(comm, &mut self.theta_local, per, &mut self.buf_theta)?,
         }
-        self.count_exchange(t0.elapsed().as_secs_f64(), per);
+        self.count_exchange(t0.elapsed().as_secs_f64(), 0.0, per);
         Ok(())
     }
 
-    /// One exchange of `per` values a node whose wait (what no work hid) took `seconds`.
-    fn count_exchange(&mut self, seconds: f64, per: usize) {
-        self.times.exchange_seconds += seconds;
-        self.times.message_seconds += seconds;
-        self.times.exchanges += 1;
-        self.times.bytes_received += self.plan.halo.recv_bytes(per, std::mem::size_of::<T>());
+    /// One exchange of `per` values a node that took `wall` seconds, `busy` of them row work.
+    fn count_exchange(&mut self, wall: f64, busy: f64, per: usize) {
+        let bytes = self.plan.halo.recv_bytes(per, std::mem::size_of::<T>());
+        self.times.count_host_exchange(wall, busy, bytes);
     }
 
     /// The local displacement from the global `u`: owned from `u`, ghosts from their owners.
@@ -245,7 +243,7 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
             Ok(())
         })?;
         halo.unpack(&self.buf, d, &mut self.u_local);
-        let mut waits = vec![(t0.elapsed().as_secs_f64() - busy, d)];
+        let mut waits = vec![(t0.elapsed().as_secs_f64(), busy, d)];
         m.bond_rows(&self.u_local, early..rows, check);
         if self.lps {
             let t2 = Instant::now();
@@ -259,13 +257,13 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
                 Ok(())
             })?;
             halo.unpack(&self.buf_theta, 1, m.theta_mut());
-            waits.push((t2.elapsed().as_secs_f64() - busy, 1));
+            waits.push((t2.elapsed().as_secs_f64(), busy, 1));
             m.lps_rows(early..rows);
         }
         m.force_of_rows(&mut self.f_local);
         self.scatter_forces(force);
-        for (seconds, per) in waits {
-            self.count_exchange(seconds, per);
+        for (wall, busy, per) in waits {
+            self.count_exchange(wall, busy, per);
         }
         self.times.forces_seconds += t0.elapsed().as_secs_f64();
         Ok(self.owned_broken()? - before)

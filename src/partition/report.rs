@@ -149,11 +149,16 @@ pub struct RankReport {
     /// A GPU rank's halo messages went from device memory to device memory (a CUDA-aware MPI
     /// that reports it), not through page-locked host buffers; false on a CPU rank.
     pub device_buffers: bool,
+    /// Wall seconds of bond work a CPU rank ran while its messages travelled (the
+    /// interior's, or a matrix part's rows that read no ghost): what the overlap hid at
+    /// most, beside `exchange_seconds`, what it did not. 0 on a GPU rank, whose overlapped
+    /// work is enqueued on the device.
+    pub overlapped_seconds: f64,
 }
 
 impl RankReport {
     /// Number of values [`RankReport::to_values`] gives.
-    pub const VALUES: usize = 15;
+    pub const VALUES: usize = 16;
 
     /// The report as numbers (for a gather across ranks).
     pub fn to_values(&self) -> [f64; RankReport::VALUES] {
@@ -173,6 +178,7 @@ impl RankReport {
             self.device as f64,
             self.state_seconds,
             f64::from(u8::from(self.device_buffers)),
+            self.overlapped_seconds,
         ]
     }
 
@@ -194,6 +200,7 @@ impl RankReport {
             device: v[12] as i64,
             state_seconds: v[13],
             device_buffers: v[14] != 0.0,
+            overlapped_seconds: v[15],
         }
     }
 }
