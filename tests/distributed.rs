@@ -434,19 +434,43 @@ fn crack_tips_across_thread_ranks_are_the_one_process_tips() {
 /// exactly its pairs of two owned nodes plus its pairs cut by the partition (one end a
 /// ghost), counted here from the global families and the rank's owned nodes, so over the
 /// ranks every pair once and every cut pair twice (counts: exact). On the pre-cracked LPS
-/// plate across 2 and 3 thread ranks, where every rank has cut pairs.
+/// plate across 2 and 3 thread ranks, where every rank has cut pairs. The directed bonds a
+/// rank reports broken by one breaking force evaluation (counted from its rows: an owned
+/// pair's two directions, a cut pair's owned one) sum over the ranks to those of one
+/// process (exact), under `u_y = s0 t^2 / H` (`t` the height above the bottom, `H` the
+/// plate's), which breaks the upper rows, across the cuts too, and not the lower ones.
 #[test]
 fn cpu_matrix_ranks_hold_owned_pairs_and_cut_pairs_once() {
+    use peridot::backend::CpuMatrix;
     use peridot::distributed::DistributedMatrix;
+    use peridot::dynamics::Forces;
+    use peridot::operators::Storage;
     let problem = common::cracked_plate("lps", STEPS);
     let fam = &problem.families;
+    let (n, d) = (problem.body.len(), problem.dim());
+    let ys = problem.body.positions.iter().map(|x| x[1]);
+    let (bottom, top) = ys.fold((f64::MAX, f64::MIN), |(lo, hi), y| (lo.min(y), hi.max(y)));
+    let s0 = problem.material.critical_stretch.expect("a critical stretch");
+    let mut u = vec![0.0; d * n];
+    for (k, x) in problem.body.positions.iter().enumerate() {
+        u[d * k + 1] = s0 / (top - bottom) * (x[1] - bottom).powi(2);
+    }
+    let whole = std::sync::Arc::new(problem.clone());
+    let mut one = CpuMatrix::<f64>::new(whole, Storage::Half).expect("in core");
+    let broken_one = one.break_bonds(&u).expect("breaking");
+    assert!(broken_one > 0, "the displacement breaks bonds");
     for p in [2, 3] {
         let parts = peridot::distributed::run_ranks(p, |comm| {
-            let m = DistributedMatrix::<f64>::new(&problem, comm, None).expect("a rank's part");
-            (m.bond_rows(), m.plan().sub.owned_nodes().to_vec())
+            let mut m =
+                DistributedMatrix::<f64>::new(&problem, comm, None).expect("a rank's part");
+            let mut f = vec![0.0; d * n];
+            let broken = m.break_bonds_and_force(&u, &mut f).expect("breaking");
+            (m.bond_rows(), m.plan().sub.owned_nodes().to_vec(), broken)
         });
+        let broken: usize = parts.iter().map(|part| part.2).sum();
+        assert_eq!(broken, broken_one, "{p} ranks: directed bonds broken");
         let mut cut_sides = 0;
-        for (r, (rows, owned)) in parts.iter().enumerate() {
+        for (r, (rows, owned, _)) in parts.iter().enumerate() {
             let (mut inside, mut cut) = (0, 0);
             for &i in owned {
                 for &j in fam.family(i) {
@@ -461,7 +485,7 @@ fn cpu_matrix_ranks_hold_owned_pairs_and_cut_pairs_once() {
             assert_eq!(*rows, inside + cut, "{p} ranks, rank {r}: bond rows");
             cut_sides += cut;
         }
-        let total: usize = parts.iter().map(|(rows, _)| rows).sum();
+        let total: usize = parts.iter().map(|part| part.0).sum();
         assert_eq!(
             total,
             fam.bonds() / 2 + cut_sides / 2,

@@ -339,12 +339,12 @@ fn half_storage_with_late_rows_gives_the_usual_forces_bitwise_whole_or_split() {
             let mut rows_broken = split.bond_rows(&u, 0..early, true);
             rows_broken += split.bond_rows(&u, early..rows, true);
             if law == "lps" {
-                split.dilatation_of_rows();
-                split.lps_rows(0..early);
-                split.lps_rows(early..rows);
+                split.theta_product();
+                split.lps_force_scalars(0..early);
+                split.lps_force_scalars(early..rows);
             }
             let mut f = vec![0.0; d * n];
-            split.force_of_rows(&mut f);
+            split.transposed_product(&mut f);
             assert_eq!(2 * rows_broken, broken, "{case}: split");
             assert!(bits(&f) == bits(&f_usual), "{case}: split at the ghosts");
             assert_eq!(split.bond_status().unwrap(), usual.bond_status().unwrap());

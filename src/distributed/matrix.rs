@@ -210,7 +210,9 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
     /// (`cpu-matrix`, [`CpuMatrix::bond_rows`]): the rows that read no ghost while the
     /// ghosts' displacements travel, the rest once they are in; LPS, the same around the
     /// ghosts' dilatations. Elsewhere the ghosts come first and the passes are whole. The
-    /// owned directed bonds broken.
+    /// owned directed bonds broken: with ghosts last, an early row joins two owned nodes
+    /// and a late row one owned node to a ghost, so that is twice the early rows broken
+    /// plus the late ones.
     fn forces_at(&mut self, u: &[T], force: &mut [T], check: bool) -> Result<usize> {
         if self.matrix.host_rows().is_none() {
             self.local_displacement(u)?;
@@ -223,7 +225,6 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
             return Ok(broken);
         }
         let t0 = Instant::now();
-        let before = self.owned_broken()?;
         let (d, owned) = (self.dim, self.plan.sub.owned);
         gather_into(
             u,
@@ -234,39 +235,39 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
         let (halo, comm) = (&self.plan.halo, &*self.comm);
         let m = self.matrix.host_rows().expect("a part of row ranges");
         let (early, rows) = (m.early_rows(), m.row_count());
+        let t1 = Instant::now();
         halo.pack(&self.u_local, d, &mut self.buf);
-        let (u_local, mut busy) = (&self.u_local, 0.0);
+        let (u_local, mut busy, mut early_broken) = (&self.u_local, 0.0, 0);
         halo.exchange(comm, &mut self.buf, &mut || {
-            let t1 = Instant::now();
-            m.bond_rows(u_local, 0..early, check);
-            busy += t1.elapsed().as_secs_f64();
+            let t2 = Instant::now();
+            early_broken = m.bond_rows(u_local, 0..early, check);
+            busy += t2.elapsed().as_secs_f64();
             Ok(())
         })?;
         halo.unpack(&self.buf, d, &mut self.u_local);
-        let mut waits = vec![(t0.elapsed().as_secs_f64(), busy, d)];
-        m.bond_rows(&self.u_local, early..rows, check);
+        let mut waits = vec![(t1.elapsed().as_secs_f64(), busy, d)];
+        let late_broken = m.bond_rows(&self.u_local, early..rows, check);
         if self.lps {
-            let t2 = Instant::now();
-            m.dilatation_of_rows();
-            let mut busy = 0.0;
+            m.theta_product();
+            let (t1, mut busy) = (Instant::now(), 0.0);
             halo.pack(m.theta_mut(), 1, &mut self.buf_theta);
             halo.exchange(comm, &mut self.buf_theta, &mut || {
-                let t1 = Instant::now();
-                m.lps_rows(0..early);
-                busy += t1.elapsed().as_secs_f64();
+                let t2 = Instant::now();
+                m.lps_force_scalars(0..early);
+                busy += t2.elapsed().as_secs_f64();
                 Ok(())
             })?;
             halo.unpack(&self.buf_theta, 1, m.theta_mut());
-            waits.push((t2.elapsed().as_secs_f64(), busy, 1));
-            m.lps_rows(early..rows);
+            waits.push((t1.elapsed().as_secs_f64(), busy, 1));
+            m.lps_force_scalars(early..rows);
         }
-        m.force_of_rows(&mut self.f_local);
+        m.transposed_product(&mut self.f_local);
         self.scatter_forces(force);
         for (wall, busy, per) in waits {
             self.count_exchange(wall, busy, per);
         }
         self.times.forces_seconds += t0.elapsed().as_secs_f64();
-        Ok(self.owned_broken()? - before)
+        Ok(2 * early_broken + late_broken)
     }
 
     /// The status of the owned nodes' directed bonds (of a cut row, the owned end's), in

@@ -208,8 +208,10 @@ impl<T: Real> CpuMatrix<T> {
         self.theta_product();
     }
 
-    /// `theta = Theta z` from the masked extensions of every row (LPS).
-    fn theta_product(&mut self) {
+    /// LPS: `theta = Theta z`, each node's dilatation from every row's masked extension (a
+    /// rank's ghosts' are partial until their owners' replace them:
+    /// [`CpuMatrix::theta_mut`]).
+    pub fn theta_product(&mut self) {
         if let Some(m) = &self.theta_op {
             spmv(m, &self.z, &mut self.theta);
         }
@@ -242,7 +244,7 @@ impl<T: Real> CpuMatrix<T> {
 
     /// LPS pass 2 over the rows `rows`, in place: `z = w o mu o (a e + g theta_i
     /// [+ g_ji theta_j])` from `z = mu o e`.
-    fn lps_force_scalars(&mut self, rows: Range<usize>) {
+    pub fn lps_force_scalars(&mut self, rows: Range<usize>) {
         let mut z = std::mem::take(&mut self.z);
         let this = &*self;
         let v = &self.vectors;
@@ -340,9 +342,7 @@ impl<T: Real> CpuMatrix<T> {
             });
         self.z = z;
     }
-}
 
-impl<T: Real> CpuMatrix<T> {
     /// Break the over-stretched intact rows of `rows` (`eta` current there); the rows
     /// broken. Several materials: the critical stretch of each row's pair of materials.
     fn break_rows(&mut self, rows: Range<usize>) -> usize {
@@ -369,8 +369,10 @@ impl<T: Real> CpuMatrix<T> {
 /// A force evaluation in row ranges, for a rank's part whose ghosts' values arrive while
 /// it works (`distributed/matrix.rs`): the rows `0..early_rows()` read no ghost
 /// ([`BondRows::early`]), so they run while the ghosts' displacements travel, and (LPS)
-/// their force scalars while the ghosts' dilatations travel. Each row's arithmetic is the
-/// whole pass's, so the split gives its bits.
+/// their force scalars while the ghosts' dilatations travel: [`CpuMatrix::bond_rows`] over
+/// both ranges, LPS [`CpuMatrix::theta_product`] and [`CpuMatrix::lps_force_scalars`] over
+/// both, then [`CpuMatrix::transposed_product`]. Each row's arithmetic is the whole pass's,
+/// so the split gives its bits.
 impl<T: Real> CpuMatrix<T> {
     /// The rows that read no ghost come first: `0..early_rows()`.
     pub fn early_rows(&self) -> usize {
@@ -401,25 +403,9 @@ impl<T: Real> CpuMatrix<T> {
         broken
     }
 
-    /// LPS, after every row's pass: the dilatation of each node from its rows (a rank's
-    /// ghosts' are partial until their owners' replace them: [`CpuMatrix::theta_mut`]).
-    pub fn dilatation_of_rows(&mut self) {
-        self.theta_product();
-    }
-
     /// The dilatation per node the LPS force scalars read.
     pub fn theta_mut(&mut self) -> &mut [T] {
         &mut self.theta
-    }
-
-    /// LPS: the force scalars of `rows` from their masked extensions and the dilatation.
-    pub fn lps_rows(&mut self, rows: Range<usize>) {
-        self.lps_force_scalars(rows);
-    }
-
-    /// The force density of every node from every row's force scalars, N/m^3.
-    pub fn force_of_rows(&self, force: &mut [T]) {
-        self.transposed_product(force);
     }
 }
 
@@ -544,7 +530,7 @@ impl<T: Real> CpuMatrix<T> {
 
     /// `force = -B^T z / V` (or `-A^T z / V` per component for nonlinear PMB) from the bond
     /// scalars in `self.z`.
-    fn transposed_product(&self, force: &mut [T]) {
+    pub fn transposed_product(&self, force: &mut [T]) {
         let d = self.dim;
         let inv = &self.neg_inv_volume;
         match (&self.incidence_t, &self.bt) {
