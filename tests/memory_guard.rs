@@ -115,6 +115,7 @@ fn info_with_ranks_prints_one_rank_s_estimate() {
         ranks: Some(RankShape {
             count: 4,
             on_host: 1,
+            restart: false,
         }),
         ..RunShape::in_core(BackendKind::CpuLoop)
     };

@@ -220,12 +220,14 @@ fn guard_estimate(
         k => k,
     };
     let counts = ModelCounts::of(&model, &dir, precision);
-    let ranks = ranks.map(|count| RankShape { count, on_host: 1 });
+    let ranks = ranks.map(|count| RankShape {
+        count,
+        on_host: 1,
+        restart: false,
+    });
     let mut shape = RunShape {
-        // (across ranks the matrix scheme keeps the stored problem, as `run` does)
-        lean: kind == BackendKind::GpuLoop
-            || (ranks.is_some()
-                && !matches!(kind, BackendKind::CpuMatrix | BackendKind::GpuMatrix)),
+        // (a rank of any backend sets up lean, as `run` does)
+        lean: kind == BackendKind::GpuLoop || ranks.is_some(),
         subdomains,
         ranks,
         ..RunShape::in_core(kind)

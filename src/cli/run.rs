@@ -96,16 +96,15 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
         && !export_stiffness
         && restart.is_none()
         && ranks.is_none();
-    // A rank of a distributed run builds the problem lean as well: it holds the per-node
-    // arrays the driver needs whole (state, loads, outputs), and the bonds of its own part
-    // only, searched for its owned nodes (`partition::Cuts::subdomain`) with their data
-    // computed per bond (`distributed/part.rs`): the same values as a stored problem's.
-    // (the matrix scheme across ranks assembles its rows from a stored problem's bonds, and
-    // a restart sets the checkpoint's bond status as the stored problem's initial one, from
-    // which every rank's part takes its bonds' status: a `gpu-loop` rank's too.) The guard
-    // then counts one rank's part, times the ranks on this host (`RankShape`).
-    let matrix = matches!(backend, BackendKind::CpuMatrix | BackendKind::GpuMatrix);
-    let rank_lean = ranks.is_some() && !matrix && restart.is_none();
+    // A rank of a distributed run builds the problem lean as well, on every backend: it
+    // holds the per-node arrays the driver needs whole (state, loads, outputs), and the
+    // bonds of its own part only, searched for its owned nodes (`partition::Cuts::subdomain`)
+    // with their data computed per bond (`distributed/part.rs`: the loops' parts and the
+    // matrix scheme's): the same values as a stored problem's. A restart holds the
+    // checkpoint's bond status whole while the parts take theirs from it, then drops it
+    // (`restart::adopt_bond_status`). The guard then counts one rank's part, times the
+    // ranks on this host (`RankShape`).
+    let rank_lean = ranks.is_some();
     let mut shape = RunShape {
         lean: may_be_lean || rank_lean,
         subdomains: subdomains.count,
@@ -113,6 +112,7 @@ pub fn run(args: &ModelArgs, flags: RunFlags) -> anyhow::Result<()> {
         ranks: (ranks.as_ref()).map(|r| RankShape {
             count: r.comm.size(),
             on_host,
+            restart: restart.is_some(),
         }),
         ..RunShape::in_core(backend)
     };

@@ -133,23 +133,16 @@ fn pieces_of<'a, T: Copy + Default + 'a>(
     })
 }
 
-/// The bond-count damage of the `owned` nodes from their bonds' `status` (and a softening
+/// The bond-count damage of `plan`'s owned nodes from their bonds' `status` (and a softening
 /// law's `damage` per bond), both in the order of the owned nodes, each family in the global
-/// CSR order of `offsets`: what a rank counts over its part, every bond of an owned node
-/// being there.
+/// CSR order: what a rank counts over its part, every bond of an owned node being there
+/// (the subdomain's family sizes are those of the global families).
 pub(super) fn owned_bond_count_damage<V: Real>(
-    offsets: &[usize],
-    owned: &[usize],
+    plan: &RankPlan,
     status: &[u8],
     damage: Option<&[V]>,
 ) -> Vec<f64> {
-    let mut local = Vec::with_capacity(owned.len() + 1);
-    local.push(0);
-    for &i in owned {
-        let last = *local.last().expect("starts with 0");
-        local.push(last + offsets[i + 1] - offsets[i]);
-    }
-    bond_count_damage(&local, status, damage)
+    bond_count_damage(&plan.sub.families.offsets, status, damage)
 }
 
 /// The bond-count damage of every node on every rank, from this rank's values of its owned
@@ -166,50 +159,94 @@ pub(super) fn gather_node_damage(
     Ok(all)
 }
 
-/// A global per-bond array (CSR order of `offsets`: the bond status, a softening law's damage
+/// A global per-bond array (the global CSR order: the bond status, a softening law's damage
 /// per bond) from every rank's values of its owned nodes' bonds (`mine`: in the order of its
 /// owned nodes, each family in CSR order), on every rank.
 pub(super) fn gather_bonds<V: Copy + Default>(
     comm: &dyn Comm,
-    owned_of: &[Vec<usize>],
-    offsets: &[usize],
+    plan: &RankPlan,
     mine: &[V],
 ) -> Result<Vec<V>> {
-    gather_bonds_to(comm, owned_of, offsets, mine, Gather::Every)
+    gather_bonds_to(comm, plan, mine, Gather::Every)
 }
 
-/// [`gather_bonds`] onto the ranks `to` names (empty on the others).
+/// [`gather_bonds`] onto the ranks `to` names (empty on the others). No rank keeps the
+/// global CSR offsets for it: the ranks that receive put them together from every rank's
+/// owned nodes' family sizes, gathered first (4 bytes a node, [`global_offsets_to`]).
 pub(super) fn gather_bonds_to<V: Copy + Default>(
     comm: &dyn Comm,
-    owned_of: &[Vec<usize>],
-    offsets: &[usize],
+    plan: &RankPlan,
     mine: &[V],
     to: Gather,
 ) -> Result<Vec<V>> {
     let size = std::mem::size_of::<V>();
-    let family = |i: usize| offsets[i]..offsets[i + 1];
-    let counts: Vec<usize> = (owned_of.iter())
-        .map(|o| size * o.iter().map(|&i| family(i).len()).sum::<usize>())
+    let offsets = global_offsets_to(comm, plan, to)?;
+    let counts: Vec<usize> = (owned_bonds_of_ranks(comm, plan)?.into_iter())
+        .map(|bonds| size * bonds)
         .collect();
-    let bytes = match to {
-        Gather::Every => comm.all_gather(bytes_of(mine), &counts)?,
-        Gather::Root => match comm.gather_to(0, bytes_of(mine), &counts)? {
-            Some(bytes) => bytes,
-            None => return Ok(Vec::new()),
-        },
+    let Some(bytes) = gather_bytes_to(comm, bytes_of(mine), &counts, to)? else {
+        return Ok(Vec::new());
     };
+    let offsets = offsets.expect("a rank that receives the values receives the offsets");
     let mut values = vec![V::default(); offsets.last().copied().unwrap_or(0)];
     // (one rank's piece at a time: no second whole-size copy of the gathered bytes)
-    for (nodes, piece) in owned_of.iter().zip(pieces_of::<V>(&bytes, &counts)) {
+    for (nodes, piece) in plan.owned_of.iter().zip(pieces_of::<V>(&bytes, &counts)) {
         let mut at = 0;
         for &i in nodes {
-            let bonds = family(i);
+            let bonds = offsets[i]..offsets[i + 1];
             let len = bonds.len();
             values[bonds].copy_from_slice(&piece[at..at + len]);
             at += len;
         }
     }
     Ok(values)
+}
+
+/// Every rank's bytes on the ranks `to` names (`None` on the others; collective).
+fn gather_bytes_to(
+    comm: &dyn Comm,
+    mine: &[u8],
+    counts: &[usize],
+    to: Gather,
+) -> Result<Option<Vec<u8>>> {
+    match to {
+        Gather::Every => comm.all_gather(mine, counts).map(Some),
+        Gather::Root => comm.gather_to(0, mine, counts),
+    }
+}
+
+/// The directed bonds of each rank's owned nodes, on every rank (one number a rank).
+fn owned_bonds_of_ranks(comm: &dyn Comm, plan: &RankPlan) -> Result<Vec<usize>> {
+    let mine = (plan.sub.bonds() as u64).to_ne_bytes();
+    let all = comm.all_gather(&mine, &vec![8; comm.size()])?;
+    Ok(all
+        .chunks_exact(8)
+        .map(|b| u64::from_ne_bytes(b.try_into().expect("8 bytes")) as usize)
+        .collect())
+}
+
+/// The global CSR offsets (every node's family's start in the global bond arrays) on the
+/// ranks `to` names (`None` on the others), put together from every rank's owned nodes'
+/// family sizes (collective).
+fn global_offsets_to(comm: &dyn Comm, plan: &RankPlan, to: Gather) -> Result<Option<Vec<usize>>> {
+    let sizes: Vec<u32> = (plan.sub.families.offsets.windows(2))
+        .map(|w| (w[1] - w[0]) as u32)
+        .collect();
+    let counts: Vec<usize> = plan.owned_of.iter().map(|o| 4 * o.len()).collect();
+    let Some(bytes) = gather_bytes_to(comm, bytes_of(&sizes), &counts, to)? else {
+        return Ok(None);
+    };
+    let n = plan.owned_of.iter().map(Vec::len).sum::<usize>();
+    let mut offsets = vec![0usize; n + 1];
+    for (nodes, piece) in plan.owned_of.iter().zip(pieces_of::<u32>(&bytes, &counts)) {
+        for (&i, &size) in nodes.iter().zip(&piece) {
+            offsets[i + 1] = size as usize;
+        }
+    }
+    for i in 0..n {
+        offsets[i + 1] += offsets[i];
+    }
+    Ok(Some(offsets))
 }
 
 /// Every rank's report of a run whose ghosts carry `per` values of `T` per exchange step
@@ -238,6 +275,7 @@ pub(super) fn rank_reports<T>(
         device: times.device,
         device_buffers: times.device_buffers,
         overlapped_seconds: times.overlapped_seconds,
+        peak_rss_bytes: crate::output::peak_rss_bytes(),
     };
     let size = RankReport::VALUES * std::mem::size_of::<f64>();
     let counts = vec![size; comm.size()];

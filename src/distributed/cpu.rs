@@ -32,7 +32,7 @@ use super::halo::HaloBuffers;
 use super::split::{Split, SplitParts};
 use super::{Comm, RankPlan, RankSetup};
 use crate::backend::partitioned::emulate::history_timing;
-use crate::backend::partitioned::exchange::{gather, gather_into};
+use crate::backend::partitioned::exchange::gather_into;
 use crate::backend::partitioned::fused::{self, scatter_forces, Carry, FusedForces, Update};
 use crate::backend::{check_material, Backend, CpuLoop, Footprint, Gather, RankOutputs, Scheme};
 use crate::dynamics::forces::PartOfBody;
@@ -51,8 +51,6 @@ pub struct DistributedCpu<T: Real> {
     comm: Arc<dyn Comm>,
     plan: RankPlan,
     split: Split<T>,
-    /// The global CSR offsets (the bond status's order).
-    offsets: Vec<usize>,
     dim: usize,
     /// What contact needs of the rank, where the model has contact or an impactor
     /// (`contact.rs`).
@@ -96,12 +94,13 @@ impl<T: Real> DistributedCpu<T> {
         // (a restart's history: each local node's critical stretch)
         let node_s0 = match problem.restored.node_s0.is_empty() {
             true => Vec::new(),
-            false => gather(&problem.restored.convert::<T>().node_s0, &plan.sub.nodes, 1),
+            false => (plan.sub.nodes.iter())
+                .map(|&i| T::of(problem.restored.node_s0[i]))
+                .collect(),
         };
         Ok(DistributedCpu {
             contact: RankContact::of(problem, &plan, &comm),
             split,
-            offsets: problem.families.offsets.clone(),
             dim,
             lps: matches!(problem.material.law, Law::Lps { .. }),
             u_local: vec![T::zero(); dim * n],
@@ -303,9 +302,8 @@ impl<T: Real> DistributedCpu<T> {
             true => Vec::new(),
             false => self.local_to(&self.node_s0, 1, to)?,
         };
-        let (comm, owned_of, offsets) = (&*self.comm, &self.plan.owned_of, &self.offsets);
         let bond_damage = match self.split.bond_damage()? {
-            Some(mine) => gather_bonds_to(comm, owned_of, offsets, &mine, to)?,
+            Some(mine) => gather_bonds_to(&*self.comm, &self.plan, &mine, to)?,
             None => Vec::new(),
         };
         Ok(FailureHistory {
@@ -419,7 +417,7 @@ impl<T: Real> Forces<T> for DistributedCpu<T> {
     /// The bond status of every bond, on every rank.
     fn bond_status(&self) -> Result<Vec<u8>> {
         let mine = self.split.bond_status()?;
-        gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
+        gather_bonds(&*self.comm, &self.plan, &mine)
     }
 
     /// Counted on each rank over its owned nodes' bonds, gathered per node.
@@ -433,7 +431,7 @@ impl<T: Real> Forces<T> for DistributedCpu<T> {
         let Some(mine) = self.split.bond_damage()? else {
             return Ok(None);
         };
-        gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine).map(Some)
+        gather_bonds(&*self.comm, &self.plan, &mine).map(Some)
     }
 
     /// The damage per bond and each node's critical stretch, on every rank.
@@ -535,10 +533,8 @@ impl<T: Real> RankOutputs<T> for DistributedCpu<T> {
     fn owned_bond_count_damage(&self) -> Result<Vec<f64>> {
         let status = self.split.bond_status()?;
         let damage = self.split.bond_damage()?;
-        let owned = self.plan.sub.owned_nodes();
         Ok(owned_bond_count_damage(
-            &self.offsets,
-            owned,
+            &self.plan,
             &status,
             damage.as_deref(),
         ))
@@ -559,8 +555,7 @@ impl<T: Real> RankOutputs<T> for DistributedCpu<T> {
 
     fn bonds_to(&self, to: Gather) -> Result<(Vec<u8>, FailureHistory<T>)> {
         let mine = self.split.bond_status()?;
-        let (comm, owned_of) = (&*self.comm, &self.plan.owned_of);
-        let status = gather_bonds_to(comm, owned_of, &self.offsets, &mine, to)?;
+        let status = gather_bonds_to(&*self.comm, &self.plan, &mine, to)?;
         Ok((status, self.history_to(to)?))
     }
 

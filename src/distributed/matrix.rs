@@ -1,8 +1,9 @@
 //! The matrix scheme on one rank's part: the rows of the sparse operators for the rank's
 //! owned nodes' bonds, with ghost columns, assembled from the local problem the matrix scheme in
-//! subdomains assembles (`partitioned::matrix::local_problem`: the owned nodes with their
-//! families, the ghosts with only their bonds into owned nodes, each family sorted by local
-//! index), run by one [`MatrixPart`]: a [`CpuMatrix`] (`cpu-matrix` across ranks, this
+//! subdomains assembles (the owned nodes with their families, the ghosts with only their
+//! bonds into owned nodes, each family sorted by local index), made here from the rank's
+//! subdomain alone, so from a lean problem too (`part::matrix_problem`: no rank holds the
+//! whole body's bonds), run by one [`MatrixPart`]: a [`CpuMatrix`] (`cpu-matrix` across ranks, this
 //! file's explicit loop on the host) or a [`GpuMatrix`](crate::backend::GpuMatrix) on the
 //! rank's device (`gpu-matrix` across ranks, whose explicit loop runs on the device:
 //! `gpu/matrix.rs`).
@@ -42,21 +43,19 @@ use super::collect::{
     owned_bond_count_damage, rank_reports, HaloTimes, OwnedValues, ProbeCache, StopFlags,
 };
 use super::halo::HaloBuffers;
+use super::part::matrix_problem;
 use super::{Comm, RankPlan};
 use crate::backend::partitioned::exchange::{gather_into, scatter};
-use crate::backend::partitioned::matrix::local_problem;
 use crate::backend::partitioned::matrix::{MatrixPart, Slots};
 use crate::backend::{check_contact, check_material, Backend, CpuMatrix, Footprint};
 use crate::backend::{Gather, RankOutputs};
 use crate::backend::{Placement, Scheme};
 use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::material::{FailureHistory, Law};
-use crate::neighbors::Families;
 use crate::operators::Storage;
 use crate::output::{ProbeRegions, ProbeValues};
 use crate::setup::Problem;
 use crate::{Real, Result};
-use rayon::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -75,7 +74,6 @@ pub struct DistributedMatrix<T: Real, M = CpuMatrix<T>> {
     /// Per owned bond (local CSR order), its place among the rank's owned bonds in the
     /// global CSR order (the order [`gather_bonds`] takes).
     csr_place: Vec<usize>,
-    offsets: Vec<usize>,
     pub(super) dim: usize,
     pub(super) lps: bool,
     u_local: Vec<T>,
@@ -89,7 +87,8 @@ pub struct DistributedMatrix<T: Real, M = CpuMatrix<T>> {
 }
 
 impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
-    /// This rank's part of `problem` (its bonds stored) over `comm`: the explicit solver and
+    /// This rank's part of `problem` (stored or lean: the rows come from the part's own
+    /// bonds, `part::matrix_problem`) over `comm`: the explicit solver and
     /// ADR, what the matrix scheme runs (no failure history, no contact); `name` the
     /// backend's in errors.
     pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {
@@ -106,12 +105,10 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
         check_material(problem, name, Scheme::MatrixParts)?;
         check_contact(problem, name, Placement::Ranks)?;
         let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
-        let (mut local, bond_index) = local_problem(problem, &plan.sub);
+        let (mut local, csr_place) = matrix_problem(problem, &plan.sub);
         // (the pairs that reach a ghost last: the rows before them run while ghosts travel)
         local.ghosts_from = Some(plan.sub.owned);
         let owned_bonds = local.families.offsets[plan.sub.owned];
-        let offsets = problem.families.offsets.clone();
-        let csr_place = csr_places(&local.families, &plan, &offsets, &bond_index);
         let (dim, n) = (problem.dim(), plan.sub.nodes.len());
         let local = Arc::new(local);
         let matrix = M::assemble(local, 0, owned_bonds, &Slots::default(), Storage::Half)?;
@@ -120,7 +117,6 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
             matrix,
             owned_bonds,
             csr_place,
-            offsets,
             dim,
             lps: matches!(problem.material.law, Law::Lps { .. }),
             u_local: vec![T::zero(); dim * n],
@@ -287,42 +283,6 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
     }
 }
 
-/// Per owned bond of the local problem (local CSR order: an owned node's bonds are its whole
-/// family, in local order), its place among the rank's owned bonds in the global CSR order;
-/// `bond_index` the global bond of each local bond, `offsets` the global families'.
-fn csr_places(
-    families: &Families,
-    plan: &RankPlan,
-    offsets: &[usize],
-    bond_index: &[usize],
-) -> Vec<usize> {
-    let owned = plan.sub.owned_nodes();
-    // the start of each owned node's bonds among the rank's, in global order
-    let mut start = Vec::with_capacity(owned.len());
-    let mut at = 0;
-    for &i in owned {
-        start.push(at);
-        at += offsets[i + 1] - offsets[i];
-    }
-    let mut places = vec![0usize; families.offsets[owned.len()]];
-    let per_node = families.offsets[..=owned.len()].windows(2);
-    let mut parts = Vec::with_capacity(owned.len());
-    let mut rest = places.as_mut_slice();
-    for (k, w) in per_node.enumerate() {
-        let (head, tail) = rest.split_at_mut(w[1] - w[0]);
-        parts.push((k, head));
-        rest = tail;
-    }
-    parts.into_par_iter().for_each(|(k, out)| {
-        let base = offsets[owned[k]];
-        let bonds = &bond_index[families.range(k)];
-        for (o, &b) in out.iter_mut().zip(bonds) {
-            *o = start[k] + b - base;
-        }
-    });
-    places
-}
-
 impl<T: Real, M: MatrixPart<T>> OwnedValues<T> for DistributedMatrix<T, M> {
     fn parts(&self) -> (&dyn Comm, &RankPlan, usize) {
         (&*self.comm, &self.plan, self.dim)
@@ -382,7 +342,7 @@ impl<T: Real, M: MatrixPart<T>> Forces<T> for DistributedMatrix<T, M> {
     /// The bond status of every bond, on every rank.
     fn bond_status(&self) -> Result<Vec<u8>> {
         let mine = self.owned_status()?;
-        gather_bonds(&*self.comm, &self.plan.owned_of, &self.offsets, &mine)
+        gather_bonds(&*self.comm, &self.plan, &mine)
     }
 
     /// Counted on each rank over its owned nodes' bonds, gathered per node.
@@ -473,13 +433,8 @@ impl<T: Real, M: MatrixPart<T>> RankOutputs<T> for DistributedMatrix<T, M> {
     }
 
     fn owned_bond_count_damage(&self) -> Result<Vec<f64>> {
-        let (status, owned) = (self.owned_status()?, self.plan.sub.owned_nodes());
-        Ok(owned_bond_count_damage::<T>(
-            &self.offsets,
-            owned,
-            &status,
-            None,
-        ))
+        let status = self.owned_status()?;
+        Ok(owned_bond_count_damage::<T>(&self.plan, &status, None))
     }
 
     /// LPS: the owned rows of `Theta` at `u`, the ghosts' displacement exchanged
@@ -499,9 +454,8 @@ impl<T: Real, M: MatrixPart<T>> RankOutputs<T> for DistributedMatrix<T, M> {
 
     /// The bond status; no failure history (the matrix scheme runs none).
     fn bonds_to(&self, to: Gather) -> Result<(Vec<u8>, FailureHistory<T>)> {
-        let (comm, owned_of) = (&*self.comm, &self.plan.owned_of);
         let mine = self.owned_status()?;
-        let status = gather_bonds_to(comm, owned_of, &self.offsets, &mine, to)?;
+        let status = gather_bonds_to(&*self.comm, &self.plan, &mine, to)?;
         Ok((status, FailureHistory::default()))
     }
 

@@ -62,8 +62,9 @@ pub(super) fn local_problem(
         .collect();
     // the global index of local bond `b` of local node `k` (a kept owned node)
     let global = |k: usize, b: usize| sub.bond_start[plan_of(k)] + (b - families.offsets[k]);
+    // (the problem's held status: a stored problem's, or a restart's on a lean one)
     let stored = problem.bonds_stored;
-    let initial_mu = match stored {
+    let initial_mu = match !problem.initial_mu.is_empty() {
         true => families.per_bond(|k, b, _| problem.initial_mu[global(k, b)]),
         false => {
             let zone = problem.precrack_zone();
@@ -106,6 +107,139 @@ pub(super) fn local_problem(
     local.bonds.beta = beta;
     local.bonds.correction = correction;
     local
+}
+
+/// The matrix scheme's local problem of a rank's subdomain `sub` and, per owned bond of it,
+/// its place among the rank's owned bonds in the global CSR order (the order
+/// `collect::gather_bonds` takes). The same problem `partitioned::matrix::local_problem`
+/// makes from a stored problem's families (the owned nodes with their whole families, the
+/// ghosts with their bonds into owned nodes, every family sorted by local index), made here
+/// from the subdomain's own families, so from a lean problem too: a ghost's bonds into owned
+/// nodes are the owned nodes' bonds to it turned round (families are symmetric). The bond
+/// data as [`local_problem`] makes it: `beta` and the surface correction gathered where the
+/// problem stores them, else computed per bond ([`bond_factors`]); the initial status per
+/// directed bond from the pre-cracks' test, or from the problem's held status (a stored
+/// problem's, a restart's checkpoint on a lean one) by the owned end's global bond. A
+/// ghost's bond `j -> k` takes there the least of `k -> j`'s held status and its own
+/// pre-crack test: a run breaks a pair's two directions together, so that is the status
+/// half storage makes of the pair (`min` of the two), and the same as in core.
+pub(super) fn matrix_problem(problem: &Problem, sub: &Subdomain) -> (Problem, Vec<usize>) {
+    let (n, owned) = (sub.nodes.len(), sub.owned);
+    let of_owned = &sub.families;
+    // the ghosts' bonds, turned round: (ghost, owned node, its place in the owned family),
+    // in owned order, then grouped by ghost (stable: each ghost's owned nodes ascending)
+    let mut cut: Vec<(u32, u32, u32)> = (0..owned)
+        .into_par_iter()
+        .flat_map_iter(|k| {
+            let family = of_owned.family(k).iter().enumerate();
+            family
+                .filter(|&(_, &l)| l as usize >= owned)
+                .map(move |(p, &l)| (l, k as u32, p as u32))
+        })
+        .collect();
+    cut.par_sort_by_key(|&(l, _, _)| l);
+    let mut ghost_start = vec![0usize; n - owned + 1];
+    for &(l, _, _) in &cut {
+        ghost_start[l as usize - owned + 1] += 1;
+    }
+    for g in 0..n - owned {
+        ghost_start[g + 1] += ghost_start[g];
+    }
+    // per local bond: its neighbour and the place of the owned end's bond in its family
+    let row = |k: usize| -> Vec<(u32, u32)> {
+        match k < owned {
+            true => {
+                let mut row: Vec<(u32, u32)> = (of_owned.family(k).iter().enumerate())
+                    .map(|(p, &l)| (l, p as u32))
+                    .collect();
+                row.sort_unstable_by_key(|&(l, _)| l);
+                row
+            }
+            false => {
+                let g = k - owned;
+                let from = &cut[ghost_start[g]..ghost_start[g + 1]];
+                from.iter().map(|&(_, o, p)| (o, p)).collect()
+            }
+        }
+    };
+    let size = |k: usize| match k < owned {
+        true => of_owned.range(k).len(),
+        false => ghost_start[k - owned + 1] - ghost_start[k - owned],
+    };
+    let families = csr_families(n, size, |k, slot| {
+        for (s, (l, _)) in slot.iter_mut().zip(row(k)) {
+            *s = l;
+        }
+    });
+    let place: Vec<u32> = {
+        let places = csr_families(n, size, |k, slot| {
+            for (s, (_, p)) in slot.iter_mut().zip(row(k)) {
+                *s = p;
+            }
+        });
+        places.neighbors
+    };
+    // the global bond of the owned end of local bond `b` of local node `k` to `l`
+    let owned_end = |k: usize, b: usize, l: usize| match k < owned {
+        true => sub.bond_start[k] + place[b] as usize,
+        false => sub.bond_start[l] + place[b] as usize,
+    };
+    let nodes = &sub.nodes;
+    let zone = problem.precrack_zone();
+    let test = |k: usize, l: usize| {
+        let (i, j) = (nodes[k], nodes[l]);
+        u8::from(!zone.near(&problem.body.positions[i]) || problem.initially_intact(i, j))
+    };
+    let held = &problem.initial_mu;
+    let initial_mu = families.per_bond(|k, b, l| match (held.is_empty(), k < owned) {
+        (true, _) => test(k, l),
+        (false, true) => held[owned_end(k, b, l)],
+        (false, false) => held[owned_end(k, b, l)].min(test(k, l)),
+    });
+    let (beta, correction) = match problem.bonds_stored {
+        true => {
+            // (the global bond `i -> j` itself: a ghost's is found in its stored family)
+            let global = |k: usize, b: usize, l: usize| match k < owned {
+                true => owned_end(k, b, l),
+                false => {
+                    let (i, j) = (nodes[k], nodes[l] as u32);
+                    let at = problem.families.family(i).binary_search(&j);
+                    problem.families.offsets[i] + at.expect("families are symmetric")
+                }
+            };
+            let b = &problem.bonds;
+            let beta = families.per_bond(|k, bond, l| b.beta[global(k, bond, l)]);
+            let correction = (b.correction.as_ref())
+                .map(|c| families.per_bond(|k, bond, l| c[global(k, bond, l)]));
+            (beta, correction)
+        }
+        false => {
+            let body = &problem.body;
+            let kind = problem.model.discretization.partial_volume;
+            let reference = problem.bonds.correction_reference(&problem.material);
+            let factors =
+                |k: usize, l: usize| bond_factors(body, kind, reference, nodes[k], nodes[l]);
+            let beta = families.per_bond(|k, _, l| factors(k, l).0);
+            let correction = reference.map(|_| families.per_bond(|k, _, l| factors(k, l).1));
+            (beta, correction)
+        }
+    };
+    // (an owned node's bonds among the rank's, in the global order: its family's start there
+    // and the bond's place in it)
+    let place = &place;
+    let csr_place = (0..owned)
+        .into_par_iter()
+        .flat_map_iter(|k| {
+            let start = of_owned.offsets[k];
+            families.range(k).map(move |b| start + place[b] as usize)
+        })
+        .collect();
+    let mut local = problem_of(problem, nodes, families, &[]);
+    local.precracked = initial_mu.par_iter().filter(|&&m| m == 0).count();
+    local.initial_mu = initial_mu;
+    local.bonds.beta = beta;
+    local.bonds.correction = correction;
+    (local, csr_place)
 }
 
 #[cfg(test)]
@@ -167,5 +301,71 @@ pub(crate) mod tests {
             local.precracked > 0,
             "rank 0's part holds pre-cracked bonds"
         );
+    }
+
+    /// The matrix scheme's local problem of a rank made from the subdomain (`matrix_problem`)
+    /// equals the one the subdomains' matrix scheme makes from the stored families
+    /// (`partitioned::matrix::local_problem`), array for array and bit for bit, from a stored
+    /// problem and from a lean one, for the plate (partial volumes, the surface correction, a
+    /// pre-crack) on each of three ranks; and again where the problem holds a status beyond
+    /// the pre-crack's (a restart's: pairs broken, set on the lean problem as a restart
+    /// sets it). The owned bonds' places in the global order are those of their global
+    /// bonds. A mismatch would make a rank's rows differ from the in-core ones.
+    #[test]
+    fn matrix_problems_from_the_subdomain_equal_the_stored_ones() {
+        use crate::backend::partitioned::matrix::local_problem as stored_local;
+        let model = plate_model();
+        let dir = std::path::Path::new(".");
+        let mut stored = Problem::build(model.clone(), dir).expect("builds");
+        let mut lean = Problem::build_lean(model, dir).expect("builds");
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for restarted in [false, true] {
+            if restarted {
+                // (pairs broken in both directions, as a run breaks them)
+                let f = stored.families.clone();
+                let mu = f.per_bond(|i, _, j| u8::from((i + j) % 7 != 0));
+                for (m, s) in stored.initial_mu.iter_mut().zip(&mu) {
+                    *m = (*m).min(*s);
+                }
+                lean.initial_mu = stored.initial_mu.clone();
+            }
+            for rank in 0..3 {
+                let plan = crate::distributed::RankPlan::new(&stored, 3, rank).unwrap();
+                let sub = &plan.sub;
+                let (want, bond_index) = stored_local(&stored, sub);
+                let owned = sub.owned_nodes();
+                let mut places = Vec::new();
+                for (k, &g) in owned.iter().enumerate() {
+                    for &b in &bond_index[want.families.range(k)] {
+                        places.push(sub.families.offsets[k] + b - stored.families.offsets[g]);
+                    }
+                }
+                let lean_plan = crate::distributed::RankPlan::new(&lean, 3, rank).unwrap();
+                for (what, p, sub) in [("stored", &stored, sub), ("lean", &lean, &lean_plan.sub)] {
+                    let (got, csr_place) = matrix_problem(p, sub);
+                    let at = format!("{what}, rank {rank}, restarted {restarted}");
+                    assert_eq!(got.families, want.families, "{at}");
+                    assert!(got.families.bonds() > sub.bonds(), "{at}: ghosts' bonds");
+                    assert_eq!(got.initial_mu, want.initial_mu, "{at}");
+                    assert_eq!(got.precracked, want.precracked, "{at}");
+                    assert_eq!(bits(&got.bonds.beta), bits(&want.bonds.beta), "{at}");
+                    let (cg, cw) = (&got.bonds.correction, &want.bonds.correction);
+                    assert_eq!(
+                        bits(cg.as_ref().unwrap()),
+                        bits(cw.as_ref().unwrap()),
+                        "{at}"
+                    );
+                    let (hg, hw) = (&got.bonds.horizon_volume, &want.bonds.horizon_volume);
+                    assert_eq!(bits(hg), bits(hw), "{at}");
+                    assert_eq!(got.body.positions, want.body.positions, "{at}");
+                    assert_eq!(csr_place, places, "{at}");
+                }
+                // (the pre-crack lies on rank 0; the restart's pairs are on every rank)
+                let broken = want.initial_mu.iter().filter(|&&m| m == 0).count();
+                if restarted || rank == 0 {
+                    assert!(broken > 0, "rank {rank}: bonds cut on the rank");
+                }
+            }
+        }
     }
 }

@@ -154,11 +154,14 @@ pub struct RankReport {
     /// most, beside `exchange_seconds`, what it did not. 0 on a GPU rank, whose overlapped
     /// work is enqueued on the device.
     pub overlapped_seconds: f64,
+    /// The rank's process's peak resident memory when the report is made (the end of the
+    /// run), bytes (`VmHWM`; 0 where it cannot be read; thread ranks share one process).
+    pub peak_rss_bytes: u64,
 }
 
 impl RankReport {
     /// Number of values [`RankReport::to_values`] gives.
-    pub const VALUES: usize = 16;
+    pub const VALUES: usize = 17;
 
     /// The report as numbers (for a gather across ranks).
     pub fn to_values(&self) -> [f64; RankReport::VALUES] {
@@ -179,6 +182,7 @@ impl RankReport {
             self.state_seconds,
             f64::from(u8::from(self.device_buffers)),
             self.overlapped_seconds,
+            self.peak_rss_bytes as f64,
         ]
     }
 
@@ -201,6 +205,7 @@ impl RankReport {
             state_seconds: v[13],
             device_buffers: v[14] != 0.0,
             overlapped_seconds: v[15],
+            peak_rss_bytes: v[16] as u64,
         }
     }
 }

@@ -131,9 +131,12 @@ fn resume_contact<T: Real>(problem: &Problem, c: &mut Checkpoint<T>, path: &Path
 }
 
 /// Make the checkpoint's bond status `problem`'s initial one, so the backend built from it
-/// starts there. Needs the stored bonds (not a lean problem).
-pub fn adopt_bond_status(problem: &mut Problem, status: &[u8]) -> Result<()> {
-    if !problem.bonds_stored {
+/// starts there. Needs the stored bonds (not a lean problem), except on the ranks of a
+/// distributed run (`across_ranks`): a rank's part takes its bonds' status from the held
+/// one by global bond, on a lean problem too (`distributed/part.rs`), and the driver
+/// releases it once the part is built ([`release_held_status`]).
+pub fn adopt_bond_status(problem: &mut Problem, status: Vec<u8>, across_ranks: bool) -> Result<()> {
+    if !problem.bonds_stored && !across_ranks {
         return Err(Error::Usage {
             option: "--restart".into(),
             message: "a restart needs the bonds held on the host; this run was set up lean \
@@ -143,12 +146,22 @@ pub fn adopt_bond_status(problem: &mut Problem, status: &[u8]) -> Result<()> {
     }
     assert_eq!(
         status.len(),
-        problem.initial_mu.len(),
+        problem.families.bonds(),
         "checked by the header"
     );
-    problem.initial_mu = status.to_vec();
     problem.precracked = status.iter().filter(|&&m| m == 0).count();
+    problem.initial_mu = status;
     Ok(())
+}
+
+/// Drop the whole-body per-bond arrays a restart set on a lean problem (the bond status,
+/// a softening law's damage per bond) once a rank's backend holds its part of them: a lean
+/// problem holds no per-bond array for the run, as without a restart.
+pub(crate) fn release_held_status(problem: &mut Problem) {
+    if !problem.bonds_stored {
+        problem.initial_mu = Vec::new();
+        problem.restored.bond_damage = Vec::new();
+    }
 }
 
 /// The VTK series and probe writer of a resumed run writing into `out`: the checkpoint's

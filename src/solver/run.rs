@@ -156,15 +156,16 @@ impl<T: Real> Runner<T> {
         let compiled_before = compiled();
         let resume = match restart {
             Some(from) => {
-                let ckpt = restart::load_latest::<T>(&problem, from)?;
-                restart::adopt_bond_status(&mut problem, &ckpt.bond_status)?;
-                problem.restored = ckpt.history.convert::<f64>();
+                let mut ckpt = restart::load_latest::<T>(&problem, from)?;
+                let status = std::mem::take(&mut ckpt.bond_status);
+                restart::adopt_bond_status(&mut problem, status, ranks.is_some())?;
+                problem.restored = std::mem::take(&mut ckpt.history).convert::<f64>();
                 Some((ckpt, from))
             }
             None => None,
         };
         let t_setup = Instant::now();
-        let problem = Arc::new(problem);
+        let mut problem = Arc::new(problem);
         let subdomains = SubdomainRequest::resolve(
             opts.subdomains.clone(),
             &problem,
@@ -172,7 +173,12 @@ impl<T: Real> Runner<T> {
             T::PRECISION,
         );
         let (backend, ranks, rank_setup) = match ranks {
-            Some(ranks) => ranks::backend::<T>(&problem, opts.backend, ranks)?,
+            Some(ranks) => {
+                let made = ranks::backend::<T>(&problem, opts.backend, ranks)?;
+                // (the part holds its bonds' status: a lean problem's held one goes)
+                Arc::get_mut(&mut problem).map(restart::release_held_status);
+                made
+            }
             None => (
                 backend::create::<T>(opts.backend, problem.clone(), subdomains.as_ref())?,
                 None,

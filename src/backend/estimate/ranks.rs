@@ -24,6 +24,8 @@ pub struct RankShape {
     pub count: usize,
     /// Ranks that share this host (whose memory the guard compares with the estimate).
     pub on_host: usize,
+    /// The run resumes from a checkpoint (`--restart`), which every rank reads whole.
+    pub restart: bool,
 }
 
 /// One rank's share of a model of `counts` cut into `p` parts as a distributed run cuts it
@@ -83,18 +85,23 @@ pub fn rank_share(counts: &ModelCounts, p: usize) -> RankShare {
 /// - The rank's problem: every node's arrays (positions, volumes: [`problem_bytes`] per
 ///   node) on every rank, the driver's state `u v a f` for the owned nodes alone (the other
 ///   entries are never written) and `b` whole; the bonds whole only where the problem is
-///   stored (`shape.lean` false: `cpu-matrix`, a restart), else none beyond the part's.
+///   stored (`shape.lean` false: a library caller's), else none beyond the part's.
+/// - A restart ([`RankShape::restart`]): every rank reads the checkpoint whole, its bytes
+///   and what they decode to (the state `u v a f b` of every node, the bond status and a
+///   softening law's damage per bond), twice the file; the status is held until the part
+///   is built, the state for the run.
 /// - The bond status gathered whole, only where the run gathers it: to every rank where the
 ///   snapshots hold a field made over the bonds on the host (`counts.bond_fields`): the
 ///   gathered array and the gather's buffer; to rank 0 alone for a checkpoint
 ///   (`counts.checkpoints`): the gathered array and the checkpoint's copy; 1 byte a bond
-///   each, and a softening law's damage per bond likewise (`distributed/collect.rs`). The
-///   estimate is rank 0's, the largest; [`rank_zero_extra`] is what rank 0 holds beyond
-///   the others.
+///   each, and a softening law's damage per bond likewise, with the global CSR offsets the
+///   gather puts together from the ranks' family sizes (12 bytes a node:
+///   `distributed/collect.rs`). The estimate is rank 0's, the largest; [`rank_zero_extra`]
+///   is what rank 0 holds beyond the others.
 /// - The backend on the rank's part ([`rank_share`]): `cpu-loop` two loops over the local
 ///   nodes (interior and boundary, `distributed/split.rs`: [`cpu_loop_bytes`] per local node
 ///   each), the local displacement, forces and dilatations (`3 d + 2` scalars a local node),
-///   the global CSR offsets (8 bytes a node), the owned bonds in one of the loops with the
+///   the owned bonds in one of the loops with the
 ///   subdomain's family index (4 bytes a bond) beside them while the loops are made;
 ///   `cpu-matrix` the operators of the owned bonds and of the ghosts' bonds into owned nodes
 ///   (at most a full family per ghost), [`CpuMatrix::memory_estimate_of`], and the local
@@ -115,13 +122,20 @@ pub fn rank_estimate(counts: &ModelCounts, shape: &RunShape, p: usize) -> Estima
     let (pn, pb) = problem_bytes(d, s, corrected);
     let damage = usize::from(counts.bond_damage) * s;
     let whole_bonds = if shape.lean { 0.0 } else { bonds };
+    let restart = match shape.ranks.is_some_and(|r| r.restart) {
+        true => 2.0 * (bonds * (1 + damage) as f64 + n * (5 * d * s) as f64),
+        false => 0.0,
+    };
     // (the driver's `u v a f` of other ranks' nodes are never written, so not resident:
     // counted for the owned nodes; `b` whole, which a body force writes on every dof)
     let state = (4 * d * s) as f64;
     let problem = n * (pn as f64 - state) + share.owned * state + whole_bonds * pb as f64;
-    let every = if counts.bond_fields { 2.0 } else { 0.0 };
-    let gathered = bonds * (1 + damage) as f64 * every + rank_zero_extra(counts);
-    let local_arrays = local * ((3 * d + 2) * s) as f64 + 8.0 * n;
+    let every = match counts.bond_fields {
+        true => bonds * (1 + damage) as f64 * 2.0 + GATHER_OFFSETS * n,
+        false => 0.0,
+    };
+    let gathered = every + rank_zero_extra(counts);
+    let local_arrays = local * ((3 * d + 2) * s) as f64;
     let (part, device) = match shape.kind {
         BackendKind::CpuMatrix => {
             let ops = rank_operator_counts(counts, &share, local);
@@ -166,23 +180,29 @@ pub fn rank_estimate(counts: &ModelCounts, shape: &RunShape, p: usize) -> Estima
         what: shape.describe(counts),
         nodes: n,
         bonds: whole_bonds + share.bonds,
-        host: problem + gathered + local_arrays + part + kept,
+        host: problem + gathered + local_arrays + part + kept + restart,
         device,
     }
 }
 
 /// What rank 0 of a run across ranks holds beyond the others: with checkpoints
 /// (`counts.checkpoints`), the bond status gathered whole and its copy in the checkpoint,
-/// 1 byte a bond each, a softening law's damage per bond likewise, and the driver's state
-/// gathered whole (`u v a f` of every node). Bytes.
+/// 1 byte a bond each, a softening law's damage per bond likewise, the global CSR offsets
+/// the gather puts together, and the driver's state gathered whole (`u v a f` of every
+/// node). Bytes.
 pub fn rank_zero_extra(counts: &ModelCounts) -> f64 {
     if !counts.checkpoints {
         return 0.0;
     }
     let s = counts.scalar_bytes;
     let damage = usize::from(counts.bond_damage) * s;
-    counts.bonds() * (1 + damage) as f64 * 2.0 + counts.nodes * (4 * counts.dim * s) as f64
+    let state = (4 * counts.dim * s) as f64 + GATHER_OFFSETS;
+    counts.bonds() * (1 + damage) as f64 * 2.0 + counts.nodes * state
 }
+
+/// Bytes a node a gather of per-bond values holds on the ranks that receive them while it
+/// places them: every node's family size and the global CSR offsets.
+const GATHER_OFFSETS: f64 = 12.0;
 
 /// The operators of a rank's part of the matrix scheme (`distributed/matrix.rs`): its `local`
 /// nodes (owned and ghosts) and the owned nodes' bonds with the ghosts' bonds into owned
@@ -221,7 +241,11 @@ mod tests {
         let in_core = estimate(&counts, &RunShape::in_core(BackendKind::CpuLoop)).host;
         let shape = |count, on_host| RunShape {
             lean: true,
-            ranks: Some(RankShape { count, on_host }),
+            ranks: Some(RankShape {
+                count,
+                on_host,
+                restart: false,
+            }),
             ..RunShape::in_core(BackendKind::CpuLoop)
         };
         let rank = |count, on_host| estimate(&counts, &shape(count, on_host));
@@ -264,8 +288,9 @@ mod tests {
     /// buffer, f64 without damage per bond); checkpoints add 2 bytes a bond to rank 0 alone
     /// (the gathered array and the checkpoint's copy) and the state gathered whole (`u v a
     /// f`: 96 bytes a node in 3D f64), so two ranks on one host hold twice a rank's bytes
-    /// plus rank 0's extra once. A softening law's damage per bond (8 bytes in f64) gathers
-    /// with the status: 9 bytes a bond each copy. `ModelCounts::of` reads both
+    /// plus rank 0's extra once; either gather puts the global CSR offsets together where
+    /// it lands (12 bytes a node). A softening law's damage per bond (8 bytes in f64)
+    /// gathers with the status: 9 bytes a bond each copy. `ModelCounts::of` reads both
     /// flags from `[output]`; the guard (`cli/run.rs`) sees `--checkpoint-every` through it.
     #[test]
     fn the_bond_status_gathered_whole_counts_where_the_run_gathers_it() {
@@ -285,14 +310,22 @@ mod tests {
         );
         let shape = |on_host| RunShape {
             lean: true,
-            ranks: Some(RankShape { count: 2, on_host }),
+            ranks: Some(RankShape {
+                count: 2,
+                on_host,
+                restart: false,
+            }),
             ..RunShape::in_core(BackendKind::CpuLoop)
         };
         let host = |c: &ModelCounts, on_host| estimate(c, &shape(on_host)).host;
         let bonds = off.bonds();
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
-        assert!(close(host(&bond_fields, 1), host(&off, 1) + 2.0 * bonds));
-        let state = 96.0 * off.nodes;
+        let offsets = 12.0 * off.nodes;
+        assert!(close(
+            host(&bond_fields, 1),
+            host(&off, 1) + 2.0 * bonds + offsets
+        ));
+        let state = 96.0 * off.nodes + offsets;
         assert!(close(host(&ckpt, 1), host(&off, 1) + 2.0 * bonds + state));
         assert!(close(host(&ckpt, 2), host(&off, 2) + 2.0 * bonds + state));
         assert!(close(host(&bond_fields, 2), 2.0 * host(&bond_fields, 1)));
@@ -322,7 +355,11 @@ mod tests {
         };
         let shape = |kind, count| RunShape {
             lean: true,
-            ranks: Some(RankShape { count, on_host: 1 }),
+            ranks: Some(RankShape {
+                count,
+                on_host: 1,
+                restart: false,
+            }),
             ..RunShape::in_core(kind)
         };
         for p in [1, 2, 4] {
@@ -374,15 +411,20 @@ mod tests {
     /// storage: its owned pairs and the ghosts' bonds into owned nodes), not the whole model's:
     /// on one rank exactly the in-core estimate (no ghost), on two about half of it (measured
     /// on two H100s at 2 M nodes, f64: 12.86 GiB on one rank, 6.60 GiB per rank on two;
-    /// estimated 13.5 and 8.0 GiB). The host keeps the stored problem whole (the rows are
-    /// assembled from it), so its share shrinks less.
+    /// estimated 13.5 and 8.0 GiB). The host sets up lean as on the other backends (the
+    /// part's rows from its own bonds), so its share shrinks with the part too.
     #[test]
     fn a_gpu_matrix_rank_counts_its_part_of_the_operators() {
         let counts = block_counts();
         let in_core = estimate(&counts, &RunShape::in_core(BackendKind::GpuMatrix));
         let rank = |count| {
             let shape = RunShape {
-                ranks: Some(RankShape { count, on_host: 1 }),
+                lean: true,
+                ranks: Some(RankShape {
+                    count,
+                    on_host: 1,
+                    restart: false,
+                }),
                 ..RunShape::in_core(BackendKind::GpuMatrix)
             };
             estimate(&counts, &shape)
@@ -397,7 +439,12 @@ mod tests {
         );
         let half = device(&two) / whole;
         assert!((0.5..0.65).contains(&half), "two ranks: {half} of in core");
-        assert!(two.host < one.host, "{} {}", two.host, one.host);
+        let host = two.host / one.host;
+        println!(
+            "host: one rank {:.3e} B, two {:.3e} B ({host:.3})",
+            one.host, two.host
+        );
+        assert!(host < 0.7, "two ranks' host share: {host} of one rank's");
         assert!(two.what.ends_with("one rank of 2"), "{}", two.what);
     }
 }

@@ -73,7 +73,7 @@ impl<T: Real> DistributedGpu<T> {
     fn gather_per_bond<V: Copy + Default>(&self, local: &[V], to: Gather) -> Result<Vec<V>> {
         let families = &self.gl.problem().families;
         let mine = self.order.per_bond_in_plan_order(local, families);
-        gather_bonds_to(&*self.comm, &self.plan.owned_of, &self.offsets, &mine, to)
+        gather_bonds_to(&*self.comm, &self.plan, &mine, to)
     }
 
     /// The damage per bond and each node's critical stretch for the next evaluation (empty
@@ -84,7 +84,8 @@ impl<T: Real> DistributedGpu<T> {
         let mut node_s0 = Vec::new();
         if !local.node_s0.is_empty() {
             let receives = to == Gather::Every || self.plan.rank == 0;
-            node_s0 = vec![T::zero(); if receives { self.offsets.len() - 1 } else { 0 }];
+            let nodes = self.plan.owned_of.iter().map(Vec::len).sum();
+            node_s0 = vec![T::zero(); if receives { nodes } else { 0 }];
             let mine = self.order.owned_in_plan_order(&local.node_s0, 1);
             let owned_of = &self.plan.owned_of;
             gather_owned_to(&*self.comm, owned_of, &mine, 1, &mut node_s0, to)?;

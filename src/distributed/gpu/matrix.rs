@@ -107,7 +107,7 @@ pub struct DistributedGpuMatrix<T: Real> {
 }
 
 impl<T: Real> DistributedGpuMatrix<T> {
-    /// This rank's part of `problem` (its bonds stored) over `comm`, on this process's device:
+    /// This rank's part of `problem` (stored or lean) over `comm`, on this process's device:
     /// the explicit solver and ADR, what `gpu-matrix` runs in core (no failure history, no
     /// contact).
     pub fn new(problem: &Problem, comm: Arc<dyn Comm>, stop: Option<StopFlags>) -> Result<Self> {

@@ -269,8 +269,6 @@ pub struct DistributedGpu<T: Real> {
     order: DeviceOrder,
     gl: GpuLoop<T>,
     halos: Halos<T>,
-    /// The global CSR offsets (the bond status's order).
-    offsets: Vec<usize>,
     dim: usize,
     /// The state in device order, between the driver's global state and the device.
     local: State<T>,
@@ -344,7 +342,6 @@ impl<T: Real> DistributedGpu<T> {
         let contact = RankContact::of(problem, &plan, &comm);
         Ok(DistributedGpu {
             local: State::at_rest(dim * order.len()),
-            offsets: problem.families.offsets.clone(),
             dim,
             gl,
             halos,
