@@ -104,16 +104,58 @@ pub(super) fn gather_owned_to<T: Copy + Default + Send + Sync>(
 ) -> Result<()> {
     let size = std::mem::size_of::<T>();
     let counts: Vec<usize> = owned_of.iter().map(|o| o.len() * per * size).collect();
-    let bytes = match to {
-        Gather::Every => comm.all_gather(bytes_of(mine), &counts)?,
-        Gather::Root => match comm.gather_to(0, bytes_of(mine), &counts)? {
-            Some(bytes) => bytes,
-            None => return Ok(()),
-        },
+    gather_pieces_to(
+        comm,
+        bytes_of(mine),
+        &counts,
+        to,
+        &mut |r, piece: Vec<T>| scatter(&piece, &owned_of[r], per, global),
+    )
+}
+
+/// A gather to rank 0 larger than this (bytes in all) goes one rank's piece at a time
+/// (64 MiB; a test lowers it to take that path on small models: the result is the same).
+static PIECEWISE_ABOVE: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(64 << 20);
+
+/// Every rank's bytes (`counts[r]` from rank `r`) handed to `place` as values of `V`, one
+/// rank's piece at a time in rank order, on the ranks `to` names (collective; the others
+/// only send). A large gather to rank 0 (over [`PIECEWISE_ABOVE`] bytes: a checkpoint's
+/// state, status and history) runs as one gather per rank, each carrying that rank's piece
+/// alone, so rank 0 never holds the received bytes of every rank beside the array they go
+/// into (1 byte a bond less at a checkpoint). The decision is the same on every rank: it
+/// reads the counts only.
+fn gather_pieces_to<V: Copy + Default>(
+    comm: &dyn Comm,
+    mine: &[u8],
+    counts: &[usize],
+    to: Gather,
+    place: &mut dyn FnMut(usize, Vec<V>),
+) -> Result<()> {
+    let total: usize = counts.iter().sum();
+    if to == Gather::Root && total > PIECEWISE_ABOVE.load(Ordering::Relaxed) {
+        for r in 0..counts.len() {
+            let only: Vec<usize> = (0..counts.len())
+                .map(|q| if q == r { counts[q] } else { 0 })
+                .collect();
+            let sent = if comm.rank() == r { mine } else { &[] };
+            if let Some(bytes) = comm.gather_to(0, sent, &only)? {
+                place(
+                    r,
+                    pieces_of::<V>(&bytes, &counts[r..=r])
+                        .next()
+                        .expect("one piece"),
+                );
+            }
+        }
+        return Ok(());
+    }
+    let Some(bytes) = gather_bytes_to(comm, mine, counts, to)? else {
+        return Ok(());
     };
     // (one rank's piece at a time: no second whole-size copy of the gathered bytes)
-    for (nodes, piece) in owned_of.iter().zip(pieces_of::<T>(&bytes, &counts)) {
-        scatter(&piece, nodes, per, global);
+    for (r, piece) in pieces_of::<V>(&bytes, counts).enumerate() {
+        place(r, piece);
     }
     Ok(())
 }
@@ -184,21 +226,28 @@ pub(super) fn gather_bonds_to<V: Copy + Default>(
     let counts: Vec<usize> = (owned_bonds_of_ranks(comm, plan)?.into_iter())
         .map(|bonds| size * bonds)
         .collect();
-    let Some(bytes) = gather_bytes_to(comm, bytes_of(mine), &counts, to)? else {
+    let Some(offsets) = offsets else {
+        // (a rank that receives nothing sends its piece)
+        let ignore = &mut |_, _: Vec<V>| unreachable!("only the ranks `to` names receive");
+        gather_pieces_to(comm, bytes_of(mine), &counts, to, ignore)?;
         return Ok(Vec::new());
     };
-    let offsets = offsets.expect("a rank that receives the values receives the offsets");
     let mut values = vec![V::default(); offsets.last().copied().unwrap_or(0)];
-    // (one rank's piece at a time: no second whole-size copy of the gathered bytes)
-    for (nodes, piece) in plan.owned_of.iter().zip(pieces_of::<V>(&bytes, &counts)) {
-        let mut at = 0;
-        for &i in nodes {
-            let bonds = offsets[i]..offsets[i + 1];
-            let len = bonds.len();
-            values[bonds].copy_from_slice(&piece[at..at + len]);
-            at += len;
-        }
-    }
+    gather_pieces_to(
+        comm,
+        bytes_of(mine),
+        &counts,
+        to,
+        &mut |r, piece: Vec<V>| {
+            let mut at = 0;
+            for &i in &plan.owned_of[r] {
+                let bonds = offsets[i]..offsets[i + 1];
+                let len = bonds.len();
+                values[bonds].copy_from_slice(&piece[at..at + len]);
+                at += len;
+            }
+        },
+    )?;
     Ok(values)
 }
 
@@ -527,5 +576,55 @@ pub(super) trait OwnedValues<T: Real> {
     fn largest_owned(&self, state: &State<T>) -> Option<f64> {
         let (comm, plan, d) = self.parts();
         largest(comm, owned_max_abs(state, plan.sub.owned_nodes(), d))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A gather to rank 0, whole or one rank's piece at a time (the path of a large
+    /// checkpoint, taken here by lowering the threshold to 0), puts every owned node's
+    /// values and every bond's value at their global places on rank 0, the same either
+    /// way, and leaves the other ranks' arrays alone: the plate of `part.rs` on 3 thread
+    /// ranks, each bond's value its global index and each node's its index.
+    #[test]
+    fn gathers_to_rank_0_place_every_piece_whole_or_piecewise() {
+        let model = crate::distributed::part::tests::plate_model();
+        let problem = crate::setup::Problem::build(model, std::path::Path::new(".")).unwrap();
+        let (n, bonds) = (problem.body.len(), problem.families.bonds());
+        for piecewise in [false, true] {
+            let above = if piecewise { 0 } else { 64 << 20 };
+            PIECEWISE_ABOVE.store(above, Ordering::Relaxed);
+            let ends = crate::distributed::run_ranks(3, |comm| {
+                let plan = RankPlan::new(&problem, 3, comm.rank()).unwrap();
+                let mine: Vec<u64> = (0..plan.sub.owned)
+                    .flat_map(|k| plan.sub.global_bonds(k).map(|b| b as u64))
+                    .collect();
+                let status = gather_bonds_to(&*comm, &plan, &mine, Gather::Root).unwrap();
+                let owned: Vec<f64> = plan.sub.owned_nodes().iter().map(|&i| i as f64).collect();
+                let mut nodes = vec![-1.0; n];
+                gather_owned_to(&*comm, &plan.owned_of, &owned, 1, &mut nodes, Gather::Root)
+                    .unwrap();
+                (status, nodes)
+            });
+            PIECEWISE_ABOVE.store(64 << 20, Ordering::Relaxed);
+            let want: Vec<u64> = (0..bonds as u64).collect();
+            assert!(
+                ends[0].0 == want,
+                "piecewise {piecewise}: every bond in place"
+            );
+            assert!(
+                (ends[0].1.iter().enumerate()).all(|(i, &x)| x == i as f64),
+                "piecewise {piecewise}: every node in place"
+            );
+            for (r, (status, nodes)) in ends.iter().enumerate().skip(1) {
+                assert!(status.is_empty(), "rank {r} receives no bond");
+                assert!(
+                    nodes.iter().all(|&x| x == -1.0),
+                    "rank {r}'s array untouched"
+                );
+            }
+        }
     }
 }
