@@ -13,6 +13,7 @@
 use crate::backend::partitioned::emulate::problem_of;
 use crate::material::bonds::bond_factors;
 use crate::neighbors::cell_list::csr_families;
+use crate::neighbors::Families;
 use crate::partition::Subdomain;
 use crate::setup::Problem;
 use rayon::prelude::*;
@@ -63,7 +64,6 @@ pub(super) fn local_problem(
     // the global index of local bond `b` of local node `k` (a kept owned node)
     let global = |k: usize, b: usize| sub.bond_start[plan_of(k)] + (b - families.offsets[k]);
     // (the problem's held status: a stored problem's, or a restart's on a lean one)
-    let stored = problem.bonds_stored;
     let initial_mu = match !problem.initial_mu.is_empty() {
         true => families.per_bond(|k, b, _| problem.initial_mu[global(k, b)]),
         false => {
@@ -74,25 +74,9 @@ pub(super) fn local_problem(
             })
         }
     };
-    let (beta, correction) = match (arrays, stored) {
-        (BondArrays::StatusOnly, _) => (Vec::new(), None),
-        (BondArrays::All, true) => {
-            let b = &problem.bonds;
-            let beta = families.per_bond(|k, bond, _| b.beta[global(k, bond)]);
-            let correction =
-                (b.correction.as_ref()).map(|c| families.per_bond(|k, bond, _| c[global(k, bond)]));
-            (beta, correction)
-        }
-        (BondArrays::All, false) => {
-            let body = &problem.body;
-            let kind = problem.model.discretization.partial_volume;
-            let reference = problem.bonds.correction_reference(&problem.material);
-            let factors =
-                |k: usize, l: usize| bond_factors(body, kind, reference, nodes[k], nodes[l]);
-            let beta = families.per_bond(|k, _, l| factors(k, l).0);
-            let correction = reference.map(|_| families.per_bond(|k, _, l| factors(k, l).1));
-            (beta, correction)
-        }
+    let (beta, correction) = match arrays {
+        BondArrays::StatusOnly => (Vec::new(), None),
+        BondArrays::All => bond_data(problem, &families, &nodes, |k, b, _| global(k, b)),
     };
     // (a restart's damage per bond of a softening law, the kept nodes' bonds in their order)
     let restored = &problem.restored.bond_damage;
@@ -107,6 +91,32 @@ pub(super) fn local_problem(
     local.bonds.beta = beta;
     local.bonds.correction = correction;
     local
+}
+
+/// The partial-volume factor `beta` and the surface correction of every bond of the local
+/// `families` (local nodes `nodes`, global indices): gathered from the problem's stored
+/// arrays at the global bond `global(k, b, l)` of local bond `b` of node `k` to `l`, or for
+/// a lean problem computed per bond ([`bond_factors`]): the same values bit for bit.
+fn bond_data(
+    problem: &Problem,
+    families: &Families,
+    nodes: &[usize],
+    global: impl Fn(usize, usize, usize) -> usize + Sync,
+) -> (Vec<f64>, Option<Vec<f64>>) {
+    if problem.bonds_stored {
+        let b = &problem.bonds;
+        let beta = families.per_bond(|k, bond, l| b.beta[global(k, bond, l)]);
+        let correction =
+            (b.correction.as_ref()).map(|c| families.per_bond(|k, bond, l| c[global(k, bond, l)]));
+        return (beta, correction);
+    }
+    let body = &problem.body;
+    let kind = problem.model.discretization.partial_volume;
+    let reference = problem.bonds.correction_reference(&problem.material);
+    let factors = |k: usize, l: usize| bond_factors(body, kind, reference, nodes[k], nodes[l]);
+    let beta = families.per_bond(|k, _, l| factors(k, l).0);
+    let correction = reference.map(|_| families.per_bond(|k, _, l| factors(k, l).1));
+    (beta, correction)
 }
 
 /// The matrix scheme's local problem of a rank's subdomain `sub` and, per owned bond of it,
@@ -196,34 +206,16 @@ pub(super) fn matrix_problem(problem: &Problem, sub: &Subdomain) -> (Problem, Ve
         (false, true) => held[owned_end(k, b, l)],
         (false, false) => held[owned_end(k, b, l)].min(test(k, l)),
     });
-    let (beta, correction) = match problem.bonds_stored {
-        true => {
-            // (the global bond `i -> j` itself: a ghost's is found in its stored family)
-            let global = |k: usize, b: usize, l: usize| match k < owned {
-                true => owned_end(k, b, l),
-                false => {
-                    let (i, j) = (nodes[k], nodes[l] as u32);
-                    let at = problem.families.family(i).binary_search(&j);
-                    problem.families.offsets[i] + at.expect("families are symmetric")
-                }
-            };
-            let b = &problem.bonds;
-            let beta = families.per_bond(|k, bond, l| b.beta[global(k, bond, l)]);
-            let correction = (b.correction.as_ref())
-                .map(|c| families.per_bond(|k, bond, l| c[global(k, bond, l)]));
-            (beta, correction)
-        }
+    // (the global bond `i -> j` itself, where stored: a ghost's is found in its family)
+    let global = |k: usize, b: usize, l: usize| match k < owned {
+        true => owned_end(k, b, l),
         false => {
-            let body = &problem.body;
-            let kind = problem.model.discretization.partial_volume;
-            let reference = problem.bonds.correction_reference(&problem.material);
-            let factors =
-                |k: usize, l: usize| bond_factors(body, kind, reference, nodes[k], nodes[l]);
-            let beta = families.per_bond(|k, _, l| factors(k, l).0);
-            let correction = reference.map(|_| families.per_bond(|k, _, l| factors(k, l).1));
-            (beta, correction)
+            let (i, j) = (nodes[k], nodes[l] as u32);
+            let at = problem.families.family(i).binary_search(&j);
+            problem.families.offsets[i] + at.expect("families are symmetric")
         }
     };
+    let (beta, correction) = bond_data(problem, &families, nodes, global);
     // (an owned node's bonds among the rank's, in the global order: its family's start there
     // and the bond's place in it)
     let place = &place;
