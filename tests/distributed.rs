@@ -342,6 +342,15 @@ fn cpu_matrix_across_thread_ranks_agrees_with_one_process_to_1e_12() {
                     reports.iter().all(|r| r.overlapped_seconds > 0.0),
                     "{what}: no row work overlapped the exchange: {reports:?}"
                 );
+                // (a matrix rank reports its setup's phases: the cut, the subdomain and
+                // the local problem its operators are assembled from)
+                let setup = &end.3.setup;
+                assert!(
+                    [setup.rank_cut, setup.rank_subdomain, setup.rank_part]
+                        .iter()
+                        .all(|s| s.is_some_and(|s| s >= 0.0)),
+                    "{what}: the rank's setup phases: {setup:?}"
+                );
                 // (the thread ranks share this process: each reports its peak, which is
                 // the process's give or take the pages the kernel counts per thread and
                 // adds up lazily, a few hundred kB: within half of it)

@@ -200,8 +200,9 @@ fn assert_same_state(single: &Path, dist: &Path, ranks: usize) {
         x.unwrap_or_else(|| panic!("{ranks} ranks: setup lacks {key}: {setup}"))
     };
     // (`kernel_compilation` counts every compilation of the setup: a GPU rank resumed with
-    // `--restart` builds the stored problem, whose device neighbour search compiles its
-    // program before the backend is made, so there it holds more than the backend's)
+    // `--restart` built the stored problem until 2026-12-08, whose device neighbour search
+    // compiled its program before the backend was made, so there it held more than the
+    // backend's; a restarted run stays out of this sum until it is rerun on a GPU)
     let restarted = !d["restarted_from_step"].is_null();
     let own = match setup["assembly"].as_f64() {
         Some(assembly) => Some(assembly),

@@ -44,7 +44,7 @@ use super::collect::{
 };
 use super::halo::HaloBuffers;
 use super::part::matrix_problem;
-use super::{Comm, RankPlan};
+use super::{Comm, RankPlan, RankSetup};
 use crate::backend::partitioned::exchange::{gather_into, scatter};
 use crate::backend::partitioned::matrix::{MatrixPart, Slots};
 use crate::backend::{check_contact, check_material, Backend, CpuMatrix, Footprint};
@@ -54,7 +54,7 @@ use crate::dynamics::{Adr, AdrCall, ExplicitCall, Forces, State};
 use crate::material::{FailureHistory, Law};
 use crate::operators::Storage;
 use crate::output::{ProbeRegions, ProbeValues};
-use crate::setup::Problem;
+use crate::setup::{timed, Problem};
 use crate::{Real, Result};
 use std::sync::Arc;
 use std::time::Instant;
@@ -84,6 +84,9 @@ pub struct DistributedMatrix<T: Real, M = CpuMatrix<T>> {
     pub(super) stop: Option<StopFlags>,
     pub(super) probes: ProbeCache<T>,
     pub times: HaloTimes,
+    /// The seconds of this backend's creation by phase (`part`: the local problem the
+    /// operators are assembled from).
+    pub setup: RankSetup,
 }
 
 impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
@@ -104,8 +107,10 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
     ) -> Result<Self> {
         check_material(problem, name, Scheme::MatrixParts)?;
         check_contact(problem, name, Placement::Ranks)?;
-        let plan = RankPlan::new(problem, comm.size(), comm.rank())?;
-        let (mut local, csr_place) = matrix_problem(problem, &plan.sub);
+        let mut setup = RankSetup::default();
+        let plan = RankPlan::timed(problem, comm.size(), comm.rank(), &mut setup)?;
+        let ((mut local, csr_place), seconds) = timed(|| matrix_problem(problem, &plan.sub));
+        setup.part = Some(seconds);
         // (the pairs that reach a ghost last: the rows before them run while ghosts travel)
         local.ghosts_from = Some(plan.sub.owned);
         let owned_bonds = local.families.offsets[plan.sub.owned];
@@ -129,6 +134,7 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
             stop,
             probes: ProbeCache::default(),
             times: HaloTimes::default(),
+            setup,
         })
     }
 

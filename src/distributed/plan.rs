@@ -37,7 +37,7 @@ pub struct RankSetup {
     /// the halo lists.
     pub subdomain: Option<f64>,
     /// The rank's local problems built from it: `cpu-loop`'s interior and boundary ones,
-    /// `gpu-loop`'s in device order (the order included).
+    /// `gpu-loop`'s in device order (the order included), the matrix scheme's one.
     pub part: Option<f64>,
 }
 

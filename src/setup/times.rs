@@ -38,7 +38,8 @@ pub struct SetupTimes {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rank_subdomain: Option<f64>,
     /// A rank of a distributed run: its local problems (`cpu-loop`: interior and boundary;
-    /// `gpu-loop`: in device order), their bonds' data gathered or computed per bond.
+    /// `gpu-loop`: in device order; the matrix scheme's, before its operators' assembly),
+    /// their bonds' data gathered or computed per bond.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rank_part: Option<f64>,
     /// Creating a CPU backend (per-bond coefficients, matrix assembly); with

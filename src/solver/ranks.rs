@@ -66,12 +66,12 @@ pub(super) fn backend<T: Real>(
         }
         BackendKind::GpuMatrix => {
             let b = DistributedGpuMatrix::<T>::new(problem, comm, stop)?;
-            let (pieces, setup) = (pieces(b.plan()), RankSetup::default());
+            let (pieces, setup) = (pieces(b.plan()), b.setup());
             (Box::new(b), pieces, setup)
         }
         BackendKind::CpuMatrix => {
             let b = DistributedMatrix::<T>::new(problem, comm, stop)?;
-            let (pieces, setup) = (pieces(b.plan()), RankSetup::default());
+            let (pieces, setup) = (pieces(b.plan()), b.setup);
             (Box::new(b), pieces, setup)
         }
         _ => {

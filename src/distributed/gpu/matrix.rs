@@ -138,6 +138,12 @@ impl<T: Real> DistributedGpuMatrix<T> {
         &self.part.plan
     }
 
+    /// The seconds of this backend's creation by phase (the cut, the subdomain, the local
+    /// problem; the device's assembly and upload are the run's `upload`).
+    pub fn setup(&self) -> super::super::RankSetup {
+        self.part.setup
+    }
+
     /// Whether the device holds the state of step `step`.
     fn resident(&mut self, step: usize) -> bool {
         let held = self
