@@ -11,7 +11,7 @@
 //!
 //! Units: as the values gathered.
 
-use super::{bytes_of, bytes_of_mut, Comm, RankPlan};
+use super::{bytes_of, bytes_of_mut, Comm, Halo, RankPlan};
 use crate::backend::partitioned::exchange::{gather_into, scatter};
 use crate::backend::Gather;
 use crate::dynamics::exact_sum::EXACT_SUM_BYTES;
@@ -67,16 +67,22 @@ impl HaloTimes {
         self.state_seconds += (start.elapsed().as_secs_f64() - device_seconds).max(0.0);
     }
 
-    /// A CPU rank's exchange that received `bytes` and took `wall` seconds, `overlapped` of
-    /// them running bond work while the messages travelled: the rest is the exchange's cost
-    /// that the overlap did not hide.
-    pub(super) fn count_host_exchange(&mut self, wall: f64, overlapped: f64, bytes: usize) {
+    /// A CPU rank's exchange over `halo` of `per` values of `T` a node that took `wall`
+    /// seconds, `overlapped` of them running bond work while the messages travelled: the
+    /// rest is the exchange's cost that the overlap did not hide.
+    pub(super) fn count_host_exchange<T>(
+        &mut self,
+        halo: &Halo,
+        per: usize,
+        wall: f64,
+        overlapped: f64,
+    ) {
         let seconds = wall - overlapped;
         self.exchange_seconds += seconds;
         self.message_seconds += seconds;
         self.overlapped_seconds += overlapped;
         self.exchanges += 1;
-        self.bytes_received += bytes;
+        self.bytes_received += halo.recv_bytes(per, std::mem::size_of::<T>());
     }
 }
 
@@ -226,19 +232,17 @@ pub(super) fn gather_bonds_to<V: Copy + Default>(
     let counts: Vec<usize> = (owned_bonds_of_ranks(comm, plan)?.into_iter())
         .map(|bonds| size * bonds)
         .collect();
-    let Some(offsets) = offsets else {
-        // (a rank that receives nothing sends its piece)
-        let ignore = &mut |_, _: Vec<V>| unreachable!("only the ranks `to` names receive");
-        gather_pieces_to(comm, bytes_of(mine), &counts, to, ignore)?;
-        return Ok(Vec::new());
-    };
-    let mut values = vec![V::default(); offsets.last().copied().unwrap_or(0)];
+    // (empty where this rank receives nothing: it only sends its piece)
+    let mut values = vec![V::default(); offsets.as_ref().map_or(0, |o| o[o.len() - 1])];
     gather_pieces_to(
         comm,
         bytes_of(mine),
         &counts,
         to,
         &mut |r, piece: Vec<V>| {
+            let offsets = offsets
+                .as_ref()
+                .expect("a rank that receives has the offsets");
             let mut at = 0;
             for &i in &plan.owned_of[r] {
                 let bonds = offsets[i]..offsets[i + 1];

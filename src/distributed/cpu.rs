@@ -169,14 +169,9 @@ impl<T: Real> DistributedCpu<T> {
             Ok(())
         })?;
         halo.unpack(&self.buf, d, &mut self.u_local);
-        self.count_exchange(t0.elapsed().as_secs_f64(), busy, d);
+        self.times
+            .count_host_exchange::<T>(&self.plan.halo, d, t0.elapsed().as_secs_f64(), busy);
         Ok(out)
-    }
-
-    /// One exchange of `per` values a node that took `wall` seconds, `busy` of them bond work.
-    fn count_exchange(&mut self, wall: f64, busy: f64, per: usize) {
-        let bytes = self.plan.halo.recv_bytes(per, std::mem::size_of::<T>());
-        self.times.count_host_exchange(wall, busy, bytes);
     }
 
     /// PMB forces of the owned nodes into `f_local` (breaking first with `check`): the
@@ -228,7 +223,8 @@ impl<T: Real> DistributedCpu<T> {
             Ok(())
         })?;
         halo.unpack(&self.buf_theta, 1, &mut self.theta_local);
-        self.count_exchange(t0.elapsed().as_secs_f64(), busy, 1);
+        self.times
+            .count_host_exchange::<T>(&self.plan.halo, 1, t0.elapsed().as_secs_f64(), busy);
         if forces {
             let (s, f_edge) = (&mut self.split, &mut self.f_edge);
             (s.edge).lps_forces_with(&self.u_local, &self.theta_local, f_edge);
@@ -284,7 +280,8 @@ impl<T: Real> DistributedCpu<T> {
             Ok(())
         })?;
         halo.unpack(&self.buf_theta, 1, &mut next);
-        self.count_exchange(t0.elapsed().as_secs_f64(), busy, 1);
+        self.times
+            .count_host_exchange::<T>(&self.plan.halo, 1, t0.elapsed().as_secs_f64(), busy);
         let s0 = if previous.is_empty() {
             &next
         } else {

@@ -156,14 +156,9 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
             false => halo.refresh(comm, &mut self.u_local, per, &mut self.buf)?,
             true => halo.refresh(comm, &mut self.theta_local, per, &mut self.buf_theta)?,
         }
-        self.count_exchange(t0.elapsed().as_secs_f64(), 0.0, per);
+        self.times
+            .count_host_exchange::<T>(&self.plan.halo, per, t0.elapsed().as_secs_f64(), 0.0);
         Ok(())
-    }
-
-    /// One exchange of `per` values a node that took `wall` seconds, `busy` of them row work.
-    fn count_exchange(&mut self, wall: f64, busy: f64, per: usize) {
-        let bytes = self.plan.halo.recv_bytes(per, std::mem::size_of::<T>());
-        self.times.count_host_exchange(wall, busy, bytes);
     }
 
     /// The local displacement from the global `u`: owned from `u`, ghosts from their owners.
@@ -266,7 +261,8 @@ impl<T: Real, M: MatrixPart<T>> DistributedMatrix<T, M> {
         m.transposed_product(&mut self.f_local);
         self.scatter_forces(force);
         for (wall, busy, per) in waits {
-            self.count_exchange(wall, busy, per);
+            self.times
+                .count_host_exchange::<T>(&self.plan.halo, per, wall, busy);
         }
         self.times.forces_seconds += t0.elapsed().as_secs_f64();
         Ok(2 * early_broken + late_broken)

@@ -196,8 +196,8 @@ pub fn rank_zero_extra(counts: &ModelCounts) -> f64 {
     }
     let s = counts.scalar_bytes;
     let damage = usize::from(counts.bond_damage) * s;
-    let state = (4 * counts.dim * s) as f64 + GATHER_OFFSETS;
-    counts.bonds() * (1 + damage) as f64 * 2.0 + counts.nodes * state
+    let per_node = (4 * counts.dim * s) as f64 + GATHER_OFFSETS;
+    counts.bonds() * (1 + damage) as f64 * 2.0 + counts.nodes * per_node
 }
 
 /// Bytes a node a gather of per-bond values holds on the ranks that receive them while it
